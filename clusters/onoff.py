@@ -1,0 +1,109 @@
+"""OnOff cluster server (with the Lighting feature for lights)."""
+from __future__ import annotations
+
+from typing import Any
+
+from chip.clusters.Types import NullValue
+
+from .base import ClusterServer, Clusters, check_range
+
+OnOff = Clusters.OnOff
+
+
+class OnOffServer(ClusterServer):
+    cluster = OnOff
+    revision = 6
+    attributes = ("OnOff",)
+    commands = ("Off", "On", "Toggle")
+
+    #: Attributes and commands added by the Lighting (LT) feature.
+    lighting_attributes = ("GlobalSceneControl", "OnTime", "OffWaitTime", "StartUpOnOff")
+    lighting_commands = ("OffWithEffect", "OnWithRecallGlobalScene", "OnWithTimedOff")
+
+    def __init__(self, lighting: bool = False, **initial: Any):
+        if lighting:
+            # Instance-level lists: the LT feature changes this server's shape.
+            self.attributes = OnOffServer.attributes + self.lighting_attributes
+            self.commands = OnOffServer.commands + self.lighting_commands
+            self.writable = frozenset({"OnTime", "OffWaitTime", "StartUpOnOff"})
+        super().__init__(feature_map=int(OnOff.Bitmaps.Feature.kLighting) if lighting else 0, **initial)
+        self._timed_off_at: int | None = None  # tick at which OnWithTimedOff turns us off
+        self._wait_until: int | None = None    # tick until which On is ignored (OffWaitTime)
+
+    @property
+    def lighting(self) -> bool:
+        return bool(self.feature_map & OnOff.Bitmaps.Feature.kLighting)
+
+    def defaults(self) -> dict[str, Any]:
+        return {"OnOff": False, "GlobalSceneControl": True, "OnTime": 0, "OffWaitTime": 0,
+                "StartUpOnOff": NullValue}
+
+    def validate_write(self, name: str, value: Any) -> None:
+        if name in ("OnTime", "OffWaitTime"):
+            check_range(f"OnOff.{name}", value, 0, 0xFFFF)
+
+    # ---- commands ----------------------------------------------------------------
+    def Off(self, request: Any = None) -> None:
+        self._timed_off_at = None
+        self.set("OnOff", False)
+        if self.lighting:
+            self.set("OnTime", 0)
+
+    def On(self, request: Any = None) -> None:
+        if self.lighting and self._wait_until is not None and self._wait_until > self.now:
+            return  # spec: On while OffWaitTime runs is ignored only via OnWithTimedOff; plain On clears it
+        self._wait_until = None
+        if self.lighting:
+            self.set("OffWaitTime", 0)
+            self.set("GlobalSceneControl", True)
+        self.set("OnOff", True)
+
+    def Toggle(self, request: Any = None) -> None:
+        if self.get("OnOff"):
+            self.Off()
+        else:
+            self.On()
+
+    def OffWithEffect(self, request: Any) -> None:
+        self.set("GlobalSceneControl", False)
+        self.Off()
+
+    def OnWithRecallGlobalScene(self, request: Any) -> None:
+        self.On()
+
+    def OnWithTimedOff(self, request: Any) -> None:
+        accept_only_when_on = bool(int(request.onOffControl) & 1)
+        if accept_only_when_on and not self.get("OnOff"):
+            return
+        if self._wait_until is not None and self._wait_until > self.now and not self.get("OnOff"):
+            return
+        on_time = max(self.get("OnTime"), request.onTime)
+        self.set("OnTime", on_time)  # the value at the anchor; get() derives it from then on
+        self.set("OffWaitTime", request.offWaitTime)
+        self.set("OnOff", True)
+        # OnTime and OffWaitTime are in tenths of a second, which is exactly one tick.
+        self._timed_off_at = self.now + on_time if on_time not in (0, 0xFFFF) else None
+
+    # ---- time --------------------------------------------------------------------
+    def next_event_tick(self) -> int | None:
+        return self._timed_off_at
+
+    def get(self, name: str) -> Any:
+        if name == "OnTime" and self._timed_off_at is not None:
+            return self._timed_off_at - self.now  # counts down with the clock, never stored
+        return super().get(name)
+
+    def advance_to(self, tick: int) -> None:
+        if self._timed_off_at is not None and tick >= self._timed_off_at:
+            wait = self._values["OffWaitTime"]
+            self._wait_until = self._timed_off_at + wait if wait else None
+            self._timed_off_at = None
+            self.set("OnTime", 0)
+            self.set("OnOff", False)
+
+    def private_state(self) -> dict[str, Any]:
+        return {"timed_off_at": self._timed_off_at, "wait_until": self._wait_until}
+
+    def load_private_state(self, state: dict[str, Any]) -> None:
+        self._timed_off_at = state.get("timed_off_at")
+        self._wait_until = state.get("wait_until")
