@@ -208,6 +208,9 @@ class ClusterServer:
         """Apply the discrete changes due at or before `tick` (called at event ticks)."""
 
     # ---- siblings ----------------------------------------------------------------
+    def attach(self) -> None:
+        """Called once the whole device is composed: subscribe to siblings here."""
+
     def sibling(self, cluster: type[Cluster]) -> "ClusterServer | None":
         """Another server on the same endpoint, if present."""
         if self.endpoint is None:

@@ -106,6 +106,8 @@ class Device:
             self.endpoints[ep.id] = ep
         for server in root_servers:
             root.add(server)
+        for server in self.servers():
+            server.attach()
 
     def servers(self):
         for ep in self.endpoints.values():
