@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Installs what the real-controller tests need: chip-core's native deps, /data for its ini files,
+# python-matter-server 7.0.1 (Python 3.11 line; pulls home-assistant-chip-core 2024.11.4, the same
+# release as our pinned home-assistant-chip-clusters) and matter.js in a git-ignored local dir.
+# Idempotent: every step checks first and is skipped when already done. Prints each step's time.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+PY=${PYTHON:-python}
+MATTERJS_DIR="$ROOT/.cache/matterjs"
+MATTERJS_VERSION=0.17.9
+MATTER_SERVER_VERSION=7.0.1
+
+step() {  # step NAME CHECK_CMD INSTALL_CMD
+    local name=$1 check=$2 install=$3 t0 t1
+    t0=$(date +%s.%N)
+    if eval "$check" >/dev/null 2>&1; then
+        t1=$(date +%s.%N)
+        printf '%-28s already done (%.1f s)\n' "$name" "$(echo "$t1 - $t0" | bc)"
+        return
+    fi
+    eval "$install"
+    t1=$(date +%s.%N)
+    printf '%-28s installed (%.1f s)\n' "$name" "$(echo "$t1 - $t0" | bc)"
+}
+
+command -v bc >/dev/null || { apt-get update -qq && apt-get install -y -qq bc >/dev/null; }
+
+APT_UPDATED=0
+apt_install() {
+    if [ "$APT_UPDATED" = 0 ]; then apt-get update -qq; APT_UPDATED=1; fi
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}
+
+step "iproute2" "command -v ip" "apt_install iproute2"
+step "libnl-route-3-200" "dpkg -s libnl-route-3-200 | grep -q 'Status: install ok installed'" \
+    "apt_install libnl-route-3-200"
+step "/data (chip-core ini files)" "test -d /data -a -w /data" "mkdir -p /data"
+step "python-matter-server==$MATTER_SERVER_VERSION" \
+    "$PY -c 'import importlib.metadata as m, sys; sys.exit(m.version(\"python-matter-server\") != \"$MATTER_SERVER_VERSION\")'" \
+    "$PY -m pip install -q 'python-matter-server[server]==$MATTER_SERVER_VERSION' 'home-assistant-chip-clusters==2024.11.4'"
+# chip-core and chip-clusters must be the same release: both ship parts of the `chip` package.
+$PY - <<'PYEOF'
+import importlib.metadata as m
+core, clusters = m.version("home-assistant-chip-core"), m.version("home-assistant-chip-clusters")
+assert core == clusters, f"chip-core {core} and chip-clusters {clusters} differ"
+import chip.ChipDeviceCtrl, chip.clusters.Objects  # noqa: F401  (both halves import together)
+print(f"chip-core {core} and chip-clusters {clusters} import side by side")
+PYEOF
+# The repo's .gitignore is not ours to edit: the cache dir ignores itself.
+mkdir -p "$ROOT/.cache" && { test -f "$ROOT/.cache/.gitignore" || echo '*' > "$ROOT/.cache/.gitignore"; }
+step "@matter/main@$MATTERJS_VERSION" \
+    "test \"\$(node -p \"require('$MATTERJS_DIR/node_modules/@matter/main/package.json').version\")\" = $MATTERJS_VERSION" \
+    "mkdir -p '$MATTERJS_DIR' && (cd '$MATTERJS_DIR' && { test -f package.json || echo '{\"private\": true}' > package.json; } && npm install --silent --no-audit --no-fund @matter/main@$MATTERJS_VERSION)"
