@@ -1,0 +1,247 @@
+"""Offline cluster documentation for `get_cluster_doc`, generated from the data model.
+
+One document per cluster, built by instantiating every registered device type and asking
+each cluster server to `describe()` itself: id, a one-line purpose, attributes (type,
+writability, the value a fresh device has, enum values), commands with their fields,
+FeatureMap per device type, the server's notes and the cross-cluster rules of
+clusters/rules.py. Search is BM25 (written here; no dependency), deterministic: ties break
+by cluster name.
+"""
+from __future__ import annotations
+
+import enum
+import functools
+import json
+import math
+import random
+import re
+import types
+import typing
+from collections import Counter
+from typing import Any
+
+from chip.clusters.Types import Nullable
+
+from clusters import devices as _devices  # noqa: F401  (registers the device types)
+from clusters.base import GLOBAL_ATTRIBUTES
+from clusters.device import DEVICE_TYPES
+from clusters.rules import RULES
+from clusters.values import enum_members, to_json
+
+#: One line on what each cluster is for (the data model has ids and types, not purposes).
+PURPOSE = {
+    "BasicInformation": "Identity of the node: vendor, product, serial number, software version.",
+    "Descriptor": "Composition of an endpoint: its device types, server and client clusters, parts.",
+    "Identify": "Make a device identify itself (blink, beep) for a number of seconds.",
+    "OnOff": "Power a device on or off; Toggle; timed on with OnWithTimedOff (lighting feature).",
+    "LevelControl": "Brightness or level from MinLevel to MaxLevel (1-254), moved with MoveToLevel, "
+                    "Move, Step and Stop, optionally with a transition time in tenths of a second.",
+    "FanControl": "Fan speed: FanMode (Off, Low, Medium, High, Auto) and PercentSetting 0-100; "
+                  "PercentCurrent is the actual speed.",
+    "Thermostat": "Heating and cooling: SystemMode (Off, Cool, Heat, ...), occupied cooling and "
+                  "heating setpoints in hundredths of °C, LocalTemperature of the room.",
+    "TemperatureMeasurement": "Measured temperature in hundredths of °C.",
+    "RelativeHumidityMeasurement": "Measured relative humidity in hundredths of a percent.",
+    "TemperatureControl": "Target temperature of an appliance (setpoint or temperature levels).",
+    "OperationalState": "Run state of an appliance cycle: Start, Stop, Pause, Resume; phases and "
+                        "CountdownTime (seconds until the cycle ends).",
+    "RvcOperationalState": "Run state of a robot vacuum: Pause, Resume, GoHome; phases, countdown.",
+    "RvcRunMode": "Robot vacuum run modes (idle, cleaning, mapping) changed with ChangeToMode.",
+    "RvcCleanMode": "Robot vacuum cleaning modes (vacuum, mop) changed with ChangeToMode.",
+    "DishwasherMode": "Dishwasher program (normal, heavy, light) changed with ChangeToMode.",
+    "DishwasherAlarm": "Dishwasher alarms (door, water, temperature) with mask, latch and reset.",
+    "LaundryWasherMode": "Washer program (normal, delicate, heavy, whites) changed with ChangeToMode.",
+    "LaundryWasherControls": "Washer spin speed and number of rinses.",
+    "LaundryDryerControls": "Dryer dryness level.",
+    "RefrigeratorAndTemperatureControlledCabinetMode": "Fridge or freezer mode (normal, rapid "
+                                                       "cool, rapid freeze) via ChangeToMode.",
+    "WindowCovering": "Blinds and shades: lift position in hundredths of a percent (0 open, "
+                      "10000 closed), UpOrOpen, DownOrClose, StopMotion, GoToLiftPercentage.",
+    "MediaPlayback": "Play, pause, stop and seek media; CurrentState.",
+    "Channel": "TV channel list and ChangeChannel, ChangeChannelByNumber, SkipChannel.",
+    "KeypadInput": "Send remote-control key presses (SendKey).",
+    "PowerSource": "Power source: wired or battery, voltage, charge level.",
+    "PowerTopology": "Which endpoints are powered and measured.",
+    "ElectricalPowerMeasurement": "Instantaneous electrical power, voltage and current.",
+    "ElectricalEnergyMeasurement": "Imported and exported electrical energy.",
+    "DeviceEnergyManagement": "Energy management of a device: ESA state, power limits, forecast.",
+    "AirQuality": "Air quality class of the room.",
+    "Pm10ConcentrationMeasurement": "Measured PM10 concentration.",
+}
+
+
+def name_is_composition(cluster: str) -> bool:
+    return cluster == "Descriptor"
+
+
+def _enum_type(typ: Any) -> type[enum.Enum] | None:
+    """The enum inside a (possibly Optional/Nullable/list) chip type, if any."""
+    origin = typing.get_origin(typ)
+    if origin in (typing.Union, types.UnionType, list):
+        for arg in typing.get_args(typ):
+            if arg not in (Nullable, type(None)):
+                found = _enum_type(arg)
+                if found:
+                    return found
+        return None
+    if isinstance(typ, type) and issubclass(typ, enum.Enum) and not issubclass(typ, enum.IntFlag):
+        return typ
+    return None
+
+
+def _enum_text(typ: Any) -> str:
+    found = _enum_type(typ)
+    if not found:
+        return ""
+    return " values: " + ", ".join(f"{v}={k.removeprefix('k')}" for k, v in enum_members(found).items())
+
+
+@functools.lru_cache(maxsize=4)
+def _documents(device_type_keys: tuple[str, ...]) -> tuple[dict[str, Any], ...]:
+    by_cluster: dict[str, dict[str, Any]] = {}
+    rng = random.Random(0)
+    for key in device_type_keys:
+        device = _devices.create_device(f"doc_{key}", key, rng=rng)
+        for ep_id, ep in sorted(device.endpoints.items()):
+            for server in ep.servers.values():
+                info = server.describe()
+                doc = by_cluster.setdefault(info["name"], {
+                    "name": info["name"], "id": info["id"], "revision": info["revision"],
+                    "attributes": {}, "commands": {}, "feature_maps": {}, "notes": set(),
+                    "device_types": set()})
+                if info["feature_map"]:
+                    doc["feature_maps"][f"{key} endpoint {ep_id}"] = info["feature_map"]
+                if ep_id != 0 and not name_is_composition(info["name"]):
+                    label = DEVICE_TYPES[key].label
+                    doc["device_types"].add(f"{label} ({key})")
+                doc["notes"].update(getattr(server, "notes", ()))
+                for attr in info["attributes"]:
+                    if attr["name"] in doc["attributes"] or attr["name"] in GLOBAL_ATTRIBUTES:
+                        continue
+                    try:
+                        current = to_json(server.read(attr["name"]))
+                    except Exception:  # a derived value may need a home around it
+                        current = None
+                    if isinstance(current, (list, dict)) or name_is_composition(info["name"]):
+                        current = None  # per-device content, not a useful default
+                    extra = {k: v for k, v in attr.items() if k not in ("name", "id", "type", "writable")}
+                    doc["attributes"][attr["name"]] = {
+                        **attr, "default": current, "extra": extra,
+                        "enum": _enum_text(server.attribute_class(attr["name"]).attribute_type.Type)}
+                for cmd in info["commands"]:
+                    if cmd["name"] in doc["commands"]:
+                        continue
+                    fields = server.command_class(cmd["name"]).descriptor.Fields
+                    doc["commands"][cmd["name"]] = {
+                        **cmd, "enums": {f.Label: _enum_text(f.Type) for f in fields if _enum_text(f.Type)}}
+    out = []
+    for name in sorted(by_cluster):
+        doc = by_cluster[name]
+        doc["text"] = _render(doc)
+        out.append(doc)
+    return tuple(out)
+
+
+def _render(doc: dict[str, Any]) -> str:
+    name = doc["name"]
+    lines = [f"# {name} cluster (id {doc['id']:#06x}, revision {doc['revision']})",
+             PURPOSE.get(name, f"The Matter {name} cluster."), "", "Attributes:"]
+    for a in doc["attributes"].values():
+        access = "writable" if a["writable"] else "read-only"
+        extra = "".join(f"; {k}: {v}" for k, v in a["extra"].items())
+        default = "" if a["default"] is None else f"; default {json.dumps(a['default'])}"
+        lines.append(f"- {a['name']} (id {a['id']}, {a['type']}, {access}{default}{extra}){a['enum']}")
+    lines.append("- plus the global attributes " + ", ".join(GLOBAL_ATTRIBUTES) + " (read-only)")
+    lines.append("Commands:" if doc["commands"] else "Commands: none")
+    for c in doc["commands"].values():
+        fields = ", ".join(f"{k}: {v}" for k, v in c["fields"].items()) or "no fields"
+        enums = "".join(f"; {k}{v}" for k, v in c["enums"].items())
+        lines.append(f"- {c['name']} (id {c['id']}): {fields}{enums}")
+    if doc["feature_maps"]:
+        lines.append("FeatureMap: " + ", ".join(f"{k}: {v:#x}" for k, v in sorted(doc["feature_maps"].items())))
+    else:
+        lines.append("FeatureMap: 0 (no optional features)")
+    if doc["device_types"]:
+        lines.append("Used by device types: " + ", ".join(sorted(doc["device_types"])))
+    rules = [r for r in RULES if r.cluster == name]
+    if rules or doc["notes"]:
+        lines.append("Rules:")
+    for rule in rules:
+        who = ", ".join(rule.device_types) or "all device types"
+        lines.append(f"- {', '.join(rule.operations)} on {who}: {rule.explanation} "
+                     f"(otherwise {rule.status.name})")
+    lines.extend(f"- {note}" for note in sorted(doc["notes"]))
+    return "\n".join(lines)
+
+
+# ---- BM25 ----------------------------------------------------------------------------------
+
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+
+
+_STOP = frozenset("a an and are as at be by do does for from how i in is it me my of or "
+                  "the this to what when which with you".split())
+
+
+def tokenize(text: str) -> list[str]:
+    """Lowercase words; CamelCase names also split into parts (CurrentLevel -> current, level)."""
+    out: list[str] = []
+    for word in re.findall(r"[A-Za-z0-9]+", text):
+        if word.lower() in _STOP:
+            continue
+        parts = _CAMEL.findall(word)
+        out.append(word.lower())
+        if len(parts) > 1:
+            out.extend(p.lower() for p in parts)
+    return out
+
+
+class BM25:
+    def __init__(self, texts: list[str], k1: float = 1.5, b: float = 0.75):
+        self.k1, self.b = k1, b
+        self.docs = [Counter(tokenize(t)) for t in texts]
+        self.lengths = [sum(d.values()) for d in self.docs]
+        self.avg = sum(self.lengths) / max(len(self.docs), 1)
+        df: Counter[str] = Counter()
+        for d in self.docs:
+            df.update(d.keys())
+        n = len(self.docs)
+        self.idf = {t: math.log(1 + (n - f + 0.5) / (f + 0.5)) for t, f in df.items()}
+
+    def scores(self, query: str) -> list[float]:
+        terms = tokenize(query)
+        out = []
+        for doc, length in zip(self.docs, self.lengths):
+            score = 0.0
+            for t in terms:
+                tf = doc.get(t, 0)
+                if tf:
+                    score += self.idf[t] * tf * (self.k1 + 1) / (
+                        tf + self.k1 * (1 - self.b + self.b * length / self.avg))
+            out.append(score)
+        return out
+
+
+@functools.lru_cache(maxsize=4)
+def _index(device_type_keys: tuple[str, ...]) -> BM25:
+    return BM25([d["text"] for d in _documents(device_type_keys)])
+
+
+def documents() -> tuple[dict[str, Any], ...]:
+    """Every cluster document of the currently registered device types."""
+    return _documents(tuple(sorted(DEVICE_TYPES)))
+
+
+def get_cluster_doc(query: str, top_k: int = 3) -> list[dict[str, Any]]:
+    """The `top_k` cluster documents that best match `query`, best first.
+
+    A query naming nothing known scores zero everywhere; then nothing is returned rather
+    than arbitrary documents.
+    """
+    keys = tuple(sorted(DEVICE_TYPES))
+    docs = _documents(keys)
+    scores = _index(keys).scores(query)
+    ranked = sorted(range(len(docs)), key=lambda i: (-scores[i], docs[i]["name"]))
+    return [{"cluster": docs[i]["name"], "cluster_id": docs[i]["id"],
+             "score": round(scores[i], 4), "doc": docs[i]["text"]}
+            for i in ranked[:max(int(top_k), 0)] if scores[i] > 0]
