@@ -1,0 +1,249 @@
+"""Thermostat cluster server (Matter 1.3, revision 6). Features: Heating, Cooling, AutoMode.
+
+Temperatures are int16 in 0.01 °C; MinSetpointDeadBand is int8 in 0.1 °C. LocalTemperature
+is never stored while a room feeds it: `sensor_source` returns the room temperature in
+°C and `get()` converts it. With no source, the stored value is used.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from chip.clusters.Types import NullValue
+
+from .base import ClusterServer, Clusters, MatterError, Status, check_range
+
+TS = Clusters.Thermostat
+Feature = TS.Bitmaps.Feature
+SystemMode = TS.Enums.SystemModeEnum
+Sequence = TS.Enums.ControlSequenceOfOperationEnum
+RaiseLower = TS.Enums.SetpointRaiseLowerModeEnum
+
+MIN_TEMPERATURE, MAX_TEMPERATURE = -27315, 32767  # int16 temperature, 0x8000 is null
+COOLING_SEQUENCES = (Sequence.kCoolingOnly, Sequence.kCoolingWithReheat)
+HEATING_SEQUENCES = (Sequence.kHeatingOnly, Sequence.kHeatingWithReheat)
+
+HEAT_ATTRIBUTES = ("OccupiedHeatingSetpoint", "AbsMinHeatSetpointLimit", "AbsMaxHeatSetpointLimit",
+                   "MinHeatSetpointLimit", "MaxHeatSetpointLimit")
+COOL_ATTRIBUTES = ("OccupiedCoolingSetpoint", "AbsMinCoolSetpointLimit", "AbsMaxCoolSetpointLimit",
+                   "MinCoolSetpointLimit", "MaxCoolSetpointLimit")
+
+
+def celsius_to_matter(celsius: float) -> int:
+    """°C to the Matter temperature type (int16, 0.01 °C), clamped to its range."""
+    return min(max(round(celsius * 100), MIN_TEMPERATURE), MAX_TEMPERATURE)
+
+
+class ThermostatServer(ClusterServer):
+    cluster = TS
+    revision = 6
+    commands = ("SetpointRaiseLower",)
+    notes = ("Setpoints are in 0.01 °C (2600 = 26.0 °C) and must lie within the Min/Max "
+             "setpoint limits, which lie within the Abs limits.",
+             "With AutoMode, OccupiedHeatingSetpoint must stay at least MinSetpointDeadBand "
+             "(0.1 °C units) below OccupiedCoolingSetpoint; writes that break it fail; "
+             "SetpointRaiseLower pushes the other setpoint instead.",
+             "SystemMode must suit ControlSequenceOfOperation: no Heat/EmergencyHeat when "
+             "cooling only, no Cool/Precooling when heating only, Auto only with AutoMode.",
+             "SetpointRaiseLower amount is in 0.1 °C steps; results are clamped to the limits.")
+
+    def __init__(self, heating: bool = True, cooling: bool = True, auto: bool = False,
+                 **initial: Any):
+        if not (heating or cooling):
+            raise MatterError(Status.CONSTRAINT_ERROR, "a Thermostat needs Heating, Cooling or both")
+        if auto and not (heating and cooling):
+            raise MatterError(Status.CONSTRAINT_ERROR, "Thermostat AutoMode needs both Heating and Cooling")
+        self.attributes = (("LocalTemperature",) + (HEAT_ATTRIBUTES if heating else ())
+                           + (COOL_ATTRIBUTES if cooling else ())
+                           + (("MinSetpointDeadBand",) if auto else ())
+                           + ("ControlSequenceOfOperation", "SystemMode"))
+        self.writable = frozenset(
+            {"ControlSequenceOfOperation", "SystemMode"}
+            | ({"OccupiedHeatingSetpoint", "MinHeatSetpointLimit", "MaxHeatSetpointLimit"} if heating else set())
+            | ({"OccupiedCoolingSetpoint", "MinCoolSetpointLimit", "MaxCoolSetpointLimit"} if cooling else set())
+            | ({"MinSetpointDeadBand"} if auto else set()))
+        features = ((int(Feature.kHeating) if heating else 0) | (int(Feature.kCooling) if cooling else 0)
+                    | (int(Feature.kAutoMode) if auto else 0))
+        #: Returns the room temperature in °C; set by the home. None: use the stored value.
+        self.sensor_source: Callable[[], float] | None = None
+        super().__init__(feature_map=features, **initial)
+        self._check_limits()
+        for name in self.attributes:  # an impossible configuration is a build error
+            if name in self.writable and not name.endswith("SetpointLimit"):
+                self.validate_write(name, self._values[name])
+
+    @property
+    def heating(self) -> bool:
+        return bool(self.feature_map & Feature.kHeating)
+
+    @property
+    def cooling(self) -> bool:
+        return bool(self.feature_map & Feature.kCooling)
+
+    @property
+    def auto(self) -> bool:
+        return bool(self.feature_map & Feature.kAutoMode)
+
+    def defaults(self) -> dict[str, Any]:
+        heating, cooling = self.heating, self.cooling
+        sequence = (Sequence.kCoolingAndHeating if heating and cooling
+                    else Sequence.kCoolingOnly if cooling else Sequence.kHeatingOnly)
+        mode = (SystemMode.kAuto if self.auto else SystemMode.kCool if cooling else SystemMode.kHeat)
+        return {"LocalTemperature": NullValue,
+                "OccupiedHeatingSetpoint": 2000, "OccupiedCoolingSetpoint": 2600,
+                "AbsMinHeatSetpointLimit": 700, "AbsMaxHeatSetpointLimit": 3000,
+                "AbsMinCoolSetpointLimit": 1600, "AbsMaxCoolSetpointLimit": 3200,
+                "MinHeatSetpointLimit": 700, "MaxHeatSetpointLimit": 3000,
+                "MinCoolSetpointLimit": 1600, "MaxCoolSetpointLimit": 3200,
+                "MinSetpointDeadBand": 25, "ControlSequenceOfOperation": sequence, "SystemMode": mode}
+
+    def _check_limits(self) -> None:
+        """AbsMin <= Min <= Max <= AbsMax for each supported kind. (The spec defaults put
+        MaxHeat 3000 within a 2.5 °C deadband of MaxCool 3200, so the limit-vs-limit
+        deadband rule is enforced on writes only.)"""
+        for kind in ("Heat", "Cool"):
+            names = [f"AbsMin{kind}SetpointLimit", f"Min{kind}SetpointLimit",
+                     f"Max{kind}SetpointLimit", f"AbsMax{kind}SetpointLimit"]
+            if names[0] not in self._values:
+                continue
+            values = [self._values[n] for n in names]
+            if values != sorted(values) or values[0] < MIN_TEMPERATURE:
+                raise MatterError(Status.CONSTRAINT_ERROR,
+                                  "Thermostat limits must satisfy " + " <= ".join(names) + ": got "
+                                  + ", ".join(map(str, values)))
+
+    # ---- attributes --------------------------------------------------------------
+    def get(self, name: str) -> Any:
+        if name == "LocalTemperature" and self.sensor_source is not None:
+            return celsius_to_matter(self.sensor_source())
+        return super().get(name)
+
+    @property
+    def deadband(self) -> int:
+        """MinSetpointDeadBand in setpoint units (0.01 °C); 0 without AutoMode."""
+        return self.get("MinSetpointDeadBand") * 10 if self.auto else 0
+
+    def _limits(self, kind: str) -> tuple[int, int]:
+        return self.get(f"Min{kind}SetpointLimit"), self.get(f"Max{kind}SetpointLimit")
+
+    def validate_write(self, name: str, value: Any) -> None:
+        what = f"Thermostat.{name}"
+        db = self.deadband
+        if name == "OccupiedHeatingSetpoint":
+            check_range(what, value, *self._limits("Heat"))
+            if self.auto and value > self.get("OccupiedCoolingSetpoint") - db:
+                raise MatterError(Status.CONSTRAINT_ERROR,
+                                  f"{what}={value} must be at least MinSetpointDeadBand ({db}) below "
+                                  f"OccupiedCoolingSetpoint ({self.get('OccupiedCoolingSetpoint')})")
+        elif name == "OccupiedCoolingSetpoint":
+            check_range(what, value, *self._limits("Cool"))
+            if self.auto and value < self.get("OccupiedHeatingSetpoint") + db:
+                raise MatterError(Status.CONSTRAINT_ERROR,
+                                  f"{what}={value} must be at least MinSetpointDeadBand ({db}) above "
+                                  f"OccupiedHeatingSetpoint ({self.get('OccupiedHeatingSetpoint')})")
+        elif name == "MinHeatSetpointLimit":
+            check_range(what, value, self.get("AbsMinHeatSetpointLimit"), self.get("MaxHeatSetpointLimit"))
+            if self.auto:
+                check_range(what, value, None, self.get("MinCoolSetpointLimit") - db)
+        elif name == "MaxHeatSetpointLimit":
+            check_range(what, value, self.get("MinHeatSetpointLimit"), self.get("AbsMaxHeatSetpointLimit"))
+            if self.auto:
+                check_range(what, value, None, self.get("MaxCoolSetpointLimit") - db)
+        elif name == "MinCoolSetpointLimit":
+            check_range(what, value, self.get("AbsMinCoolSetpointLimit"), self.get("MaxCoolSetpointLimit"))
+            if self.auto:
+                check_range(what, value, self.get("MinHeatSetpointLimit") + db, None)
+        elif name == "MaxCoolSetpointLimit":
+            check_range(what, value, self.get("MinCoolSetpointLimit"), self.get("AbsMaxCoolSetpointLimit"))
+            if self.auto:
+                check_range(what, value, self.get("MaxHeatSetpointLimit") + db, None)
+        elif name == "MinSetpointDeadBand":
+            check_range(what, value, 0, 25)
+            if self.get("OccupiedCoolingSetpoint") - self.get("OccupiedHeatingSetpoint") < value * 10:
+                raise MatterError(Status.CONSTRAINT_ERROR,
+                                  f"{what}={value} (0.1 °C) is wider than the gap between the "
+                                  "occupied heating and cooling setpoints")
+        elif name == "ControlSequenceOfOperation":
+            needs_cool = value not in HEATING_SEQUENCES
+            needs_heat = value not in COOLING_SEQUENCES
+            if (needs_cool and not self.cooling) or (needs_heat and not self.heating):
+                raise MatterError(Status.CONSTRAINT_ERROR,
+                                  f"{what}={int(value)} does not suit this thermostat; accepted: "
+                                  + ", ".join(f"{int(s)} ({s.name[1:]})" for s in self._sequences()))
+        elif name == "SystemMode":
+            allowed = self.allowed_system_modes()
+            if value not in allowed:
+                raise MatterError(Status.CONSTRAINT_ERROR,
+                                  f"{what}={int(value)} ({value.name[1:]}) is not possible with "
+                                  f"ControlSequenceOfOperation {self.get('ControlSequenceOfOperation').name[1:]}; "
+                                  "accepted: " + ", ".join(f"{int(m)} ({m.name[1:]})" for m in allowed))
+
+    def _sequences(self) -> list[Sequence]:
+        out = []
+        if self.cooling:
+            out += COOLING_SEQUENCES
+        if self.heating:
+            out += HEATING_SEQUENCES
+        if self.cooling and self.heating:
+            out += [Sequence.kCoolingAndHeating, Sequence.kCoolingAndHeatingWithReheat]
+        return out
+
+    def allowed_system_modes(self) -> list[SystemMode]:
+        sequence = self.get("ControlSequenceOfOperation")
+        can_cool = self.cooling and sequence not in HEATING_SEQUENCES
+        can_heat = self.heating and sequence not in COOLING_SEQUENCES
+        return ([SystemMode.kOff] + ([SystemMode.kAuto] if self.auto and can_cool and can_heat else [])
+                + ([SystemMode.kCool] if can_cool else [])
+                + ([SystemMode.kHeat, SystemMode.kEmergencyHeat] if can_heat else [])
+                + ([SystemMode.kPrecooling] if can_cool else [])
+                + [SystemMode.kFanOnly, SystemMode.kDry, SystemMode.kSleep])
+
+    def after_write(self, name: str, value: Any) -> None:
+        if name == "ControlSequenceOfOperation" and self.get("SystemMode") not in self.allowed_system_modes():
+            self.set("SystemMode", SystemMode.kOff)  # the old mode is no longer possible
+        elif name.endswith("SetpointLimit"):
+            # keep the occupied setpoint inside its (new) limits
+            kind = "Heat" if "Heat" in name else "Cool"
+            setpoint = "OccupiedHeatingSetpoint" if kind == "Heat" else "OccupiedCoolingSetpoint"
+            low, high = self._limits(kind)
+            self._store_setpoints(**{kind.lower(): min(max(self.get(setpoint), low), high)})
+
+    # ---- setpoints ---------------------------------------------------------------
+    def _store_setpoints(self, heat: int | None = None, cool: int | None = None) -> None:
+        """Store new setpoints; in AutoMode the one that moved pushes the other to keep the
+        deadband, and if that one is at its limit the mover is held back instead."""
+        if self.auto:
+            db = self.deadband
+            h = self.get("OccupiedHeatingSetpoint") if heat is None else heat
+            c = self.get("OccupiedCoolingSetpoint") if cool is None else cool
+            if c - h < db:
+                if heat is not None:
+                    c = min(h + db, self._limits("Cool")[1])
+                    h = c - db
+                else:
+                    h = max(c - db, self._limits("Heat")[0])
+                    c = h + db
+            heat, cool = h, c
+        if heat is not None:
+            self.set("OccupiedHeatingSetpoint", heat)
+        if cool is not None:
+            self.set("OccupiedCoolingSetpoint", cool)
+
+    def SetpointRaiseLower(self, request: Any) -> None:
+        check_range("SetpointRaiseLower.amount", request.amount, -128, 127)
+        mode = request.mode
+        if mode == RaiseLower.kHeat and not self.heating:
+            raise MatterError(Status.INVALID_COMMAND, "SetpointRaiseLower mode Heat (0) needs a heating "
+                              "thermostat; this one only cools: use mode Cool (1) or Both (2)")
+        if mode == RaiseLower.kCool and not self.cooling:
+            raise MatterError(Status.INVALID_COMMAND, "SetpointRaiseLower mode Cool (1) needs a cooling "
+                              "thermostat; this one only heats: use mode Heat (0) or Both (2)")
+        delta = request.amount * 10  # 0.1 °C steps to 0.01 °C units
+        heat = cool = None
+        if self.heating and mode in (RaiseLower.kHeat, RaiseLower.kBoth):
+            low, high = self._limits("Heat")
+            heat = min(max(self.get("OccupiedHeatingSetpoint") + delta, low), high)
+        if self.cooling and mode in (RaiseLower.kCool, RaiseLower.kBoth):
+            low, high = self._limits("Cool")
+            cool = min(max(self.get("OccupiedCoolingSetpoint") + delta, low), high)
+        # Both moving keeps the deadband: the limits themselves sit a deadband apart.
+        self._store_setpoints(heat=heat, cool=cool)
