@@ -1,0 +1,217 @@
+"""`TwinBackend(home)`: the in-process backend over a `twin.home.Home`.
+
+Every device access goes through `Device.locate/read/write/invoke`, so the cluster
+constraints and the cross-cluster rules apply exactly as they do for Matter clients.
+Matter errors become `ToolError`s that list what would have been accepted.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+from typing import Any
+
+from clusters.base import GLOBAL_ATTRIBUTES
+from clusters.status import MatterError, Status
+from clusters.values import to_json
+
+from .backend import INVALID_ARGUMENT, NOT_FOUND, TIME_FORMAT, ToolError
+
+
+class TwinBackend:
+    """Implements `bridge.backend.Backend` and `ClockControl` over one `Home`."""
+
+    def __init__(self, home: Any):
+        self.home = home
+
+    # ---- lookups with helpful errors -----------------------------------------------
+    def _room(self, room_id: str) -> Any:
+        try:
+            return self.home.rooms[room_id]
+        except (KeyError, TypeError):
+            raise ToolError(NOT_FOUND, f"there is no room {room_id!r}",
+                            accepted=sorted(self.home.rooms)) from None
+
+    def _device(self, device_id: str) -> Any:
+        try:
+            return self.home.devices[device_id]
+        except (KeyError, TypeError):
+            raise ToolError(NOT_FOUND, f"there is no device {device_id!r}",
+                            accepted=sorted(self.home.devices)) from None
+
+    def _server(self, device: Any, endpoint_id: int | None, cluster: Any) -> Any:
+        try:
+            return device.locate(cluster, endpoint_id)
+        except MatterError as err:
+            if err.status == Status.UNSUPPORTED_ENDPOINT:
+                raise ToolError(err.status.name, err.message, accepted=sorted(device.endpoints)) from None
+            servers = (device.endpoint(endpoint_id).servers.values() if endpoint_id is not None
+                       else device.servers())
+            names = sorted({s.name for s in servers})
+            where = f"endpoint {endpoint_id} of {device.id}" if endpoint_id is not None else device.id
+            raise ToolError(err.status.name, f"{where} has no cluster {cluster!r}",
+                            accepted=names) from None
+
+    @staticmethod
+    def _attribute(server: Any, attribute: Any) -> str:
+        try:
+            return server.resolve_attribute(attribute)
+        except MatterError as err:
+            raise ToolError(err.status.name, f"{server.name} has no attribute {attribute!r}",
+                            accepted=list(server.attribute_names())) from None
+
+    @staticmethod
+    def _command(server: Any, command: Any) -> str:
+        try:
+            return server.resolve_command(command)
+        except MatterError as err:
+            raise ToolError(err.status.name, f"{server.name} does not accept command {command!r}",
+                            accepted=list(server.commands)) from None
+
+    @staticmethod
+    def _matter(err: MatterError, server: Any | None = None) -> ToolError:
+        accepted = None
+        if err.status == Status.UNSUPPORTED_WRITE and server is not None:
+            accepted = sorted(server.writable)
+        out = ToolError(err.status.name, err.message, accepted=accepted)
+        if err.cluster_status is not None:
+            out.message += f" (cluster status {err.cluster_status})"
+        return out
+
+    # ---- rooms ---------------------------------------------------------------------
+    def rooms(self) -> list[dict[str, Any]]:
+        return [{"room_id": rid, "name": room.name} for rid, room in self.home.rooms.items()]
+
+    def _summary(self, device: Any) -> dict[str, Any]:
+        return {"device_id": device.id, "device_type": device.type.key, "label": device.type.label,
+                "endpoints": sorted(e for e in device.endpoints if e != 0)}
+
+    def room_devices(self, room_id: str) -> list[dict[str, Any]]:
+        self._room(room_id)
+        return [self._summary(d) for d in self.home.devices_in(room_id)]
+
+    def room_states(self, room_id: str) -> dict[str, float]:
+        room = self._room(room_id)
+        return {"temperature": room.temperature, "humidity": room.humidity,
+                "illuminance": room.illuminance, "pm10": room.pm10}
+
+    # ---- devices -------------------------------------------------------------------
+    def device_structure(self, device_id: str) -> dict[str, Any]:
+        device = self._device(device_id)
+        endpoints = []
+        for ep_id, ep in sorted(device.endpoints.items()):
+            endpoints.append({
+                "endpoint_id": ep_id,
+                "device_types": [{"id": d, "revision": r} for d, r in ep.device_types],
+                "clusters": [s.describe() for _, s in sorted(ep.servers.items())]})
+        return {"device_id": device.id, "device_type": device.type.key, "label": device.type.label,
+                "room_id": self.home.room_of(device.id), "endpoints": endpoints}
+
+    def read_attribute(self, device_id: str, endpoint_id: int | None, cluster: Any,
+                       attribute: Any) -> dict[str, Any]:
+        device = self._device(device_id)
+        server = self._server(device, endpoint_id, cluster)
+        name = self._attribute(server, attribute)
+        try:
+            value = server.read(name)
+        except MatterError as err:
+            raise self._matter(err, server) from None
+        return {"endpoint_id": server.endpoint.id, "cluster": server.name, "attribute": name,
+                "value": to_json(value)}
+
+    def read_all_attributes(self, device_id: str) -> dict[str, Any]:
+        device = self._device(device_id)
+        out: dict[str, Any] = {}
+        for ep_id, ep in sorted(device.endpoints.items()):
+            for _, server in sorted(ep.servers.items()):
+                for name in server.attributes:  # global attributes: see get_device_structure
+                    if name not in GLOBAL_ATTRIBUTES:
+                        out[f"{ep_id}.{server.name}.{name}"] = to_json(server.read(name))
+        return out
+
+    def write_attribute(self, device_id: str, endpoint_id: int | None, cluster: Any,
+                        attribute: Any, value: Any) -> dict[str, Any]:
+        device = self._device(device_id)
+        server = self._server(device, endpoint_id, cluster)
+        name = self._attribute(server, attribute)
+        try:
+            device.write(server.id, name, value, endpoint_id=server.endpoint.id)
+        except MatterError as err:
+            raise self._matter(err, server) from None
+        return {"endpoint_id": server.endpoint.id, "cluster": server.name, "attribute": name,
+                "value": to_json(server.read(name))}
+
+    def invoke(self, device_id: str, endpoint_id: int | None, cluster: Any, command: Any,
+               args: dict[str, Any]) -> dict[str, Any]:
+        device = self._device(device_id)
+        server = self._server(device, endpoint_id, cluster)
+        name = self._command(server, command)
+        try:
+            response = device.invoke(server.id, name, args, endpoint_id=server.endpoint.id)
+        except MatterError as err:
+            raise self._matter(err, server) from None
+        out = {"endpoint_id": server.endpoint.id, "cluster": server.name, "command": name,
+               "response": to_json(response) if response is not None else None}
+        if response is not None:
+            out["response_command"] = type(response).__name__
+        return out
+
+    # ---- time and workflows --------------------------------------------------------
+    def current_time(self) -> str:
+        return self.home.now.strftime(TIME_FORMAT)
+
+    def schedule_workflow(self, start_time: str, steps: list[dict[str, Any]]) -> dict[str, Any]:
+        try:
+            start = _dt.datetime.strptime(start_time, TIME_FORMAT)
+        except ValueError:
+            raise ToolError(INVALID_ARGUMENT, f"start_time {start_time!r} is not \"YYYY-MM-DD HH:MM:SS\"") from None
+        if self.home.now.tzinfo is not None:
+            start = start.replace(tzinfo=self.home.now.tzinfo)
+        try:
+            workflow = self.home.workflows.schedule(start, steps)
+        except ValueError as err:
+            raise ToolError(INVALID_ARGUMENT, str(err)) from None
+        return self._workflow_json(workflow)
+
+    @staticmethod
+    def _workflow_json(workflow: Any) -> dict[str, Any]:
+        data = dict(workflow.to_json())
+        data.setdefault("workflow_id", data.get("id", getattr(workflow, "id", None)))
+        return data
+
+    def _known_workflows(self) -> list[str]:
+        return [self._workflow_json(w)["workflow_id"] for w in self.home.workflows.list()]
+
+    def _workflow(self, workflow_id: str) -> Any:
+        try:
+            workflow = self.home.workflows.get(workflow_id)
+        except (KeyError, ValueError):
+            workflow = None
+        if workflow is None:
+            raise ToolError(NOT_FOUND, f"there is no workflow {workflow_id!r}",
+                            accepted=self._known_workflows())
+        return workflow
+
+    def cancel_workflow(self, workflow_id: str) -> dict[str, Any]:
+        self._workflow(workflow_id)
+        try:
+            result = self.home.workflows.cancel(workflow_id)
+        except ValueError as err:  # e.g. already finished
+            raise ToolError(INVALID_ARGUMENT, str(err)) from None
+        if result is False:
+            raise ToolError(INVALID_ARGUMENT, f"workflow {workflow_id!r} can no longer be cancelled")
+        return self._workflow_json(self._workflow(workflow_id))
+
+    def workflow_status(self, workflow_id: str) -> dict[str, Any]:
+        return self._workflow_json(self._workflow(workflow_id))
+
+    def workflows(self) -> list[dict[str, Any]]:
+        return [self._workflow_json(w) for w in self.home.workflows.list()]
+
+    # ---- ClockControl --------------------------------------------------------------
+    def clock(self) -> dict[str, Any]:
+        return {"tick": self.home.clock.tick, "time": self.current_time()}
+
+    def advance(self, seconds: float) -> dict[str, Any]:
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds < 0:
+            raise ToolError(INVALID_ARGUMENT, f"seconds must be a number >= 0, got {seconds!r}")
+        self.home.advance(seconds)
+        return self.clock()

@@ -1,0 +1,397 @@
+"""`twin`: run a simulated Matter home, call its agent tools, generate homes, serve HTTP.
+
+The wall clock is read only here, at the edge (`twin run`, `twin serve --speed`); the home
+itself only moves when told to. Bad input (a missing file, JSON that does not parse, a home
+file that does not validate) prints one line and exits with code 2; a tool that answers
+with an error exits with code 1.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable, Optional, Protocol
+
+import click
+import typer
+from rich.console import Console, Group, RenderableType
+from rich.live import Live
+from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+TICKS_PER_SECOND = 10
+FAST_FORWARD_CHUNK = 600  # ticks per progress update (one virtual minute)
+
+err_console = Console(stderr=True)
+
+
+class CliError(Exception):
+    """Bad input from the user: printed as one line, exit code 2."""
+
+
+# Typer may vendor its own click; catch usage errors from whichever one parses the line.
+_CLICK_ERRORS = tuple({click.ClickException,
+                       *(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")})
+_ABORTS = tuple({click.Abort, typer.Abort, KeyboardInterrupt})
+
+
+class _App(typer.Typer):
+    """Typer, but every usage error and bad input is one line on stderr, never a traceback."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        kwargs.setdefault("standalone_mode", False)
+        try:
+            code = super().__call__(*args, **kwargs)
+        except CliError as err:
+            _one_line(str(err))
+            sys.exit(2)
+        except _CLICK_ERRORS as err:
+            if err.format_message():  # empty after no_args_is_help printed the help
+                _one_line(err.format_message())
+            sys.exit(err.exit_code)
+        except _ABORTS:
+            _one_line("interrupted")
+            sys.exit(130)
+        if isinstance(code, int):
+            sys.exit(code)
+        return code
+
+
+def _one_line(message: str) -> None:
+    print("error: " + " ".join(str(message).split()), file=sys.stderr)
+
+
+app = _App(name="twin", add_completion=False, no_args_is_help=True,
+           pretty_exceptions_enable=False, rich_markup_mode="markdown",
+           help="A Matter-protocol digital twin of a smart home.\n\n"
+                "Every simulated device is a Matter node; rooms follow physics on a 0.1 s "
+                "virtual clock; agents drive it through the SimuHome tools.\n\n"
+                "Examples:\n\n"
+                "    twin run --speed 60                    # one virtual minute per second\n\n"
+                "    twin run --speed max --duration 3600 --json > hour.json\n\n"
+                "    twin tool get_rooms '{}'\n\n"
+                "    twin home generate --seed 7 --rooms 4 --devices 12 -o home.yaml\n\n"
+                "    twin serve --home home.yaml --port 8080")
+home_app = _App(name="home", no_args_is_help=True, help="Create and inspect home files.")
+app.add_typer(home_app, name="home")
+
+HomeOption = typer.Option(None, "--home", help="Home file (YAML or JSON). Default: the built-in home.",
+                          show_default=False)
+SeedOption = typer.Option(None, "--seed", help="Seed of the home's random generator "
+                          "(default: the home file's seed, or 0).", show_default=False)
+
+
+def load_home(home_file: Optional[Path], seed: Optional[int]) -> Any:
+    """The home to run: from a file, or the built-in default. Bad files raise CliError."""
+    from twin.home import Home, HomeFileError
+    if home_file is None:
+        return Home.default(seed=0 if seed is None else seed)
+    if not home_file.is_file():
+        raise CliError(f"{home_file}: no such file")
+    try:
+        return Home.load(home_file, seed=seed)
+    except HomeFileError as err:
+        raise CliError(str(err)) from None
+    except (OSError, ValueError) as err:
+        raise CliError(f"{home_file}: {err}") from None
+
+
+# ---- twin run --------------------------------------------------------------------------
+
+
+class RunExtension(Protocol):
+    """Something that runs alongside `twin run`: the extension point for Matter nodes.
+
+    A factory in `RUN_EXTENSIONS` is called with the home before the run starts. The
+    extension's `start(console)` may bring devices up (for example as Matter nodes inside a
+    network namespace) and print pairing codes; `panel()` adds a renderable below the room
+    table on each refresh (None for nothing); `stop()` runs on the way out, also on Ctrl-C.
+    All three are called on the runner's thread, between clock steps.
+    """
+
+    def start(self, console: Console) -> None: ...
+
+    def panel(self) -> RenderableType | None: ...
+
+    def stop(self) -> None: ...
+
+
+RUN_EXTENSIONS: list[Callable[[Any], RunExtension]] = []
+
+
+def room_table(home: Any, speed: str = "") -> Table:
+    title = f"{home.name} — {home.clock.format() if hasattr(home.clock, 'format') else home.now}"
+    table = Table(title=title, caption=f"tick {home.clock.tick}" + (f" · speed {speed}" if speed else ""))
+    table.add_column("Room")
+    for column in ("Temperature °C", "Humidity %RH", "Illuminance lux", "PM10 µg/m³", "Devices"):
+        table.add_column(column, justify="right")
+    for room_id, room in home.rooms.items():
+        table.add_row(room.name or room_id, f"{room.temperature:.2f}", f"{room.humidity:.2f}",
+                      f"{room.illuminance:.0f}", f"{room.pm10:.1f}", str(len(home.devices_in(room_id))))
+    return table
+
+
+def _view(home: Any, speed: str, extensions: list[RunExtension]) -> RenderableType:
+    parts: list[RenderableType] = [room_table(home, speed)]
+    parts.extend(p for p in (e.panel() for e in extensions) if p is not None)
+    return Group(*parts)
+
+
+def fast_forward(home: Any, ticks: int, console: Console = err_console) -> None:
+    """Step `ticks` ticks as fast as possible, with a progress bar on a terminal."""
+    columns = (TextColumn("fast-forward"), BarColumn(), TextColumn("{task.fields[time]}"),
+               TimeRemainingColumn())
+    with Progress(*columns, console=console, transient=True,
+                  disable=not console.is_terminal or ticks < 10 * FAST_FORWARD_CHUNK) as progress:
+        task = progress.add_task("ff", total=ticks, time="")
+        done = 0
+        while done < ticks:
+            n = min(FAST_FORWARD_CHUNK, ticks - done)
+            home.step(n)
+            done += n
+            progress.update(task, completed=done, time=str(home.now))
+
+
+def _real_time(home: Any, speed: float, end_tick: int | None, view: Callable[[], RenderableType],
+               console: Console) -> None:
+    from twin.clock import Pacer
+    pacer = Pacer(speed, time.monotonic(), home.clock.tick)
+    with Live(view(), console=console, refresh_per_second=4, transient=not console.is_terminal) as live:
+        while end_tick is None or home.clock.tick < end_tick:
+            target = pacer.target(time.monotonic())
+            if end_tick is not None:
+                target = min(target, end_tick)
+            if target > home.clock.tick:
+                home.step(target - home.clock.tick)
+                live.update(view())
+            # Sleep until the next tick is due, but wake at least 4x a second for the view.
+            wake = pacer.wall_time_of(home.clock.tick + 1) - time.monotonic()
+            time.sleep(min(max(wake, 0.0), 0.25))
+
+
+@app.command()
+def run(home_file: Optional[Path] = HomeOption, seed: Optional[int] = SeedOption,
+        speed: str = typer.Option("1", "--speed", help="Virtual seconds per wall second, "
+                                  "or `max` to fast-forward."),
+        duration: Optional[float] = typer.Option(None, "--duration", help="Virtual seconds to run "
+                                                 "(required with `--speed max`). Default: until Ctrl-C.",
+                                                 show_default=False),
+        as_json: bool = typer.Option(False, "--json", help="Print the final snapshot as JSON on stdout.")) -> None:
+    """Run the home: rooms and devices evolve on the virtual clock.
+
+    At `--speed 1` virtual time follows the wall clock; `--speed 60` runs a virtual minute
+    per wall second; `--speed max` fast-forwards `--duration` seconds as fast as the machine
+    can. A live table shows each room's temperature, humidity, illuminance and PM10.
+    Ctrl-C stops cleanly and still prints the result.
+
+    Examples:
+
+        twin run                                      # real time, until Ctrl-C
+
+        twin run --home home.yaml --speed 10 --duration 600
+
+        twin run --speed max --duration 3600 --json > after_an_hour.json
+    """
+    if speed.strip().lower() == "max":
+        factor = None
+    else:
+        try:
+            factor = float(speed)
+        except ValueError:
+            raise CliError(f"--speed {speed!r} is not a number or 'max'") from None
+        if not factor > 0 or factor == float("inf"):
+            raise CliError(f"--speed {speed!r} must be a positive number or 'max'")
+    if duration is not None and not duration >= 0:
+        raise CliError(f"--duration {duration} must be >= 0 seconds")
+    if factor is None and duration is None:
+        raise CliError("--speed max needs --duration SECONDS (fast-forwarding forever never ends)")
+    home = load_home(home_file, seed)
+    start_tick = home.clock.tick
+    end_tick = None if duration is None else start_tick + round(duration * TICKS_PER_SECOND)
+    extensions = [factory(home) for factory in RUN_EXTENSIONS]
+    interrupted = False
+    started: list[RunExtension] = []
+    try:
+        for ext in extensions:
+            ext.start(err_console)
+            started.append(ext)
+        if factor is None:
+            fast_forward(home, end_tick - start_tick)
+        else:
+            _real_time(home, factor, end_tick, lambda: _view(home, speed, extensions), err_console)
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        for ext in reversed(started):
+            ext.stop()
+    if as_json:
+        print(json.dumps(home.snapshot(), indent=2, ensure_ascii=False))
+    else:
+        Console().print(room_table(home, speed))
+    if interrupted:
+        err_console.print(f"interrupted at tick {home.clock.tick}")
+
+
+# ---- twin tool -------------------------------------------------------------------------
+
+@app.command()
+def tool(name: str = typer.Argument(..., help="Tool name, e.g. get_room_devices."),
+         args: str = typer.Argument("{}", help="The tool's arguments as a JSON object."),
+         home_file: Optional[Path] = HomeOption, seed: Optional[int] = SeedOption,
+         advance: float = typer.Option(0.0, "--advance", help="Let this many virtual seconds pass "
+                                       "before the call (the home starts fresh on every run).")) -> None:
+    """Call one SimuHome tool on a fresh home and print its JSON result.
+
+    Arguments use the paper's dotted names (`device.id`, `cluster.id`, ...); underscore
+    forms work too. Clusters, attributes and commands may be spec names or numeric ids.
+    Exit code 0 on success, 1 if the tool answered with an error (the JSON result says
+    why and what is accepted), 2 on bad input.
+
+    Examples:
+
+        twin tool get_rooms '{}'
+
+        twin tool get_room_states '{"room.id": "living_room"}' --advance 600
+
+        twin tool get_cluster_doc '{"query": "fan speed", "top_k": 2}'
+    """
+    from bridge.tools import TOOL_NAMES, Session, call_tool
+    from bridge.twin_backend import TwinBackend
+    if name not in TOOL_NAMES:
+        raise CliError(f"unknown tool {name!r}; tools: {', '.join(TOOL_NAMES)}")
+    try:
+        parsed = json.loads(args)
+    except ValueError as err:
+        raise CliError(f"arguments are not JSON ({err}); example: '{{\"room.id\": \"kitchen\"}}'") from None
+    if not isinstance(parsed, dict):
+        raise CliError("arguments must be a JSON object, e.g. '{}'")
+    if not advance >= 0:
+        raise CliError(f"--advance {advance} must be >= 0 seconds")
+    home = load_home(home_file, seed)
+    if advance:
+        fast_forward(home, round(advance * TICKS_PER_SECOND))
+    result = call_tool(TwinBackend(home), name, parsed, Session())
+    print(json.dumps(result, indent=2, ensure_ascii=False))
+    if not result["ok"]:
+        _one_line(f"{result['error']['code']}: {result['error']['message']}")
+        raise typer.Exit(1)
+
+
+@app.command("tools")
+def list_tools(as_json: bool = typer.Option(False, "--json", help="Print the OpenAI function schemas.")) -> None:
+    """List the SimuHome tools and their arguments.
+
+    Examples:
+
+        twin tools
+
+        twin tools --json > tools.json
+    """
+    from bridge.tools import TOOL_SCHEMAS
+    if as_json:
+        print(json.dumps(TOOL_SCHEMAS, indent=2, ensure_ascii=False))
+        return
+    table = Table(title="SimuHome tools")
+    table.add_column("Tool")
+    table.add_column("Arguments (* required)")
+    table.add_column("Description")
+    for schema in TOOL_SCHEMAS:
+        fn = schema["function"]
+        params = fn["parameters"]
+        names = [p + ("*" if p in params["required"] else "") for p in params["properties"]]
+        table.add_row(fn["name"], ", ".join(names) or "-", fn["description"])
+    Console().print(table)
+
+
+# ---- twin home generate ----------------------------------------------------------------
+
+@home_app.command("generate")
+def home_generate(seed: int = typer.Option(0, "--seed", help="Seed: same seed, same home."),
+                  rooms: int = typer.Option(4, "--rooms", help="Number of rooms."),
+                  devices: int = typer.Option(12, "--devices", help="Number of devices in all."),
+                  output: Optional[Path] = typer.Option(None, "-o", "--output",
+                                                        help="Write the YAML here (default: stdout).")) -> None:
+    """Generate a random but reproducible home file.
+
+    Examples:
+
+        twin home generate --seed 7 --rooms 4 --devices 12 -o home.yaml
+
+        twin run --home home.yaml
+    """
+    from twin import generator
+    if rooms < 1 or devices < 0:
+        raise CliError("--rooms must be >= 1 and --devices >= 0")
+    try:
+        spec = generator.generate_home(seed, rooms, devices)
+    except ValueError as err:
+        raise CliError(str(err)) from None
+    text = generator.dump_yaml(spec)
+    if output is None:
+        sys.stdout.write(text)
+        return
+    try:
+        output.write_text(text)
+    except OSError as err:
+        raise CliError(f"{output}: {err.strerror or err}") from None
+    err_console.print(f"wrote {output}: {rooms} rooms, {devices} devices, seed {seed}")
+
+
+# ---- twin serve ------------------------------------------------------------------------
+
+@app.command()
+def serve(home_file: Optional[Path] = HomeOption, seed: Optional[int] = SeedOption,
+          host: str = typer.Option("127.0.0.1", "--host", help="Address to bind. Loopback by default; "
+                                   "bind elsewhere only on purpose."),
+          port: int = typer.Option(8080, "--port", help="TCP port."),
+          speed: float = typer.Option(0.0, "--speed", help="Advance virtual time at this factor "
+                                      "in the background; 0 = only via POST /clock/advance.")) -> None:
+    """Serve the tools over HTTP (FastAPI; OpenAPI docs at /docs).
+
+    Each tool is `POST /tools/<name>` with its arguments as the JSON body; `GET /tools`
+    lists the schemas; `GET /clock` and `POST /clock/advance {"seconds": N}` read and move
+    virtual time.
+
+    Examples:
+
+        twin serve --home home.yaml --seed 3 --port 8080
+
+        curl -s -X POST localhost:8080/tools/get_rooms -d '{}'
+
+        curl -s -X POST localhost:8080/clock/advance -d '{"seconds": 600}'
+    """
+    import uvicorn
+
+    from bridge.http import create_app
+    from bridge.twin_backend import TwinBackend
+    if speed < 0:
+        raise CliError(f"--speed {speed} must be >= 0")
+    if not 0 < port < 65536:
+        raise CliError(f"--port {port} is not a TCP port")
+    home = load_home(home_file, seed)
+    app_ = create_app(TwinBackend(home))
+    stop = threading.Event()
+    if speed > 0:
+        threading.Thread(target=_drive_clock, args=(home, speed, app_.state.lock, stop),
+                         daemon=True, name="twin-clock").start()
+    try:
+        uvicorn.run(app_, host=host, port=port, log_level="info")
+    finally:
+        stop.set()
+
+
+def _drive_clock(home: Any, speed: float, lock: threading.Lock, stop: threading.Event) -> None:
+    """Background pacing for `twin serve --speed`: steps the home under the app's lock."""
+    from twin.clock import Pacer
+    pacer = Pacer(speed, time.monotonic(), home.clock.tick)
+    while not stop.wait(0.1):
+        target = pacer.target(time.monotonic())
+        with lock:
+            if target > home.clock.tick:
+                home.step(target - home.clock.tick)
+
+
+if __name__ == "__main__":
+    app()
