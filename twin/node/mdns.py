@@ -1,0 +1,285 @@
+"""DNS-SD advertisement of Matter nodes over python-zeroconf (Matter Core spec 4.3).
+
+What a node advertises is plain data (`Commissionable`, `Operational`): instance name, TXT
+keys and subtypes are pure functions of it, testable without a network. `Advertiser` is the thin
+asyncio shell that publishes them through one `AsyncZeroconf` for any number of nodes.
+
+Subtypes. Commissioners browse `_S<short>._sub._matterc._udp.local.` (manual code),
+`_L<long>._sub...` (QR code), `_V<vid>`, `_CM`, and `_I<cfid>._sub._matter._tcp.local.`.
+python-zeroconf registers one service type per instance and answers a PTR question only from its
+registry's type index, always naming the answer after the ServiceInfo's `type`. So each subtype
+gets a "shadow" ServiceInfo whose type is the subtype name and whose instance, SRV, TXT and
+addresses are the node's own. zeroconf then answers `_S3._sub._matterc._udp.local. PTR
+<instance>` with SRV/TXT/AAAA as additionals, through its normal query handler (known-answer
+suppression, QU/unicast, rate limits). The shadows are added to the registry directly (not
+through `async_register_service`) so nothing probes or announces SRV/TXT twice, and removing a
+subtype sends a goodbye for its PTR only: the instance itself stays up.
+"""
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import random
+from dataclasses import dataclass
+from typing import Hashable, Union
+
+import ifaddr
+from zeroconf import DNSOutgoing, DNSPointer, InterfaceChoice, IPVersion, ServiceInfo
+from zeroconf.asyncio import AsyncZeroconf
+
+__all__ = ["Commissionable", "Operational", "Advertiser", "COMMISSIONABLE_TYPE",
+           "OPERATIONAL_TYPE", "interface_addresses"]
+
+COMMISSIONABLE_TYPE = "_matterc._udp.local."
+OPERATIONAL_TYPE = "_matter._tcp.local."
+_TYPE_PTR, _CLASS_IN = 12, 1
+_FLAGS_RESPONSE_AUTHORITATIVE = 0x8400      # QR=1, AA=1 (RFC 6762 18.2, 18.4)
+_SHARED_TTL = 4500                          # PTR/TXT TTL, RFC 6762 10 (as zeroconf uses)
+
+
+@dataclass(frozen=True)
+class Mrp:
+    """MRP parameters advertised as SII / SAI / SAT (milliseconds)."""
+    idle_interval_ms: int = 500
+    active_interval_ms: int = 300
+    active_threshold_ms: int = 4000
+
+    def txt(self) -> dict[str, str]:
+        return {"SII": str(self.idle_interval_ms), "SAI": str(self.active_interval_ms),
+                "SAT": str(self.active_threshold_ms)}
+
+
+@dataclass(frozen=True)
+class Commissionable:
+    """`_matterc._udp`: a node with an open (CM=1/2) or closed (CM=0) commissioning window."""
+    port: int
+    discriminator: int                       # 12-bit long discriminator
+    vendor_id: int
+    product_id: int
+    device_type: int
+    commissioning_mode: int = 1              # 0 closed, 1 basic (passcode), 2 enhanced
+    device_name: str | None = None
+    pairing_hint: int = 33                   # bit 0 power cycle, bit 5 see device manual
+    pairing_instruction: str | None = None
+    mrp: Mrp = Mrp()
+
+    def __post_init__(self) -> None:
+        _check_range("port", self.port, 1, 0xFFFF)
+        _check_range("discriminator", self.discriminator, 0, 0xFFF)
+        _check_range("vendor_id", self.vendor_id, 0, 0xFFFF)
+        _check_range("product_id", self.product_id, 0, 0xFFFF)
+        _check_range("device_type", self.device_type, 0, 0xFFFFFFFF)
+        _check_range("commissioning_mode", self.commissioning_mode, 0, 2)
+        if self.device_name is not None and len(self.device_name.encode()) > 32:
+            raise ValueError(f"device_name {self.device_name!r} is longer than 32 bytes")
+
+    service_type = COMMISSIONABLE_TYPE
+
+    def key(self) -> tuple:
+        return ("commissionable",)           # one per node; the instance name is random
+
+    def txt(self) -> dict[str, str]:
+        txt = {"D": str(self.discriminator), "CM": str(self.commissioning_mode),
+               "VP": f"{self.vendor_id}+{self.product_id}", "DT": str(self.device_type)}
+        if self.device_name is not None:
+            txt["DN"] = self.device_name
+        txt.update(self.mrp.txt())
+        txt["PH"] = str(self.pairing_hint)
+        if self.pairing_instruction is not None:
+            txt["PI"] = self.pairing_instruction
+        return txt
+
+    def subtypes(self) -> list[str]:
+        subs = [f"_L{self.discriminator}", f"_S{self.discriminator >> 8}", f"_V{self.vendor_id}"]
+        if self.commissioning_mode:
+            subs.append("_CM")
+        return [f"{s}._sub.{COMMISSIONABLE_TYPE}" for s in subs]
+
+
+@dataclass(frozen=True)
+class Operational:
+    """`_matter._tcp`: a node commissioned into a fabric, `<CFID>-<NODEID>` in upper hex."""
+    port: int
+    compressed_fabric_id: bytes              # 8 bytes
+    node_id: int
+    mrp: Mrp = Mrp()
+
+    def __post_init__(self) -> None:
+        _check_range("port", self.port, 1, 0xFFFF)
+        if len(self.compressed_fabric_id) != 8:
+            raise ValueError(f"compressed_fabric_id must be 8 bytes, got "
+                             f"{len(self.compressed_fabric_id)}")
+        _check_range("node_id", self.node_id, 1, 0xFFFFFFEFFFFFFFFF)  # operational node ids
+
+    service_type = OPERATIONAL_TYPE
+
+    def key(self) -> tuple:
+        return ("operational", self.compressed_fabric_id, self.node_id)
+
+    def instance(self) -> str:
+        return f"{self.compressed_fabric_id.hex().upper()}-{self.node_id:016X}"
+
+    def txt(self) -> dict[str, str]:
+        return self.mrp.txt()
+
+    def subtypes(self) -> list[str]:
+        return [f"_I{self.compressed_fabric_id.hex().upper()}._sub.{OPERATIONAL_TYPE}"]
+
+
+Service = Union[Commissionable, Operational]
+
+
+def _check_range(name: str, value: int, low: int, high: int) -> None:
+    if not isinstance(value, int) or not low <= value <= high:
+        raise ValueError(f"{name} {value!r} is out of range {low}..{high}")
+
+
+def interface_addresses() -> list[str]:
+    """All non-loopback IPv4/IPv6 addresses of this network namespace."""
+    found = []
+    for adapter in ifaddr.get_adapters():
+        for ip in adapter.ips:
+            addr = ipaddress.ip_address(ip.ip if isinstance(ip.ip, str) else ip.ip[0])
+            if not addr.is_loopback:
+                found.append(str(addr))
+    return found
+
+
+@dataclass
+class _Published:
+    service: Service
+    info: ServiceInfo
+    shadows: dict[str, ServiceInfo]          # subtype name -> shadow ServiceInfo
+
+
+class Advertiser:
+    """Publishes, updates and withdraws the services of many nodes over one zeroconf instance.
+
+    `node` is any hashable id the caller uses for a node. Instance names of commissionable
+    services and host names are drawn from `rng` (16 upper-case hex digits each).
+    """
+
+    def __init__(self, rng: random.Random, *, addresses: list[str] | None = None,
+                 zeroconf: AsyncZeroconf | None = None,
+                 interfaces: InterfaceChoice | list = InterfaceChoice.All) -> None:
+        self._rng = rng
+        self._addresses = addresses
+        self._own_zeroconf = zeroconf is None
+        self._aiozc = zeroconf or AsyncZeroconf(interfaces=interfaces, ip_version=IPVersion.All)
+        self._hosts: dict[Hashable, str] = {}
+        self._instances: dict[Hashable, str] = {}      # node -> commissionable instance label
+        self._published: dict[tuple, _Published] = {}
+        self._lock = asyncio.Lock()
+
+    @property
+    def zeroconf(self) -> AsyncZeroconf:
+        return self._aiozc
+
+    def _hex16(self) -> str:
+        return f"{self._rng.getrandbits(64):016X}"
+
+    def instance_name(self, node: Hashable, service: Service) -> str:
+        """Full DNS-SD instance name the service has (or will have) for this node."""
+        if isinstance(service, Operational):
+            label = service.instance()
+        else:
+            label = self._instances.setdefault(node, self._hex16())
+        return f"{label}.{service.service_type}"
+
+    def _info(self, node: Hashable, service: Service, type_: str) -> ServiceInfo:
+        host = self._hosts.setdefault(node, f"{self._hex16()}.local.")
+        addresses = self._addresses if self._addresses is not None else interface_addresses()
+        return ServiceInfo(type_, self.instance_name(node, service), port=service.port,
+                           properties=service.txt(), server=host, parsed_addresses=addresses)
+
+    async def publish(self, node: Hashable, service: Service) -> str:
+        """Advertise `service` for `node`, or update it in place if the node already advertises
+        one with the same identity (e.g. CM=1 -> CM=0). Returns the full instance name."""
+        async with self._lock:
+            key = (node, *service.key())
+            old = self._published.get(key)
+            info = self._info(node, service, service.service_type)
+            zc = self._aiozc.zeroconf
+            if old is None:
+                await zc.async_register_service(info)
+                shadows: dict[str, ServiceInfo] = {}
+            else:
+                await zc.async_update_service(info)
+                shadows = old.shadows
+            wanted = service.subtypes()
+            gone = [s for s in shadows if s not in wanted]
+            for sub in gone:
+                _registry_remove(zc, shadows.pop(sub))
+            for sub in wanted:
+                shadow = self._shadow(node, service, sub)
+                if sub in shadows:
+                    _registry_remove(zc, shadows[sub])
+                _registry_add(zc, shadow)
+                shadows[sub] = shadow
+            self._published[key] = _Published(service, info, shadows)
+            self._send_pointers(info.name, gone, ttl=0)
+            self._send_pointers(info.name, wanted, ttl=_SHARED_TTL)
+            return info.name
+
+    async def withdraw(self, node: Hashable, service: Service | None = None) -> None:
+        """Send goodbyes for one service of `node`, or for all of them when `service` is None
+        (the node left or was decommissioned)."""
+        async with self._lock:
+            if service is not None:
+                keys = [(node, *service.key())]
+            else:
+                keys = [k for k in self._published if k[0] == node]
+            for key in keys:
+                published = self._published.pop(key, None)
+                if published is not None:
+                    await self._unpublish(published)
+            if service is None:
+                self._hosts.pop(node, None)
+                self._instances.pop(node, None)
+
+    async def _unpublish(self, published: _Published) -> None:
+        zc = self._aiozc.zeroconf
+        for shadow in published.shadows.values():
+            _registry_remove(zc, shadow)
+        self._send_pointers(published.info.name, list(published.shadows), ttl=0)
+        # Shadows first: zeroconf only says goodbye to the host's addresses when no other
+        # registered service still uses that host.
+        await zc.async_unregister_service(published.info)
+
+    def published(self, node: Hashable) -> list[Service]:
+        return [p.service for k, p in self._published.items() if k[0] == node]
+
+    async def close(self) -> None:
+        async with self._lock:
+            for published in list(self._published.values()):
+                await self._unpublish(published)
+            self._published.clear()
+        if self._own_zeroconf:
+            await self._aiozc.async_close()
+
+    def _shadow(self, node: Hashable, service: Service, subtype: str) -> ServiceInfo:
+        shadow = self._info(node, service, subtype)
+        # Registry key only (never a DNS name): unique per subtype, so it sits next to the
+        # instance's own entry instead of colliding with it.
+        shadow.key = f"{subtype.lower()}|{shadow.key}"
+        return shadow
+
+    def _send_pointers(self, instance: str, subtypes: list[str], ttl: int) -> None:
+        """Announce (RFC 6762 8.3) or say goodbye to (TTL 0, 10.1) subtype PTR records."""
+        if not subtypes:
+            return
+        out = DNSOutgoing(_FLAGS_RESPONSE_AUTHORITATIVE)
+        for sub in subtypes:
+            out.add_answer_at_time(DNSPointer(sub, _TYPE_PTR, _CLASS_IN, ttl, instance), 0)
+        self._aiozc.zeroconf.async_send(out)
+
+
+# zeroconf has no API for extra PTR names, so the shadows go into its registry by hand. The
+# registry and its async_add/async_remove are public (no underscore) but undocumented; these two
+# functions are the only places that touch them.
+def _registry_add(zc, shadow: ServiceInfo) -> None:
+    zc.registry.async_add(shadow)
+
+
+def _registry_remove(zc, shadow: ServiceInfo) -> None:
+    zc.registry.async_remove(shadow)
