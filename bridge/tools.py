@@ -392,60 +392,77 @@ def call_tool(backend: Backend, name: str, args: Any = None, session: Session | 
 
 # ---- environment control rules --------------------------------------------------------------
 
-#: What raises or lowers each room state, as the SimuHome paper describes it (section 3.2,
-#: Appendix O.2.3). Used when twin/physics.py does not publish its own table.
-_CONTROL_RULES: dict[str, list[dict[str, Any]]] = {
-    "temperature": [
-        {"device_type": "air_conditioner", "effect": "lower",
-         "when": "OnOff.OnOff is true, FanControl.PercentCurrent > 0 and "
-                 "Thermostat.OccupiedCoolingSetpoint is below the room temperature",
-         "controls": ["OnOff.On", "FanControl.PercentSetting", "Thermostat.OccupiedCoolingSetpoint"],
-         "strength": "grows with FanControl.PercentCurrent; stops at the cooling setpoint"},
-        {"device_type": "heat_pump", "effect": "raise",
-         "when": "Thermostat.SystemMode is 4 (Heat) and Thermostat.OccupiedHeatingSetpoint is "
-                 "above the room temperature",
-         "controls": ["Thermostat.SystemMode", "Thermostat.OccupiedHeatingSetpoint"],
-         "strength": "stops at the heating setpoint"},
-        {"device_type": "heat_pump", "effect": "lower",
-         "when": "Thermostat.SystemMode is 3 (Cool) and Thermostat.OccupiedCoolingSetpoint is "
-                 "below the room temperature",
-         "controls": ["Thermostat.SystemMode", "Thermostat.OccupiedCoolingSetpoint"],
-         "strength": "stops at the cooling setpoint"},
-    ],
-    "humidity": [
-        {"device_type": "humidifier", "effect": "raise",
-         "when": "OnOff.OnOff is true and FanControl.PercentCurrent > 0",
-         "controls": ["OnOff.On", "FanControl.PercentSetting"],
-         "strength": "grows with FanControl.PercentCurrent"},
-        {"device_type": "dehumidifier", "effect": "lower",
-         "when": "OnOff.OnOff is true and FanControl.PercentCurrent > 0",
-         "controls": ["OnOff.On", "FanControl.PercentSetting"],
-         "strength": "grows with FanControl.PercentCurrent"},
-    ],
-    "illuminance": [
-        {"device_type": "on_off_light", "effect": "raise", "when": "OnOff.OnOff is true",
-         "controls": ["OnOff.On", "OnOff.Off"], "strength": "fixed per light; off lowers it again"},
-        {"device_type": "dimmable_light", "effect": "raise", "when": "OnOff.OnOff is true",
-         "controls": ["OnOff.On", "OnOff.Off", "LevelControl.MoveToLevel"],
-         "strength": "grows with LevelControl.CurrentLevel (1-254); lowering the level or "
-                     "turning off lowers it"},
-    ],
-    "pm10": [
-        {"device_type": "air_purifier", "effect": "lower",
-         "when": "OnOff.OnOff is true and FanControl.PercentCurrent > 0",
-         "controls": ["OnOff.On", "FanControl.PercentSetting"],
-         "strength": "grows with FanControl.PercentCurrent"},
-    ],
-}
+def _minutes(k_per_tick: float) -> str:
+    """Time constant of a first-order pull with coefficient k per 0.1 s tick."""
+    return f"{1 / (k_per_tick * 10) / 60:.0f} min"
 
 
 def environment_rules(state: str) -> list[dict[str, Any]]:
-    """Control rules for one room state; twin/physics.py's table wins when it has one."""
-    try:
-        from twin.physics import control_rules  # type: ignore[attr-defined]
-    except ImportError:
-        return copy.deepcopy(_CONTROL_RULES[state])
-    return control_rules(state)
+    """Which device types raise or lower one room state, and how strongly.
+
+    Derived from twin/physics.py's coefficient table, so the rules an agent reads are the
+    ones the twin simulates (each device pulls the room towards a target; "strength" is the
+    time constant of that pull).
+    """
+    from twin.physics import COEFFICIENTS as C
+    from twin.physics import _COOL_MODES, _HEAT_MODES  # the twin's own mode sets
+
+    def modes(ms: Any) -> str:
+        return " or ".join(f"{int(m)} ({m.name[1:]})" for m in sorted(ms))
+    thermostat = (f"Thermostat.SystemMode {modes(_COOL_MODES)}: pulls down towards "
+                  "OccupiedCoolingSetpoint while the room is warmer; SystemMode "
+                  f"{modes(_HEAT_MODES)}: pulls up towards OccupiedHeatingSetpoint while the "
+                  "room is colder; other modes do nothing")
+    rules: dict[str, list[dict[str, Any]]] = {
+        "temperature": [
+            {"device_type": "air_conditioner", "effect": "lower or raise",
+             "when": "OnOff.OnOff is true and FanControl.PercentCurrent > 0. " + thermostat,
+             "controls": ["OnOff.On", "FanControl.PercentSetting", "Thermostat.SystemMode",
+                          "Thermostat.OccupiedCoolingSetpoint", "Thermostat.OccupiedHeatingSetpoint"],
+             "strength": f"grows with FanControl.PercentCurrent; at 100 % time constant "
+                         f"{_minutes(C['ac_k_full_fan'])}"},
+            {"device_type": "heat_pump", "effect": "raise or lower", "when": thermostat,
+             "controls": ["Thermostat.SystemMode", "Thermostat.OccupiedHeatingSetpoint",
+                          "Thermostat.OccupiedCoolingSetpoint"],
+             "strength": f"fixed; time constant {_minutes(C['heat_pump_k'])}"},
+        ],
+        "humidity": [
+            {"device_type": kind, "effect": effect,
+             "when": "OnOff.OnOff is true and FanControl.PercentCurrent > 0",
+             "controls": ["OnOff.On", "FanControl.PercentSetting"],
+             "strength": f"pulls towards {C[kind]['target']:g} %RH; grows with "
+                         f"FanControl.PercentCurrent; at 100 % time constant {_minutes(C[kind]['k_full_fan'])}"}
+            for kind, effect in (("humidifier", "raise"), ("dehumidifier", "lower"))],
+        "illuminance": [
+            *({"device_type": kind, "effect": "raise",
+               "when": "OnOff.OnOff is true" + ("" if kind == "on_off_light" else
+                                                "; scales with LevelControl.CurrentLevel (1-254)"),
+               "controls": ["OnOff.On", "OnOff.Off"] + ([] if kind == "on_off_light" else
+                                                       ["LevelControl.MoveToLevel"]),
+               "strength": f"adds up to {lux:g} lux at once; Off (or a lower level) removes it"}
+              for kind, lux in C["light_lux"].items()),
+            {"device_type": "window_covering", "effect": "raise or lower",
+             "when": "daylight enters in proportion to how open the coverings are "
+                     "(WindowCovering.CurrentPositionLiftPercent100ths: 0 open, 10000 closed)",
+             "controls": ["WindowCovering.UpOrOpen", "WindowCovering.DownOrClose",
+                          "WindowCovering.GoToLiftPercentage"],
+             "strength": "the room's daylight times the mean openness of its coverings"},
+        ],
+        "pm10": [
+            {"device_type": "air_purifier", "effect": "lower",
+             "when": "OnOff.OnOff is true and FanControl.PercentCurrent > 0",
+             "controls": ["OnOff.On", "FanControl.PercentSetting"],
+             "strength": f"pulls towards {C['air_purifier']['target']:g} µg/m³; grows with "
+                         f"FanControl.PercentCurrent; at 100 % time constant "
+                         f"{_minutes(C['air_purifier']['k_full_fan'])}"},
+        ],
+    }
+    out = rules[state]
+    if state in C["ambient_k"]:
+        out.append({"device_type": None, "effect": "drift",
+                    "when": "always: the room drifts slowly towards the outdoor (ambient) value",
+                    "controls": [], "strength": f"time constant {_minutes(C['ambient_k'][state])}"})
+    return out
 
 
 __all__ = ["NOT_FOUND", "ROOM_STATE_UNITS", "SCHEMAS_BY_NAME", "TOOL_NAMES", "TOOL_SCHEMAS",

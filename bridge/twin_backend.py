@@ -173,9 +173,7 @@ class TwinBackend:
 
     @staticmethod
     def _workflow_json(workflow: Any) -> dict[str, Any]:
-        data = dict(workflow.to_json())
-        data.setdefault("workflow_id", data.get("id", getattr(workflow, "id", None)))
-        return data
+        return workflow.to_json()
 
     def _known_workflows(self) -> list[str]:
         return [self._workflow_json(w)["workflow_id"] for w in self.home.workflows.list()]
@@ -193,12 +191,10 @@ class TwinBackend:
     def cancel_workflow(self, workflow_id: str) -> dict[str, Any]:
         self._workflow(workflow_id)
         try:
-            result = self.home.workflows.cancel(workflow_id)
-        except ValueError as err:  # e.g. already finished
-            raise ToolError(INVALID_ARGUMENT, str(err)) from None
-        if result is False:
-            raise ToolError(INVALID_ARGUMENT, f"workflow {workflow_id!r} can no longer be cancelled")
-        return self._workflow_json(self._workflow(workflow_id))
+            workflow = self.home.workflows.cancel(workflow_id)
+        except ValueError as err:  # already running, finished or cancelled
+            raise ToolError(Status.INVALID_IN_STATE.name, str(err)) from None
+        return self._workflow_json(workflow)
 
     def workflow_status(self, workflow_id: str) -> dict[str, Any]:
         return self._workflow_json(self._workflow(workflow_id))
