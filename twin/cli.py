@@ -322,13 +322,14 @@ def home_generate(seed: int = typer.Option(0, "--seed", help="Seed: same seed, s
         twin run --home home.yaml
     """
     from twin import generator
+    from twin.schema import to_yaml
     if rooms < 1 or devices < 0:
         raise CliError("--rooms must be >= 1 and --devices >= 0")
     try:
         spec = generator.generate_home(seed, rooms, devices)
     except ValueError as err:
         raise CliError(str(err)) from None
-    text = generator.dump_yaml(spec)
+    text = to_yaml(spec)
     if output is None:
         sys.stdout.write(text)
         return
