@@ -1,0 +1,387 @@
+"""The Home: rooms, devices, the virtual clock, physics, workflows, snapshots.
+
+Device state lives only in the cluster servers; room state only here (one physics
+trajectory per room variable, see twin/physics.py). Time moves only through `step`
+(tick by tick, the reference path) and `advance`/`run_until` (event-driven
+fast-forward). Both run the same per-tick settle, in this order:
+
+1. servers' discrete events due now (`advance_to`), by device id, endpoint, cluster id;
+2. workflows due now, by start tick then id;
+3. physics: rooms whose inputs changed (server listeners mark them dirty) or whose
+   thermostat condition flips now are re-anchored, if their terms actually changed.
+
+Fast-forward jumps straight to the next tick where any of these can happen (or the
+target), so both paths reach byte-identical snapshots.
+"""
+from __future__ import annotations
+
+import copy
+import functools
+import importlib.resources
+import random
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from chip.clusters.ClusterObjects import ClusterEvent
+
+from clusters.base import ClusterServer
+from clusters.device import Device
+from clusters.devices import create_device
+from clusters.status import MatterError
+from clusters.values import to_json
+
+from . import physics
+from .clock import DEFAULT_START, TICKS_PER_SECOND, VirtualClock, parse_time
+from .physics import VARIABLES, Trajectory
+from .schema import HomeFileError, HomeSpec, UnknownIdError, parse_file
+from .workflows import Workflows
+
+SNAPSHOT_FORMAT = 1
+#: Rounds of (server events, workflows) allowed at one tick before we call it a loop.
+_MAX_ROUNDS = 1000
+
+__all__ = ["Home", "Room", "HomeFileError", "UnknownIdError", "InitialAttributeError"]
+
+
+class InitialAttributeError(ValueError):
+    """An initial attribute value that does not fit; `key` is "<ep>/<Cluster>/<Attribute>"."""
+
+    def __init__(self, key: str, message: str):
+        super().__init__(f"{key}: {message}")
+        self.key = key
+        self.message = message
+
+
+class Room:
+    """Read-only view of a room; values are at the home's current tick, natural units."""
+
+    def __init__(self, home: "Home", room_id: str, name: str, daylight_lux: float,
+                 trajectories: dict[str, Trajectory]):
+        self._home = home
+        self.id = room_id
+        self.name = name
+        self.daylight_lux = float(daylight_lux)
+        self._traj = trajectories
+
+    @property
+    def temperature(self) -> float:
+        """°C"""
+        return self._traj["temperature"].value(self._home.clock.tick)
+
+    @property
+    def humidity(self) -> float:
+        """%RH"""
+        return self._traj["humidity"].value(self._home.clock.tick)
+
+    @property
+    def pm10(self) -> float:
+        """µg/m³"""
+        return self._traj["pm10"].value(self._home.clock.tick)
+
+    @property
+    def illuminance(self) -> float:
+        """lux"""
+        return physics.illuminance(self.daylight_lux, self._home.devices_in(self.id))
+
+    def state(self) -> dict[str, float]:
+        return {"temperature": self.temperature, "humidity": self.humidity,
+                "illuminance": self.illuminance, "pm10": self.pm10}
+
+    def terms(self) -> dict[str, list[dict[str, Any]]]:
+        """The physics terms acting now (for explanations and debugging)."""
+        return {var: [{"source": t.source, "k": t.k, "target": t.target, "active": on}
+                      for t, on in zip(tr.terms, tr.active)] for var, tr in self._traj.items()}
+
+    def __repr__(self) -> str:
+        return f"Room({self.id!r}, {self.state()})"
+
+
+class Home:
+    def __init__(self, name: str = "home", seed: int = 0, start: datetime = DEFAULT_START,
+                 ambient: dict[str, float] | None = None):
+        self.name = name
+        self.seed = int(seed)
+        self.rng = random.Random(self.seed)  # the only randomness source
+        self.clock = VirtualClock(start)
+        self.ambient = {"temperature": 26.0, "humidity": 55.0, "pm10": 25.0, **(ambient or {})}
+        self.rooms: dict[str, Room] = {}
+        self.devices: dict[str, Device] = {}
+        self.events: list[dict[str, Any]] = []
+        self.workflows = Workflows(self)
+        self._meta: dict[str, dict[str, Any]] = {}       # device id -> type, room, name, options
+        self._room_devices: dict[str, list[str]] = {}
+        self._servers: list[ClusterServer] = []          # settle order: device, endpoint, cluster
+        self._dirty: set[str] = set()                     # rooms whose physics inputs changed
+        self._next_flip: int | None = None
+
+    # ---- building ------------------------------------------------------------------
+    def add_room(self, room_id: str, name: str | None = None, temperature: float = 24.0,
+                 humidity: float = 50.0, pm10: float = 20.0, daylight_lux: float = 300.0) -> Room:
+        if room_id in self.rooms or room_id in self.devices:
+            raise ValueError(f"id {room_id!r} is already used in this home")
+        initial = {"temperature": temperature, "humidity": humidity, "pm10": pm10}
+        terms = physics.room_terms([], self.ambient)
+        room = Room(self, room_id, name or room_id, daylight_lux,
+                    {v: Trajectory(initial[v], self.clock.tick, terms[v]) for v in VARIABLES})
+        self.rooms[room_id] = room
+        self._room_devices[room_id] = []
+        self._refresh_next_flip()
+        return room
+
+    def add_device(self, device_id: str, type_key: str, room_id: str, name: str | None = None,
+                   options: dict[str, Any] | None = None,
+                   attributes: dict[str, Any] | None = None) -> Device:
+        """Create a device of a registered type in a room, with optional initial attributes.
+
+        Raises MatterError for an unknown type, InitialAttributeError for a bad attribute;
+        the home is unchanged on error.
+        """
+        if device_id in self.devices or device_id in self.rooms:
+            raise ValueError(f"id {device_id!r} is already used in this home")
+        self._check_room(room_id)
+        options = dict(options or {})
+        device = create_device(device_id, type_key, rng=self.rng, **options)
+        for key, value in (attributes or {}).items():
+            _apply_initial(device, key, value)
+        self._place(device, room_id, name, options)
+        return device
+
+    def _place(self, device: Device, room_id: str, name: str | None, options: dict[str, Any]) -> None:
+        for server in device.servers():
+            server.clock = self.clock
+            server.event_sink = self._on_event
+            server.listeners.append(self._on_change)
+            quantity = physics.sensor_quantity(device, server)
+            if quantity is not None:
+                server.sensor_source = functools.partial(self._quantity, room_id, quantity)
+        self.devices[device.id] = device
+        self._meta[device.id] = {"type": device.type.key, "room": room_id, "name": name,
+                                 "options": options}
+        self._room_devices[room_id].append(device.id)
+        self._servers = [s for _, s in sorted(
+            ((d.id, ep.id, s.id), s) for d in self.devices.values()
+            for ep in d.endpoints.values() for s in ep.servers.values())]
+        self._dirty.add(room_id)
+
+    # ---- callbacks from servers ------------------------------------------------------
+    def _on_change(self, server: ClusterServer, attribute: str) -> None:
+        self._dirty.add(self._meta[server.endpoint.device.id]["room"])
+
+    def _on_event(self, server: ClusterServer, event: ClusterEvent) -> None:
+        self.events.append({
+            "tick": self.clock.tick, "time": self.clock.format(),
+            "device": server.endpoint.device.id, "endpoint": server.endpoint.id,
+            "cluster": server.name, "event": type(event).__name__, "fields": to_json(event)})
+
+    def _quantity(self, room_id: str, quantity: str) -> float:
+        return getattr(self.rooms[room_id], quantity)
+
+    # ---- lookups -------------------------------------------------------------------
+    @property
+    def now(self) -> datetime:
+        return self.clock.now
+
+    def _check_room(self, room_id: str) -> None:
+        if room_id not in self.rooms:
+            raise UnknownIdError(f"no room {room_id!r}; rooms: " + ", ".join(self.rooms))
+
+    def device(self, device_id: str) -> Device:
+        try:
+            return self.devices[device_id]
+        except (KeyError, TypeError):
+            raise UnknownIdError(f"no device {device_id!r}; devices: "
+                                 + ", ".join(sorted(self.devices))) from None
+
+    def room_of(self, device_id: str) -> str:
+        return self._meta[self.device(device_id).id]["room"]
+
+    def devices_in(self, room_id: str) -> list[Device]:
+        self._check_room(room_id)
+        return [self.devices[d] for d in self._room_devices[room_id]]
+
+    def device_info(self, device_id: str) -> dict[str, Any]:
+        """{"id", "type", "label", "room", "name", "options"} for one device."""
+        device = self.device(device_id)
+        meta = self._meta[device_id]
+        return {"id": device_id, "type": meta["type"], "label": meta["name"] or device.type.label,
+                "room": meta["room"], "name": meta["name"], "options": copy.deepcopy(meta["options"])}
+
+    # ---- time ----------------------------------------------------------------------
+    def step(self, ticks: int = 1) -> None:
+        """Tick-by-tick reference path: settle every single tick."""
+        if isinstance(ticks, bool) or not isinstance(ticks, int) or ticks < 0:
+            raise ValueError(f"ticks must be a non-negative integer, got {ticks!r}")
+        self._settle()
+        for _ in range(ticks):
+            self.clock.tick += 1
+            self._settle()
+
+    def advance(self, seconds: float) -> None:
+        """Fast-forward by `seconds` of virtual time (rounded to whole ticks)."""
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not seconds >= 0:
+            raise ValueError(f"seconds must be a non-negative number, got {seconds!r}")
+        self._run_to(self.clock.tick + round(seconds * TICKS_PER_SECOND))
+
+    def run_until(self, when: datetime | str) -> None:
+        target = self.clock.tick_at(parse_time(when))
+        if target < self.clock.tick:
+            raise ValueError(f"{when} is before the current virtual time {self.clock.format()}")
+        self._run_to(target)
+
+    def _run_to(self, target: int) -> None:
+        self._settle()
+        while self.clock.tick < target:
+            nxt = target
+            for server in self._servers:
+                tick = server.next_event_tick()
+                if tick is not None and tick < nxt:
+                    nxt = tick
+            tick = self.workflows.next_tick()
+            if tick is not None and tick < nxt:
+                nxt = tick
+            if self._next_flip is not None and self._next_flip < nxt:
+                nxt = self._next_flip
+            self.clock.tick = max(nxt, self.clock.tick + 1)
+            self._settle()
+
+    def _settle(self) -> None:
+        tick = self.clock.tick
+        for _ in range(_MAX_ROUNDS):
+            due = [s for s in self._servers
+                   if (t := s.next_event_tick()) is not None and t <= tick]
+            for server in due:
+                server.advance_to(tick)
+            ran = self.workflows.run_due(tick)
+            if not due and not ran:
+                break
+        else:
+            raise RuntimeError(f"tick {tick}: server events keep rescheduling at the same tick: "
+                               + ", ".join(f"{s.endpoint.device.id}/{s.endpoint.id}/{s.name}" for s in due))
+        if self._dirty or (self._next_flip is not None and self._next_flip <= tick):
+            self._update_physics(tick)
+
+    def _update_physics(self, tick: int) -> None:
+        for room_id, room in self.rooms.items():
+            dirty = room_id in self._dirty
+            if not dirty and not any(tr.flip_tick is not None and tr.flip_tick <= tick
+                                     for tr in room._traj.values()):
+                continue
+            terms = physics.room_terms(self.devices_in(room_id), self.ambient) if dirty else None
+            for var in VARIABLES:
+                old = room._traj[var]
+                new_terms = terms[var] if terms is not None else old.terms
+                x = old.value(tick)
+                if new_terms == old.terms and tuple(t.active_at(x) for t in new_terms) == old.active:
+                    continue  # same coefficients: keep the anchor
+                room._traj[var] = Trajectory(x, tick, new_terms)
+        self._dirty.clear()
+        self._refresh_next_flip()
+
+    def _refresh_next_flip(self) -> None:
+        flips = [tr.flip_tick for room in self.rooms.values() for tr in room._traj.values()
+                 if tr.flip_tick is not None]
+        self._next_flip = min(flips) if flips else None
+
+    # ---- snapshots -----------------------------------------------------------------
+    def snapshot(self) -> dict[str, Any]:
+        """JSON-ready state; same seed and calls give byte-identical json.dumps(sort_keys=True)."""
+        version, internal, gauss = self.rng.getstate()
+        return {
+            "format": SNAPSHOT_FORMAT,
+            "name": self.name,
+            "seed": self.seed,
+            "clock": self.clock.state(),
+            "ambient": dict(self.ambient),
+            "rooms": [{"id": r.id, "name": r.name, "daylight_lux": r.daylight_lux,
+                       "physics": {v: tr.state() for v, tr in r._traj.items()}}
+                      for r in self.rooms.values()],
+            "devices": [{"id": d.id, **copy.deepcopy(self._meta[d.id]),
+                         "servers": {f"{ep.id}/{s.name}": s.state()
+                                     for ep in d.endpoints.values() for s in ep.servers.values()}}
+                        for d in self.devices.values()],
+            "workflows": self.workflows.state(),
+            "events": copy.deepcopy(self.events),
+            "rng": [version, list(internal), gauss],
+            "dirty": sorted(self._dirty),
+        }
+
+    @classmethod
+    def restore(cls, snapshot: dict[str, Any]) -> "Home":
+        if snapshot.get("format") != SNAPSHOT_FORMAT:
+            raise ValueError(f"snapshot format {snapshot.get('format')!r} is not supported; "
+                             f"expected {SNAPSHOT_FORMAT}")
+        clock = VirtualClock.from_state(snapshot["clock"])
+        home = cls(snapshot["name"], snapshot["seed"], clock.start, snapshot["ambient"])
+        home.clock.tick = clock.tick
+        for r in snapshot["rooms"]:
+            home.rooms[r["id"]] = Room(home, r["id"], r["name"], r["daylight_lux"],
+                                       {v: Trajectory.from_state(s) for v, s in r["physics"].items()})
+            home._room_devices[r["id"]] = []
+        for d in snapshot["devices"]:
+            # Identity (serials) comes back with the server state, so this rng is throwaway.
+            device = create_device(d["id"], d["type"], rng=random.Random(0), **d["options"])
+            for key, state in d["servers"].items():
+                ep, name = key.split("/", 1)
+                device.endpoint(int(ep)).server(name).load_state(state)
+            home._place(device, d["room"], d["name"], copy.deepcopy(d["options"]))
+        home.workflows.load_state(copy.deepcopy(snapshot["workflows"]))
+        home.events = copy.deepcopy(snapshot["events"])
+        version, internal, gauss = snapshot["rng"]
+        home.rng.setstate((version, tuple(internal), gauss))
+        home._dirty = set(snapshot["dirty"])
+        home._refresh_next_flip()
+        return home
+
+    def fork(self) -> "Home":
+        """An independent copy that continues exactly like this home would."""
+        return Home.restore(self.snapshot())
+
+    # ---- home files ----------------------------------------------------------------
+    @classmethod
+    def from_spec(cls, spec: HomeSpec, seed: int | None = None, source: str = "<spec>") -> "Home":
+        """Build a home; any bad device option or attribute raises HomeFileError."""
+        if seed is None:
+            seed = spec.seed if spec.seed is not None else 0
+        home = cls(spec.name, seed, spec.start_time, spec.ambient.model_dump())
+        for room in spec.rooms:
+            home.add_room(room.id, room.name, room.temperature, room.humidity, room.pm10,
+                          room.daylight_lux)
+        for i, room in enumerate(spec.rooms):
+            for j, dev in enumerate(room.devices):
+                where = f"rooms[{i}].devices[{j}]"
+                try:
+                    home.add_device(dev.id, dev.type, room.id, dev.name, dev.options, dev.attributes)
+                except InitialAttributeError as exc:
+                    raise HomeFileError(source, f"{where}.attributes.{exc.key}", exc.message) from None
+                except (MatterError, TypeError, ValueError) as exc:
+                    # create_device rejected the type or its options
+                    raise HomeFileError(source, f"{where}.options",
+                                        f"{dev.type} rejected options {dev.options!r}: {exc}") from None
+        home._settle()
+        return home
+
+    @classmethod
+    def load(cls, path: str | Path, seed: int | None = None) -> "Home":
+        """A home from a YAML or JSON file (pydantic-validated); errors are HomeFileError."""
+        return cls.from_spec(parse_file(path), seed, source=str(path))
+
+    @classmethod
+    def default(cls, seed: int = 0) -> "Home":
+        """The packaged default home (twin/default_home.yaml)."""
+        with importlib.resources.as_file(importlib.resources.files("twin") / "default_home.yaml") as path:
+            return cls.load(path, seed)
+
+
+def _apply_initial(device: Device, key: str, value: Any) -> None:
+    """Set one initial attribute: type-checked and constraint-checked like a write, but
+    writability is not required (it is the device's starting state)."""
+    ep, cluster, attribute = key.split("/")
+    try:
+        server = device.endpoint(int(ep)).server(cluster)
+        name = server.resolve_attribute(attribute)
+        coerced = server._coerce(name, value)
+        server.validate_write(name, coerced)
+    except MatterError as exc:
+        raise InitialAttributeError(key, str(exc)) from None
+    server.set(name, coerced)

@@ -1,0 +1,279 @@
+"""Room physics: how devices move temperature, humidity, PM10 and illuminance.
+
+Model
+-----
+Temperature (°C), humidity (%RH) and PM10 (µg/m³) follow first-order dynamics. Per tick
+(0.1 s), for each of them::
+
+    x[n+1] = x[n] + k_amb * (ambient - x[n]) + Σ_d k_d * (target_d - x[n])
+
+While the set of active terms is unchanged this is a linear recurrence with constant
+coefficients, solved in closed form::
+
+    x[n] = x* + (x0 - x*) * a**n,   a = 1 - K,   K = k_amb + Σ k_d,
+    x*   = (k_amb * ambient + Σ k_d * target_d) / K
+
+Each room variable keeps one anchor (x0, tick0) plus its terms; the value at any tick is
+that formula. A new anchor is taken only when the terms change (a device input changed,
+or a thermostat term switched on or off). Stepping tick by tick and fast-forwarding
+evaluate the same formula at the same ticks, so they agree to the last bit.
+
+Illuminance is instantaneous and computed on read: room daylight times the mean
+openness of the room's window coverings, plus each light's full output times its on/off
+state and level. Light transitions and moving covers are therefore exact at every tick.
+
+Coefficients (per tick; "pct" is FanControl.PercentCurrent / 100)
+------------------------------------------------------------------
+=====================  ==========  =========================  ==========================
+source                 variable    k per tick                 target
+=====================  ==========  =========================  ==========================
+ambient (envelope)     temperature 5e-6  (time const. ~5.6 h)  home ambient temperature
+ambient (envelope)     humidity    5e-6                        home ambient humidity
+ambient (infiltration) pm10        5e-6                        home ambient PM10
+air conditioner        temperature 6.7e-5 * pct                Occupied{Cooling,Heating}Setpoint
+heat pump (no fan)     temperature 5e-5                        Occupied{Cooling,Heating}Setpoint
+humidifier             humidity    3e-5 * pct                  80 %RH
+dehumidifier           humidity    3e-5 * pct                  25 %RH
+air purifier           pm10        1.2e-4 * pct (~14 min)      0 µg/m³
+fan                    (none)      -                           -
+on/off light           illuminance +300 lux when on            -
+dimmable light         illuminance +400 lux * CurrentLevel/254 -
+=====================  ==========  =========================  ==========================
+
+An AC at 100 % fan, 5 °C above its setpoint, cools by 6.7e-5 * 5 * 3000 ≈ 1 °C in the first
+5 minutes. The ambient terms give every room a small pull towards the outdoor values.
+
+Thermostats (any device with a Thermostat server; it is gated by an OnOff on the device
+when there is one, and its strength follows FanControl.PercentCurrent when there is a
+FanControl, else it is the fixed heat-pump value). SystemMode Cool/Precooling: pulls
+towards OccupiedCoolingSetpoint, active only while x > setpoint. Heat/EmergencyHeat:
+towards OccupiedHeatingSetpoint, active only while x < setpoint. Auto: both (the spec's
+MinSetpointDeadBand keeps the two setpoints apart). Other modes (Off, FanOnly, Dry, Sleep)
+have no thermal effect.
+
+Why switching never chatters: a thermostat term is k * (setpoint - x) on the far side of
+its setpoint and 0 on the near side, so it is continuous in x (it is zero at the switch
+point). The total drift F(x) is then continuous and strictly decreasing (the ambient term
+is strictly decreasing, each device term non-increasing), so it has exactly one zero, and
+the per-tick map x -> x + F(x) is increasing (K < 1): trajectories approach that zero
+monotonically and never cross back over a threshold they crossed. Numerically, switching
+a term at its own setpoint moves x* to a weighted mean of the old x* and that setpoint,
+which lies on the same side of the setpoint, so the next span keeps going the same way.
+
+Finding the switch tick: within a span x[n] is monotone in n, so the first tick at which a
+term's condition flips is found exactly by exponential search plus bisection over whole
+ticks, evaluating the same closed form. The home jumps to that tick and re-anchors.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable, NamedTuple
+
+from chip.clusters import Objects as Clusters
+from chip.clusters.Types import Nullable
+
+VARIABLES = ("temperature", "humidity", "pm10")
+
+#: The one coefficient table (see the module docstring).
+COEFFICIENTS: dict[str, Any] = {
+    "ambient_k": {"temperature": 5e-6, "humidity": 5e-6, "pm10": 5e-6},
+    "ac_k_full_fan": 6.7e-5,
+    "heat_pump_k": 5e-5,
+    "humidifier": {"k_full_fan": 3e-5, "target": 80.0},
+    "dehumidifier": {"k_full_fan": 3e-5, "target": 25.0},
+    "air_purifier": {"k_full_fan": 1.2e-4, "target": 0.0},
+    "light_lux": {"on_off_light": 300.0, "dimmable_light": 400.0},
+}
+
+_HUMIDITY_DEVICES = ("humidifier", "dehumidifier")
+#: Device types whose measurement servers measure something other than the room.
+NOT_ROOM_SENSORS = frozenset({"refrigerator", "freezer"})
+
+SENSOR_QUANTITIES = {
+    Clusters.TemperatureMeasurement.id: "temperature",
+    Clusters.RelativeHumidityMeasurement.id: "humidity",
+    Clusters.IlluminanceMeasurement.id: "illuminance",
+    Clusters.Pm10ConcentrationMeasurement.id: "pm10",
+    Clusters.Thermostat.id: "temperature",  # LocalTemperature
+}
+
+_Mode = Clusters.Thermostat.Enums.SystemModeEnum
+_COOL_MODES = frozenset({_Mode.kCool, _Mode.kPrecooling, _Mode.kAuto})
+_HEAT_MODES = frozenset({_Mode.kHeat, _Mode.kEmergencyHeat, _Mode.kAuto})
+
+ALWAYS, ABOVE, BELOW = 0, 1, -1
+
+
+class Term(NamedTuple):
+    """k * (target - x), active always, only while x > target (ABOVE) or x < target (BELOW)."""
+    source: str
+    k: float
+    target: float
+    when: int = ALWAYS
+
+    def active_at(self, x: float) -> bool:
+        if self.when == ABOVE:
+            return x > self.target
+        if self.when == BELOW:
+            return x < self.target
+        return True
+
+
+class Trajectory:
+    """One room variable from its anchor: x(tick) = x* + (x0 - x*) * a**(tick - tick0).
+
+    Everything here is a pure function of (x0, tick0, terms), so snapshots store just those
+    and a restored trajectory is bit-identical.
+    """
+
+    __slots__ = ("x0", "tick0", "terms", "active", "xstar", "a", "flip_tick")
+
+    def __init__(self, x0: float, tick0: int, terms: tuple[Term, ...]):
+        self.x0 = float(x0)
+        self.tick0 = int(tick0)
+        self.terms = terms
+        self.active = tuple(t.active_at(self.x0) for t in terms)
+        total_k = weighted = 0.0
+        for term, on in zip(terms, self.active):
+            if on:
+                total_k += term.k
+                weighted += term.k * term.target
+        if not 0.0 < total_k < 1.0:
+            raise ValueError(f"sum of physics coefficients {total_k} must be in (0, 1)")
+        self.xstar = weighted / total_k
+        self.a = 1.0 - total_k
+        self.flip_tick = self._first_flip()
+
+    def at(self, n: int) -> float:
+        """Value n ticks after the anchor."""
+        if n == 0:
+            return self.x0
+        return self.xstar + (self.x0 - self.xstar) * self.a ** n
+
+    def value(self, tick: int) -> float:
+        return self.at(tick - self.tick0)
+
+    def _first_flip(self) -> int | None:
+        first: int | None = None
+        for term, on in zip(self.terms, self.active):
+            if term.when == ALWAYS or term.active_at(self.xstar) == on:
+                continue  # x moves monotonically towards x*, so no crossing is possible
+            # a**n reaches 0.0 for large n, where x == x*, so the search terminates.
+            hi = 1
+            while term.active_at(self.at(hi)) == on:
+                hi *= 2
+            lo = hi // 2
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                if term.active_at(self.at(mid)) == on:
+                    lo = mid
+                else:
+                    hi = mid
+            first = hi if first is None else min(first, hi)
+        return None if first is None else self.tick0 + first
+
+    def state(self) -> dict[str, Any]:
+        return {"x0": self.x0, "tick0": self.tick0, "terms": [list(t) for t in self.terms]}
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any]) -> "Trajectory":
+        return cls(state["x0"], state["tick0"], tuple(Term(*t) for t in state["terms"]))
+
+
+# ---- reading device inputs ------------------------------------------------------------
+def _attr(server: Any, name: str) -> Any:
+    """An attribute's value, or None when the server lacks it (optional/feature-gated)."""
+    if server is None or name not in server.attributes:
+        return None
+    value = server.get(name)
+    return None if value is None or isinstance(value, Nullable) else value
+
+
+def _find(device: Any, endpoint: Any, cluster: Any) -> Any:
+    """The server for `cluster` on `endpoint`, else anywhere on the device, else None."""
+    server = endpoint.servers.get(cluster.id)
+    if server is not None:
+        return server
+    for ep_id in sorted(device.endpoints):
+        server = device.endpoints[ep_id].servers.get(cluster.id)
+        if server is not None:
+            return server
+    return None
+
+
+def _is_on(device: Any, endpoint: Any) -> bool:
+    onoff = _find(device, endpoint, Clusters.OnOff)
+    return True if onoff is None else bool(onoff.get("OnOff"))
+
+
+def _fan_fraction(device: Any, endpoint: Any) -> float | None:
+    fan = _find(device, endpoint, Clusters.FanControl)
+    if fan is None:
+        return None
+    return (_attr(fan, "PercentCurrent") or 0) / 100.0
+
+
+def device_terms(device: Any) -> list[tuple[str, Term]]:
+    """The (variable, term) contributions of one device in its current state."""
+    out: list[tuple[str, Term]] = []
+    key = device.type.key
+    for ep_id in sorted(device.endpoints):
+        ep = device.endpoints[ep_id]
+        thermostat = ep.servers.get(Clusters.Thermostat.id)
+        if thermostat is not None and key not in NOT_ROOM_SENSORS and _is_on(device, ep):
+            fan = _fan_fraction(device, ep)
+            k = COEFFICIENTS["heat_pump_k"] if fan is None else COEFFICIENTS["ac_k_full_fan"] * fan
+            mode = _attr(thermostat, "SystemMode")
+            cool = _attr(thermostat, "OccupiedCoolingSetpoint")
+            heat = _attr(thermostat, "OccupiedHeatingSetpoint")
+            if k > 0 and mode in _COOL_MODES and cool is not None:
+                out.append(("temperature", Term(device.id, k, cool / 100.0, ABOVE)))
+            if k > 0 and mode in _HEAT_MODES and heat is not None:
+                out.append(("temperature", Term(device.id, k, heat / 100.0, BELOW)))
+    if key in (*_HUMIDITY_DEVICES, "air_purifier"):
+        ep = device.endpoints[min(e for e in device.endpoints if e != 0)]
+        fan = _fan_fraction(device, ep)
+        k = COEFFICIENTS[key]["k_full_fan"] * (1.0 if fan is None else fan)
+        if k > 0 and _is_on(device, ep):
+            var = "pm10" if key == "air_purifier" else "humidity"
+            out.append((var, Term(device.id, k, COEFFICIENTS[key]["target"])))
+    return out
+
+
+def room_terms(devices: Iterable[Any], ambient: dict[str, float]) -> dict[str, tuple[Term, ...]]:
+    """All terms per variable for a room: ambient first, then devices by id."""
+    terms: dict[str, list[Term]] = {
+        var: [Term("ambient", COEFFICIENTS["ambient_k"][var], float(ambient[var]))] for var in VARIABLES}
+    for device in sorted(devices, key=lambda d: d.id):
+        for var, term in device_terms(device):
+            terms[var].append(term)
+    return {var: tuple(ts) for var, ts in terms.items()}
+
+
+def illuminance(daylight_lux: float, devices: Iterable[Any]) -> float:
+    """Room illuminance now: daylight through the coverings plus the lights."""
+    openness: list[float] = []
+    lights = 0.0
+    for device in devices:
+        key = device.type.key
+        if key == "window_covering":
+            cover = _find(device, device.endpoints[min(device.endpoints)], Clusters.WindowCovering)
+            position = _attr(cover, "CurrentPositionLiftPercent100ths")
+            openness.append(1.0 - (position or 0) / 10000.0)  # unknown position: open
+        elif key in COEFFICIENTS["light_lux"]:
+            for ep_id in sorted(device.endpoints):
+                ep = device.endpoints[ep_id]
+                onoff = ep.servers.get(Clusters.OnOff.id)
+                if onoff is None or not onoff.get("OnOff"):
+                    continue
+                level = ep.servers.get(Clusters.LevelControl.id)
+                fraction = 1.0 if level is None else (_attr(level, "CurrentLevel") or 0) / 254.0
+                lights += COEFFICIENTS["light_lux"][key] * fraction
+    daylight = daylight_lux * (sum(openness) / len(openness) if openness else 1.0)
+    return daylight + lights
+
+
+def sensor_quantity(device: Any, server: Any) -> str | None:
+    """Which room quantity a measurement server reports, or None if not the room's."""
+    if not hasattr(server, "sensor_source") or device.type.key in NOT_ROOM_SENSORS:
+        return None
+    return SENSOR_QUANTITIES.get(server.id)

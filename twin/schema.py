@@ -1,0 +1,211 @@
+"""Home files: the pydantic schema, the loader and its one-line errors.
+
+A home file (YAML or JSON) names the home, its start time and ambient conditions, and
+its rooms with their devices. Device attributes can be given flat
+(`"1/Thermostat/SystemMode": 3`) or nested (`1: {Thermostat: {SystemMode: 3}}`); they
+are normalized to the flat form here and checked against the real cluster servers when
+the home is built (`Home.from_spec`). Every problem surfaces as `HomeFileError`, whose
+text is one line: "<file>: <field path>: <problem>".
+"""
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from clusters.device import DEVICE_TYPES
+
+from .clock import DEFAULT_START
+
+ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$"
+
+
+class HomeFileError(Exception):
+    """A bad home file. `str()` is one line: "<file>: <field path>: <problem>"."""
+
+    def __init__(self, source: str, path: str, problem: str):
+        self.source = str(source)
+        self.path = path
+        self.problem = " ".join(str(problem).split())
+        super().__init__(f"{self.source}: {self.path}: {self.problem}")
+
+
+class UnknownIdError(KeyError):
+    """A room, device or workflow id that does not exist; the message lists known ids."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class DeviceSpec(_Model):
+    id: str = Field(pattern=ID_PATTERN)
+    type: str
+    name: str | None = None
+    options: dict[str, Any] = Field(default_factory=dict)
+    #: Initial attribute values, flat: {"<endpoint>/<Cluster>/<Attribute>": value}.
+    attributes: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("type")
+    @classmethod
+    def _known_type(cls, value: str) -> str:
+        if value not in DEVICE_TYPES:
+            raise ValueError(f"unknown device type {value!r}; known: " + ", ".join(sorted(DEVICE_TYPES)))
+        return value
+
+    @field_validator("attributes", mode="before")
+    @classmethod
+    def _flatten(cls, value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+        flat: dict[str, Any] = {}
+        _flatten_into(flat, (), value)
+        return flat
+
+
+def _flatten_into(out: dict[str, Any], prefix: tuple[str, ...], data: dict[Any, Any]) -> None:
+    for key, value in data.items():
+        parts = prefix + tuple(p.strip() for p in str(key).split("/"))
+        if len(parts) < 3:
+            if not isinstance(value, dict):
+                raise ValueError(f"{'/'.join(parts)}: expected a mapping of "
+                                 + ("clusters" if len(parts) == 1 else "attributes")
+                                 + " or a key '<endpoint>/<Cluster>/<Attribute>'")
+            _flatten_into(out, parts, value)
+        elif len(parts) == 3:
+            if not parts[0].isdigit():
+                raise ValueError(f"{'/'.join(parts)}: endpoint {parts[0]!r} is not a number")
+            path = "/".join(parts)
+            if path in out:
+                raise ValueError(f"{path}: given twice")
+            out[path] = value
+        else:
+            raise ValueError(f"{'/'.join(parts)}: expected '<endpoint>/<Cluster>/<Attribute>'")
+
+
+class RoomSpec(_Model):
+    id: str = Field(pattern=ID_PATTERN)
+    name: str | None = None
+    temperature: float = Field(24.0, ge=-40, le=60, description="°C at start")
+    humidity: float = Field(50.0, ge=0, le=100, description="%RH at start")
+    pm10: float = Field(20.0, ge=0, le=2000, description="µg/m³ at start")
+    daylight_lux: float = Field(300.0, ge=0, le=200000, description="lux with coverings open")
+    devices: list[DeviceSpec] = Field(default_factory=list)
+
+
+class AmbientSpec(_Model):
+    temperature: float = Field(26.0, ge=-40, le=60)
+    humidity: float = Field(55.0, ge=0, le=100)
+    pm10: float = Field(25.0, ge=0, le=2000)
+
+
+class HomeSpec(_Model):
+    name: str = "home"
+    seed: int | None = None
+    start_time: datetime = DEFAULT_START
+    ambient: AmbientSpec = Field(default_factory=AmbientSpec)
+    rooms: list[RoomSpec] = Field(min_length=1)
+
+    @field_validator("start_time")
+    @classmethod
+    def _naive(cls, value: datetime) -> datetime:
+        if value.tzinfo is not None:
+            raise ValueError("start_time must be naive local time (no time zone)")
+        return value
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> "HomeSpec":
+        seen: dict[str, str] = {}
+        for i, room in enumerate(self.rooms):
+            places = [(f"rooms[{i}].id", room.id)] + [
+                (f"rooms[{i}].devices[{j}].id", d.id) for j, d in enumerate(room.devices)]
+            for where, ident in places:
+                if ident in seen:
+                    # Top-level validator: the message carries its own field path.
+                    raise ValueError(f"{where}: duplicate id {ident!r} (also at {seen[ident]}); "
+                                     "room and device ids must be unique in the home")
+                seen[ident] = where
+        return self
+
+
+# ---- loading ------------------------------------------------------------------------
+def _loc_path(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def validation_error(source: str, exc: ValidationError) -> HomeFileError:
+    errors = exc.errors()
+    first = errors[0]
+    message = re.sub(r"^(Value|Assertion) error, ", "", first["msg"])
+    if first["type"] not in ("value_error", "assertion_error", "missing", "extra_forbidden"):
+        given = first.get("input")
+        if not isinstance(given, (dict, list)):
+            message += f" (got {given!r})"
+    more = f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
+    path = _loc_path(tuple(first["loc"]))
+    if not path:
+        # Model-level validators put "<path>: <problem>" in the message.
+        path, _, message = message.partition(": ")
+    return HomeFileError(source, path, message + more)
+
+
+def parse_data(data: Any, source: str = "<home>") -> HomeSpec:
+    if not isinstance(data, dict):
+        raise HomeFileError(source, "(top level)", f"expected a mapping with name, rooms, ...; "
+                                                   f"got {type(data).__name__}")
+    try:
+        return HomeSpec.model_validate(data)
+    except ValidationError as exc:
+        raise validation_error(source, exc) from None
+
+
+def parse_file(path: str | Path) -> HomeSpec:
+    """Read and validate a YAML or JSON home file; every failure is a HomeFileError."""
+    source = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise HomeFileError(source, "(file)", f"cannot read: {exc.strerror if isinstance(exc, OSError) else exc}") from None
+    if source.lower().endswith(".json"):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise HomeFileError(source, f"line {exc.lineno} column {exc.colno}",
+                                f"JSON syntax error: {exc.msg}") from None
+    else:
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f"line {mark.line + 1} column {mark.column + 1}" if mark else "(yaml)"
+            problem = getattr(exc, "problem", None) or str(exc)
+            raise HomeFileError(source, where, f"YAML syntax error: {problem}") from None
+    return parse_data(data, source)
+
+
+def to_yaml(spec: HomeSpec) -> str:
+    """A home file for `spec`, stable for identical specs (keys in schema order)."""
+    data = spec.model_dump(mode="json")
+    data["start_time"] = spec.start_time.isoformat(sep=" ")
+    if data["seed"] is None:
+        del data["seed"]
+    for room in data["rooms"]:
+        for device in room["devices"]:
+            for key in ("name", "options", "attributes"):
+                if not device[key]:
+                    del device[key]
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
