@@ -97,8 +97,13 @@ def load_public_key(data: bytes) -> ec.EllipticCurvePublicKey:
 
 
 def Crypto_Sign(private_key: ec.EllipticCurvePrivateKey, message: bytes) -> bytes:
-    """ECDSA-SHA256, returned as the raw 64-byte r||s Matter uses (not DER)."""
-    r, s = decode_dss_signature(private_key.sign(bytes(message), ec.ECDSA(hashes.SHA256())))
+    """ECDSA-SHA256, returned as the raw 64-byte r||s Matter uses (not DER).
+
+    The nonce is derived per RFC 6979 (deterministic): as safe as a random nonce, and it
+    keeps handshakes driven by a seeded rng byte-identical from run to run.
+    """
+    der = private_key.sign(bytes(message), ec.ECDSA(hashes.SHA256(), deterministic_signing=True))
+    r, s = decode_dss_signature(der)
     return r.to_bytes(32, "big") + s.to_bytes(32, "big")
 
 
