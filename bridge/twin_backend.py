@@ -81,7 +81,8 @@ class TwinBackend:
         return [{"room_id": rid, "name": room.name} for rid, room in self.home.rooms.items()]
 
     def _summary(self, device: Any) -> dict[str, Any]:
-        return {"device_id": device.id, "device_type": device.type.key, "label": device.type.label,
+        return {"device_id": device.id, "name": self.home.device_info(device.id)["label"],
+                "device_type": device.type.key, "label": device.type.label,
                 "endpoints": sorted(e for e in device.endpoints if e != 0)}
 
     def room_devices(self, room_id: str) -> list[dict[str, Any]]:
@@ -102,7 +103,8 @@ class TwinBackend:
                 "endpoint_id": ep_id,
                 "device_types": [{"id": d, "revision": r} for d, r in ep.device_types],
                 "clusters": [s.describe() for _, s in sorted(ep.servers.items())]})
-        return {"device_id": device.id, "device_type": device.type.key, "label": device.type.label,
+        return {"device_id": device.id, "name": self.home.device_info(device.id)["label"],
+                "device_type": device.type.key, "label": device.type.label,
                 "room_id": self.home.room_of(device.id), "endpoints": endpoints}
 
     def read_attribute(self, device_id: str, endpoint_id: int | None, cluster: Any,

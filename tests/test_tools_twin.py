@@ -15,7 +15,7 @@ def make_home(seed=1):
     home.add_room("living_room", "Living Room", temperature=24.123456, humidity=51.239,
                   pm10=17.26, daylight_lux=250.0)
     home.add_room("kitchen", "Kitchen")
-    home.add_device("living_room_light_1", "on_off_light", "living_room")
+    home.add_device("living_room_light_1", "on_off_light", "living_room", name="Reading Lamp")
     home.add_device("kitchen_light_1", "on_off_light", "kitchen")
     return home
 
@@ -54,7 +54,8 @@ def test_get_rooms(call):
 
 def test_get_room_devices_and_unknown_room(call):
     r = call("get_room_devices", {"room.id": "living_room"})
-    assert r["devices"] == [{"device_id": "living_room_light_1", "device_type": "on_off_light",
+    assert r["devices"] == [{"device_id": "living_room_light_1", "name": "Reading Lamp",
+                             "device_type": "on_off_light",
                              "label": "On/Off Light", "endpoints": [1]}]
     err = call("get_room_devices", {"room_id": "attic"}, ok=False)["error"]
     assert err["code"] == "NOT_FOUND" and "attic" in err["message"]

@@ -220,6 +220,9 @@ def run(home_file: Optional[Path] = HomeOption, seed: Optional[int] = SeedOption
         if factor is None:
             fast_forward(home, end_tick - start_tick)
         else:
+            err_console.print(f"running {home.name!r}: {len(home.rooms)} rooms, {len(home.devices)} "
+                              f"devices at speed {factor:g} from {home.now}; Ctrl-C to stop",
+                              highlight=False)
             _real_time(home, factor, end_tick, lambda: _view(home, speed, extensions), err_console)
     except KeyboardInterrupt:
         interrupted = True
