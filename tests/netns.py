@@ -21,6 +21,7 @@ import pickle
 import subprocess
 import sys
 import tempfile
+import time
 import traceback
 import uuid
 from pathlib import Path
@@ -74,7 +75,7 @@ class NetnsCall:
             "module": func.__module__, "file": getattr(module, "__file__", None),
             "name": func.__qualname__, "args": args, "kwargs": kwargs, "out": str(self._out)}))
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-            [str(REPO), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep))
+            [str(REPO), str(REPO / "tests"), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep))
         self.process = ns.popen([sys.executable, "-m", "tests.netns", str(request)], env=env,
                                 cwd=str(REPO), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
 
@@ -130,6 +131,30 @@ def network_namespace(prefix: str = "mt") -> Iterator[Netns]:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(int(pid), 9)
         subprocess.run(["ip", "netns", "delete", name], check=False, capture_output=True)
+
+
+def append_line(path: str | Path, line: str) -> None:
+    """Append one line to a file: a simple channel between a test and its subprocesses."""
+    with open(path, "a") as f:
+        f.write(line + "\n")
+        f.flush()
+
+
+def wait_for_line(path: str | Path, predicate: Callable[[str], bool], timeout: float,
+                  start: int = 0) -> tuple[str, int]:
+    """Wait until a line at index >= `start` of `path` satisfies `predicate`; returns the line
+    and its index. Raises TimeoutError naming the lines seen."""
+    deadline = time.monotonic() + timeout
+    lines: list[str] = []
+    while True:
+        if os.path.exists(path):
+            lines = Path(path).read_text().splitlines()
+            for i in range(start, len(lines)):
+                if predicate(lines[i]):
+                    return lines[i], i
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"no matching line in {path} after {timeout} s; lines: {lines}")
+        time.sleep(0.05)
 
 
 def _child_main(request_path: str) -> None:

@@ -164,15 +164,20 @@ class Advertiser:
                  interfaces: InterfaceChoice | list = InterfaceChoice.All) -> None:
         self._rng = rng
         self._addresses = addresses
+        self._interfaces = interfaces
         self._own_zeroconf = zeroconf is None
-        self._aiozc = zeroconf or AsyncZeroconf(interfaces=interfaces, ip_version=IPVersion.All)
+        self._aiozc = zeroconf                 # created on first publish: no sockets before
         self._hosts: dict[Hashable, str] = {}
         self._instances: dict[Hashable, str] = {}      # node -> commissionable instance label
         self._published: dict[tuple, _Published] = {}
-        self._lock = asyncio.Lock()
+        # One lock per published identity: registering probes for ~1 s, and many nodes must be
+        # able to do that at the same time.
+        self._locks: dict[tuple, asyncio.Lock] = {}
 
     @property
     def zeroconf(self) -> AsyncZeroconf:
+        if self._aiozc is None:
+            self._aiozc = AsyncZeroconf(interfaces=self._interfaces, ip_version=IPVersion.All)
         return self._aiozc
 
     def _hex16(self) -> str:
@@ -195,11 +200,11 @@ class Advertiser:
     async def publish(self, node: Hashable, service: Service) -> str:
         """Advertise `service` for `node`, or update it in place if the node already advertises
         one with the same identity (e.g. CM=1 -> CM=0). Returns the full instance name."""
-        async with self._lock:
-            key = (node, *service.key())
+        key = (node, *service.key())
+        async with self._locks.setdefault(key, asyncio.Lock()):
             old = self._published.get(key)
             info = self._info(node, service, service.service_type)
-            zc = self._aiozc.zeroconf
+            zc = self.zeroconf.zeroconf
             if old is None:
                 await zc.async_register_service(info)
                 shadows: dict[str, ServiceInfo] = {}
@@ -224,38 +229,38 @@ class Advertiser:
     async def withdraw(self, node: Hashable, service: Service | None = None) -> None:
         """Send goodbyes for one service of `node`, or for all of them when `service` is None
         (the node left or was decommissioned)."""
-        async with self._lock:
-            if service is not None:
-                keys = [(node, *service.key())]
-            else:
-                keys = [k for k in self._published if k[0] == node]
-            for key in keys:
+        if service is not None:
+            keys = [(node, *service.key())]
+        else:
+            keys = [k for k in self._published if k[0] == node]
+        for key in keys:
+            async with self._locks.setdefault(key, asyncio.Lock()):
                 published = self._published.pop(key, None)
                 if published is not None:
                     await self._unpublish(published)
-            if service is None:
-                self._hosts.pop(node, None)
-                self._instances.pop(node, None)
+        if service is None:
+            self._hosts.pop(node, None)
+            self._instances.pop(node, None)
 
     async def _unpublish(self, published: _Published) -> None:
-        zc = self._aiozc.zeroconf
+        zc = self.zeroconf.zeroconf
         for shadow in published.shadows.values():
             _registry_remove(zc, shadow)
         self._send_pointers(published.info.name, list(published.shadows), ttl=0)
         # Shadows first: zeroconf only says goodbye to the host's addresses when no other
-        # registered service still uses that host.
-        await zc.async_unregister_service(published.info)
+        # registered service still uses that host. The second await waits for the goodbyes
+        # to go out, so closing zeroconf right after cannot swallow them.
+        await (await zc.async_unregister_service(published.info))
 
     def published(self, node: Hashable) -> list[Service]:
         return [p.service for k, p in self._published.items() if k[0] == node]
 
     async def close(self) -> None:
-        async with self._lock:
-            for published in list(self._published.values()):
-                await self._unpublish(published)
-            self._published.clear()
-        if self._own_zeroconf:
+        """Withdraw everything (goodbyes), then close zeroconf if this advertiser created it."""
+        await asyncio.gather(*(self.withdraw(node) for node in {k[0] for k in self._published}))
+        if self._own_zeroconf and self._aiozc is not None:
             await self._aiozc.async_close()
+            self._aiozc = None
 
     def _shadow(self, node: Hashable, service: Service, subtype: str) -> ServiceInfo:
         shadow = self._info(node, service, subtype)
@@ -271,7 +276,7 @@ class Advertiser:
         out = DNSOutgoing(_FLAGS_RESPONSE_AUTHORITATIVE)
         for sub in subtypes:
             out.add_answer_at_time(DNSPointer(sub, _TYPE_PTR, _CLASS_IN, ttl, instance), 0)
-        self._aiozc.zeroconf.async_send(out)
+        self.zeroconf.zeroconf.async_send(out)
 
 
 # zeroconf has no API for extra PTR names, so the shadows go into its registry by hand. The
