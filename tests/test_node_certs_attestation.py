@@ -13,7 +13,7 @@ from twin.node.attestation import (
     DEV_CREDENTIALS_DIR, OID_PRODUCT_ID, OID_VENDOR_ID, TEST_PAA_CERT_PATH, AttestationError,
     DeviceCredentials, _cms_signed_data, _cd_content, attestation_elements, certification_declaration,
     decode_certification_declaration, generate_csr, nocsr_elements, product_id_for_device_type,
-    sign_attestation_elements, verify_attestation_signature,
+    sign_attestation_elements, verify_attestation_signature, write_paa_trust_store,
 )
 from twin.node.certs import _read_tlv, mint_noc, mint_root, public_key_bytes, verify_chain
 
@@ -156,3 +156,10 @@ def test_product_id_per_device_type():
     assert product_id_for_device_type(0x0302) == 0x8302
     with pytest.raises(AttestationError):
         product_id_for_device_type(0x12345)
+
+
+def test_paa_trust_store_gets_the_test_paa_as_der(tmp_path, creds):
+    path = write_paa_trust_store(tmp_path / "paa")
+    assert path.suffix == ".der"  # the CHIP SDK trust store only loads *.der
+    paa = x509.load_der_x509_certificate(path.read_bytes())
+    creds.pai.verify_directly_issued_by(paa)

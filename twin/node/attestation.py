@@ -33,7 +33,7 @@ __all__ = [
     "AttestationError", "DeviceCredentials", "CertificationDeclaration", "certification_declaration",
     "decode_certification_declaration", "attestation_elements", "sign_attestation_elements",
     "verify_attestation_signature", "nocsr_elements", "generate_csr", "product_id_for_device_type",
-    "DEV_CREDENTIALS_DIR", "TEST_PAA_CERT_PATH", "TEST_VENDOR_ID", "OID_VENDOR_ID", "OID_PRODUCT_ID",
+    "write_paa_trust_store", "DEV_CREDENTIALS_DIR", "TEST_PAA_CERT_PATH", "TEST_VENDOR_ID", "OID_VENDOR_ID", "OID_PRODUCT_ID",
 ]
 
 DEV_CREDENTIALS_DIR = Path(__file__).parent / "dev_credentials"
@@ -132,6 +132,19 @@ def _mint_x509(subject: x509.Name, key: ec.EllipticCurvePrivateKey, issuer: x509
             .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
             .add_extension(x509.AuthorityKeyIdentifier(issuer_skid, None, None), critical=False)
             .sign(issuer_key, hashes.SHA256()))
+
+
+def write_paa_trust_store(directory: str | os.PathLike) -> Path:
+    """Put the public test PAA, as DER, into a controller's PAA trust directory.
+
+    The CHIP SDK (python-matter-server `--paa-root-cert-dir`, chip-tool `--paa-trust-store-path`)
+    loads only `*.der` files from that directory. Returns the written file.
+    """
+    target = Path(directory)
+    target.mkdir(parents=True, exist_ok=True)
+    path = target / "Chip-Test-PAA-NoVID-Cert.der"
+    _write_atomic(path, _load_pem_cert(TEST_PAA_CERT_PATH).public_bytes(serialization.Encoding.DER))
+    return path
 
 
 # --- the per-node credentials ----------------------------------------------------------
