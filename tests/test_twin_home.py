@@ -123,8 +123,12 @@ def test_fast_forward_equals_tick_by_tick():
     stepped, jumped = busy_home(), busy_home()
     assert dumps(stepped) == dumps(jumped)
     # Two hours: 72,000 ticks one at a time, against irregular fast-forward jumps.
-    for _ in range(12):
+    for chunk in range(12):
         stepped.step(6000)
+        if chunk == 3:  # 09:40: cooling in the living room switched on, heating in bed off
+            assert stepped.rooms["living"]._traj["temperature"].active == (True, True)
+            assert stepped.rooms["bed"]._traj["temperature"].active == (True, False)
+            assert stepped.rooms["bed"]._traj["temperature"].tick0 > 0
     for seconds in (0.1, 299.9, 1234.5, 600):
         jumped.advance(seconds)
     jumped.run_until(datetime(2025, 6, 1, 10, 30))
