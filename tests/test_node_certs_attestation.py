@@ -163,3 +163,27 @@ def test_paa_trust_store_gets_the_test_paa_as_der(tmp_path, creds):
     assert path.suffix == ".der"  # the CHIP SDK trust store only loads *.der
     paa = x509.load_der_x509_certificate(path.read_bytes())
     creds.pai.verify_directly_issued_by(paa)
+
+
+def test_openssl_strict_chain_check_at_dac_not_before(tmp_path, creds):
+    """What the CHIP verifier does: OpenSSL X509_STRICT validation at the DAC's not-before time."""
+    import shutil
+    import subprocess
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl CLI not installed")
+    pem = serialization.Encoding.PEM
+    (tmp_path / "paa.pem").write_bytes(creds.paa.public_bytes(pem))
+    (tmp_path / "pai.pem").write_bytes(creds.pai.public_bytes(pem))
+    (tmp_path / "dac.pem").write_bytes(creds.dac.public_bytes(pem))
+    at = str(int(creds.dac.not_valid_before_utc.timestamp()))
+    proc = subprocess.run(["openssl", "verify", "-x509_strict", "-attime", at, "-CAfile", str(tmp_path / "paa.pem"),
+                           "-untrusted", str(tmp_path / "pai.pem"), str(tmp_path / "dac.pem")],
+                          capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 0 and proc.stdout.strip().endswith("OK"), proc.stdout + proc.stderr
+    # A DAC from another (untrusted) chain must fail the same check.
+    other = DeviceCredentials.load_or_create(tmp_path / "other", pai_dir=tmp_path / "other-pai")
+    (tmp_path / "dac2.pem").write_bytes(other.dac.public_bytes(pem))
+    proc = subprocess.run(["openssl", "verify", "-x509_strict", "-attime", at, "-CAfile", str(tmp_path / "paa.pem"),
+                           "-untrusted", str(tmp_path / "pai.pem"), str(tmp_path / "dac2.pem")],
+                          capture_output=True, text=True, timeout=30)
+    assert proc.returncode != 0
