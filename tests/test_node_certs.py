@@ -203,3 +203,12 @@ def test_compressed_fabric_id_spec_example():
     assert compressed_fabric_id(root_pk[1:], 0x2906C908D115D362) == bytes.fromhex("87E1B004E235A130")
     with pytest.raises(CertificateError):
         compressed_fabric_id(b"\x04" + bytes(10), 1)
+
+
+def test_verify_chain_rejects_a_noc_naming_two_node_ids():
+    rng = random.Random(4)
+    root, key = mint_root(1, rng=rng)
+    noc, _ = mint_noc(root, key, 5, 77, rng=rng)
+    double = dataclasses.replace(noc, subject=((17, 5), (17, 6), (21, 77)))
+    with pytest.raises(CertificateError, match="one certificate type"):
+        verify_chain(double.to_tlv(), None, root.to_tlv())

@@ -204,10 +204,10 @@ class MatterCertificate:
     @property
     def cert_type(self) -> str:
         """'root', 'icac', 'noc', 'firmware' or 'other', from the subject DN."""
-        tags = {t for t, _ in self.subject}
-        kinds = [k for k, t in (("root", 20), ("icac", 19), ("noc", 17), ("firmware", 18)) if t in tags]
-        if len(kinds) > 1:
-            raise CertificateError(f"subject DN names more than one certificate type: {kinds}")
+        tags = [t for t, _ in self.subject]
+        kinds = [k for k, t in (("root", 20), ("icac", 19), ("noc", 17), ("firmware", 18)) for _ in range(tags.count(t))]
+        if len(kinds) > 1 or tags.count(21) > 1:
+            raise CertificateError(f"subject DN must name one certificate type and at most one fabric id, has {kinds}")
         return kinds[0] if kinds else "other"
 
     def public_key_object(self) -> ec.EllipticCurvePublicKey:
