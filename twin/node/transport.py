@@ -1,0 +1,127 @@
+"""Thin asyncio UDP shell around the sans-IO `MessageLayer`: one socket (port) per node.
+
+The socket is IPv6 dual-stack where the host allows it (IPv4 peers then appear as ::ffff:a.b.c.d),
+else plain IPv4. Wall-clock time enters here, as the event loop's monotonic clock in ms, and only
+here. Every non-Send action (Deliver, Dropped, ExchangeFailed, SessionClosed) goes to `on_event`.
+"""
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import logging
+import socket
+from typing import Any, Callable
+
+from .exchange import Action, Exchange, MessageLayer, Send
+
+log = logging.getLogger(__name__)
+MATTER_PORT = 5540
+
+
+def _make_socket(host: str, port: int) -> socket.socket:
+    try:
+        family = socket.AF_INET6 if ipaddress.ip_address(host).version == 6 else socket.AF_INET
+    except ValueError:
+        raise ValueError(f"host {host!r}; accepted: an IPv4 or IPv6 address literal such as '::', '::1', '127.0.0.1'")
+    if family == socket.AF_INET6 and not socket.has_ipv6:
+        family, host = socket.AF_INET, ("0.0.0.0" if host == "::" else host)
+    sock = socket.socket(family, socket.SOCK_DGRAM)
+    try:
+        if family == socket.AF_INET6:
+            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        if family == socket.AF_INET6 and host == "::":
+            return _make_socket("0.0.0.0", port)  # no usable IPv6 here: fall back to IPv4
+        raise
+    sock.setblocking(False)
+    return sock
+
+
+class UdpTransport(asyncio.DatagramProtocol):
+    def __init__(self, layer: MessageLayer, on_event: Callable[[Action], None]):
+        self.layer = layer
+        self.on_event = on_event
+        self._transport: asyncio.DatagramTransport | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    @classmethod
+    async def open(cls, layer: MessageLayer, on_event: Callable[[Action], None], host: str = "::",
+                   port: int = MATTER_PORT) -> UdpTransport:
+        loop = asyncio.get_running_loop()
+        sock = _make_socket(host, port)
+        _, protocol = await loop.create_datagram_endpoint(lambda: cls(layer, on_event), sock=sock)
+        return protocol
+
+    @property
+    def address(self) -> tuple:
+        return self._transport.get_extra_info("sockname")
+
+    @property
+    def port(self) -> int:
+        return self.address[1]
+
+    def now_ms(self) -> float:
+        return self._loop.time() * 1000.0
+
+    # -- asyncio callbacks ----------------------------------------------------------------------
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._transport = transport  # type: ignore[assignment]
+        self._loop = asyncio.get_running_loop()
+
+    def datagram_received(self, data: bytes, addr: Any) -> None:
+        self._run(lambda: self.layer.receive(data, addr, self.now_ms()))
+
+    def error_received(self, exc: Exception) -> None:
+        log.debug("UDP error: %r", exc)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    # -- driving the layer ----------------------------------------------------------------------
+    def send(self, exchange: Exchange, opcode: int, payload: bytes, reliable: bool = True) -> None:
+        self._run(lambda: self.layer.send(exchange, opcode, payload, self.now_ms(), reliable=reliable), raise_=True)
+
+    def execute(self, actions: list[Action]) -> None:
+        """Carry out actions the caller got from the layer directly (e.g. from close_session)."""
+        for action in actions:
+            if isinstance(action, Send):
+                if self._transport is not None:
+                    self._transport.sendto(action.data, action.address)
+            else:
+                try:
+                    self.on_event(action)
+                except Exception:
+                    log.exception("event handler failed on %r", action)
+        self._arm_timer()
+
+    def close(self) -> None:
+        if self._transport is not None:
+            self._transport.close()
+
+    def _run(self, step: Callable[[], list[Action]], raise_: bool = False) -> None:
+        try:
+            actions = step()
+        except Exception:
+            if raise_:
+                raise
+            # Bad input never gets here by design; a bug must not kill the node's socket.
+            log.exception("message layer failed")
+            return
+        self.execute(actions)
+
+    def _arm_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        due = self.layer.next_timer()
+        if due is not None and self._loop is not None and self._transport is not None:
+            self._timer = self._loop.call_at(due / 1000.0, self._on_timer)
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        self._run(lambda: self.layer.on_timer(self.now_ms()))
