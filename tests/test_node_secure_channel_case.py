@@ -7,7 +7,9 @@ from chip.tlv import uint
 from twin.node import case as case_mod
 from twin.node import certs
 from twin.node.case import CaseInitiator, CaseResponder, FabricInfo, destination_id
-from twin.node.pase import GeneralCode, Opcode, ProtocolCode, decode_struct, encode_struct, parse_status_report
+from twin.node.message import SecureChannelOpcode as Opcode
+from twin.node.pase import decode_struct, encode_struct
+from twin.node.status_report import GeneralCode, SecureChannelStatus as ProtocolCode, StatusReport
 
 h = bytes.fromhex
 FABRIC_ID = 0x2906C908D115D362
@@ -71,7 +73,8 @@ def test_case_establishes_identical_session_keys(icac):
                               session_params={"SESSION_ACTIVE_INTERVAL": 300})
     log = run(initiator, responder)
     assert [op for _, op, _ in log] == [0x30, 0x31, 0x32, 0x40]
-    assert parse_status_report(log[-1][2]) == (GeneralCode.SUCCESS, 0, ProtocolCode.SESSION_ESTABLISHMENT_SUCCESS)
+    assert StatusReport.decode(log[-1][2]) == \
+        StatusReport.secure_channel(GeneralCode.SUCCESS, ProtocolCode.SESSION_ESTABLISHMENT_SUCCESS)
     i, r = initiator.result, responder.result
     assert i is not None and r is not None
     assert i.keys == r.keys and len(set(vars(i.keys).values())) == 3
@@ -114,7 +117,8 @@ def test_wrong_ipk_fails_with_no_shared_trust_roots():
     initiator = CaseInitiator(controller, node.node_id, 2, rng=random.Random(1))
     log = run(initiator, responder)
     assert [op for _, op, _ in log] == [0x30, 0x40]
-    assert parse_status_report(log[-1][2]) == (GeneralCode.FAILURE, 0, ProtocolCode.NO_SHARED_TRUST_ROOTS)
+    assert StatusReport.decode(log[-1][2]) == \
+        StatusReport.secure_channel(GeneralCode.FAILURE, ProtocolCode.NO_SHARED_TRUST_ROOTS)
     assert responder.error == initiator.error == ProtocolCode.NO_SHARED_TRUST_ROOTS
     assert responder.result is None and initiator.result is None
     assert "destinationId" in responder.error_message

@@ -16,7 +16,8 @@ import pytest
 
 from twin.node.case import CaseResponder
 from twin.node.crypto import public_key_bytes
-from twin.node.pase import PaseResponder, ProtocolCode
+from twin.node.pase import PaseResponder
+from twin.node.status_report import SecureChannelStatus as ProtocolCode
 from twin.node.spake2p import make_verifier
 
 from test_node_secure_channel_case import EPOCH_KEY, make_fabric

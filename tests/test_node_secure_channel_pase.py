@@ -3,10 +3,9 @@ import random
 
 import pytest
 
-from twin.node.pase import (
-    GeneralCode, Opcode, PaseInitiator, PaseResponder, ProtocolCode, decode_struct, encode_struct,
-    parse_status_report,
-)
+from twin.node.message import SecureChannelOpcode as Opcode
+from twin.node.pase import PaseInitiator, PaseResponder, decode_struct, encode_struct
+from twin.node.status_report import GeneralCode, SecureChannelStatus as ProtocolCode, StatusReport
 from twin.node.spake2p import make_verifier
 from chip.tlv import uint
 
@@ -42,7 +41,8 @@ def test_pase_establishes_identical_session_keys():
         initiator={"session_params": {"SESSION_ACTIVE_THRESHOLD": 4000}},
     )
     assert [op for _, op, _ in log] == [0x20, 0x21, 0x22, 0x23, 0x24, 0x40]
-    assert parse_status_report(log[-1][2]) == (GeneralCode.SUCCESS, 0, ProtocolCode.SESSION_ESTABLISHMENT_SUCCESS)
+    assert StatusReport.decode(log[-1][2]) == \
+        StatusReport.secure_channel(GeneralCode.SUCCESS, ProtocolCode.SESSION_ESTABLISHMENT_SUCCESS)
     i, r = initiator.result, responder.result
     assert i is not None and r is not None and initiator.error is None and responder.error is None
     assert i.keys == r.keys
@@ -92,7 +92,8 @@ def test_wrong_passcode_fails_on_both_sides_with_invalid_parameter():
     assert "cB" in initiator.error_message
     # The initiator detected the mismatch at Pake2 and told the node; Pake3 never went out.
     assert [op for _, op, _ in log] == [0x20, 0x21, 0x22, 0x23, 0x40]
-    assert parse_status_report(log[-1][2]) == (GeneralCode.FAILURE, 0, ProtocolCode.INVALID_PARAMETER)
+    assert StatusReport.decode(log[-1][2]) == \
+        StatusReport.secure_channel(GeneralCode.FAILURE, ProtocolCode.INVALID_PARAMETER)
 
 
 def test_responder_rejects_bad_cA():

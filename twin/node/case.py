@@ -53,8 +53,6 @@ from .pase import (
     RANDOM_SIZE,
     Handshake,
     HandshakeError,
-    Opcode,
-    ProtocolCode,
     decode_session_parameters,
     decode_struct,
     derive_session_keys,
@@ -62,7 +60,9 @@ from .pase import (
     field_bytes,
     field_uint,
 )
+from .message import SecureChannelOpcode
 from .session_types import EstablishedSession
+from .status_report import SecureChannelStatus
 
 IPK_SIZE = 16
 RESUMPTION_ID_SIZE = 16
@@ -129,7 +129,7 @@ def _tbs(noc: bytes, icac: bytes | None, sender_key: bytes, receiver_key: bytes)
 
 
 def _invalid(message: str) -> HandshakeError:
-    return HandshakeError(ProtocolCode.INVALID_PARAMETER, message)
+    return HandshakeError(SecureChannelStatus.INVALID_PARAMETER, message)
 
 
 class _Case(Handshake):
@@ -197,10 +197,10 @@ class CaseResponder(_Case):
         super().__init__(local_session_id, rng, session_params, at)
         self._fabrics = fabrics
         self.resumption_requested = False
-        self._expect = Opcode.CASE_Sigma1
+        self._expect = SecureChannelOpcode.CASE_Sigma1
 
     def _dispatch(self, opcode, payload):
-        if opcode == Opcode.CASE_Sigma1:
+        if opcode == SecureChannelOpcode.CASE_Sigma1:
             return self._on_sigma1(payload)
         return self._on_sigma3(payload)
 
@@ -220,7 +220,7 @@ class CaseResponder(_Case):
         fabric = next((f for f in self._fabrics
                        if constant_time_equal(f.destination_id(initiator_random, f.node_id), dest)), None)
         if fabric is None:
-            raise HandshakeError(ProtocolCode.NO_SHARED_TRUST_ROOTS,
+            raise HandshakeError(SecureChannelStatus.NO_SHARED_TRUST_ROOTS,
                                  "destinationId matches no fabric of this node (wrong IPK, root, fabric or node id)")
         self.fabric, self.peer_session_id, self.peer_params = fabric, peer_session_id, peer_params
         self._ecdh(peer_eph_pub)
@@ -238,8 +238,8 @@ class CaseResponder(_Case):
             5: self._local_params,
         })
         self._messages.append(sigma2)
-        self._expect = Opcode.CASE_Sigma3
-        return [(Opcode.CASE_Sigma2, sigma2)]
+        self._expect = SecureChannelOpcode.CASE_Sigma3
+        return [(SecureChannelOpcode.CASE_Sigma2, sigma2)]
 
     def _on_sigma3(self, payload):
         s = decode_struct(payload, "Sigma3")
@@ -276,8 +276,8 @@ class CaseInitiator(_Case):
             5: self._local_params,
         })
         self._messages.append(sigma1)
-        self._expect = Opcode.CASE_Sigma2
-        return [(Opcode.CASE_Sigma1, sigma1)]
+        self._expect = SecureChannelOpcode.CASE_Sigma2
+        return [(SecureChannelOpcode.CASE_Sigma1, sigma1)]
 
     def _dispatch(self, opcode, payload):
         return self._on_sigma2(payload)
@@ -307,5 +307,5 @@ class CaseInitiator(_Case):
         tbe3 = self._sign_tbe({})
         sigma3 = encode_struct({1: Crypto_AEAD_GenerateEncrypt(self._s3k(), tbe3, b"", TBE_DATA3_NONCE)})
         self._messages.append(sigma3)
-        self._expect = Opcode.StatusReport
-        return [(Opcode.CASE_Sigma3, sigma3)]
+        self._expect = SecureChannelOpcode.StatusReport
+        return [(SecureChannelOpcode.CASE_Sigma3, sigma3)]

@@ -16,19 +16,20 @@ knows nothing of message headers, counters, MRP or sockets: the exchange layer f
 sends what `handle` returns. On failure `handle` returns the StatusReport to send (general
 code FAILURE, protocol code in `.error`) and the object ignores everything afterwards.
 
-This module also holds the pieces PASE and CASE share: opcodes, protocol codes,
-StatusReport payloads, session-parameter TLV and strict TLV field access.
+This module also holds the pieces PASE and CASE share: the state-machine driver,
+session-parameter TLV and strict TLV field access. Opcodes and StatusReport come from the
+message layer (`message.SecureChannelOpcode`, `status_report`).
 """
 from __future__ import annotations
 
-import enum
 import random
-import struct
 
 from chip.tlv import TLVReader, TLVWriter, uint
 
 from .crypto import Crypto_Hash, Crypto_KDF, default_rng
+from .message import MessageFormatError, ProtocolId, SecureChannelOpcode
 from .session_types import EstablishedSession, SessionKeys
+from .status_report import GeneralCode, SecureChannelStatus, StatusReport
 from .spake2p import (
     Spake2pError,
     Spake2pProver,
@@ -39,35 +40,6 @@ from .spake2p import (
 )
 
 
-class Opcode(enum.IntEnum):
-    """Secure Channel protocol (id 0x0000) message types used by the handshakes."""
-    PBKDFParamRequest = 0x20
-    PBKDFParamResponse = 0x21
-    PASE_Pake1 = 0x22
-    PASE_Pake2 = 0x23
-    PASE_Pake3 = 0x24
-    CASE_Sigma1 = 0x30
-    CASE_Sigma2 = 0x31
-    CASE_Sigma3 = 0x32
-    CASE_Sigma2_Resume = 0x33
-    StatusReport = 0x40
-
-
-class GeneralCode(enum.IntEnum):
-    SUCCESS = 0
-    FAILURE = 1
-
-
-class ProtocolCode(enum.IntEnum):
-    """Secure Channel protocol status codes carried in a StatusReport."""
-    SESSION_ESTABLISHMENT_SUCCESS = 0x0000
-    NO_SHARED_TRUST_ROOTS = 0x0001
-    INVALID_PARAMETER = 0x0002
-    CLOSE_SESSION = 0x0003
-    BUSY = 0x0004
-
-
-SECURE_CHANNEL_PROTOCOL_ID = 0x0000
 SPAKE2P_CONTEXT_PREFIX = b"CHIP PAKE V1 Commissioning"
 SESSION_KEYS_INFO = b"SessionKeys"
 RANDOM_SIZE = 32
@@ -89,24 +61,10 @@ _SESSION_PARAMETER_NAMES = {tag: name for name, tag in SESSION_PARAMETER_TAGS.it
 class HandshakeError(Exception):
     """A handshake step failed; `code` is the StatusReport protocol code to answer with."""
 
-    def __init__(self, code: ProtocolCode, message: str):
+    def __init__(self, code: SecureChannelStatus, message: str):
         super().__init__(f"{code.name}: {message}")
         self.code = code
         self.message = message
-
-
-# --- StatusReport payload (Core spec Appendix D) -------------------------------------------
-
-def status_report(general: GeneralCode, protocol_code: ProtocolCode) -> bytes:
-    return struct.pack("<HIH", general, SECURE_CHANNEL_PROTOCOL_ID, protocol_code)
-
-
-def parse_status_report(payload: bytes) -> tuple[int, int, int]:
-    """(general code, protocol id, protocol code); HandshakeError if shorter than 8 bytes."""
-    if len(payload) < 8:
-        raise HandshakeError(ProtocolCode.INVALID_PARAMETER,
-                             f"StatusReport is {len(payload)} bytes; accepted: at least 8")
-    return struct.unpack_from("<HIH", payload)
 
 
 # --- TLV ----------------------------------------------------------------------------------
@@ -124,12 +82,12 @@ def decode_struct(payload: bytes, what: str) -> dict:
         reader = TLVReader(bytes(payload))
         top = reader.get()
     except Exception as e:  # chip.tlv raises struct.error, KeyError, ValueError on garbage
-        raise HandshakeError(ProtocolCode.INVALID_PARAMETER, f"{what} is not valid TLV: {e!r}") from None
+        raise HandshakeError(SecureChannelStatus.INVALID_PARAMETER, f"{what} is not valid TLV: {e!r}") from None
     value = top.get("Any")
     decoding = reader.decoding
     if (not isinstance(value, dict) or len(decoding) != 1
             or decoding[0].get("Structure", [{}])[-1].get("type") != "End of Collection"):
-        raise HandshakeError(ProtocolCode.INVALID_PARAMETER, f"{what} must be one anonymous TLV structure")
+        raise HandshakeError(SecureChannelStatus.INVALID_PARAMETER, f"{what} must be one anonymous TLV structure")
     return value
 
 
@@ -138,9 +96,9 @@ def field_bytes(s: dict, tag: int, what: str, length: int | None = None, optiona
     if value is None and optional:
         return None
     if not isinstance(value, bytes):
-        raise HandshakeError(ProtocolCode.INVALID_PARAMETER, f"{what} (tag {tag}) must be an octet string")
+        raise HandshakeError(SecureChannelStatus.INVALID_PARAMETER, f"{what} (tag {tag}) must be an octet string")
     if length is not None and len(value) != length:
-        raise HandshakeError(ProtocolCode.INVALID_PARAMETER,
+        raise HandshakeError(SecureChannelStatus.INVALID_PARAMETER,
                              f"{what} (tag {tag}) is {len(value)} bytes; accepted: {length}")
     return value
 
@@ -148,7 +106,7 @@ def field_bytes(s: dict, tag: int, what: str, length: int | None = None, optiona
 def field_uint(s: dict, tag: int, what: str, max_value: int) -> int:
     value = s.get(tag)
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= max_value:
-        raise HandshakeError(ProtocolCode.INVALID_PARAMETER,
+        raise HandshakeError(SecureChannelStatus.INVALID_PARAMETER,
                              f"{what} (tag {tag}) must be an unsigned integer up to {max_value}")
     return int(value)
 
@@ -167,7 +125,7 @@ def decode_session_parameters(value) -> dict | None:
     if value is None:
         return None
     if not isinstance(value, dict):
-        raise HandshakeError(ProtocolCode.INVALID_PARAMETER, "session parameters must be a TLV structure")
+        raise HandshakeError(SecureChannelStatus.INVALID_PARAMETER, "session parameters must be a TLV structure")
     out = {}
     for tag, v in value.items():
         name = _SESSION_PARAMETER_NAMES.get(tag)
@@ -201,7 +159,7 @@ class Handshake:
         self.result: EstablishedSession | None = None
         self.error: int | None = None
         self.error_message: str | None = None
-        self._expect: Opcode | None = None  # next opcode accepted; None once finished
+        self._expect: SecureChannelOpcode | None = None  # next opcode accepted; None once finished
 
     @property
     def finished(self) -> bool:
@@ -211,34 +169,35 @@ class Handshake:
         """Feed one received Secure Channel message; returns the (opcode, payload)s to send."""
         if self.finished:
             return []
-        if opcode == Opcode.StatusReport:
+        if opcode == SecureChannelOpcode.StatusReport:
             self._on_status_report(payload)
             return []
         if opcode != self._expect:
             return self._fail(HandshakeError(
-                ProtocolCode.INVALID_PARAMETER,
+                SecureChannelStatus.INVALID_PARAMETER,
                 f"unexpected message 0x{opcode:02x}; waiting for {self._expect.name if self._expect else 'nothing'}"))
         try:
-            return self._dispatch(Opcode(opcode), bytes(payload))
+            return self._dispatch(SecureChannelOpcode(opcode), bytes(payload))
         except HandshakeError as e:
             return self._fail(e)
 
-    def _dispatch(self, opcode: Opcode, payload: bytes) -> list[tuple[int, bytes]]:
+    def _dispatch(self, opcode: SecureChannelOpcode, payload: bytes) -> list[tuple[int, bytes]]:
         raise NotImplementedError  # each handshake maps its opcodes to steps
 
     def _on_status_report(self, payload: bytes) -> None:
         try:
-            general, protocol_id, code = parse_status_report(payload)
-        except HandshakeError as e:
-            self._set_error(e.code, e.message)
+            report = StatusReport.decode(payload)
+        except MessageFormatError as e:
+            self._set_error(SecureChannelStatus.INVALID_PARAMETER, str(e))
             return
-        success = (general == GeneralCode.SUCCESS and protocol_id == SECURE_CHANNEL_PROTOCOL_ID
-                   and code == ProtocolCode.SESSION_ESTABLISHMENT_SUCCESS)
-        if success and self._expect == Opcode.StatusReport:
+        general, code = report.general_code, report.protocol_code
+        success = (general == GeneralCode.SUCCESS and report.protocol_id == ProtocolId.SECURE_CHANNEL
+                   and report.vendor_id == 0 and code == SecureChannelStatus.SESSION_ESTABLISHMENT_SUCCESS)
+        if success and self._expect == SecureChannelOpcode.StatusReport:
             self.result = self._established()
             self._expect = None
         elif success:
-            self._set_error(ProtocolCode.INVALID_PARAMETER, "peer reported success before the handshake was complete")
+            self._set_error(SecureChannelStatus.INVALID_PARAMETER, "peer reported success before the handshake was complete")
         else:
             self._set_error(code, f"peer ended the handshake: general code {general}, protocol code {code}")
 
@@ -250,17 +209,18 @@ class Handshake:
 
     def _fail(self, e: HandshakeError) -> list[tuple[int, bytes]]:
         self._set_error(e.code, e.message)
-        return [(Opcode.StatusReport, status_report(GeneralCode.FAILURE, e.code))]
+        report = StatusReport.secure_channel(GeneralCode.FAILURE, e.code)
+        return [(SecureChannelOpcode.StatusReport, report.encode())]
 
     def _succeed(self) -> list[tuple[int, bytes]]:
         self.result = self._established()
         self._expect = None
-        return [(Opcode.StatusReport,
-                 status_report(GeneralCode.SUCCESS, ProtocolCode.SESSION_ESTABLISHMENT_SUCCESS))]
+        report = StatusReport.secure_channel(GeneralCode.SUCCESS, SecureChannelStatus.SESSION_ESTABLISHMENT_SUCCESS)
+        return [(SecureChannelOpcode.StatusReport, report.encode())]
 
 
 def _spake_error(e: Spake2pError) -> HandshakeError:
-    return HandshakeError(ProtocolCode.INVALID_PARAMETER, str(e))
+    return HandshakeError(SecureChannelStatus.INVALID_PARAMETER, str(e))
 
 
 # --- PASE ------------------------------------------------------------------------------------
@@ -291,12 +251,12 @@ class PaseResponder(_Pase):
         self._w0, self._L = parse_verifier(verifier)
         self._salt, self._iterations = bytes(salt), iterations
         self._spake: Spake2pVerifier | None = None
-        self._expect = Opcode.PBKDFParamRequest
+        self._expect = SecureChannelOpcode.PBKDFParamRequest
 
     def _dispatch(self, opcode, payload):
-        if opcode == Opcode.PBKDFParamRequest:
+        if opcode == SecureChannelOpcode.PBKDFParamRequest:
             return self._on_pbkdf_request(payload)
-        if opcode == Opcode.PASE_Pake1:
+        if opcode == SecureChannelOpcode.PASE_Pake1:
             return self._on_pake1(payload)
         return self._on_pake3(payload)
 
@@ -306,10 +266,10 @@ class PaseResponder(_Pase):
         self.peer_session_id = field_uint(s, 2, "initiatorSessionId", 0xFFFF)
         passcode_id = field_uint(s, 3, "passcodeId", 0xFFFF)
         if passcode_id != DEFAULT_PASSCODE_ID:
-            raise HandshakeError(ProtocolCode.INVALID_PARAMETER, f"passcodeId {passcode_id}; accepted: 0")
+            raise HandshakeError(SecureChannelStatus.INVALID_PARAMETER, f"passcodeId {passcode_id}; accepted: 0")
         has_params = s.get(4)
         if not isinstance(has_params, bool):
-            raise HandshakeError(ProtocolCode.INVALID_PARAMETER, "hasPBKDFParameters (tag 4) must be a boolean")
+            raise HandshakeError(SecureChannelStatus.INVALID_PARAMETER, "hasPBKDFParameters (tag 4) must be a boolean")
         self.peer_params = decode_session_parameters(s.get(5))
         response = encode_struct({
             1: initiator_random,
@@ -320,8 +280,8 @@ class PaseResponder(_Pase):
         })
         context = Crypto_Hash(SPAKE2P_CONTEXT_PREFIX + payload + response)
         self._spake = Spake2pVerifier(context, self._w0, self._L, rng=self.rng)
-        self._expect = Opcode.PASE_Pake1
-        return [(Opcode.PBKDFParamResponse, response)]
+        self._expect = SecureChannelOpcode.PASE_Pake1
+        return [(SecureChannelOpcode.PBKDFParamResponse, response)]
 
     def _on_pake1(self, payload):
         s = decode_struct(payload, "Pake1")
@@ -330,8 +290,8 @@ class PaseResponder(_Pase):
             pB, cB = self._spake.respond(pA)
         except Spake2pError as e:
             raise _spake_error(e) from None
-        self._expect = Opcode.PASE_Pake3
-        return [(Opcode.PASE_Pake2, encode_struct({1: pB, 2: cB}))]
+        self._expect = SecureChannelOpcode.PASE_Pake3
+        return [(SecureChannelOpcode.PASE_Pake2, encode_struct({1: pB, 2: cB}))]
 
     def _on_pake3(self, payload):
         s = decode_struct(payload, "Pake3")
@@ -370,18 +330,18 @@ class PaseInitiator(_Pase):
             4: self._known_params is not None,
             5: self._local_params,
         })
-        self._expect = Opcode.PBKDFParamResponse
-        return [(Opcode.PBKDFParamRequest, self._request)]
+        self._expect = SecureChannelOpcode.PBKDFParamResponse
+        return [(SecureChannelOpcode.PBKDFParamRequest, self._request)]
 
     def _dispatch(self, opcode, payload):
-        if opcode == Opcode.PBKDFParamResponse:
+        if opcode == SecureChannelOpcode.PBKDFParamResponse:
             return self._on_pbkdf_response(payload)
         return self._on_pake2(payload)
 
     def _on_pbkdf_response(self, payload):
         s = decode_struct(payload, "PBKDFParamResponse")
         if field_bytes(s, 1, "initiatorRandom", RANDOM_SIZE) != self._random:
-            raise HandshakeError(ProtocolCode.INVALID_PARAMETER, "PBKDFParamResponse echoes a different initiatorRandom")
+            raise HandshakeError(SecureChannelStatus.INVALID_PARAMETER, "PBKDFParamResponse echoes a different initiatorRandom")
         field_bytes(s, 2, "responderRandom", RANDOM_SIZE)
         self.peer_session_id = field_uint(s, 3, "responderSessionId", 0xFFFF)
         if self._known_params is not None:
@@ -389,7 +349,7 @@ class PaseInitiator(_Pase):
         else:
             p = s.get(4)
             if not isinstance(p, dict):
-                raise HandshakeError(ProtocolCode.INVALID_PARAMETER, "pbkdf_parameters (tag 4) missing")
+                raise HandshakeError(SecureChannelStatus.INVALID_PARAMETER, "pbkdf_parameters (tag 4) missing")
             iterations = field_uint(p, 1, "iterations", 0xFFFFFFFF)
             salt = field_bytes(p, 2, "salt")
         self.peer_params = decode_session_parameters(s.get(5))
@@ -399,8 +359,8 @@ class PaseInitiator(_Pase):
             raise _spake_error(e) from None
         context = Crypto_Hash(SPAKE2P_CONTEXT_PREFIX + self._request + payload)
         self._spake = Spake2pProver(context, w0, w1, rng=self.rng)
-        self._expect = Opcode.PASE_Pake2
-        return [(Opcode.PASE_Pake1, encode_struct({1: self._spake.X}))]
+        self._expect = SecureChannelOpcode.PASE_Pake2
+        return [(SecureChannelOpcode.PASE_Pake1, encode_struct({1: self._spake.X}))]
 
     def _on_pake2(self, payload):
         s = decode_struct(payload, "Pake2")
@@ -412,5 +372,5 @@ class PaseInitiator(_Pase):
         except Spake2pError as e:
             raise _spake_error(e) from None
         self._ke = self._spake.Ke
-        self._expect = Opcode.StatusReport
-        return [(Opcode.PASE_Pake3, encode_struct({1: cA}))]
+        self._expect = SecureChannelOpcode.StatusReport
+        return [(SecureChannelOpcode.PASE_Pake3, encode_struct({1: cA}))]
