@@ -116,6 +116,19 @@ class LevelControlServer(ClusterServer):
                 return max(end_tick - self.now, 0)
         return super().get(name)
 
+    def apply_start_up(self) -> None:
+        """Power-up behaviour (LT): StartUpCurrentLevel 0 means MinLevel, null keeps the
+        previous level, any other value is used clamped to MinLevel..MaxLevel."""
+        if not self.lighting:
+            return
+        start_up = self.get("StartUpCurrentLevel")
+        self._transition = None
+        self.set("RemainingTime", 0)
+        if _is_null(start_up):
+            return
+        low, high = self.get("MinLevel"), self.get("MaxLevel")
+        self.set("CurrentLevel", low if start_up == 0 else min(max(start_up, low), high))
+
     # ---- time --------------------------------------------------------------------
     def next_event_tick(self) -> int | None:
         return self._transition[3] if self._transition else None

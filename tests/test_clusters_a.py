@@ -254,6 +254,21 @@ def test_level_state_round_trip_mid_transition():
     assert copy.next_event_tick() == 20
 
 
+def test_level_start_up_current_level():
+    s = clocked(LevelControlServer(lighting=True, CurrentLevel=80, MinLevel=5))
+    s.apply_start_up()
+    assert s.read("CurrentLevel") == 80  # null: previous level
+    s.write("StartUpCurrentLevel", 0)
+    s.apply_start_up()
+    assert s.read("CurrentLevel") == 5  # 0 means MinLevel
+    s.write("StartUpCurrentLevel", 200)
+    s.invoke("MoveToLevel", mtl(10, tt=50))
+    s.apply_start_up()
+    assert s.read("CurrentLevel") == 200 and s.next_event_tick() is None
+    assert error_of(s.write, "StartUpCurrentLevel", 255).status == Status.CONSTRAINT_ERROR
+    assert error_of(LevelControlServer().write, "StartUpCurrentLevel", 5).status == Status.UNSUPPORTED_ATTRIBUTE
+
+
 # ---- FanControl ----------------------------------------------------------------------
 def test_fan_modes_drive_percent():
     fan = FanControlServer()
