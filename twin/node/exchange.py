@@ -293,6 +293,13 @@ class MessageLayer:
                   now_ms: float) -> list[Action]:
         actions: list[Action] = []
         our_initiator = not ph.initiator
+        if session.is_secure and _is_close_session(ph, payload):
+            # Spec 4.11.1.4: the peer ends the session; no protocol handler needs to be registered.
+            if ph.needs_ack:
+                actions += self._ack_now(session, ph.exchange_id, our_initiator, counter)
+            self.sessions.remove(session)
+            self._purge(session)
+            return actions + [SessionClosed(session, "peer sent CloseSession")]
         exchange = self._exchanges.get((session, ph.exchange_id, our_initiator))
         if exchange is None:
             handler_key = (ph.vendor_id or 0, ph.protocol_id)
@@ -323,18 +330,6 @@ class MessageLayer:
             self._maybe_finish(exchange)
             return actions + [Dropped(f"exchange {ph.exchange_id} is closing")]
 
-        if (session.is_secure and ph.protocol_id == ProtocolId.SECURE_CHANNEL and not ph.vendor_id
-                and ph.opcode == SecureChannelOpcode.StatusReport):
-            try:
-                report = StatusReport.decode(payload)
-            except MessageFormatError:
-                report = None
-            if report is not None and report.is_close_session:
-                if exchange.mrp.pending_ack is not None:
-                    actions += self._ack_now(session, ph.exchange_id, our_initiator, exchange.mrp.take_ack())
-                self.sessions.remove(session)
-                self._purge(session)
-                return actions + [SessionClosed(session, "peer sent CloseSession")]
         return actions + [Deliver(exchange, ph.protocol_id, ph.opcode, payload, session, ph.vendor_id or 0)]
 
     # -- helpers --------------------------------------------------------------------------------
@@ -375,3 +370,12 @@ class MessageLayer:
         self.sessions.evicted.clear()
         events, self._events = self._events, []
         return events
+
+
+def _is_close_session(ph: PayloadHeader, payload: bytes) -> bool:
+    if ph.protocol_id != ProtocolId.SECURE_CHANNEL or ph.vendor_id or ph.opcode != SecureChannelOpcode.StatusReport:
+        return False
+    try:
+        return StatusReport.decode(payload).is_close_session
+    except MessageFormatError:
+        return False
