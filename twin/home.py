@@ -18,6 +18,7 @@ from __future__ import annotations
 import copy
 import functools
 import importlib.resources
+import inspect
 import random
 from datetime import datetime
 from pathlib import Path
@@ -26,7 +27,7 @@ from typing import Any
 from chip.clusters.ClusterObjects import ClusterEvent
 
 from clusters.base import ClusterServer
-from clusters.device import Device
+from clusters.device import DEVICE_TYPES, Device
 from clusters.devices import create_device
 from clusters.status import MatterError
 from clusters.values import to_json
@@ -141,7 +142,8 @@ class Home:
             raise ValueError(f"id {device_id!r} is already used in this home")
         self._check_room(room_id)
         options = dict(options or {})
-        device = create_device(device_id, type_key, rng=self.rng, **options)
+        check_options(type_key, options)
+        device = _create(device_id, type_key, self.rng, name, options)
         for key, value in (attributes or {}).items():
             _apply_initial(device, key, value)
         self._place(device, room_id, name, options)
@@ -320,7 +322,7 @@ class Home:
             home._room_devices[r["id"]] = []
         for d in snapshot["devices"]:
             # Identity (serials) comes back with the server state, so this rng is throwaway.
-            device = create_device(d["id"], d["type"], rng=random.Random(0), **d["options"])
+            device = _create(d["id"], d["type"], random.Random(0), d["name"], d["options"])
             for key, state in d["servers"].items():
                 ep, name = key.split("/", 1)
                 device.endpoint(int(ep)).server(name).load_state(state)
@@ -356,8 +358,7 @@ class Home:
                     raise HomeFileError(source, f"{where}.attributes.{exc.key}", exc.message) from None
                 except (MatterError, TypeError, ValueError) as exc:
                     # create_device rejected the type or its options
-                    raise HomeFileError(source, f"{where}.options",
-                                        f"{dev.type} rejected options {dev.options!r}: {exc}") from None
+                    raise HomeFileError(source, f"{where}.options", str(exc)) from None
         home._settle()
         return home
 
@@ -371,6 +372,26 @@ class Home:
         """The packaged default home (twin/default_home.yaml)."""
         with importlib.resources.as_file(importlib.resources.files("twin") / "default_home.yaml") as path:
             return cls.load(path, seed)
+
+
+def _create(device_id: str, type_key: str, rng: random.Random, name: str | None,
+            options: dict[str, Any]) -> Device:
+    if name is not None and "name" in inspect.signature(create_device).parameters:
+        return create_device(device_id, type_key, rng=rng, name=name, **options)
+    return create_device(device_id, type_key, rng=rng, **options)
+
+
+def check_options(type_key: str, options: dict[str, Any]) -> None:
+    """Reject options the type's builder does not name (builders swallow unknown ones)."""
+    device_type = DEVICE_TYPES.get(type_key)
+    if device_type is None:
+        return  # create_device reports the unknown type
+    params = inspect.signature(device_type.build).parameters.values()
+    known = [p.name for p in params if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)]
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise ValueError(f"unknown option(s) {', '.join(map(repr, unknown))} for {type_key}; "
+                         f"accepted: {', '.join(known) or 'none'}")
 
 
 def _apply_initial(device: Device, key: str, value: Any) -> None:
