@@ -162,6 +162,7 @@ def test_tampered_or_forged_message_does_not_move_counters():
     assert kinds(b.receive(ok, ("fd00::9", 1), 3)) == ["Deliver"]  # the genuine one still passes
     assert sb.peer_address == ("fd00::9", 1)  # address follows authenticated traffic
     assert "duplicate" in b.receive(ok, CTRL, 4)[0].reason  # unreliable replay: dropped, no ack
+    assert sb.peer_address == ("fd00::9", 1)  # a replay from elsewhere does not redirect the session
 
 
 def test_unknown_session_and_unregistered_protocol():

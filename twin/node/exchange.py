@@ -267,10 +267,11 @@ class MessageLayer:
         duplicate = session.reception.is_duplicate(counter)
         if not duplicate:
             session.reception.commit(counter)
-        session.peer_address = peer_address
-        session.last_peer_activity_ms = now_ms
-        session.last_activity_ms = now_ms
-        if duplicate:
+            # Only fresh messages move the peer address: a replayed datagram must not redirect us.
+            session.peer_address = peer_address
+            session.last_peer_activity_ms = now_ms
+            session.last_activity_ms = now_ms
+        else:
             # Spec 4.12.5.2.2: a duplicate that asked for an ack is acked again at once, never delivered.
             actions: list[Action] = []
             if payload_header.needs_ack:
