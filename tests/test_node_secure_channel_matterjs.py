@@ -1,9 +1,9 @@
-"""Our PASE and CASE responders against matter.js's own PaseClient and CaseClient.
+"""Our PASE and CASE handshakes against matter.js's PaseClient/CaseClient and PaseServer/CaseServer.
 
 matter.js (an independent Matter implementation, installed by scripts/install-test-deps.sh
-into .cache/matterjs) plays the commissioner. Its client classes run unmodified; only the
-exchange under them is replaced by JSON lines over stdio, so every byte of every handshake
-message, every KDF salt and every signature is produced or checked by matter.js itself.
+into .cache/matterjs) plays the other side. Its classes run unmodified; only the exchange
+under them is replaced by JSON lines over stdio, so every byte of every handshake message,
+every KDF salt and every signature on its side is produced or checked by matter.js itself.
 Session keys are derived from the secret and salt matter.js hands to its session manager.
 """
 import json
@@ -14,9 +14,9 @@ import threading
 
 import pytest
 
-from twin.node.case import CaseResponder
+from twin.node.case import CaseInitiator, CaseResponder
 from twin.node.crypto import public_key_bytes
-from twin.node.pase import PaseResponder
+from twin.node.pase import PaseInitiator, PaseResponder
 from twin.node.status_report import SecureChannelStatus as ProtocolCode
 from twin.node.spake2p import make_verifier
 
@@ -28,16 +28,17 @@ PEER_JS = r"""
 import { createInterface } from "node:readline";
 import * as nodeCrypto from "node:crypto";
 import { NodeJsStyleCrypto, Bytes } from "@matter/general";
-import { PaseClient, CaseClient, Fabric } from "@matter/protocol";
+import { PaseClient, CaseClient, PaseServer, CaseServer, Fabric } from "@matter/protocol";
 
 const crypto = new NodeJsStyleCrypto(nodeCrypto);
 const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
 const out = obj => process.stdout.write("@@" + JSON.stringify(obj) + "\n");
 const args = JSON.parse(process.argv[2]);
 
+const session = { parameters: {}, detachChannel() { return undefined; }, async initiateClose() {} };
 const exchange = {
-    channel: { transportChannel: { name: "stdio" } }, via: "stdio", diagnostics: {},
-    session: { parameters: {} }, hasUnackedMessage: false,
+    channel: { transportChannel: { name: "stdio" }, session }, via: "stdio", diagnostics: {},
+    session, hasUnackedMessage: false, considerClosed: false,
     async send(type, payload) { out({ type, payload: Bytes.toHex(payload) }); },
     async nextMessage() {
         const { value, done } = await lines.next();
@@ -51,6 +52,8 @@ let keys, fabric;
 const sessions = {
     crypto, sessionParameters: undefined, sessions: { add() {} },
     async getNextAvailableSessionId() { return 0x1111; },
+    getPaseSession() { return undefined; },
+    findResumptionRecordById() { return undefined; },
     // A stale resumption record makes CaseClient ask for resumption in Sigma1.
     findResumptionRecordByAddress() {
         return args.resume ? { sharedSecret: new Uint8Array(32).fill(7), resumptionId: new Uint8Array(16).fill(9),
@@ -62,22 +65,38 @@ const sessions = {
         return {};
     },
 };
+async function makeFabric() {
+    return Fabric.create(crypto, {
+        fabricIndex: 1, fabricId: BigInt(args.fabricId), nodeId: BigInt(args.nodeId),
+        rootNodeId: BigInt(args.nodeId), rootPublicKey: Bytes.fromHex(args.rootPublicKey), rootVendorId: 0xFFF1,
+        rootCert: Bytes.fromHex(args.rcac), operationalCert: Bytes.fromHex(args.noc),
+        intermediateCACert: args.icac ? Bytes.fromHex(args.icac) : undefined,
+        identityProtectionKey: Bytes.fromHex(args.epochKey),
+        keyPair: { publicKey: Bytes.fromHex(args.publicKey), privateKey: Bytes.fromHex(args.privateKey) },
+        label: "twin-test",
+    });
+}
 try {
     if (args.mode === "pase") {
         await new PaseClient(sessions).pair({}, exchange, exchange.channel, args.passcode);
-    } else {
-        fabric = await Fabric.create(crypto, {
-            fabricIndex: 1, fabricId: BigInt(args.fabricId), nodeId: BigInt(args.nodeId),
-            rootNodeId: BigInt(args.nodeId), rootPublicKey: Bytes.fromHex(args.rootPublicKey), rootVendorId: 0xFFF1,
-            rootCert: Bytes.fromHex(args.rcac), operationalCert: Bytes.fromHex(args.noc),
-            intermediateCACert: args.icac ? Bytes.fromHex(args.icac) : undefined,
-            identityProtectionKey: Bytes.fromHex(args.epochKey),
-            keyPair: { publicKey: Bytes.fromHex(args.publicKey), privateKey: Bytes.fromHex(args.privateKey) },
-            label: "twin-test",
-        });
+    } else if (args.mode === "pase-server") {
+        const pbkdf = { iterations: args.iterations, salt: Bytes.fromHex(args.salt) };
+        await PaseServer.fromVerificationValue(sessions, Bytes.fromHex(args.verifier), pbkdf).onNewExchange(exchange);
+    } else if (args.mode === "case") {
+        fabric = await makeFabric();
         await new CaseClient(sessions).pair(exchange, fabric, BigInt(args.peerNodeId));
+    } else {
+        fabric = await makeFabric();
+        const fabrics = {
+            crypto,
+            async findFabricFromDestinationId(destinationId, random) {
+                if (Bytes.areEqual(await fabric.currentDestinationIdFor(fabric.nodeId, random), destinationId)) return fabric;
+                throw new Error("FabricNotFound");
+            },
+        };
+        await new CaseServer(sessions, fabrics).onNewExchange(exchange);
     }
-    out({ done: true, keys: Bytes.toHex(Bytes.of(keys)) });
+    out(keys ? { done: true, keys: Bytes.toHex(Bytes.of(keys)) } : { done: true, error: "no session" });
 } catch (e) {
     out({ done: true, error: String((e && e.message) || e) });
 }
@@ -95,14 +114,24 @@ def peer_script(tmp_path_factory):
     return d / "peer.mjs"
 
 
-def drive(peer_script, responder, args):
-    """Run matter.js as initiator; feed its messages to `responder`. Returns (final, opcodes seen)."""
+def drive(peer_script, ours, args, first=()):
+    """Run matter.js against handshake `ours`, `first` being what we send before it speaks.
+
+    Returns (matter.js's final line, opcodes in the order they went over the wire)."""
     p = subprocess.Popen(["node", str(peer_script), json.dumps(args)], stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, text=True)
     watchdog = threading.Timer(60, p.kill)
     watchdog.start()
     seen = []
+
+    def send(op, payload):
+        seen.append(int(op))
+        p.stdin.write(json.dumps({"type": int(op), "payload": payload.hex()}) + "\n")
+        p.stdin.flush()
+
     try:
+        for op, payload in first:
+            send(op, payload)
         for line in p.stdout:
             if not line.startswith("@@"):
                 continue  # matter.js log output
@@ -110,10 +139,8 @@ def drive(peer_script, responder, args):
             if m.get("done"):
                 return m, seen
             seen.append(m["type"])
-            for op, payload in responder.handle(m["type"], bytes.fromhex(m["payload"])):
-                seen.append(int(op))
-                p.stdin.write(json.dumps({"type": int(op), "payload": payload.hex()}) + "\n")
-                p.stdin.flush()
+            for op, payload in ours.handle(m["type"], bytes.fromhex(m["payload"])):
+                send(op, payload)
         raise AssertionError(f"matter.js peer ended without a result (exit {p.wait()})")
     finally:
         watchdog.cancel()
@@ -145,8 +172,8 @@ def test_matterjs_commissioner_with_wrong_passcode_fails(peer_script):
     assert responder.result is None and responder.error == ProtocolCode.INVALID_PARAMETER
 
 
-def case_args(ctrl, node, **extra):
-    return dict(mode="case", fabricId=str(ctrl.fabric_id), nodeId=str(ctrl.node_id), peerNodeId=str(node.node_id),
+def case_args(ctrl, node, mode="case", **extra):
+    return dict(mode=mode, fabricId=str(ctrl.fabric_id), nodeId=str(ctrl.node_id), peerNodeId=str(node.node_id),
                 rootPublicKey=ctrl.root_public_key.hex(), rcac=ctrl.rcac.hex(), noc=ctrl.noc.hex(),
                 icac=ctrl.icac.hex() if ctrl.icac else None, epochKey=EPOCH_KEY.hex(),
                 publicKey=public_key_bytes(ctrl.operational_key).hex(),
@@ -181,3 +208,33 @@ def test_matterjs_controller_on_another_fabric_gets_no_shared_trust_roots(peer_s
     assert seen == [0x30, 0x40]
     assert responder.error == ProtocolCode.NO_SHARED_TRUST_ROOTS
     assert "NoSharedTrustRoots" in final["error"] or "(1)" in final["error"], final
+
+
+def test_our_commissioner_completes_pase_with_a_matterjs_node(peer_script):
+    verifier = make_verifier(20202021, SALT, 1000)
+    args = {"mode": "pase-server", "verifier": verifier.hex(), "salt": SALT.hex(), "iterations": 1000}
+    initiator = PaseInitiator(20202021, 0x4444)
+    final, seen = drive(peer_script, initiator, args, first=initiator.start())
+    assert "error" not in final, final
+    assert seen == [0x20, 0x21, 0x22, 0x23, 0x24, 0x40]
+    assert initiator.result.peer_session_id == 0x1111 and final["keys"] == key_hex(initiator.result)
+
+
+def test_our_commissioner_with_wrong_passcode_is_refused_by_a_matterjs_node(peer_script):
+    verifier = make_verifier(20202021, SALT, 1000)
+    args = {"mode": "pase-server", "verifier": verifier.hex(), "salt": SALT.hex(), "iterations": 1000}
+    initiator = PaseInitiator(20202022, 0x4444)
+    final, seen = drive(peer_script, initiator, args, first=initiator.start())
+    assert final == {"done": True, "error": "no session"}
+    assert initiator.result is None and initiator.error == ProtocolCode.INVALID_PARAMETER
+
+
+@pytest.mark.parametrize("icac", [False, True], ids=["root+noc", "root+icac+noc"])
+def test_our_controller_completes_case_with_a_matterjs_node(peer_script, icac):
+    node, ctrl = make_fabric(icac=icac)
+    # matter.js holds the node's fabric; we are the controller.
+    initiator = CaseInitiator(ctrl, node.node_id, 0x5555)
+    final, seen = drive(peer_script, initiator, case_args(node, ctrl, mode="case-server"), first=initiator.start())
+    assert "error" not in final, final
+    assert seen == [0x30, 0x31, 0x32, 0x40]
+    assert initiator.result.peer_node_id == node.node_id and final["keys"] == key_hex(initiator.result)
