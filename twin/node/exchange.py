@@ -1,4 +1,4 @@
-"""Exchange manager and the top-level sans-IO message layer (Core spec 4.10, 4.12, 4.13).
+"""Exchange manager and the top-level sans-IO message layer (Core spec ch. 4: exchanges, MRP, sessions).
 
 `MessageLayer` is fed datagrams, the peer address and the current time in ms; it returns actions:
 
@@ -27,9 +27,9 @@ from .session import MIC_LENGTH, SecureSession, Session, SessionTable, Unsecured
 from .session_types import EstablishedSession
 from .status_report import GeneralCode, SecureChannelStatus, StatusReport
 
-# Spec 4.4.4: a message over UDP must fit the IPv6 minimum MTU.
+# Spec: a message over UDP must fit the IPv6 minimum MTU.
 MAX_UDP_MESSAGE_SIZE = 1280
-# Ephemeral initiator node ids are drawn from the operational node id range (spec 2.5.5.1).
+# Ephemeral initiator node ids are drawn from the operational node id range (spec "Operational Node ID").
 _MAX_OPERATIONAL_NODE_ID = 0xFFFFFFEFFFFFFFFF
 
 
@@ -272,7 +272,7 @@ class MessageLayer:
             session.last_peer_activity_ms = now_ms
             session.last_activity_ms = now_ms
         else:
-            # Spec 4.12.5.2.2: a duplicate that asked for an ack is acked again at once, never delivered.
+            # MRP: a duplicate that asked for an ack is acked again at once, never delivered.
             actions: list[Action] = []
             if payload_header.needs_ack:
                 actions += self._ack_now(session, payload_header.exchange_id, not payload_header.initiator, counter)
@@ -295,7 +295,7 @@ class MessageLayer:
         actions: list[Action] = []
         our_initiator = not ph.initiator
         if session.is_secure and _is_close_session(ph, payload):
-            # Spec 4.11.1.4: the peer ends the session; no protocol handler needs to be registered.
+            # CloseSession StatusReport: the peer ends the session; no protocol handler needs to be registered.
             if ph.needs_ack:
                 actions += self._ack_now(session, ph.exchange_id, our_initiator, counter)
             self.sessions.remove(session)
@@ -309,7 +309,7 @@ class MessageLayer:
                                     self._handlers[handler_key], ph.vendor_id or 0)
                 self._exchanges[exchange.key] = exchange
             else:
-                # Spec 4.10.5.2: ack on an ephemeral exchange so the peer stops retransmitting.
+                # Exchange manager: ack on an ephemeral exchange so the peer stops retransmitting.
                 if ph.needs_ack:
                     actions += self._ack_now(session, ph.exchange_id, our_initiator, counter)
                 return actions + [Dropped(

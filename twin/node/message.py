@@ -1,4 +1,4 @@
-"""Matter message format (Core spec 4.4), message counters (4.6) and duplicate detection (4.6.5).
+"""Matter message format, message counters and duplicate detection (Core spec ch. 4, "Message Format" and "Message Counters").
 
 Pure codecs and small state objects, no IO and no clock. A datagram is
 
@@ -18,9 +18,9 @@ from dataclasses import dataclass
 MESSAGE_VERSION = 0
 MAX_UINT32 = 0xFFFFFFFF
 UNSPECIFIED_NODE_ID = 0
-# Spec 4.6.5: how many counters below max_message_counter are remembered.
+# Spec "Message Reception State": how many counters below max_message_counter are remembered.
 MSG_COUNTER_WINDOW_SIZE = 32
-# Spec 4.6.1: fresh counters start at a random value in [1, 2^28].
+# Spec "Message Counters": fresh counters start at a random value in [1, 2^28].
 COUNTER_INIT_MAX = 1 << 28
 
 # Message flags (first byte).
@@ -59,7 +59,7 @@ class ProtocolId(enum.IntEnum):
 
 
 class SecureChannelOpcode(enum.IntEnum):
-    """Secure Channel protocol message types (Core spec 4.11.1)."""
+    """Secure Channel protocol message types (Core spec, Secure Channel protocol)."""
     MsgCounterSyncReq = 0x00
     MsgCounterSyncRsp = 0x01
     StandaloneAck = 0x10
@@ -256,7 +256,7 @@ class PayloadHeader:
         return header, offset
 
 
-# --- message counters (spec 4.6.1) -------------------------------------------------------------
+# --- message counters ---------------------------------------------------------------------------
 
 
 class CounterExhausted(Exception):
@@ -287,7 +287,7 @@ class MessageCounter:
         return current
 
 
-# --- duplicate detection (spec 4.6.5) ------------------------------------------------------------
+# --- duplicate detection -----------------------------------------------------------------------
 
 
 class CounterMode(enum.Enum):

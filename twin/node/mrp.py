@@ -1,4 +1,4 @@
-"""Message Reliability Protocol (Core spec 4.12), sans-IO, one `ReliableState` per exchange.
+"""Message Reliability Protocol (Core spec ch. 4, "MRP"), sans-IO, one `ReliableState` per exchange.
 
 At most one reliable message is outstanding per exchange, and at most one received message waits
 for an acknowledgement. The pending ack rides on the next message sent on the exchange
@@ -23,7 +23,7 @@ MRP_BACKOFF_JITTER = 0.25
 MRP_BACKOFF_MARGIN = 1.1
 MRP_BACKOFF_THRESHOLD = 1
 MRP_STANDALONE_ACK_TIMEOUT_MS = 200
-# Defaults when the peer did not announce its session parameters (spec 2.12.5 / 4.12.8).
+# Defaults when the peer did not announce its session parameters (spec MRP parameter table).
 SESSION_IDLE_INTERVAL_MS = 500
 SESSION_ACTIVE_INTERVAL_MS = 300
 SESSION_ACTIVE_THRESHOLD_MS = 4000
@@ -45,7 +45,7 @@ def base_interval(session: Any, now_ms: float) -> int:
 
 
 def backoff_ms(interval_ms: float, retransmissions: int, rng: random.Random) -> float:
-    """Spec 4.12.2.1: wait before the next (re)transmission, `retransmissions` already sent."""
+    """Spec retransmission backoff: wait before the next (re)transmission, `retransmissions` already sent."""
     exponent = max(0, retransmissions - MRP_BACKOFF_THRESHOLD)
     return (interval_ms * MRP_BACKOFF_MARGIN * MRP_BACKOFF_BASE ** exponent
             * (1.0 + rng.random() * MRP_BACKOFF_JITTER))

@@ -1,8 +1,8 @@
-"""Sessions (Core spec 4.13): the unsecured session, secure unicast sessions and the session table.
+"""Sessions (Core spec ch. 4, "Session Management"): the unsecured session, secure unicast sessions and the session table.
 
 A session turns (header, plaintext) into a datagram and back. Secure sessions use AES-CCM-128 with a
 16-byte MIC; nonce = security flags (1) || message counter (4, LE) || source node id (8, LE), and the
-AAD is the encoded message header (spec 4.8.2). The source node id is the sender's operational node id
+AAD is the encoded message header (spec "Message Security"). The source node id is the sender's operational node id
 for CASE and the Unspecified Node ID (0) for PASE. Privacy obfuscation is not implemented.
 """
 from __future__ import annotations
@@ -129,7 +129,7 @@ class SessionTable:
 
     Handshakes reserve their local session id up front with `allocate_id()`, then `add()` the
     established session (or `release_id()` on failure). When full, the least recently active
-    session is evicted to make room (spec 4.13.2.1 lets a node pick; LRU is the simple fair rule).
+    session is evicted to make room (the spec lets a node pick; LRU is the simple fair rule).
     """
 
     def __init__(self, rng: random.Random, max_secure: int = 64, max_unsecured: int = 16):
@@ -142,7 +142,7 @@ class SessionTable:
         self._reserved: set[int] = set()
         self._unsecured: dict[tuple[int, bool], UnsecuredSession] = {}
         self._next_id = rng.randint(1, 0xFFFF)
-        # Spec 4.6.1: one unencrypted counter for the whole node, random start, rolls over.
+        # Spec: one unencrypted counter for the whole node, random start, rolls over.
         self.unsecured_counter = MessageCounter(rng, rollover=True)
         self.evicted: list[Session] = []  # drained by the message layer to report SessionClosed
 

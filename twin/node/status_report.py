@@ -15,7 +15,7 @@ _FIXED = struct.Struct("<HIH")
 
 
 class GeneralCode(enum.IntEnum):
-    """Common status codes (spec Appendix D.3.1)."""
+    """Common status codes (spec Appendix D)."""
     SUCCESS = 0
     FAILURE = 1
     BAD_PRECONDITION = 2
@@ -37,7 +37,7 @@ class GeneralCode(enum.IntEnum):
 
 
 class SecureChannelStatus(enum.IntEnum):
-    """Secure Channel protocol codes (spec 4.11.1.4)."""
+    """Secure Channel protocol codes (spec, Secure Channel protocol)."""
     SESSION_ESTABLISHMENT_SUCCESS = 0x0000
     NO_SHARED_TRUST_ROOTS = 0x0001
     INVALID_PARAMETER = 0x0002
