@@ -86,11 +86,11 @@ SeedOption = typer.Option(None, "--seed", help="Seed of the home's random genera
 def load_home(home_file: Optional[Path], seed: Optional[int]) -> Any:
     """The home to run: from a file, or the built-in default. Bad files raise CliError."""
     from twin.home import Home, HomeFileError
-    if home_file is None:
-        return Home.default(seed=0 if seed is None else seed)
-    if not home_file.is_file():
+    if home_file is not None and not home_file.is_file():
         raise CliError(f"{home_file}: no such file")
     try:
+        if home_file is None:
+            return Home.default(seed=0 if seed is None else seed)
         return Home.load(home_file, seed=seed)
     except HomeFileError as err:
         raise CliError(str(err)) from None
@@ -220,9 +220,8 @@ def run(home_file: Optional[Path] = HomeOption, seed: Optional[int] = SeedOption
         if factor is None:
             fast_forward(home, end_tick - start_tick)
         else:
-            err_console.print(f"running {home.name!r}: {len(home.rooms)} rooms, {len(home.devices)} "
-                              f"devices at speed {factor:g} from {home.now}; Ctrl-C to stop",
-                              highlight=False)
+            print(f"running {home.name!r}: {len(home.rooms)} rooms, {len(home.devices)} devices "
+                  f"at speed {factor:g} from {home.now}; Ctrl-C to stop", file=sys.stderr, flush=True)
             _real_time(home, factor, end_tick, lambda: _view(home, speed, extensions), err_console)
     except KeyboardInterrupt:
         interrupted = True
@@ -324,6 +323,7 @@ def home_generate(seed: int = typer.Option(0, "--seed", help="Seed: same seed, s
 
         twin run --home home.yaml
     """
+    import clusters.devices  # noqa: F401  registers the device types the generator draws from
     from twin import generator
     from twin.schema import to_yaml
     if rooms < 1 or devices < 0:
