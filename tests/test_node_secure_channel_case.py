@@ -29,7 +29,7 @@ def run(initiator, responder, first=None):
     return log
 
 
-def make_fabric(seed=1, icac=False, fabric_id=FABRIC_ID, node_ids=(0x11, 0x22), not_after=0):
+def make_fabric(seed=1, icac=False, fabric_id=FABRIC_ID, node_ids=(0x11, 0x22), not_after=0, cats=()):
     """An RCAC (optionally an ICAC) and one NOC per node id: FabricInfo for each node."""
     rng = random.Random(seed)
     root, root_key = certs.mint_root(1, fabric_id, rng=rng)
@@ -38,7 +38,7 @@ def make_fabric(seed=1, icac=False, fabric_id=FABRIC_ID, node_ids=(0x11, 0x22), 
         issuer, issuer_key = certs.mint_icac(root, root_key, 2, fabric_id, rng=rng)
     fabrics = []
     for index, node_id in enumerate(node_ids, start=1):
-        noc, key = certs.mint_noc(issuer, issuer_key, node_id, fabric_id, rng=rng, not_after=not_after)
+        noc, key = certs.mint_noc(issuer, issuer_key, node_id, fabric_id, rng=rng, not_after=not_after, cats=cats)
         fabrics.append(FabricInfo.from_certificates(index, root.to_tlv(), noc.to_tlv(),
                                                     issuer.to_tlv() if icac else None, key, EPOCH_KEY))
     return fabrics
@@ -85,6 +85,15 @@ def test_case_establishes_identical_session_keys(icac):
     assert i.peer_mrp == {"SESSION_IDLE_INTERVAL": 500} and r.peer_mrp == {"SESSION_ACTIVE_INTERVAL": 300}
     # The certificates travel encrypted: the NOC bytes never appear in the clear.
     assert all(node.noc not in payload and controller.noc not in payload for _, _, payload in log)
+
+
+def test_peer_case_authenticated_tags_are_exposed():
+    node, controller = make_fabric(cats=(0x00010001, 0xABCD0002))
+    responder = CaseResponder([node], 1, rng=random.Random(0))
+    initiator = CaseInitiator(controller, node.node_id, 2, rng=random.Random(1))
+    run(initiator, responder)
+    assert responder.result is not None
+    assert responder.peer_cats == initiator.peer_cats == (0x00010001, 0xABCD0002)
 
 
 def test_case_is_reproducible_with_a_seeded_rng():

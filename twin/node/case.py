@@ -140,6 +140,8 @@ class _Case(Handshake):
         self.peer_session_id: int | None = None
         self.peer_node_id: int | None = None
         self.peer_params: dict | None = None
+        # CASE Authenticated Tags from the peer's NOC, for access control (EstablishedSession has no slot).
+        self.peer_cats: tuple[int, ...] = ()
         self._eph = Crypto_GenerateKeypair(self.rng)
         self._eph_pub = public_key_bytes(self._eph)
         self._peer_eph_pub: bytes | None = None
@@ -172,6 +174,7 @@ class _Case(Handshake):
             raise _invalid(f"{what} NOC fabric id {fabric_id:#x}; expected {self.fabric.fabric_id:#x}")
         if not Crypto_Verify(noc_key, _tbs(noc, icac, self._peer_eph_pub, receiver_eph_pub), signature):
             raise _invalid(f"{what} signature does not verify with the NOC public key")
+        self.peer_cats = MatterCertificate.from_tlv(noc).case_authenticated_tags
         return node_id
 
     def _sign_tbe(self, extra: dict) -> bytes:
