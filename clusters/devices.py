@@ -1,32 +1,236 @@
-"""The 17 SimuHome device types (Appendix D) as Matter compositions.
+"""The 17 SimuHome device types (SimuHome Appendix D) as Matter compositions.
 
-Each builder returns the application endpoints; `create_device` adds the root endpoint.
+Each builder returns the application endpoints; `create_device` adds root endpoint 0 with
+Descriptor and BasicInformation. Device type ids and revisions are those of the Matter 1.3
+Device Library. Where SimuHome names a device Matter does not define, the nearest spec
+composition is used and said so:
+
+- humidifier / dehumidifier: Matter has no such device types. They are a Fan (0x002B)
+  whose endpoint is also a Humidity Sensor (0x0307): FanControl drives the (de)humidifying
+  fan, RelativeHumidityMeasurement reports the room.
+- freezer / refrigerator: a Refrigerator (0x0070) endpoint with the cabinet mode cluster,
+  and one Temperature Controlled Cabinet (0x0071) endpoint with TemperatureControl and the
+  cabinet's TemperatureMeasurement.
+- heat pump: endpoint 1 is Heat Pump (0x0309) + Power Source + Electrical Sensor + Device
+  Energy Management; endpoint 2 is the Thermostat (0x0301) it is controlled by.
+- laundry dryer: Matter has no Laundry Dryer Mode cluster; it uses Laundry Washer Mode.
+- TV: Basic Video Player (0x0028); its LevelControl is the volume.
+- window covering: SimuHome's "Window Covering Controller" carries the WindowCovering
+  *server*, which is the Window Covering device type (0x0202).
+Groups and Scenes, mandatory on some of these device types, are not modelled (the twin
+has no group messaging); this is the one known gap against the device library.
 """
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import Any, Callable
 
+from chip.clusters import Objects as Clusters
+
+from .alarms import DishwasherAlarmServer
+from .basic_information import BasicInformationServer
 from .device import DEVICE_TYPES, Device, DeviceType, Endpoint, register
+from .energy import (DeviceEnergyManagementServer, ElectricalEnergyMeasurementServer,
+                     ElectricalPowerMeasurementServer, PowerSourceServer, PowerTopologyServer)
+from .fan_control import FanControlServer
+from .identify import IdentifyServer
+from .laundry import LaundryDryerControlsServer, LaundryWasherControlsServer
+from .level_control import LevelControlServer
+from .measurement import RelativeHumidityMeasurementServer, TemperatureMeasurementServer
+from .media import ChannelServer, KeypadInputServer, MediaPlaybackServer
+from .modes import (DRYER_MODES, DishwasherModeServer, LaundryWasherModeServer,
+                    RefrigeratorAndTemperatureControlledCabinetModeServer, RvcCleanModeServer,
+                    RvcRunModeServer)
 from .onoff import OnOffServer
+from .operational_state import OperationalStateServer, RvcOperationalStateServer
 from .status import MatterError, Status
+from .temperature_control import TemperatureControlServer
+from .thermostat import ThermostatServer
+from .window_covering import WindowCoveringServer
+
+# Device type ids and revisions (Matter 1.3 Device Library).
+ON_OFF_LIGHT = (0x0100, 3)
+DIMMABLE_LIGHT = (0x0101, 3)
+ROOM_AIR_CONDITIONER = (0x0072, 2)
+AIR_PURIFIER = (0x002D, 2)
+FAN = (0x002B, 3)
+HUMIDITY_SENSOR = (0x0307, 2)
+DISHWASHER = (0x0075, 1)
+LAUNDRY_WASHER = (0x0073, 1)
+LAUNDRY_DRYER = (0x007C, 1)
+REFRIGERATOR = (0x0070, 2)
+TEMPERATURE_CONTROLLED_CABINET = (0x0071, 3)
+ELECTRICAL_SENSOR = (0x0510, 1)
+HEAT_PUMP = (0x0309, 1)
+POWER_SOURCE = (0x0011, 1)
+DEVICE_ENERGY_MANAGEMENT = (0x050D, 2)
+THERMOSTAT = (0x0301, 4)
+ROBOTIC_VACUUM_CLEANER = (0x0074, 3)
+BASIC_VIDEO_PLAYER = (0x0028, 2)
+WINDOW_COVERING = (0x0202, 3)
 
 
-def _on_off_light(**options: Any) -> list[Endpoint]:
-    ep = Endpoint(1, [(0x0100, 3)])
-    ep.add(OnOffServer(lighting=True))
-    return [ep]
+def _endpoint(endpoint_id: int, device_types: list[tuple[int, int]], *servers: Any) -> Endpoint:
+    ep = Endpoint(endpoint_id, device_types)
+    for server in servers:
+        ep.add(server)
+    return ep
 
 
-register(DeviceType("on_off_light", "On/Off Light", 0x0100, 3, _on_off_light))
+def _fan(auto: bool = False) -> FanControlServer:
+    return FanControlServer(auto=auto)
+
+
+# ---- builders: (**options) -> application endpoints -------------------------------------
+def _on_off_light(**_: Any) -> list[Endpoint]:
+    return [_endpoint(1, [ON_OFF_LIGHT], IdentifyServer(), OnOffServer(lighting=True))]
+
+
+def _dimmable_light(**_: Any) -> list[Endpoint]:
+    return [_endpoint(1, [DIMMABLE_LIGHT], IdentifyServer(), OnOffServer(lighting=True),
+                      LevelControlServer(on_off=True, lighting=True, CurrentLevel=254))]
+
+
+def _air_conditioner(**_: Any) -> list[Endpoint]:
+    thermostat = ThermostatServer(heating=True, cooling=True, SystemMode=0)
+    return [_endpoint(1, [ROOM_AIR_CONDITIONER], IdentifyServer(), OnOffServer(dead_front=True),
+                      thermostat, _fan())]
+
+
+def _air_purifier(**_: Any) -> list[Endpoint]:
+    return [_endpoint(1, [AIR_PURIFIER], IdentifyServer(), OnOffServer(), _fan(auto=True))]
+
+
+def _fan_device(**_: Any) -> list[Endpoint]:
+    return [_endpoint(1, [FAN], IdentifyServer(), OnOffServer(), _fan())]
+
+
+def _humidity_fan(**_: Any) -> list[Endpoint]:
+    return [_endpoint(1, [FAN, HUMIDITY_SENSOR], IdentifyServer(), OnOffServer(), _fan(),
+                      RelativeHumidityMeasurementServer(MinMeasuredValue=0, MaxMeasuredValue=10000))]
+
+
+def _appliance_power(ops: OperationalStateServer, running_watts: float, idle_watts: float) -> Callable[[], float]:
+    return lambda: running_watts if ops.get("OperationalState") == ops.E.kRunning else idle_watts
+
+
+def _dishwasher(**_: Any) -> list[Endpoint]:
+    return [_endpoint(1, [DISHWASHER], OnOffServer(dead_front=True), OperationalStateServer(),
+                      DishwasherModeServer(), DishwasherAlarmServer())]
+
+
+def _laundry_washer(**_: Any) -> list[Endpoint]:
+    return [_endpoint(1, [LAUNDRY_WASHER], OnOffServer(dead_front=True), OperationalStateServer(),
+                      LaundryWasherModeServer(), LaundryWasherControlsServer(),
+                      TemperatureControlServer(**_WASHER_TEMPERATURES))]
+
+
+def _laundry_dryer(**_: Any) -> list[Endpoint]:
+    return [_endpoint(1, [LAUNDRY_DRYER], OnOffServer(dead_front=True), OperationalStateServer(),
+                      LaundryWasherModeServer(modes=DRYER_MODES), LaundryDryerControlsServer())]
+
+
+def _cabinet(setpoint: int, low: int, high: int) -> list[Endpoint]:
+    # Cabinet temperatures are not the room's: the measurement is stored, and follows the
+    # setpoint (the compressor is assumed to hold it).
+    control = TemperatureControlServer(TemperatureSetpoint=setpoint, MinTemperature=low,
+                                       MaxTemperature=high, Step=100)
+    measurement = TemperatureMeasurementServer(MeasuredValue=setpoint, MinMeasuredValue=low - 500,
+                                               MaxMeasuredValue=high + 500)
+    control.listeners.append(lambda server, name: name == "TemperatureSetpoint"
+                             and measurement.set("MeasuredValue", server.get(name)))
+    return [_endpoint(1, [REFRIGERATOR], RefrigeratorAndTemperatureControlledCabinetModeServer()),
+            _endpoint(2, [TEMPERATURE_CONTROLLED_CABINET], control, measurement)]
+
+
+def _refrigerator(**_: Any) -> list[Endpoint]:
+    return _cabinet(setpoint=400, low=100, high=700)
+
+
+def _freezer(**_: Any) -> list[Endpoint]:
+    return _cabinet(setpoint=-1800, low=-2400, high=-1500)
+
+
+def _electrical_sensor(load_watts: float = 120.0, **_: Any) -> list[Endpoint]:
+    power = lambda: load_watts  # noqa: E731 - the metered circuit's steady load
+    return [_endpoint(1, [ELECTRICAL_SENSOR], PowerTopologyServer(),
+                      ElectricalPowerMeasurementServer(power_source=power),
+                      ElectricalEnergyMeasurementServer(power_source=power))]
+
+
+def _heat_pump(**_: Any) -> list[Endpoint]:
+    thermostat = ThermostatServer(heating=True, cooling=True, SystemMode=0)
+    running = lambda: 0.0 if int(thermostat.get("SystemMode")) == 0 else 1800.0  # noqa: E731
+    meters = [ElectricalPowerMeasurementServer(power_source=running),
+              ElectricalEnergyMeasurementServer(power_source=running),
+              DeviceEnergyManagementServer(power_source=running)]
+
+    def power_changed(server: Any, name: str) -> None:
+        # Energy is integrated in closed form between power changes: re-anchor on each.
+        if name == "SystemMode":
+            for meter in meters:
+                meter.reanchor()
+    thermostat.listeners.append(power_changed)
+    return [_endpoint(1, [HEAT_PUMP, POWER_SOURCE, ELECTRICAL_SENSOR, DEVICE_ENERGY_MANAGEMENT],
+                      PowerSourceServer(), PowerTopologyServer(), *meters),
+            _endpoint(2, [THERMOSTAT], IdentifyServer(), thermostat)]
+
+
+def _robot_vacuum_cleaner(**_: Any) -> list[Endpoint]:
+    return [_endpoint(1, [ROBOTIC_VACUUM_CLEANER], IdentifyServer(), RvcRunModeServer(),
+                      RvcCleanModeServer(), RvcOperationalStateServer())]
+
+
+def _tv(**_: Any) -> list[Endpoint]:
+    volume = LevelControlServer(on_off=True, lighting=False, CurrentLevel=30, MinLevel=0, MaxLevel=100)
+    return [_endpoint(1, [BASIC_VIDEO_PLAYER], OnOffServer(), volume, MediaPlaybackServer(),
+                      ChannelServer(), KeypadInputServer())]
+
+
+def _window_covering(**_: Any) -> list[Endpoint]:
+    return [_endpoint(1, [WINDOW_COVERING], IdentifyServer(), WindowCoveringServer())]
+
+
+_WASHER_TEMPERATURES = dict(TemperatureSetpoint=4000, MinTemperature=2000, MaxTemperature=9000, Step=1000)
+
+_TYPES = [
+    ("air_conditioner", "Air Conditioner", ROOM_AIR_CONDITIONER, _air_conditioner),
+    ("air_purifier", "Air Purifier", AIR_PURIFIER, _air_purifier),
+    ("dehumidifier", "Dehumidifier", FAN, _humidity_fan),
+    ("dimmable_light", "Dimmable Light", DIMMABLE_LIGHT, _dimmable_light),
+    ("dishwasher", "Dishwasher", DISHWASHER, _dishwasher),
+    ("electrical_sensor", "Electrical Sensor", ELECTRICAL_SENSOR, _electrical_sensor),
+    ("fan", "Fan", FAN, _fan_device),
+    ("freezer", "Freezer", REFRIGERATOR, _freezer),
+    ("heat_pump", "Heat Pump", HEAT_PUMP, _heat_pump),
+    ("humidifier", "Humidifier", FAN, _humidity_fan),
+    ("laundry_dryer", "Laundry Dryer", LAUNDRY_DRYER, _laundry_dryer),
+    ("laundry_washer", "Laundry Washer", LAUNDRY_WASHER, _laundry_washer),
+    ("on_off_light", "On/Off Light", ON_OFF_LIGHT, _on_off_light),
+    ("refrigerator", "Refrigerator", REFRIGERATOR, _refrigerator),
+    ("robot_vacuum_cleaner", "Robot Vacuum Cleaner", ROBOTIC_VACUUM_CLEANER, _robot_vacuum_cleaner),
+    ("tv", "TV", BASIC_VIDEO_PLAYER, _tv),
+    ("window_covering", "Window Covering", WINDOW_COVERING, _window_covering),
+]
+for _product_id, (_key, _label, (_dt, _rev), _build) in enumerate(_TYPES, start=0x8001):
+    register(DeviceType(_key, _label, _dt, _rev, _build, product_id=_product_id))
 
 
 def create_device(device_id: str, type_key: str, rng: random.Random | None = None,
-                  **options: Any) -> Device:
-    """Build a device of a registered type. `rng` seeds per-device identity (serials)."""
+                  name: str | None = None, **options: Any) -> Device:
+    """Build a device of a registered type.
+
+    `rng` draws the device's serial number and unique id (so a seeded home gives the same
+    identities every time); `name` becomes the NodeLabel; `options` go to the builder.
+    """
     try:
         device_type = DEVICE_TYPES[type_key]
     except KeyError:
         raise MatterError(Status.NOT_FOUND, f"unknown device type {type_key!r}; known: "
                           + ", ".join(sorted(DEVICE_TYPES))) from None
-    return Device(device_id, device_type, device_type.build(**options), root_servers=[])
+    rng = rng or random.Random(device_id)
+    identity = BasicInformationServer(
+        VendorName="matter-twin", ProductName=f"Twin {device_type.label}"[:32],
+        ProductID=device_type.product_id, NodeLabel=(name or device_id)[:32],
+        SerialNumber=f"TW{rng.getrandbits(40):010X}", UniqueID=f"{rng.getrandbits(64):016X}")
+    return Device(device_id, device_type, device_type.build(**options), root_servers=[identity])

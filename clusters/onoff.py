@@ -1,4 +1,4 @@
-"""OnOff cluster server (with the Lighting feature for lights)."""
+"""OnOff cluster server (Lighting feature for lights, DeadFrontBehavior for appliances)."""
 from __future__ import annotations
 
 from typing import Any
@@ -20,13 +20,16 @@ class OnOffServer(ClusterServer):
     lighting_attributes = ("GlobalSceneControl", "OnTime", "OffWaitTime", "StartUpOnOff")
     lighting_commands = ("OffWithEffect", "OnWithRecallGlobalScene", "OnWithTimedOff")
 
-    def __init__(self, lighting: bool = False, **initial: Any):
+    def __init__(self, lighting: bool = False, dead_front: bool = False, **initial: Any):
         if lighting:
             # Instance-level lists: the LT feature changes this server's shape.
             self.attributes = OnOffServer.attributes + self.lighting_attributes
             self.commands = OnOffServer.commands + self.lighting_commands
             self.writable = frozenset({"OnTime", "OffWaitTime", "StartUpOnOff"})
-        super().__init__(feature_map=int(OnOff.Bitmaps.Feature.kLighting) if lighting else 0, **initial)
+        # DeadFrontBehavior: appliances (washer, dishwasher, AC) whose Off means "dead front".
+        features = ((int(OnOff.Bitmaps.Feature.kLighting) if lighting else 0)
+                    | (int(OnOff.Bitmaps.Feature.kDeadFrontBehavior) if dead_front else 0))
+        super().__init__(feature_map=features, **initial)
         self._timed_off_at: int | None = None  # tick at which OnWithTimedOff turns us off
         self._wait_until: int | None = None    # tick until which On is ignored (OffWaitTime)
 

@@ -1,43 +1,106 @@
 """Cross-attribute dependencies between clusters of one device, in one place.
 
 SimuHome devices have rules that span clusters (the AC must be on before its fan speed
-changes; a running dishwasher rejects a mode change). Each rule names the device types it
-applies to, the operation it guards, the condition and the Matter status it answers
-with. `get_cluster_doc` lists them, so agents can read the same table the twin enforces.
+changes; a running washer keeps its settings). Each rule names the device types it
+applies to, the operations it guards, the condition and the Matter status it answers
+with. `Device.write` and `Device.invoke` check them for every caller (tools, workflows,
+the Matter node), and `get_cluster_doc` lists them, so agents read the table the twin
+enforces.
+
+Rules the spec gives a cluster its own answer for stay in that cluster and are listed
+here with `enforced_here=False`: a mode change during a running cycle answers
+ChangeToModeResponse(InvalidInMode), as Mode Base specifies, not an IM error.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from chip.clusters import Objects as Clusters
+
 from .status import MatterError, Status
+
+FANS = ("air_conditioner", "air_purifier", "fan", "humidifier", "dehumidifier")
+APPLIANCES = ("dishwasher", "laundry_washer", "laundry_dryer")
 
 
 @dataclass(frozen=True)
 class Rule:
-    device_types: tuple[str, ...]     # device type keys; () means every device type
-    cluster: str                      # spec cluster name the guarded operation targets
-    operations: tuple[str, ...]       # command or attribute names guarded
-    allowed: Callable[[Any, Any], bool]  # (device, value/fields) -> may it proceed?
+    device_types: tuple[str, ...]        # device type keys the rule applies to
+    cluster: str                         # spec cluster name of the guarded operations
+    operations: tuple[str, ...]          # command or attribute names guarded
+    allowed: Callable[[Any], bool]       # (device) -> may the operation proceed?
     status: Status
-    explanation: str                  # shown to the agent, and in docs
+    explanation: str                     # shown to the agent, and in docs
+    enforced_here: bool = True
 
 
-RULES: list[Rule] = []
+def is_on(device: Any) -> bool:
+    """OnOff.OnOff of the device's first OnOff server (devices without one count as on)."""
+    try:
+        return bool(device.locate(Clusters.OnOff).get("OnOff"))
+    except MatterError:
+        return True
 
 
-def _applies(rule: Rule, device: Any, server: Any, name: str) -> bool:
-    return ((not rule.device_types or device.type.key in rule.device_types)
-            and rule.cluster == server.name and name in rule.operations)
+def is_idle(device: Any) -> bool:
+    """No operational cycle running or paused."""
+    try:
+        ops = device.locate(Clusters.OperationalState)
+    except MatterError:
+        return True
+    return ops.get("OperationalState") not in (ops.E.kRunning, ops.E.kPaused)
+
+
+RULES: list[Rule] = [
+    Rule(FANS, "FanControl", ("FanMode", "PercentSetting", "Step"), is_on, Status.INVALID_IN_STATE,
+         "the device is off; turn it on (OnOff On) before changing its fan speed or mode"),
+    Rule(("air_conditioner",), "Thermostat",
+         ("SystemMode", "OccupiedCoolingSetpoint", "OccupiedHeatingSetpoint", "SetpointRaiseLower"),
+         is_on, Status.INVALID_IN_STATE,
+         "the air conditioner is off; turn it on (OnOff On) before changing its mode or setpoints"),
+    Rule(("tv",), "Channel", ("ChangeChannel", "ChangeChannelByNumber", "SkipChannel"), is_on,
+         Status.INVALID_IN_STATE, "the TV is off; turn it on (OnOff On) before changing channel"),
+    Rule(("tv",), "MediaPlayback",
+         ("Play", "Pause", "Stop", "StartOver", "Previous", "Next", "Rewind", "FastForward"), is_on,
+         Status.INVALID_IN_STATE, "the TV is off; turn it on (OnOff On) before controlling playback"),
+    Rule(("tv",), "LevelControl",
+         ("MoveToLevel", "Move", "Step", "Stop", "MoveToLevelWithOnOff", "MoveWithOnOff",
+          "StepWithOnOff", "StopWithOnOff"), is_on,
+         Status.INVALID_IN_STATE, "the TV is off; turn it on (OnOff On) before changing the volume"),
+    Rule(APPLIANCES, "OperationalState", ("Start", "Resume"), is_on, Status.INVALID_IN_STATE,
+         "the appliance is off; turn it on (OnOff On) before starting or resuming a cycle"),
+    Rule(("laundry_washer",), "LaundryWasherControls", ("SpinSpeedCurrent", "NumberOfRinses"), is_idle,
+         Status.INVALID_IN_STATE, "the washer is running; spin speed and rinses change only while it is stopped"),
+    Rule(("laundry_dryer",), "LaundryDryerControls", ("SelectedDrynessLevel",), is_idle,
+         Status.INVALID_IN_STATE, "the dryer is running; the dryness level changes only while it is stopped"),
+    Rule(("laundry_washer",), "TemperatureControl", ("SetTemperature",), is_idle,
+         Status.INVALID_IN_STATE, "the washer is running; its temperature changes only while it is stopped"),
+    Rule(APPLIANCES, "DishwasherMode", ("ChangeToMode",), is_idle, Status.INVALID_IN_STATE,
+         "a running dishwasher keeps its mode: ChangeToMode answers InvalidInMode until the cycle ends",
+         enforced_here=False),
+    Rule(APPLIANCES, "LaundryWasherMode", ("ChangeToMode",), is_idle, Status.INVALID_IN_STATE,
+         "a running washer or dryer keeps its mode: ChangeToMode answers InvalidInMode until the cycle ends",
+         enforced_here=False),
+]
+
+
+def _check(device: Any, server: Any, name: str) -> None:
+    for rule in RULES:
+        if (rule.enforced_here and device.type.key in rule.device_types
+                and rule.cluster == server.name and name in rule.operations
+                and not rule.allowed(device)):
+            raise MatterError(rule.status, f"{device.id}: {rule.explanation}")
 
 
 def check_write(device: Any, server: Any, name: str, value: Any) -> None:
-    for rule in RULES:
-        if _applies(rule, device, server, name) and not rule.allowed(device, value):
-            raise MatterError(rule.status, rule.explanation)
+    _check(device, server, name)
 
 
 def check_invoke(device: Any, server: Any, name: str, fields: Any) -> None:
-    for rule in RULES:
-        if _applies(rule, device, server, name) and not rule.allowed(device, fields):
-            raise MatterError(rule.status, rule.explanation)
+    _check(device, server, name)
+
+
+def rules_for(cluster_name: str) -> list[Rule]:
+    """The rules that guard operations of one cluster (for documentation)."""
+    return [r for r in RULES if r.cluster == cluster_name]
