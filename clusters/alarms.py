@@ -38,6 +38,8 @@ class DishwasherAlarmServer(ClusterServer):
                               "DishwasherAlarm.State follows from the alarm conditions; use raise_alarm()")
         super().__init__(feature_map=int(DA.Bitmaps.Feature.kReset) if reset else 0, **initial)
         supported = self._values["Supported"]
+        if reset and "Latch" not in initial:
+            self._values["Latch"] &= supported  # default latching, limited to what is supported
         for name in ("Mask", "Latch"):
             extra = self._values.get(name, 0) & ~supported
             if extra:
