@@ -13,7 +13,9 @@ stepping every tick and fast-forwarding reach byte-identical state, DataVersion 
 """
 from __future__ import annotations
 
+import contextvars
 import typing
+from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Iterable
 
 from chip.clusters import Objects as Clusters
@@ -25,6 +27,24 @@ from .values import from_json, to_json, type_name
 TICKS_PER_SECOND = 10
 GLOBAL_ATTRIBUTES = ("GeneratedCommandList", "AcceptedCommandList", "AttributeList",
                      "FeatureMap", "ClusterRevision")
+
+
+@dataclass(frozen=True)
+class AccessContext:
+    """Who is performing the current operation, when it arrives over Matter.
+
+    The Interaction Model sets `current_access` around each read, write and invoke; local
+    callers (the simulation, tools in process) leave it None. Servers that are
+    fabric-scoped or need the session (OperationalCredentials, AccessControl) read it.
+    """
+    auth_mode: str                  # "pase" or "case"
+    fabric_index: int | None        # the accessing fabric (None on PASE before AddNOC)
+    peer_node_id: int | None
+    session: Any = None             # the node runtime's session object
+
+
+current_access: contextvars.ContextVar[AccessContext | None] = contextvars.ContextVar(
+    "current_access", default=None)
 
 
 class Clock(typing.Protocol):
@@ -50,6 +70,9 @@ class ClusterServer:
     commands: ClassVar[tuple[str, ...]] = ()
     #: Short human notes on cross-attribute rules, shown by get_cluster_doc.
     notes: ClassVar[tuple[str, ...]] = ()
+    #: False for node-only servers (commissioning, fabrics) whose state lives in the node's
+    #: storage directory, not in simulation snapshots.
+    in_snapshot: ClassVar[bool] = True
 
     def __init__(self, feature_map: int = 0, **initial: Any):
         self.feature_map = int(feature_map)
