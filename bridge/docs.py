@@ -33,7 +33,7 @@ PURPOSE = {
     "BasicInformation": "Identity of the node: vendor, product, serial number, software version.",
     "Descriptor": "Composition of an endpoint: its device types, server and client clusters, parts.",
     "Identify": "Make a device identify itself (blink, beep) for a number of seconds.",
-    "OnOff": "Power a device on or off; Toggle; timed on with OnWithTimedOff (lighting feature).",
+    "OnOff": "Turn a device on or off (power); Toggle; timed on with OnWithTimedOff (lighting feature).",
     "LevelControl": "Brightness or level from MinLevel to MaxLevel (1-254), moved with MoveToLevel, "
                     "Move, Step and Stop, optionally with a transition time in tenths of a second.",
     "FanControl": "Fan speed: FanMode (Off, Low, Medium, High, Auto) and PercentSetting 0-100; "
@@ -168,8 +168,9 @@ def _render(doc: dict[str, Any]) -> str:
         lines.append("Rules:")
     for rule in rules:
         who = ", ".join(rule.device_types) or "all device types"
-        lines.append(f"- {', '.join(rule.operations)} on {who}: {rule.explanation} "
-                     f"(otherwise {rule.status.name})")
+        answer = (f"otherwise {rule.status.name}" if getattr(rule, "enforced_here", True)
+                  else "answered by the cluster's own response")
+        lines.append(f"- {', '.join(rule.operations)} on {who}: {rule.explanation} ({answer})")
     lines.extend(f"- {note}" for note in sorted(doc["notes"]))
     return "\n".join(lines)
 
@@ -224,7 +225,10 @@ class BM25:
 
 @functools.lru_cache(maxsize=4)
 def _index(device_type_keys: tuple[str, ...]) -> BM25:
-    return BM25([d["text"] for d in _documents(device_type_keys)])
+    # Field boost: the cluster's name and purpose count three times, so "turn the light on"
+    # finds OnOff before clusters whose rules merely mention "turn it on (OnOff On)".
+    docs = _documents(device_type_keys)
+    return BM25([" ".join([d["name"], PURPOSE.get(d["name"], "")] * 3 + [d["text"]]) for d in docs])
 
 
 def documents() -> tuple[dict[str, Any], ...]:

@@ -184,10 +184,17 @@ def test_cluster_doc_is_deterministic_and_empty_for_nonsense():
     assert docs.get_cluster_doc("qwertyuiop", 5) == []
 
 
+def test_cluster_doc_lists_the_real_rules():
+    doc = docs.get_cluster_doc("fan speed percent", 1)[0]
+    assert doc["cluster"] == "FanControl"
+    assert "turn it on (OnOff On) before changing its fan speed" in doc["doc"]
+    assert "(otherwise INVALID_IN_STATE)" in doc["doc"]
+
+
 def test_cluster_doc_lists_cross_cluster_rules(monkeypatch):
     from clusters import rules
     from clusters.status import Status
-    rule = rules.Rule(("on_off_light",), "OnOff", ("OnWithTimedOff",), lambda d, v: True,
+    rule = rules.Rule(("on_off_light",), "OnOff", ("OnWithTimedOff",), lambda device: True,
                       Status.INVALID_IN_STATE, "only in test: timed on needs a reason")
     monkeypatch.setattr(rules, "RULES", [*rules.RULES, rule])
     monkeypatch.setattr(docs, "RULES", rules.RULES)

@@ -104,18 +104,25 @@ def test_get_attribute_by_name_or_id(call, cluster, attribute):
                  "cluster": "OnOff", "attribute": "OnOff", "value": False}
 
 
+def clusters_on(home, endpoint=None):
+    device = home.devices["living_room_light_1"]
+    servers = device.servers() if endpoint is None else device.endpoints[endpoint].servers.values()
+    return sorted({s.name for s in servers})
+
+
 @pytest.mark.parametrize("args,code,accepted", [
-    ({"cluster.id": "LevelControl", "attribute.id": "CurrentLevel"}, "UNSUPPORTED_CLUSTER",
-     ["Descriptor", "OnOff"]),
+    ({"cluster.id": "LevelControl", "attribute.id": "CurrentLevel"}, "UNSUPPORTED_CLUSTER", None),
     ({"cluster.id": "OnOff", "attribute.id": "Brightness"}, "UNSUPPORTED_ATTRIBUTE",
      ["OnOff", "GlobalSceneControl", "OnTime", "OffWaitTime", "StartUpOnOff", "GeneratedCommandList",
       "AcceptedCommandList", "AttributeList", "FeatureMap", "ClusterRevision"]),
     ({"cluster.id": "OnOff", "attribute.id": "OnOff", "endpoint.id": 7}, "UNSUPPORTED_ENDPOINT", [0, 1]),
-    ({"cluster.id": "OnOff", "attribute.id": "OnOff", "endpoint.id": 0}, "UNSUPPORTED_CLUSTER",
-     ["Descriptor"]),
+    ({"cluster.id": "OnOff", "attribute.id": "OnOff", "endpoint.id": 0}, "UNSUPPORTED_CLUSTER", 0),
 ])
-def test_get_attribute_errors_list_what_is_accepted(call, args, code, accepted):
+def test_get_attribute_errors_list_what_is_accepted(call, home, args, code, accepted):
     err = call("get_attribute", {**LIGHT, **args}, ok=False)["error"]
+    if code == "UNSUPPORTED_CLUSTER":  # every cluster the device (or endpoint) has
+        accepted = clusters_on(home, accepted)
+        assert "Descriptor" in accepted and ("OnOff" in accepted) == (args.get("endpoint.id") != 0)
     assert err["code"] == code and err["accepted"] == accepted
 
 
@@ -181,14 +188,24 @@ def test_write_attribute_errors(call, home, attribute, value, code, fragment):
     assert home.snapshot() == before  # nothing half-applied
 
 
-def test_dependency_rules_are_enforced_through_the_tools(call, home, monkeypatch):
+def test_dependency_rules_are_enforced_through_the_tools(call, home):
+    home.add_device("fan_1", "fan", "kitchen")
+    speed = {"device.id": "fan_1", "cluster.id": "FanControl", "attribute.id": "PercentSetting", "value": 40}
+    err = call("write_attribute", speed, ok=False)["error"]
+    assert err["code"] == "INVALID_IN_STATE" and "turn it on (OnOff On)" in err["message"]
+    assert home.devices["fan_1"].read("FanControl", "PercentSetting") != 40
+    call("execute_command", on("fan_1"))
+    assert call("write_attribute", speed)["value"] == 40
+
+
+def test_a_custom_rule_applies_to_tools_too(call, monkeypatch):
     rule = rules.Rule(("on_off_light",), "OnOff", ("OnTime",),
-                      lambda device, value: device.read("OnOff", "OnOff"),
+                      lambda device: device.read("OnOff", "OnOff"),
                       Status.INVALID_IN_STATE, "OnTime can only be set while the light is on")
     monkeypatch.setattr(rules, "RULES", [rule])
     write = {**LIGHT, "cluster.id": "OnOff", "attribute.id": "OnTime", "value": 30}
     err = call("write_attribute", write, ok=False)["error"]
-    assert err == {"code": "INVALID_IN_STATE", "message": "OnTime can only be set while the light is on"}
+    assert err["code"] == "INVALID_IN_STATE" and "OnTime can only be set while the light is on" in err["message"]
     call("execute_command", on())
     assert call("write_attribute", write)["value"] == 30
 
