@@ -286,3 +286,19 @@ def test_same_calls_same_history():
         call_tool(backend, "get_workflow_list", {}, session)
         return json.dumps(session.history, sort_keys=True), json.dumps(backend.home.snapshot(), sort_keys=True)
     assert episode() == episode()
+
+
+def test_twin_backend_implements_the_protocols(home):
+    from bridge.backend import Backend, ClockControl
+    backend = TwinBackend(home)
+    assert isinstance(backend, Backend) and isinstance(backend, ClockControl)
+
+
+def test_every_device_of_the_default_home_answers_every_read_tool():
+    home = Home.default(seed=0)
+    backend = TwinBackend(home)
+    for device_id in home.devices:
+        for tool in ("get_device_structure", "get_all_attributes"):
+            result = call_tool(backend, tool, {"device.id": device_id})
+            assert result["ok"], (device_id, tool, result)
+            json.dumps(result)
