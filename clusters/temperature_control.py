@@ -23,6 +23,10 @@ class TemperatureControlServer(ClusterServer):
     cluster = TC
     revision = 1
     commands = ("SetTemperature",)
+    notes = ("TemperatureNumber devices: SetTemperature needs targetTemperature (0.01 °C) within "
+             "MinTemperature..MaxTemperature, on the Step grid from MinTemperature when Step is present.",
+             "TemperatureLevel devices: SetTemperature needs targetTemperatureLevel, an index into "
+             "SupportedTemperatureLevels.")
 
     def __init__(self, levels: bool = False, step: bool = True, **initial: Any):
         """`levels=False`: TemperatureNumber (+ Step if `step`); `levels=True`: TemperatureLevel."""
@@ -37,13 +41,6 @@ class TemperatureControlServer(ClusterServer):
 
     def has(self, feature: Feature) -> bool:
         return bool(self.feature_map & int(feature))
-
-    @property
-    def notes(self) -> tuple[str, ...]:  # type: ignore[override]
-        if self.has(Feature.kTemperatureLevel):
-            return ("SetTemperature needs targetTemperatureLevel, an index into SupportedTemperatureLevels.",)
-        grid = f" on the Step grid from MinTemperature" if self.has(Feature.kTemperatureStep) else ""
-        return (f"SetTemperature needs targetTemperature (0.01 °C) within MinTemperature..MaxTemperature{grid}.",)
 
     def defaults(self) -> dict[str, Any]:
         # A washing machine's range: 20..90 °C in 10 °C steps, 40 °C selected.
