@@ -16,15 +16,19 @@ target), so both paths reach byte-identical snapshots.
 from __future__ import annotations
 
 import copy
+import dataclasses
+import enum
 import functools
 import importlib.resources
 import inspect
 import random
+import types
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
-from chip.clusters.ClusterObjects import ClusterEvent
+from chip.clusters.ClusterObjects import ClusterEvent, ClusterObject
+from chip.clusters.Types import Nullable
 
 from clusters.base import ClusterServer
 from clusters.device import DEVICE_TYPES, Device
@@ -43,6 +47,19 @@ SNAPSHOT_FORMAT = 1
 _MAX_ROUNDS = 1000
 
 __all__ = ["Home", "Room", "HomeFileError", "UnknownIdError", "InitialAttributeError"]
+
+
+@dataclasses.dataclass(frozen=True)
+class _DeviceMeta:
+    """Where a device sits and how it was built; immutable, so forks share it."""
+    type: str
+    room: str
+    name: str | None
+    options: dict[str, Any]  # never mutated; handed out as copies
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "room": self.room, "name": self.name,
+                "options": copy.deepcopy(self.options)}
 
 
 class InitialAttributeError(ValueError):
@@ -110,11 +127,14 @@ class Home:
         self.devices: dict[str, Device] = {}
         self.events: list[dict[str, Any]] = []
         self.workflows = Workflows(self)
-        self._meta: dict[str, dict[str, Any]] = {}       # device id -> type, room, name, options
+        self._meta: dict[str, _DeviceMeta] = {}
         self._room_devices: dict[str, list[str]] = {}
         self._servers: list[ClusterServer] = []          # settle order: device, endpoint, cluster
         self._dirty: set[str] = set()                     # rooms whose physics inputs changed
         self._next_flip: int | None = None
+        # One bound-method object each, shared by every server (forks remap it once).
+        self._listener = self._on_change
+        self._event_sink = self._on_event
 
     # ---- building ------------------------------------------------------------------
     def add_room(self, room_id: str, name: str | None = None, temperature: float = 24.0,
@@ -152,14 +172,13 @@ class Home:
     def _place(self, device: Device, room_id: str, name: str | None, options: dict[str, Any]) -> None:
         for server in device.servers():
             server.clock = self.clock
-            server.event_sink = self._on_event
-            server.listeners.append(self._on_change)
+            server.event_sink = self._event_sink
+            server.listeners.append(self._listener)
             quantity = physics.sensor_quantity(device, server)
             if quantity is not None:
                 server.sensor_source = functools.partial(self._quantity, room_id, quantity)
         self.devices[device.id] = device
-        self._meta[device.id] = {"type": device.type.key, "room": room_id, "name": name,
-                                 "options": options}
+        self._meta[device.id] = _DeviceMeta(device.type.key, room_id, name, copy.deepcopy(options))
         self._room_devices[room_id].append(device.id)
         self._servers = [s for _, s in sorted(
             ((d.id, ep.id, s.id), s) for d in self.devices.values()
@@ -168,7 +187,7 @@ class Home:
 
     # ---- callbacks from servers ------------------------------------------------------
     def _on_change(self, server: ClusterServer, attribute: str) -> None:
-        self._dirty.add(self._meta[server.endpoint.device.id]["room"])
+        self._dirty.add(self._meta[server.endpoint.device.id].room)
 
     def _on_event(self, server: ClusterServer, event: ClusterEvent) -> None:
         self.events.append({
@@ -196,7 +215,7 @@ class Home:
                                  + ", ".join(sorted(self.devices))) from None
 
     def room_of(self, device_id: str) -> str:
-        return self._meta[self.device(device_id).id]["room"]
+        return self._meta[self.device(device_id).id].room
 
     def devices_in(self, room_id: str) -> list[Device]:
         self._check_room(room_id)
@@ -205,9 +224,8 @@ class Home:
     def device_info(self, device_id: str) -> dict[str, Any]:
         """{"id", "type", "label", "room", "name", "options"} for one device."""
         device = self.device(device_id)
-        meta = self._meta[device_id]
-        return {"id": device_id, "type": meta["type"], "label": meta["name"] or device.type.label,
-                "room": meta["room"], "name": meta["name"], "options": copy.deepcopy(meta["options"])}
+        meta = self._meta[device_id].to_json()
+        return {"id": device_id, "label": meta["name"] or device.type.label, **meta}
 
     # ---- time ----------------------------------------------------------------------
     def step(self, ticks: int = 1) -> None:
@@ -298,7 +316,7 @@ class Home:
             "rooms": [{"id": r.id, "name": r.name, "daylight_lux": r.daylight_lux,
                        "physics": {v: tr.state() for v, tr in r._traj.items()}}
                       for r in self.rooms.values()],
-            "devices": [{"id": d.id, **copy.deepcopy(self._meta[d.id]),
+            "devices": [{"id": d.id, **self._meta[d.id].to_json(),
                          "servers": {f"{ep.id}/{s.name}": s.state()
                                      for ep in d.endpoints.values() for s in ep.servers.values()}}
                         for d in self.devices.values()],
@@ -336,8 +354,20 @@ class Home:
         return home
 
     def fork(self) -> "Home":
-        """An independent copy that continues exactly like this home would."""
-        return Home.restore(self.snapshot())
+        """An independent copy that continues exactly like this home would.
+
+        Equivalent to `Home.restore(self.snapshot())` (tested) but copies the live object
+        graph instead of going through JSON: see `_GraphCopier`.
+        """
+        copier = _GraphCopier()
+        # Records are shared, not copied: stored events, workflow steps and step results
+        # are replaced or appended, never mutated; only the containers are copied.
+        copier.share(self.events)
+        for wf in self.workflows.list():
+            copier.memo[id(wf)] = wf.copy()
+        home = copier.copy(self)
+        home.events = list(self.events)
+        return home
 
     # ---- home files ----------------------------------------------------------------
     @classmethod
@@ -372,6 +402,115 @@ class Home:
         """The packaged default home (twin/default_home.yaml)."""
         with importlib.resources.as_file(importlib.resources.files("twin") / "default_home.yaml") as path:
             return cls.load(path, seed)
+
+
+class _GraphCopier:
+    """Copies the home's object graph, rewiring every reference to the copies.
+
+    Plain objects (home, rooms, devices, endpoints, servers and their helpers) are copied
+    field by field; containers are copied; closures, bound methods and partials that
+    capture copied objects (server listeners, builders' power sources, sensor sources)
+    are rebuilt around the copies. Values that are immutable by type (numbers, strings,
+    enums, frozen dataclasses, trajectories) or by convention (Matter attribute values:
+    servers replace them through `set()`, never mutate them) are shared.
+    """
+
+    # How each type is copied, decided once per type.
+    SHARE, DICT, LIST, METHOD, TUPLE, OBJECT, SERVER, FUNCTION, PARTIAL, SET, RANDOM, DEEP = range(12)
+    _kinds: dict[type, int] = {}
+
+    def __init__(self) -> None:
+        self.memo: dict[int, Any] = {}
+
+    def share(self, obj: Any) -> None:
+        self.memo[id(obj)] = obj
+
+    @classmethod
+    def _kind(cls, t: type) -> int:
+        if (issubclass(t, (int, float, str, bytes, type(None), enum.Enum, datetime, frozenset,
+                           type, Nullable, ClusterObject, Trajectory, physics.Term))
+                or (dataclasses.is_dataclass(t) and t.__dataclass_params__.frozen)):
+            kind = cls.SHARE
+        else:
+            kind = {dict: cls.DICT, list: cls.LIST, types.MethodType: cls.METHOD, tuple: cls.TUPLE,
+                    types.FunctionType: cls.FUNCTION, functools.partial: cls.PARTIAL, set: cls.SET,
+                    random.Random: cls.RANDOM}.get(t)
+            if kind is None:
+                plain = hasattr(t, "__dict__") and not hasattr(t, "__slots__")
+                kind = cls.SERVER if issubclass(t, ClusterServer) else cls.OBJECT if plain else cls.DEEP
+        cls._kinds[t] = kind
+        return kind
+
+    def copy(self, root: Any) -> Any:
+        memo, kinds, kind_of = self.memo, self._kinds, self._kind
+        SHARE, DICT, LIST, METHOD, TUPLE, OBJECT, SERVER = (
+            self.SHARE, self.DICT, self.LIST, self.METHOD, self.TUPLE, self.OBJECT, self.SERVER)
+
+        def cp(v: Any) -> Any:
+            t = type(v)
+            kind = kinds.get(t)
+            if kind is None:
+                kind = kind_of(t)
+            if kind == SHARE:
+                return v
+            done = memo.get(id(v))
+            if done is not None:
+                return done
+            if kind == SERVER:
+                new = object.__new__(t)
+                memo[id(v)] = new
+                fields = {k: x if kinds.get(type(x)) == SHARE else cp(x)
+                          for k, x in v.__dict__.items() if k != "_values"}
+                fields["_values"] = v._values.copy()  # attribute values are replaced, never mutated
+                new.__dict__.update(fields)
+                return new
+            if kind == OBJECT:
+                new = object.__new__(t)
+                memo[id(v)] = new  # before the fields: the graph has cycles
+                new.__dict__.update({k: x if kinds.get(type(x)) == SHARE else cp(x)
+                                     for k, x in v.__dict__.items()})
+                return new
+            if kind == DICT:
+                return {k: x if kinds.get(type(x)) == SHARE else cp(x) for k, x in v.items()}
+            if kind == LIST:
+                return [x if kinds.get(type(x)) == SHARE else cp(x) for x in v]
+            if kind == METHOD:
+                new = memo[id(v)] = types.MethodType(v.__func__, cp(v.__self__))
+                return new
+            if kind == TUPLE:
+                if all(kinds.get(type(x)) == SHARE for x in v):
+                    return v
+                items = tuple(cp(x) for x in v)
+                return v if all(a is b for a, b in zip(items, v)) else items
+            return self._other(kind, v, cp)
+
+        return cp(root)
+
+    def _other(self, kind: int, v: Any, cp: Callable[[Any], Any]) -> Any:
+        if kind == self.FUNCTION:
+            if not v.__closure__:
+                return v
+            cells = tuple(types.CellType() for _ in v.__closure__)
+            new = types.FunctionType(v.__code__, v.__globals__, v.__name__, v.__defaults__, cells)
+            new.__kwdefaults__ = v.__kwdefaults__
+            self.memo[id(v)] = new
+            for old, cell in zip(v.__closure__, cells):
+                try:
+                    cell.cell_contents = cp(old.cell_contents)
+                except ValueError:  # an empty cell stays empty
+                    pass
+            return new
+        if kind == self.PARTIAL:
+            return functools.partial(cp(v.func), *(cp(a) for a in v.args),
+                                     **{k: cp(x) for k, x in v.keywords.items()})
+        if kind == self.SET:
+            return {cp(x) for x in v}
+        if kind == self.RANDOM:
+            rng = random.Random()
+            rng.setstate(v.getstate())
+            self.memo[id(v)] = rng
+            return rng
+        return copy.deepcopy(v, self.memo)
 
 
 def _create(device_id: str, type_key: str, rng: random.Random, name: str | None,

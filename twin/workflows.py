@@ -106,6 +106,13 @@ class Workflow:
     def state(self) -> dict[str, Any]:
         return self.to_json()
 
+    def copy(self) -> "Workflow":
+        """An independent copy (for Home.fork): steps are never mutated after scheduling,
+        and results are replaced per step, so sharing their contents is safe."""
+        new = copy.copy(self)
+        new.results = list(self.results)
+        return new
+
     @classmethod
     def from_state(cls, state: dict[str, Any]) -> "Workflow":
         wf = cls(state["id"], state["start_tick"], datetime.fromisoformat(state["start_time"]),
