@@ -120,8 +120,8 @@ TOOL_SCHEMAS: list[dict[str, Any]] = [
           "commands).", {"device.id": _DEVICE}, ("device.id",)),
     _tool("get_rooms", "Get all rooms in the home along with their display names."),
     _tool("get_room_devices", "Get all devices in a room.", {"room.id": _ROOM}, ("room.id",)),
-    _tool("get_room_states", "Get environmental states of a room (temperature °C, humidity %RH, "
-          "illuminance lux, PM10 µg/m³).", {"room.id": _ROOM}, ("room.id",)),
+    _tool("get_room_states", "Get environmental states of a room: temperature in 0.01 °C (2300 = 23.00 °C), "
+          "humidity in 0.01 %RH (5500 = 55.00 %), illuminance in lux, PM10 in µg/m³.", {"room.id": _ROOM}, ("room.id",)),
     _tool("get_cluster_doc", "Search the Matter cluster documentation (attributes, commands, "
           "value ranges, cross-cluster rules).",
           {"query": _prop({"type": "string"}, "What to look for, e.g. \"fan speed percent\"."),
@@ -253,14 +253,16 @@ def _get_room_devices(backend: Backend, args: dict, session: Session) -> dict:
     return {"room_id": args["room.id"], "devices": backend.room_devices(args["room.id"])}
 
 
-#: Room state rounding at the edge: °C and %RH to hundredths, lux to whole lux, PM10 to 0.1.
-ROOM_STATE_UNITS = {"temperature": "°C", "humidity": "%RH", "illuminance": "lux", "pm10": "µg/m³"}
-_DECIMALS = {"temperature": 2, "humidity": 2, "illuminance": 0, "pm10": 1}
+#: Room states in SimuHome's units (its agent prompt, "Room State Units"), which are also
+#: the Matter measurement clusters' units: temperature and humidity in hundredths
+#: (2300 = 23.00 °C, 5500 = 55.00 %RH), illuminance in lux, PM10 in µg/m³. Rounded here,
+#: at the edge; the home keeps full precision.
+ROOM_STATE_UNITS = {"temperature": "0.01 °C", "humidity": "0.01 %RH", "illuminance": "lux", "pm10": "µg/m³"}
+_SCALE = {"temperature": 100, "humidity": 100, "illuminance": 1, "pm10": 1}
 
 
-def _rounded(name: str, value: float) -> float | int:
-    decimals = _DECIMALS[name]
-    return int(round(value)) if decimals == 0 else round(float(value), decimals)
+def _rounded(name: str, value: float) -> int:
+    return int(round(value * _SCALE[name]))
 
 
 def _get_room_states(backend: Backend, args: dict, session: Session) -> dict:

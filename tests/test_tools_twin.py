@@ -64,9 +64,10 @@ def test_get_room_devices_and_unknown_room(call):
 
 def test_get_room_states_rounds_at_the_edge(call, home):
     r = call("get_room_states", {"room.id": "living_room"})
-    assert r["temperature"] == 24.12 and r["humidity"] == 51.24 and r["pm10"] == 17.3
+    assert r["temperature"] == 2412 and r["humidity"] == 5124 and r["pm10"] == 17
     assert r["illuminance"] == 250  # daylight only, light off
-    assert r["units"] == {"temperature": "°C", "humidity": "%RH", "illuminance": "lux", "pm10": "µg/m³"}
+    assert r["units"] == {"temperature": "0.01 °C", "humidity": "0.01 %RH", "illuminance": "lux",
+                          "pm10": "µg/m³"}
     call("execute_command", on())
     assert call("get_room_states", {"room.id": "living_room"})["illuminance"] == 550
     assert home.rooms["living_room"].temperature == 24.123456  # the home keeps full precision
