@@ -74,6 +74,9 @@ def test_instance_names_are_deterministic_from_the_rng():
     a, b = Advertiser(random.Random(7)), Advertiser(random.Random(7))
     names = [a.instance_name(n, LIGHT) for n in ("n1", "n2", "n1")]
     assert names == [b.instance_name(n, LIGHT) for n in ("n1", "n2", "n1")]
+    # A known name draws nothing more from the rng.
+    expected = random.Random(7)
+    assert names[:2] == [f"{expected.getrandbits(64):016X}._matterc._udp.local." for _ in "ab"]
     assert names[0] == names[2] != names[1]
     label, service = names[0].split(".", 1)
     assert service == "_matterc._udp.local." and len(label) == 16 and label == label.upper()

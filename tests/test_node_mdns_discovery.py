@@ -6,6 +6,7 @@ records) sits next to it: chip-core resolves it by instance name, but never find
 discriminator filter, which is exactly why the subtype records matter."""
 from __future__ import annotations
 
+import importlib.util
 import asyncio
 import json
 import os
@@ -52,6 +53,9 @@ def chip_discover(queries: list[tuple[str, int | str, float]]) -> list[list[dict
     controller with a PAA trust dir) and run DiscoverCommissionableNodes for each query."""
     if not os.path.isdir("/data"):
         raise RuntimeError("chip-core keeps its ini files in /data: run "
+                           "scripts/install-test-deps.sh")
+    if importlib.util.find_spec("chip.native") is None:
+        raise RuntimeError("chip-core (home-assistant-chip-core) is not installed: run "
                            "scripts/install-test-deps.sh")
     import chip.CertificateAuthority
     import chip.native

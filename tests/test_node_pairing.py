@@ -2,6 +2,7 @@
 cross-check of many generated codes against chip-core's own parser (the CHIP SDK, C++)."""
 from __future__ import annotations
 
+import importlib.util
 import os
 import random
 
@@ -150,6 +151,9 @@ def test_payload_fields_are_range_checked(fields, message):
 def chip_parse(qr_codes: list[str], manual_codes: list[str]) -> dict:
     if not os.path.isdir("/data"):
         raise RuntimeError("chip-core keeps its ini files in /data: run "
+                           "scripts/install-test-deps.sh")
+    if importlib.util.find_spec("chip.native") is None:
+        raise RuntimeError("chip-core (home-assistant-chip-core) is not installed: run "
                            "scripts/install-test-deps.sh")
     import chip.native
     chip.native.Init(999)                  # 999: no Bluetooth adapter

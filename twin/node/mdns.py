@@ -188,14 +188,18 @@ class Advertiser:
         if isinstance(service, Operational):
             label = service.instance()
         else:
-            label = self._instances.setdefault(node, self._hex16())
+            if node not in self._instances:
+                self._instances[node] = self._hex16()
+            label = self._instances[node]
         return f"{label}.{service.service_type}"
 
-    def _info(self, node: Hashable, service: Service, type_: str) -> ServiceInfo:
-        host = self._hosts.setdefault(node, f"{self._hex16()}.local.")
-        addresses = self._addresses if self._addresses is not None else interface_addresses()
+    def _info(self, node: Hashable, service: Service, type_: str,
+              addresses: list[str]) -> ServiceInfo:
+        if node not in self._hosts:
+            self._hosts[node] = f"{self._hex16()}.local."
         return ServiceInfo(type_, self.instance_name(node, service), port=service.port,
-                           properties=service.txt(), server=host, parsed_addresses=addresses)
+                           properties=service.txt(), server=self._hosts[node],
+                           parsed_addresses=addresses)
 
     async def publish(self, node: Hashable, service: Service) -> str:
         """Advertise `service` for `node`, or update it in place if the node already advertises
@@ -203,7 +207,8 @@ class Advertiser:
         key = (node, *service.key())
         async with self._locks.setdefault(key, asyncio.Lock()):
             old = self._published.get(key)
-            info = self._info(node, service, service.service_type)
+            addresses = self._addresses if self._addresses is not None else interface_addresses()
+            info = self._info(node, service, service.service_type, addresses)
             zc = self.zeroconf.zeroconf
             if old is None:
                 await zc.async_register_service(info)
@@ -216,7 +221,7 @@ class Advertiser:
             for sub in gone:
                 _registry_remove(zc, shadows.pop(sub))
             for sub in wanted:
-                shadow = self._shadow(node, service, sub)
+                shadow = self._shadow(node, service, sub, addresses)
                 if sub in shadows:
                     _registry_remove(zc, shadows[sub])
                 _registry_add(zc, shadow)
@@ -262,8 +267,9 @@ class Advertiser:
             await self._aiozc.async_close()
             self._aiozc = None
 
-    def _shadow(self, node: Hashable, service: Service, subtype: str) -> ServiceInfo:
-        shadow = self._info(node, service, subtype)
+    def _shadow(self, node: Hashable, service: Service, subtype: str,
+                addresses: list[str]) -> ServiceInfo:
+        shadow = self._info(node, service, subtype, addresses)
         # Registry key only (never a DNS name): unique per subtype, so it sits next to the
         # instance's own entry instead of colliding with it.
         shadow.key = f"{subtype.lower()}|{shadow.key}"
