@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 from chip.clusters.Types import NullValue
 
-from .base import ClusterServer, Clusters, TICKS_PER_SECOND
+from .base import ClusterServer, Clusters, TICKS_PER_SECOND, _StandaloneClock
 from .status import MatterError, Status
 
 EPM = Clusters.ElectricalPowerMeasurement
@@ -66,6 +66,33 @@ class _Meter:
 
 def _mwh(mw_ticks: int) -> int:
     return mw_ticks // MWH_PER_MW_TICK
+
+
+class _Metered(ClusterServer):
+    """A server with a meter. A device is composed (and its meter anchored) before a home gives
+    it the home's clock; when that first real clock arrives, the meter starts there, so a device
+    added mid-simulation does not count energy (or owe period events) from tick 0. A server
+    restored from a snapshot keeps its anchors."""
+
+    _fresh = True
+
+    @property
+    def clock(self):  # type: ignore[override]
+        return self.__dict__["_clock"]
+
+    @clock.setter
+    def clock(self, clock: Any) -> None:
+        old = self.__dict__.get("_clock")
+        self.__dict__["_clock"] = clock
+        if self._fresh and isinstance(old, _StandaloneClock) and clock is not old and "_meter" in self.__dict__:
+            self._fresh = False
+            self._rebase(clock.tick)
+
+    def _rebase(self, tick: int) -> None:
+        self._meter = _Meter(tick, self._meter.power_mw)
+
+    def load_private_state(self, state: dict[str, Any]) -> None:
+        self._fresh = False
 
 
 # ---- Electrical Power Measurement ------------------------------------------------------------
@@ -150,7 +177,7 @@ class ElectricalPowerMeasurementServer(ClusterServer):
 
 
 # ---- Electrical Energy Measurement -----------------------------------------------------------
-class ElectricalEnergyMeasurementServer(ClusterServer):
+class ElectricalEnergyMeasurementServer(_Metered):
     """Imported (and optionally exported) energy, cumulative, and periodic over `period_seconds`.
 
     At every period boundary the periodic attributes take the energy of the period just ended
@@ -267,14 +294,19 @@ class ElectricalEnergyMeasurementServer(ClusterServer):
     def private_state(self) -> dict[str, Any]:
         return {"meter": self._meter.to_json(), "boundary": self._boundary, "at_boundary": list(self._at_boundary)}
 
+    def _rebase(self, tick: int) -> None:
+        super()._rebase(tick)
+        self._boundary = tick  # periods count from when the device joined the home
+
     def load_private_state(self, state: dict[str, Any]) -> None:
+        super().load_private_state(state)
         self._meter = _Meter.from_json(state["meter"])
         self._boundary = state["boundary"]
         self._at_boundary = tuple(state["at_boundary"])
 
 
 # ---- Device Energy Management ------------------------------------------------------------------
-class DeviceEnergyManagementServer(ClusterServer):
+class DeviceEnergyManagementServer(_Metered):
     """An energy smart appliance an energy manager can ask to adjust its power (PowerAdjustment)
     and which reports a power forecast (PowerForecastReporting).
 
@@ -454,6 +486,7 @@ class DeviceEnergyManagementServer(ClusterServer):
                 "forecast": self._forecast, "forecast_id": self._forecast_id}
 
     def load_private_state(self, state: dict[str, Any]) -> None:
+        super().load_private_state(state)
         self._meter = _Meter.from_json(state["meter"])
         self._adjust = state["adjust"]
         self._requested_mw = state["requested_mw"]

@@ -759,3 +759,21 @@ def test_power_topology_features():
     for options in ({"topology": "star"}, {"topology": "tree", "dynamic": True}):
         with pytest.raises(MatterError):
             PowerTopologyServer(**options)
+
+
+def test_meter_starts_when_the_device_joins_a_home_and_restores_keep_anchors():
+    load = Load(1000.0)
+    eem = ElectricalEnergyMeasurementServer(power_source=load, period_seconds=60)
+    dem = DeviceEnergyManagementServer(power_source=load)
+    compose(eem, dem)  # attach() anchors on the standalone clock (tick 0)
+    home_clock = FakeClock(10_000)
+    eem.clock = dem.clock = home_clock  # the home places the device at tick 10000
+    assert eem.read("CumulativeEnergyImported").energy == 0
+    assert eem.next_event_tick() == 10_600
+    home_clock.tick = 10_360  # 36 s at 1 kW
+    assert eem.read("CumulativeEnergyImported").energy == 10_000
+    restored = ElectricalEnergyMeasurementServer(power_source=load, period_seconds=60)
+    restored.load_state(json.loads(json.dumps(eem.state())))
+    restored.clock = home_clock
+    assert restored.read("CumulativeEnergyImported") == eem.read("CumulativeEnergyImported")
+    assert restored.next_event_tick() == 10_600
