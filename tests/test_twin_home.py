@@ -5,45 +5,9 @@ from datetime import datetime, timedelta
 import pytest
 from chip.clusters import Objects as Clusters
 
-from clusters.device import DEVICE_TYPES, DeviceType, Endpoint
-from clusters.fan_control import FanControlServer
-from clusters.level_control import LevelControlServer
-from clusters.measurement import Pm10ConcentrationMeasurementServer, RelativeHumidityMeasurementServer
-from clusters.onoff import OnOffServer
-from clusters.thermostat import ThermostatServer
-from clusters.window_covering import WindowCoveringServer
 from twin import physics
 from twin.clock import VirtualClock
 from twin.home import Home, UnknownIdError
-
-
-# ---- device types: the real ones when registered, else the same servers composed here --
-def _ep(device_type_id, *servers):
-    ep = Endpoint(1, [(device_type_id, 1)])
-    for server in servers:
-        ep.add(server)
-    return [ep]
-
-
-FALLBACK_TYPES = {
-    "dimmable_light": (0x0101, lambda: (OnOffServer(lighting=True), LevelControlServer(lighting=True))),
-    "air_conditioner": (0x0072, lambda: (OnOffServer(), ThermostatServer(), FanControlServer())),
-    "heat_pump": (0x0309, lambda: (ThermostatServer(),)),
-    "air_purifier": (0x002D, lambda: (OnOffServer(), FanControlServer(),
-                                      Pm10ConcentrationMeasurementServer())),
-    "humidifier": (0x0000, lambda: (OnOffServer(), FanControlServer(), RelativeHumidityMeasurementServer())),
-    "dehumidifier": (0x0000, lambda: (OnOffServer(), FanControlServer(), RelativeHumidityMeasurementServer())),
-    "window_covering": (0x0202, lambda: (WindowCoveringServer(),)),
-}
-
-
-@pytest.fixture(autouse=True)
-def device_types(monkeypatch):
-    for key, (type_id, servers) in FALLBACK_TYPES.items():
-        if key not in DEVICE_TYPES:
-            monkeypatch.setitem(DEVICE_TYPES, key, DeviceType(
-                key, key.replace("_", " ").title(), type_id, 1,
-                lambda servers=servers, type_id=type_id, **options: _ep(type_id, *servers())))
 
 
 def dumps(home):
@@ -352,3 +316,47 @@ def test_events_are_recorded_with_tick_and_source():
     assert event["fields"] == {"softwareVersion": 1}
     assert json.loads(json.dumps(event)) == event
     assert Home.restore(home.snapshot()).events == home.events
+
+
+def default_busy(seed=0):
+    """The default home (all 17 types) with operational cycles, a heat pump and workflows."""
+    home = Home.default(seed)
+    d = home.devices
+    for appliance in ("kitchen_dishwasher", "utility_room_washer"):
+        d[appliance].invoke("OnOff", "On")
+        d[appliance].invoke("OperationalState", "Start")
+    d["utility_room_vacuum"].invoke("RvcRunMode", "ChangeToMode", {"newMode": 1})
+    d["utility_room_heat_pump"].write("Thermostat", "SystemMode", 4)
+    d["utility_room_heat_pump"].write("Thermostat", "OccupiedHeatingSetpoint", 2450)
+    ac_mode(d["bedroom_ac"], 3, setpoint=23.5, fan=66)
+    fan_on(d["bathroom_dehumidifier"], 100)
+    start = home.now
+    home.workflows.schedule(start + timedelta(minutes=40), [
+        cmd("utility_room_dryer", 1, "OnOff", "On"),
+        cmd("utility_room_dryer", 1, "OperationalState", "Start"),
+        cmd("living_room_blinds", 1, "WindowCovering", "DownOrClose")])
+    home.workflows.schedule(start + timedelta(minutes=55), [
+        write("utility_room_heat_pump", "Thermostat", "SystemMode", 0)])
+    return home
+
+
+def test_default_home_all_types_step_fast_forward_fork_and_restore_agree():
+    stepped, jumped = default_busy(), default_busy()
+    stepped.step(27000)           # 45 min tick by tick
+    jumped.advance(2700)
+    assert dumps(stepped) == dumps(jumped)
+    fork, restored = jumped.fork(), Home.restore(json.loads(dumps(jumped)))
+    assert dumps(fork) == dumps(jumped) == dumps(restored)
+    stepped.step(27000)
+    for home in (jumped, fork, restored):
+        home.advance(2700)
+    assert dumps(stepped) == dumps(jumped) == dumps(fork) == dumps(restored)
+    kinds = {(e["cluster"], e["event"]) for e in jumped.events}
+    assert ("OperationalState", "OperationCompletion") in kinds  # a cycle finished on time
+    assert [w.status for w in jumped.workflows.list()] == ["completed", "completed"]
+    # the fork's wiring points at its own objects: changing it leaves the parent alone
+    before = dumps(jumped)
+    fork.devices["utility_room_heat_pump"].write("Thermostat", "SystemMode", 4)
+    fork.devices["kitchen_dishwasher"].invoke("OperationalState", "Start")
+    fork.advance(3600)
+    assert dumps(jumped) == before

@@ -19,6 +19,7 @@ import copy
 import dataclasses
 import enum
 import functools
+import gc
 import importlib.resources
 import inspect
 import random
@@ -360,6 +361,15 @@ class Home:
         graph instead of going through JSON: see `_GraphCopier`.
         """
         copier = _GraphCopier()
+        was_enabled = gc.isenabled()
+        gc.disable()  # thousands of new objects would otherwise trigger collections mid-copy
+        try:
+            return self._fork_with(copier)
+        finally:
+            if was_enabled:
+                gc.enable()
+
+    def _fork_with(self, copier: "_GraphCopier") -> "Home":
         # Records are shared, not copied: stored events, workflow steps and step results
         # are replaced or appended, never mutated; only the containers are copied.
         copier.share(self.events)
@@ -456,10 +466,12 @@ class _GraphCopier:
             done = memo.get(id(v))
             if done is not None:
                 return done
+            # Below, `x if shared else memo.get(id(x)) or cp(x)` is cp(x) without the call
+            # for the common cases (values, and objects already copied).
             if kind == SERVER:
                 new = object.__new__(t)
                 memo[id(v)] = new
-                fields = {k: x if kinds.get(type(x)) == SHARE else cp(x)
+                fields = {k: x if kinds.get(type(x)) == SHARE else memo.get(id(x)) or cp(x)
                           for k, x in v.__dict__.items() if k != "_values"}
                 fields["_values"] = v._values.copy()  # attribute values are replaced, never mutated
                 new.__dict__.update(fields)
@@ -467,13 +479,14 @@ class _GraphCopier:
             if kind == OBJECT:
                 new = object.__new__(t)
                 memo[id(v)] = new  # before the fields: the graph has cycles
-                new.__dict__.update({k: x if kinds.get(type(x)) == SHARE else cp(x)
+                new.__dict__.update({k: x if kinds.get(type(x)) == SHARE else memo.get(id(x)) or cp(x)
                                      for k, x in v.__dict__.items()})
                 return new
             if kind == DICT:
-                return {k: x if kinds.get(type(x)) == SHARE else cp(x) for k, x in v.items()}
+                return {k: x if kinds.get(type(x)) == SHARE else memo.get(id(x)) or cp(x)
+                        for k, x in v.items()}
             if kind == LIST:
-                return [x if kinds.get(type(x)) == SHARE else cp(x) for x in v]
+                return [x if kinds.get(type(x)) == SHARE else memo.get(id(x)) or cp(x) for x in v]
             if kind == METHOD:
                 new = memo[id(v)] = types.MethodType(v.__func__, cp(v.__self__))
                 return new
