@@ -130,7 +130,7 @@ class Home:
         self.workflows = Workflows(self)
         self._meta: dict[str, _DeviceMeta] = {}
         self._room_devices: dict[str, list[str]] = {}
-        self._servers: list[ClusterServer] = []          # settle order: device, endpoint, cluster
+        self._servers_cache: list[ClusterServer] | None = []  # settle order; None: rebuild
         self._dirty: set[str] = set()                     # rooms whose physics inputs changed
         self._next_flip: int | None = None
         # One bound-method object each, shared by every server (forks remap it once).
@@ -181,10 +181,17 @@ class Home:
         self.devices[device.id] = device
         self._meta[device.id] = _DeviceMeta(device.type.key, room_id, name, copy.deepcopy(options))
         self._room_devices[room_id].append(device.id)
-        self._servers = [s for _, s in sorted(
-            ((d.id, ep.id, s.id), s) for d in self.devices.values()
-            for ep in d.endpoints.values() for s in ep.servers.values())]
+        self._servers_cache = None
         self._dirty.add(room_id)
+
+    @property
+    def _servers(self) -> list[ClusterServer]:
+        """All servers in settle order: device id, endpoint id, cluster id."""
+        if self._servers_cache is None:
+            self._servers_cache = [s for _, s in sorted(
+                ((d.id, ep.id, s.id), s) for d in self.devices.values()
+                for ep in d.endpoints.values() for s in ep.servers.values())]
+        return self._servers_cache
 
     # ---- callbacks from servers ------------------------------------------------------
     def _on_change(self, server: ClusterServer, attribute: str) -> None:
@@ -528,9 +535,13 @@ class _GraphCopier:
 
 def _create(device_id: str, type_key: str, rng: random.Random, name: str | None,
             options: dict[str, Any]) -> Device:
-    if name is not None and "name" in inspect.signature(create_device).parameters:
-        return create_device(device_id, type_key, rng=rng, name=name, **options)
-    return create_device(device_id, type_key, rng=rng, **options)
+    return create_device(device_id, type_key, rng=rng, name=name, **options)
+
+
+@functools.lru_cache(maxsize=None)
+def _builder_options(build: Callable[..., Any]) -> tuple[str, ...]:
+    params = inspect.signature(build).parameters.values()
+    return tuple(p.name for p in params if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL))
 
 
 def check_options(type_key: str, options: dict[str, Any]) -> None:
@@ -538,8 +549,7 @@ def check_options(type_key: str, options: dict[str, Any]) -> None:
     device_type = DEVICE_TYPES.get(type_key)
     if device_type is None:
         return  # create_device reports the unknown type
-    params = inspect.signature(device_type.build).parameters.values()
-    known = [p.name for p in params if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)]
+    known = _builder_options(device_type.build)
     unknown = sorted(set(options) - set(known))
     if unknown:
         raise ValueError(f"unknown option(s) {', '.join(map(repr, unknown))} for {type_key}; "
