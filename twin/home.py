@@ -165,6 +165,8 @@ class Home:
         options = dict(options or {})
         check_options(type_key, options)
         device = _create(device_id, type_key, self.rng, name, options)
+        for server in device.servers():
+            server.clock = self.clock  # initial values may start anchored behaviour
         for key, value in (attributes or {}).items():
             _apply_initial(device, key, value)
         self._place(device, room_id, name, options)
