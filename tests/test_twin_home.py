@@ -133,7 +133,13 @@ def test_same_seed_same_bytes_and_restore_continues_identically():
 def test_fork_is_independent():
     home = busy_home()
     home.advance(600)
+    outside = []  # a listener added from outside (say, a Matter node reporting changes)
+    home.devices["ac1"].locate("OnOff").listeners.append(lambda server, name: outside.append(name))
     fork = home.fork()
+    fork.devices["ac1"].invoke("OnOff", "Off")
+    assert outside == []  # left behind, as restore() would
+    assert len(fork.devices["ac1"].locate("OnOff").listeners) == len(
+        Home.restore(home.snapshot()).devices["ac1"].locate("OnOff").listeners)
     before = dumps(home)
     fork.devices["ac1"].invoke("OnOff", "Off")
     fork.workflows.cancel("w7")

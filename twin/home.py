@@ -131,6 +131,9 @@ class Home:
         self._meta: dict[str, _DeviceMeta] = {}
         self._room_devices: dict[str, list[str]] = {}
         self._servers_cache: list[ClusterServer] | None = []  # settle order; None: rebuild
+        # id(server) -> how many of its listeners belong to the device and the home; any
+        # added later (a Matter node's reporting, say) stay behind when the home is forked.
+        self._wired: dict[int, int] = {}
         self._dirty: set[str] = set()                     # rooms whose physics inputs changed
         self._next_flip: int | None = None
         # One bound-method object each, shared by every server (forks remap it once).
@@ -177,6 +180,7 @@ class Home:
             server.clock = self.clock
             server.event_sink = self._event_sink
             server.listeners.append(self._listener)
+            self._wired[id(server)] = len(server.listeners)
             quantity = physics.sensor_quantity(device, server)
             if quantity is not None:
                 server.sensor_source = functools.partial(self._quantity, room_id, quantity)
@@ -369,7 +373,7 @@ class Home:
         Equivalent to `Home.restore(self.snapshot())` (tested) but copies the live object
         graph instead of going through JSON: see `_GraphCopier`.
         """
-        copier = _GraphCopier()
+        copier = _GraphCopier(self._wired)
         was_enabled = gc.isenabled()
         gc.disable()  # thousands of new objects would otherwise trigger collections mid-copy
         try:
@@ -386,6 +390,9 @@ class Home:
             copier.memo[id(wf)] = wf.copy()
         home = copier.copy(self)
         home.events = list(self.events)
+        home._wired = {id(copier.memo[old]): n for old, n in self._wired.items()}
+        for server in home._servers:
+            server.event_sink = home._event_sink
         return home
 
     # ---- home files ----------------------------------------------------------------
@@ -423,13 +430,17 @@ class Home:
             return cls.load(path, seed)
 
 
+_SERVER_SPECIAL = frozenset({"_values", "listeners", "event_sink"})
+
+
 class _GraphCopier:
     """Copies the home's object graph, rewiring every reference to the copies.
 
     Plain objects (home, rooms, devices, endpoints, servers and their helpers) are copied
     field by field; containers are copied; closures, bound methods and partials that
     capture copied objects (server listeners, builders' power sources, sensor sources)
-    are rebuilt around the copies. Values that are immutable by type (numbers, strings,
+    are rebuilt around the copies. Server listeners added from outside after the device
+    was placed are left behind, as `restore()` would. Values that are immutable by type (numbers, strings,
     enums, frozen dataclasses, trajectories) or by convention (Matter attribute values:
     servers replace them through `set()`, never mutate them) are shared.
     """
@@ -438,8 +449,9 @@ class _GraphCopier:
     SHARE, DICT, LIST, METHOD, TUPLE, OBJECT, SERVER, FUNCTION, PARTIAL, SET, RANDOM, DEEP = range(12)
     _kinds: dict[type, int] = {}
 
-    def __init__(self) -> None:
+    def __init__(self, wired: dict[int, int]) -> None:
         self.memo: dict[int, Any] = {}
+        self.wired = wired  # id(server) -> listeners to keep (the rest are external)
 
     def share(self, obj: Any) -> None:
         self.memo[id(obj)] = obj
@@ -461,7 +473,7 @@ class _GraphCopier:
         return kind
 
     def copy(self, root: Any) -> Any:
-        memo, kinds, kind_of = self.memo, self._kinds, self._kind
+        memo, kinds, kind_of, wired = self.memo, self._kinds, self._kind, self.wired
         SHARE, DICT, LIST, METHOD, TUPLE, OBJECT, SERVER = (
             self.SHARE, self.DICT, self.LIST, self.METHOD, self.TUPLE, self.OBJECT, self.SERVER)
 
@@ -481,8 +493,10 @@ class _GraphCopier:
                 new = object.__new__(t)
                 memo[id(v)] = new
                 fields = {k: x if kinds.get(type(x)) == SHARE else memo.get(id(x)) or cp(x)
-                          for k, x in v.__dict__.items() if k != "_values"}
+                          for k, x in v.__dict__.items() if k not in _SERVER_SPECIAL}
                 fields["_values"] = v._values.copy()  # attribute values are replaced, never mutated
+                fields["listeners"] = [memo.get(id(x)) or cp(x) for x in v.listeners[:wired[id(v)]]]
+                fields["event_sink"] = None  # set to the new home's by fork()
                 new.__dict__.update(fields)
                 return new
             if kind == OBJECT:
