@@ -448,6 +448,7 @@ class _GraphCopier:
     # How each type is copied, decided once per type.
     SHARE, DICT, LIST, METHOD, TUPLE, OBJECT, SERVER, FUNCTION, PARTIAL, SET, RANDOM, DEEP = range(12)
     _kinds: dict[type, int] = {}
+    _shared: set[type] = set()  # the types whose kind is SHARE, for C-speed container checks
 
     def __init__(self, wired: dict[int, int]) -> None:
         self.memo: dict[int, Any] = {}
@@ -470,10 +471,13 @@ class _GraphCopier:
                 plain = hasattr(t, "__dict__") and not hasattr(t, "__slots__")
                 kind = cls.SERVER if issubclass(t, ClusterServer) else cls.OBJECT if plain else cls.DEEP
         cls._kinds[t] = kind
+        if kind == cls.SHARE:
+            cls._shared.add(t)
         return kind
 
     def copy(self, root: Any) -> Any:
         memo, kinds, kind_of, wired = self.memo, self._kinds, self._kind, self.wired
+        all_shared = self._shared.issuperset
         SHARE, DICT, LIST, METHOD, TUPLE, OBJECT, SERVER = (
             self.SHARE, self.DICT, self.LIST, self.METHOD, self.TUPLE, self.OBJECT, self.SERVER)
 
@@ -506,15 +510,19 @@ class _GraphCopier:
                                      for k, x in v.__dict__.items()})
                 return new
             if kind == DICT:
+                if all_shared(map(type, v.values())):
+                    return v.copy()
                 return {k: x if kinds.get(type(x)) == SHARE else memo.get(id(x)) or cp(x)
                         for k, x in v.items()}
             if kind == LIST:
+                if all_shared(map(type, v)):
+                    return v.copy()
                 return [x if kinds.get(type(x)) == SHARE else memo.get(id(x)) or cp(x) for x in v]
             if kind == METHOD:
                 new = memo[id(v)] = types.MethodType(v.__func__, cp(v.__self__))
                 return new
             if kind == TUPLE:
-                if all(kinds.get(type(x)) == SHARE for x in v):
+                if all_shared(map(type, v)):
                     return v
                 items = tuple(cp(x) for x in v)
                 return v if all(a is b for a, b in zip(items, v)) else items
