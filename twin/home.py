@@ -117,6 +117,10 @@ class Room:
 
 
 class Home:
+    """A simulated home. Build one with `load`, `default`, `from_spec` or `restore`
+    (or `Home(...)` plus `add_room`/`add_device`); move time with `step`, `advance` or
+    `run_until`; copy it with `snapshot`/`restore` or `fork`."""
+
     def __init__(self, name: str = "home", seed: int = 0, start: datetime = DEFAULT_START,
                  ambient: dict[str, float] | None = None):
         self.name = name

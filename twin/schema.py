@@ -159,7 +159,8 @@ def validation_error(source: str, exc: ValidationError) -> HomeFileError:
     path = _loc_path(tuple(first["loc"]))
     if not path:
         # Model-level validators put "<path>: <problem>" in the message.
-        path, _, message = message.partition(": ")
+        head, sep, rest = message.partition(": ")
+        path, message = (head, rest) if sep else ("(home)", message)
     return HomeFileError(source, path, message + more)
 
 
