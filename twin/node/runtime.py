@@ -1,0 +1,491 @@
+"""The node runtime: every device of a `twin.home.Home` as a commissionable Matter node.
+
+Three layers, from the inside out:
+
+- `NodeCore` (sans-IO): one node's `MessageLayer`, the PASE/CASE responders on the Secure
+  Channel protocol, the Interaction Model server and the commissioning state. Fed datagrams,
+  peer addresses and the time in ms; returns the actions to carry out (`Send` and notices).
+  It has the `receive / on_timer / next_timer` shape of a message layer, so the existing
+  asyncio `UdpTransport` drives it unchanged.
+- `MatterNode`: that transport plus a core, on one UDP port.
+- `NodeManager`: a node per device (`base_port + index`), pairing codes from the home seed,
+  attestation credentials and fabrics in a storage directory, and the mDNS advertisements
+  (commissionable while the window is open, operational per fabric), withdrawn on stop.
+
+The cores read and write the very cluster servers the simulation steps: there is no second
+copy of device state. The simulation and the nodes share one thread (the asyncio loop);
+other threads that touch the home (the HTTP tool API) hold the same `lock`.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from chip.clusters import Objects as Clusters
+
+from .case import CaseResponder, FabricInfo
+from .exchange import Deliver, Exchange, ExchangeFailed, MessageLayer, Send, SessionClosed
+from .mdns import Advertiser, Commissionable, Mrp, Operational
+from .message import ProtocolId, SecureChannelOpcode
+from .pairing import DiscoveryCapabilities, SetupPayload, passcode_and_discriminator
+from .pase import PaseResponder
+from .spake2p import make_verifier
+from .status_report import GeneralCode, SecureChannelStatus, StatusReport
+from .transport import UdpTransport
+
+log = logging.getLogger(__name__)
+
+__all__ = ["Pairing", "home_pairings", "NodeCore", "MatterNode", "NodeManager", "run_home",
+           "DEFAULT_BASE_PORT", "PASE_ITERATIONS"]
+
+DEFAULT_BASE_PORT = 5540
+# PBKDF2 iterations for the PASE verifier: the spec's minimum; the commissioner pays for each.
+PASE_ITERATIONS = 1000
+# A PASE/CASE handshake that stops halfway is abandoned after this long, so a vanished
+# commissioner cannot keep the node BUSY forever.
+HANDSHAKE_TIMEOUT_MS = 60_000
+# Minimum wait a BUSY StatusReport asks the initiator to observe (its ProtocolData, u16 ms).
+BUSY_WAIT_MS = 1000
+NODE_MRP = Mrp()
+SESSION_PARAMETERS = {"SESSION_IDLE_INTERVAL": NODE_MRP.idle_interval_ms,
+                      "SESSION_ACTIVE_INTERVAL": NODE_MRP.active_interval_ms,
+                      "SESSION_ACTIVE_THRESHOLD": NODE_MRP.active_threshold_ms}
+_MATTER_EPOCH_UNIX = 946684800  # 2000-01-01T00:00:00Z
+
+
+def matter_epoch_now() -> int:
+    """Wall-clock seconds since the Matter epoch, for certificate validity in CASE."""
+    return int(time.time()) - _MATTER_EPOCH_UNIX
+
+
+# --- pairing codes ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Pairing:
+    """What a node's commissioner needs, and what the node keeps to check it."""
+    device_id: str
+    passcode: int
+    discriminator: int
+    vendor_id: int
+    product_id: int
+    salt: bytes
+    iterations: int = PASE_ITERATIONS
+
+    @property
+    def setup_payload(self) -> SetupPayload:
+        return SetupPayload(passcode=self.passcode, discriminator=self.discriminator,
+                            vendor_id=self.vendor_id, product_id=self.product_id,
+                            discovery=DiscoveryCapabilities.ON_NETWORK)
+
+    @property
+    def manual_code(self) -> str:
+        return self.setup_payload.manual_code()
+
+    @property
+    def qr_code(self) -> str:
+        return self.setup_payload.qr_code()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"device": self.device_id, "manual_code": self.manual_code, "qr_code": self.qr_code,
+                "discriminator": self.discriminator, "passcode": self.passcode,
+                "vendor_id": self.vendor_id, "product_id": self.product_id}
+
+
+def _basic_information(device: Any, attribute: str) -> Any:
+    return device.endpoint(0).server(Clusters.BasicInformation).read(attribute)
+
+
+def home_pairings(home: Any, seed: int | None = None) -> dict[str, Pairing]:
+    """Each device's passcode, discriminator and PASE salt, from the home seed and device id.
+
+    A device's codes depend only on (seed, device id), so adding a device leaves the others'
+    codes alone; only a clash of 12-bit discriminators (QR codes must find exactly one node)
+    moves the later device id, in sorted order, to the next free value.
+    """
+    seed = home.seed if seed is None else int(seed)
+    taken: set[int] = set()
+    found: dict[str, Pairing] = {}
+    for device_id in sorted(home.devices):
+        device = home.devices[device_id]
+        # A str seed is hashed with SHA-512 by `random`: stable across runs and processes.
+        rng = random.Random(f"matter-twin pairing|{seed}|{device_id}")
+        passcode, discriminator = passcode_and_discriminator(rng)
+        salt = rng.randbytes(32)
+        while discriminator in taken:
+            discriminator = (discriminator + 1) & 0xFFF
+        taken.add(discriminator)
+        found[device_id] = Pairing(device_id, passcode, discriminator,
+                                   int(_basic_information(device, "VendorID")),
+                                   int(_basic_information(device, "ProductID")), salt)
+    return {device_id: found[device_id] for device_id in home.devices}  # the home's order
+
+
+# --- the sans-IO node ----------------------------------------------------------------------
+
+@dataclass(eq=False)
+class _Handshake:
+    kind: str                      # "PASE" or "CASE"
+    responder: PaseResponder | CaseResponder
+    exchange: Exchange
+    started_ms: float
+
+
+class NodeCore:
+    """One node, sans-IO. `commissioning` owns the window and the fabric table (see
+    twin/node/commissioning.py); `im` is the Interaction Model server (twin/node/im.py).
+
+    `lock` (any context manager) is held around every entry point: the HTTP tool API runs in
+    other threads and touches the same cluster servers.
+    """
+
+    def __init__(self, pairing: Pairing, commissioning: Any, im: Any, rng: random.Random,
+                 lock: Any = None, wall_clock: Callable[[], int] = matter_epoch_now):
+        self.pairing = pairing
+        self.commissioning = commissioning
+        self.im = im
+        self.rng = rng
+        self.lock = lock if lock is not None else contextlib.nullcontext()
+        self.wall_clock = wall_clock
+        self.layer = MessageLayer(rng)
+        self.layer.register(ProtocolId.SECURE_CHANNEL, "secure channel")
+        self.layer.register(ProtocolId.INTERACTION_MODEL, "interaction model")
+        # The node keeps only the SPAKE2+ verifier, never the passcode.
+        self._verifier = make_verifier(pairing.passcode, pairing.salt, pairing.iterations)
+        self._handshakes: dict[Exchange, _Handshake] = {}
+        self.counts = {"PASE established": 0, "PASE failed": 0, "CASE established": 0,
+                       "CASE failed": 0, "dropped": 0}
+
+    # -- the message-layer shape UdpTransport drives ----------------------------------------
+    def receive(self, datagram: bytes, peer_address: Any, now_ms: float) -> list:
+        with self.lock:
+            return self._process(self.layer.receive(datagram, peer_address, now_ms), now_ms)
+
+    def on_timer(self, now_ms: float) -> list:
+        with self.lock:
+            actions = self.layer.on_timer(now_ms)
+            for hs in [h for h in self._handshakes.values()
+                       if now_ms - h.started_ms >= HANDSHAKE_TIMEOUT_MS]:
+                log.info("%s: %s handshake abandoned after %d s", self.pairing.device_id, hs.kind,
+                         HANDSHAKE_TIMEOUT_MS // 1000)
+                actions += self._finish(hs, now_ms)
+            actions += self.commissioning.on_timer(now_ms) or []
+            actions += self.im.on_timer(now_ms) or []
+            return self._process(actions, now_ms)
+
+    def next_timer(self) -> float | None:
+        with self.lock:
+            due = [self.layer.next_timer(), self.im.next_timer(), self.commissioning.next_timer(),
+                   *(h.started_ms + HANDSHAKE_TIMEOUT_MS for h in self._handshakes.values())]
+        due = [d for d in due if d is not None]
+        return min(due) if due else None
+
+    # -- dispatch -----------------------------------------------------------------------------
+    def _process(self, actions: list, now_ms: float) -> list:
+        """Turn Deliver actions into the handlers' answers, recursively; keep the rest."""
+        out: list = []
+        pending = list(actions)
+        while pending:
+            action = pending.pop(0)
+            if isinstance(action, Deliver):
+                try:
+                    pending[:0] = self._deliver(action, now_ms)
+                except Exception:
+                    # A bug in a handler must not take the node (or its neighbours) down.
+                    log.exception("%s: handling %r failed", self.pairing.device_id, action)
+                    pending[:0] = action.exchange.close(now_ms) if not action.exchange.closed else []
+                continue
+            if isinstance(action, ExchangeFailed):
+                hs = self._handshakes.get(action.exchange)
+                if hs is not None:
+                    pending[:0] = self._finish(hs, now_ms)
+            elif isinstance(action, SessionClosed):
+                pending[:0] = self._session_closed(action.session, now_ms)
+            elif not isinstance(action, Send):
+                self.counts["dropped"] += 1
+            out.append(action)
+        return out
+
+    def _deliver(self, event: Deliver, now_ms: float) -> list:
+        if event.exchange.handler == "interaction model":
+            return self.im.handle(event.session, event.exchange, event.opcode, event.payload, now_ms) or []
+        return self._secure_channel(event, now_ms)
+
+    def _session_closed(self, session: Any, now_ms: float) -> list:
+        hook = getattr(self.im, "session_closed", None)
+        return (hook(session, now_ms) or []) if hook is not None else []
+
+    # -- Secure Channel: PASE and CASE --------------------------------------------------------
+    def _secure_channel(self, event: Deliver, now_ms: float) -> list:
+        exchange = event.exchange
+        hs = self._handshakes.get(exchange)
+        if hs is None:
+            if event.session.is_secure:
+                return exchange.close(now_ms)  # handshakes run on the unsecured session only
+            if event.opcode == SecureChannelOpcode.PBKDFParamRequest:
+                refusal = self._pase_refusal()
+                if refusal is not None:
+                    return exchange.send(SecureChannelOpcode.StatusReport, refusal.encode(), now_ms) \
+                        + exchange.close(now_ms)
+                local_id = self.layer.sessions.allocate_id()
+                responder = PaseResponder(self._verifier, self.pairing.salt, self.pairing.iterations,
+                                          local_id, rng=self.rng, session_params=SESSION_PARAMETERS)
+                hs = _Handshake("PASE", responder, exchange, now_ms)
+            elif event.opcode == SecureChannelOpcode.CASE_Sigma1:
+                local_id = self.layer.sessions.allocate_id()
+                responder = CaseResponder(list(self.commissioning.fabric_infos()), local_id, rng=self.rng,
+                                          session_params=SESSION_PARAMETERS, at=self.wall_clock())
+                hs = _Handshake("CASE", responder, exchange, now_ms)
+            else:
+                return exchange.close(now_ms)
+            self._handshakes[exchange] = hs
+        actions: list = []
+        for opcode, payload in hs.responder.handle(event.opcode, event.payload):
+            actions += exchange.send(opcode, payload, now_ms)
+        if hs.responder.finished:
+            actions += self._finish(hs, now_ms)
+        return actions
+
+    def _pase_refusal(self) -> StatusReport | None:
+        """Why a new PBKDFParamRequest is turned away now, as the StatusReport to send."""
+        if not self.commissioning.window_open():
+            return StatusReport.secure_channel(GeneralCode.FAILURE, SecureChannelStatus.INVALID_PARAMETER)
+        if any(h.kind == "PASE" for h in self._handshakes.values()):
+            return StatusReport(GeneralCode.BUSY, ProtocolId.SECURE_CHANNEL, SecureChannelStatus.BUSY,
+                                BUSY_WAIT_MS.to_bytes(2, "little"))
+        return None
+
+    def _finish(self, hs: _Handshake, now_ms: float) -> list:
+        """A handshake ended (success, failure or abandoned): install or release, close up."""
+        self._handshakes.pop(hs.exchange, None)
+        responder = hs.responder
+        actions: list = []
+        if responder.result is not None:
+            local_node_id = responder.fabric.node_id if hs.kind == "CASE" else 0
+            session = self.layer.add_secure_session(responder.result, hs.exchange.session.peer_address,
+                                                    now_ms, local_node_id=local_node_id)
+            if hs.kind == "CASE":
+                session.peer_cats = responder.peer_cats  # CASE Authenticated Tags, for access control
+            else:
+                actions += self.commissioning.pase_established(session, now_ms) or []
+            self.counts[f"{hs.kind} established"] += 1
+            log.info("%s: %s session %d established", self.pairing.device_id, hs.kind,
+                     session.local_session_id)
+        else:
+            self.layer.sessions.release_id(responder.local_session_id)
+            self.counts[f"{hs.kind} failed"] += 1
+            log.info("%s: %s failed: %s", self.pairing.device_id, hs.kind,
+                     responder.error_message or "abandoned")
+            if hs.kind == "PASE" and responder.error is not None:  # not when abandoned
+                actions += self.commissioning.pase_failed(now_ms) or []
+        if not hs.exchange.closed:
+            actions += hs.exchange.close(now_ms)
+        return actions
+
+
+# --- the asyncio shell -----------------------------------------------------------------------
+
+class MatterNode:
+    """A `NodeCore` on its own UDP port (IPv6 dual-stack, IPv4 where IPv6 is missing)."""
+
+    def __init__(self, device: Any, core: NodeCore, port: int, host: str = "::"):
+        self.device = device
+        self.core = core
+        self.port = port
+        self.host = host
+        self.transport: UdpTransport | None = None
+
+    async def start(self) -> None:
+        self.transport = await UdpTransport.open(self.core, self._on_event, self.host, self.port)
+        self.port = self.transport.port
+
+    def poll(self) -> None:
+        """Give the core a turn now (subscriptions re-read what they report; expiries fire)."""
+        if self.transport is not None:
+            self.transport.execute(self.core.on_timer(self.transport.now_ms()))
+
+    def _on_event(self, action: Any) -> None:
+        log.debug("%s: %r", self.device.id, action)
+
+    def close(self) -> None:
+        if self.transport is not None:
+            self.transport.close()
+            self.transport = None
+
+
+# --- all the nodes of a home -------------------------------------------------------------------
+
+def _truncate_utf8(text: str, limit: int) -> str:
+    data = text.encode()[:limit]
+    return data.decode(errors="ignore")
+
+
+class NodeManager:
+    """A Matter node for every device of `home`, with codes, credentials, fabrics and mDNS.
+
+    storage_dir/<device id>/ holds each node's DAC, fabrics and counters; storage_dir/pai/
+    the PAI they share. `addresses` are advertised in mDNS (default: every non-loopback
+    address); `interfaces` restricts the interfaces zeroconf uses (zeroconf's InterfaceChoice
+    or a list of addresses / interface indexes). `rng` feeds the protocol (session ids,
+    randoms, keys); it defaults to the OS CSPRNG, since those must not be predictable.
+    """
+
+    def __init__(self, home: Any, storage_dir: str | Path, base_port: int = DEFAULT_BASE_PORT,
+                 host: str = "::", addresses: list[str] | None = None, interfaces: Any = None,
+                 seed: int | None = None, lock: Any = None, rng: random.Random | None = None,
+                 reset_fabrics: bool = False):
+        if not 1 <= base_port <= 0xFFFF - max(len(home.devices) - 1, 0):
+            raise ValueError(f"base port {base_port}: the {len(home.devices)} nodes need ports "
+                             f"{base_port}..{base_port + len(home.devices) - 1}; accepted: 1..65535")
+        self.home = home
+        self.storage_dir = Path(storage_dir)
+        self.base_port = base_port
+        self.host = host
+        self.lock = lock if lock is not None else contextlib.nullcontext()
+        self.rng = rng if rng is not None else random.SystemRandom()
+        self.reset_fabrics = reset_fabrics
+        self.pairings = home_pairings(home, seed)
+        self.nodes: dict[str, MatterNode] = {}
+        advertiser_options: dict[str, Any] = {"addresses": addresses}
+        if interfaces is not None:
+            advertiser_options["interfaces"] = interfaces
+        self.advertiser = Advertiser(random.Random(self.rng.getrandbits(64)), **advertiser_options)
+        self._wanted: dict[str, dict[tuple, Any]] = {}
+        self._published: dict[str, dict[tuple, Any]] = {}
+        self._reconcilers: dict[str, asyncio.Task] = {}
+
+    def codes(self) -> list[dict[str, Any]]:
+        """Pairing codes and ports of every node, in the home's device order."""
+        rows = []
+        for index, (device_id, pairing) in enumerate(self.pairings.items()):
+            node = self.nodes.get(device_id)
+            rows.append({**pairing.to_json(), "name": self.home.device_info(device_id).get("name"),
+                         "port": node.port if node is not None else self.base_port + index})
+        return rows
+
+    # -- lifecycle --------------------------------------------------------------------------
+    async def start(self) -> None:
+        """Build every node, open its UDP port and advertise it. On failure nothing stays open."""
+        try:
+            for index, (device_id, device) in enumerate(self.home.devices.items()):
+                core = self._build_core(device, self.pairings[device_id])
+                node = MatterNode(device, core, self.base_port + index, self.host)
+                await node.start()
+                self.nodes[device_id] = node
+            self.sync_advertisements()
+        except BaseException:
+            await self.stop()
+            raise
+
+    async def stop(self) -> None:
+        """Withdraw every advertisement (mDNS goodbyes), then close the ports."""
+        for task in self._reconcilers.values():
+            task.cancel()
+        for task in self._reconcilers.values():
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self._reconcilers.clear()
+        try:
+            await self.advertiser.close()
+        finally:
+            for node in self.nodes.values():
+                node.close()
+            self.nodes.clear()
+            self._published.clear()
+
+    def poll(self) -> None:
+        """Called after each simulation step: every node gets a turn, then mDNS follows."""
+        for node in self.nodes.values():
+            node.poll()
+        self.sync_advertisements()
+
+    # -- building one node --------------------------------------------------------------------
+    def _node_dir(self, device_id: str) -> Path:
+        return self.storage_dir / device_id
+
+    def _build_core(self, device: Any, pairing: Pairing) -> NodeCore:
+        raise NotImplementedError  # wired to commissioning.py and im.py below
+
+    # -- mDNS ---------------------------------------------------------------------------------
+    def _services(self, node: MatterNode) -> dict[tuple, Any]:
+        pairing = node.core.pairing
+        with self.lock:
+            window_open = node.core.commissioning.window_open()
+            fabrics = list(node.core.commissioning.fabric_infos())
+            label = str(_basic_information(node.device, "NodeLabel") or node.device.type.label)
+        services: list[Any] = []
+        if window_open:
+            services.append(Commissionable(
+                port=node.port, discriminator=pairing.discriminator, vendor_id=pairing.vendor_id,
+                product_id=pairing.product_id, device_type=node.device.type.device_type_id,
+                commissioning_mode=1, device_name=_truncate_utf8(label, 32), mrp=NODE_MRP))
+        for fabric in fabrics:
+            services.append(Operational(port=node.port, compressed_fabric_id=fabric.compressed_fabric_id,
+                                        node_id=fabric.node_id, mrp=NODE_MRP))
+        return {s.key(): s for s in services}
+
+    def sync_advertisements(self) -> None:
+        """Start bringing each node's mDNS records in line with its state, where they differ."""
+        for device_id, node in self.nodes.items():
+            wanted = self._services(node)
+            if wanted == self._wanted.get(device_id):
+                continue
+            self._wanted[device_id] = wanted
+            task = self._reconcilers.get(device_id)
+            if task is None or task.done():
+                self._reconcilers[device_id] = asyncio.get_running_loop().create_task(
+                    self._reconcile(device_id), name=f"mdns {device_id}")
+
+    async def _reconcile(self, device_id: str) -> None:
+        published = self._published.setdefault(device_id, {})
+        try:
+            while published != self._wanted[device_id]:
+                wanted = self._wanted[device_id]
+                for key in [k for k in published if k not in wanted]:
+                    await self.advertiser.withdraw(device_id, published.pop(key))
+                for key, service in wanted.items():
+                    if published.get(key) != service:
+                        await self.advertiser.publish(device_id, service)
+                        published[key] = service
+        except Exception:
+            # mDNS trouble must not stop the node: it still answers on its port.
+            log.exception("%s: mDNS advertisement failed", device_id)
+
+
+# --- the simulation clock in the loop ----------------------------------------------------------
+
+async def run_home(home: Any, speed: float, lock: Any = None, on_step: Callable[[], None] | None = None,
+                   end_tick: int | None = None, stop: asyncio.Event | None = None,
+                   max_sleep: float = 0.1) -> None:
+    """Advance `home` with the wall clock at `speed` until `end_tick` or `stop` is set.
+
+    After every step `on_step()` runs (the nodes' turn). It wakes at least every `max_sleep`
+    seconds, so changes made by other threads (tool calls) reach subscribers promptly.
+    """
+    from twin.clock import TICKS_PER_SECOND, Pacer
+    lock = lock if lock is not None else contextlib.nullcontext()
+    loop = asyncio.get_running_loop()
+    pacer = Pacer(speed, loop.time(), home.clock.tick)
+    stop = stop if stop is not None else asyncio.Event()
+    while not stop.is_set() and (end_tick is None or home.clock.tick < end_tick):
+        now = loop.time()
+        with lock:
+            target = pacer.target(now)
+            if home.clock.tick > target:
+                # Someone moved the clock ahead (POST /clock/advance): go on from there.
+                pacer = Pacer(speed, now, home.clock.tick)
+            if end_tick is not None:
+                target = min(target, end_tick)
+            if target > home.clock.tick:
+                home.advance((target - home.clock.tick) / TICKS_PER_SECOND)
+        if on_step is not None:
+            on_step()
+        wake = pacer.wall_time_of(home.clock.tick + 1) - loop.time()
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(stop.wait(), min(max(wake, 0.0), max_sleep))
