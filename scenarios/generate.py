@@ -240,12 +240,20 @@ ASK_ATTRIBUTES = {  # attribute asked -> (cluster, device types that have it)
     "PercentCurrent": ("FanControl", ("air_purifier", "fan", "humidifier", "dehumidifier", "air_conditioner")),
     "OccupiedCoolingSetpoint": ("Thermostat", ("air_conditioner",)),
 }
-REPORT_DECIMALS = {"temperature": 2, "humidity": 2, "illuminance": 0, "pm10": 1}
+
+
+def natural(result: dict[str, Any], state: str) -> float:
+    """A get_room_states value in natural units ("0.01 °C" scales by 0.01; "lux" by 1)."""
+    unit = result["units"][state].split()
+    scale = float(unit[0]) if len(unit) > 1 else 1.0
+    return round(result[state] * scale, 4)
 
 
 def _room_value(d: Draft, room_id: str, state: str) -> float:
-    value = getattr(d.home.rooms[room_id], state)
-    return float(round(value)) if state == "illuminance" else round(value, REPORT_DECIMALS[state])
+    """What get_room_states tells an agent right now (the value QT1 asks for)."""
+    from bridge.tools import call_tool
+    from bridge.twin_backend import TwinBackend
+    return natural(call_tool(TwinBackend(d.home), "get_room_states", {"room.id": room_id}), state)
 
 
 def _ask_state(d: Draft, used: set) -> tuple[str, RoomGoal, ToolCall]:
