@@ -24,7 +24,7 @@ from chip.clusters.Types import Nullable
 
 from clusters import devices as _devices  # noqa: F401  (registers the device types)
 from clusters.base import GLOBAL_ATTRIBUTES
-from clusters.device import DEVICE_TYPES
+from clusters.devices import DEVICE_TYPES
 from clusters.rules import RULES
 from clusters.values import enum_members, to_json
 

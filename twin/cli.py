@@ -323,7 +323,6 @@ def home_generate(seed: int = typer.Option(0, "--seed", help="Seed: same seed, s
 
         twin run --home home.yaml
     """
-    import clusters.devices  # noqa: F401  registers the device types the generator draws from
     from twin import generator
     from twin.schema import to_yaml
     if rooms < 1 or devices < 0:

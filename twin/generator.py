@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 from datetime import datetime
 
-from clusters.device import DEVICE_TYPES
+from clusters.devices import DEVICE_TYPES
 
 from .clock import DEFAULT_START
 from .schema import AmbientSpec, DeviceSpec, HomeSpec, RoomSpec, to_yaml
@@ -93,17 +93,15 @@ def generate_home(seed: int, rooms: int = 5, devices: int = 20,
             pm10=round(rng.uniform(5.0, 80.0), 1), daylight_lux=float(rng.randint(lux_lo, lux_hi))))
 
     placements: list[tuple[int, str]] = []  # (room index, type key)
-    light = "dimmable_light" if "dimmable_light" in DEVICE_TYPES else "on_off_light"
     for i, kind in enumerate(kinds):
-        placements.append((i, light if kind in ("living_room", "bedroom", "studio") else "on_off_light"))
+        placements.append((i, "dimmable_light" if kind in ("living_room", "bedroom", "studio") else "on_off_light"))
     for i, kind in enumerate(kinds):
         essential = ROOM_KINDS[kind][2]
-        if essential in DEVICE_TYPES and len(placements) < devices:
+        if essential and len(placements) < devices:
             placements.append((i, essential))
     while len(placements) < devices:
         i = rng.randrange(rooms)
-        weights = ({t: w for t, w in ROOM_KINDS[kinds[i]][3].items() if t in DEVICE_TYPES}
-                   or {"on_off_light": 1})
+        weights = ROOM_KINDS[kinds[i]][3] or {"on_off_light": 1}
         types = sorted(weights)
         placements.append((i, rng.choices(types, weights=[weights[t] for t in types])[0]))
 

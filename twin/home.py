@@ -32,7 +32,8 @@ from chip.clusters.ClusterObjects import ClusterEvent, ClusterObject
 from chip.clusters.Types import Nullable
 
 from clusters.base import ClusterServer
-from clusters.device import DEVICE_TYPES, Device
+from clusters.device import Device
+from clusters.devices import DEVICE_TYPES
 from clusters.devices import create_device
 from clusters.status import MatterError
 from clusters.values import to_json
@@ -336,7 +337,8 @@ class Home:
                       for r in self.rooms.values()],
             "devices": [{"id": d.id, **self._meta[d.id].to_json(),
                          "servers": {f"{ep.id}/{s.name}": s.state()
-                                     for ep in d.endpoints.values() for s in ep.servers.values()}}
+                                     for ep in d.endpoints.values() for s in ep.servers.values()
+                                     if s.in_snapshot}}
                         for d in self.devices.values()],
             "workflows": self.workflows.state(),
             "events": copy.deepcopy(self.events),

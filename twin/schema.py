@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from clusters.device import DEVICE_TYPES
+from clusters.devices import DEVICE_TYPES
 
 from .clock import DEFAULT_START
 
