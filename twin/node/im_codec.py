@@ -76,8 +76,19 @@ class Typed:
 
 @dataclass(frozen=True)
 class Raw:
-    """An already encoded anonymous TLV element, spliced into an array as is."""
+    """An already encoded anonymous TLV element, spliced in as is (given a tag if needed)."""
     data: bytes
+
+
+def retag(element: bytes, tag: int | None) -> bytes:
+    """An anonymous TLV element under a context tag (the value bytes do not change)."""
+    if tag is None:
+        return element
+    if not element or element[0] & 0xE0:
+        raise CodecError("only an anonymous TLV element can be given a tag")
+    if not 0 <= tag <= 0xFF:
+        raise CodecError(f"tag {tag!r} is not a context tag 0..255")
+    return bytes((element[0] | 0x20, tag)) + element[1:]
 
 
 class TLVWriter:
@@ -147,9 +158,7 @@ class TLVWriter:
         if isinstance(value, Typed):
             encode_typed(self, tag, value.typ, value.value)
         elif isinstance(value, Raw):
-            if tag is not None:
-                raise CodecError("a Raw element is anonymous; accepted only inside arrays")
-            self.buf += value.data
+            self.buf += retag(value.data, tag)
         elif value is None or value is NullValue:
             self.null(tag)
         elif isinstance(value, bool):
@@ -519,9 +528,7 @@ def _write_kind(w: TLVWriter, tag: int | None, kind: Any, value: Any) -> None:
         w.end()
     elif isinstance(kind, type) and issubclass(kind, _Block):
         if isinstance(value, Raw):
-            if tag is not None:
-                raise CodecError("a Raw element is anonymous; accepted only inside arrays")
-            w.buf += value.data
+            w.buf += retag(value.data, tag)
         else:
             value.write(w, tag)
     elif kind == "bool":

@@ -1,0 +1,731 @@
+"""Interaction Model server (Core spec ch. 8), sans-IO, serving one Device's cluster servers.
+
+The node runtime hands every IM message (protocol 0x0001) to `handle(session, exchange, opcode,
+payload, now_ms)`; the answer is a list of message-layer actions (`Send`, ...), produced by
+sending on the exchange, so the caller only forwards them. `on_timer(now_ms)` and `next_timer()`
+drive subscription reports, response timeouts and timed-request windows; `session_closed()`
+ends the subscriptions of a session. Nothing here reads a clock or does IO.
+
+Reads, writes and invokes go through `Device.read/write/invoke` (so the cross-cluster rules
+apply to Matter callers too), with `clusters.base.current_access` set to who is asking.
+
+Interactions:
+- Read: ReportData, chunked with MoreChunkedMessages when it does not fit one message (the client
+  answers each chunk but the last with a StatusResponse); the last has SuppressResponse.
+- Subscribe: priming ReportData chunks (each answered by StatusResponse), then SubscribeResponse.
+  Later reports go on new exchanges and must be answered; a failure status, no answer, or MRP
+  giving up ends the subscription.
+- Write (concrete paths, list append by ListIndex null, chunked writes, DataVersion checks) and
+  Invoke (one or more commands, CommandRef) with TimedRequest support.
+
+Subscriptions report what changed: listeners on the cluster servers mark attributes dirty; values
+derived per tick (a transition's CurrentLevel, a room's MeasuredValue) fire no listener, so
+servers that derive values in `get()` are re-read at least every `poll_ms` and reported when the
+encoded value differs from what was last sent. Never faster than the min interval, always the
+latest value; an empty report keeps the subscription alive at the max interval.
+
+Extension points (issue 4): events (EventRequests are accepted and answered with no events) and
+access control (`access_check` is called for every attribute and command; None allows all).
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+import random
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator
+
+from chip.clusters import Objects as Clusters
+from chip.clusters.ClusterObjects import ClusterCommand, ClusterObject
+from chip.clusters.Types import NullValue
+
+from clusters.base import AccessContext, ClusterServer, current_access
+from clusters.device import DescriptorServer, Device
+from clusters.status import MatterError, Status
+from clusters.values import to_json
+
+from .exchange import ExchangeError
+from .im_codec import (FABRIC_INDEX_TAG, AttributeData, AttributePath, AttributeReport, AttributeStatus,
+                       CodecError, CommandData, CommandPath, CommandStatus, InvokeRequest, InvokeResponse,
+                       InvokeResponseIB, Message, Opcode, Raw, ReadRequest, ReportData, StatusIB,
+                       StatusResponse, Struct, SubscribeRequest, SubscribeResponse, TimedRequest, Typed,
+                       WriteRequest, WriteResponse, decode_message, decode_typed, encode_value,
+                       list_item_type)
+from .message import ProtocolId
+
+log = logging.getLogger(__name__)
+
+#: Largest IM payload we send: 1280-byte UDP message minus secure header (8), payload header with
+#: piggybacked ack and vendor id (12) and MIC (16), rounded down for headroom.
+MAX_PAYLOAD = 1200
+#: How long we wait for the client's StatusResponse to a report chunk before giving up.
+RESPONSE_TIMEOUT_MS = 30_000
+#: Derived attributes (no listener) are re-read for subscriptions at most this often.
+DEFAULT_POLL_MS = 1_000
+#: Spec SUBSCRIPTION_MAX_INTERVAL_PUBLISHER_LIMIT: the publisher may raise the max interval up to this.
+PUBLISHER_MAX_INTERVAL_LIMIT_S = 3600
+#: A max interval of 0 would report without pause; we raise it to at least this.
+MIN_MAX_INTERVAL_S = 1
+MAX_SUBSCRIPTIONS = 64
+
+# WildcardPathFlags (AttributePathIB tag 6)
+SKIP_ROOT_NODE = 0x01
+SKIP_GLOBAL_ATTRIBUTES = 0x02
+SKIP_ATTRIBUTE_LIST = 0x04
+SKIP_COMMAND_LISTS = 0x10
+
+_GLOBAL_IDS = {0xFFF8, 0xFFF9, 0xFFFA, 0xFFFB, 0xFFFC, 0xFFFD}
+_COMMAND_LIST_IDS = {0xFFF8, 0xFFF9}
+
+#: (kind, access, endpoint, cluster, attribute or command id) -> allowed? kind: "read"/"write"/"invoke".
+AccessCheck = Callable[[str, AccessContext, int, int, int], bool]
+
+Key = tuple[int, int, int]   # (endpoint, cluster id, attribute id)
+
+
+@dataclass(eq=False)
+class Subscription:
+    id: int
+    session: Any
+    layer: Any
+    handler: Any
+    paths: list[AttributePath]
+    fabric_filtered: bool
+    min_interval_ms: int
+    max_interval_ms: int
+    active: bool = False                  # SubscribeResponse sent
+    last_report_ms: float = 0.0
+    next_poll_ms: float = 0.0
+    polls: bool = False                   # covers servers with derived values
+    dirty: set[Key] = field(default_factory=set)
+    last_sent: dict[Key, bytes] = field(default_factory=dict)
+    busy: "_Pending | None" = None        # a report (or the priming) waiting for its answer
+
+    @property
+    def max_interval_s(self) -> int:
+        return self.max_interval_ms // 1000
+
+    def covers(self, key: Key) -> bool:
+        ep, cl, attr = key
+        return any(p.endpoint in (None, ep) and p.cluster in (None, cl) and p.attribute in (None, attr)
+                   for p in self.paths)
+
+
+@dataclass(eq=False)
+class _Pending:
+    """An interaction waiting for the client's StatusResponse before its next message."""
+    exchange: Any
+    kind: str                             # "read", "priming", "report" or "invoke"
+    chunks: list[tuple[int, bytes]]       # what to send after the next SUCCESS
+    deadline_ms: float
+    subscription: Subscription | None = None
+
+
+class InteractionModelServer:
+    def __init__(self, data_model: Device, rng: random.Random, *, max_payload: int = MAX_PAYLOAD,
+                 poll_ms: int = DEFAULT_POLL_MS, access_check: AccessCheck | None = None):
+        self.device = data_model
+        self.rng = rng
+        self.max_payload = max_payload
+        self.poll_ms = poll_ms
+        #: Extension point for ACL enforcement (issue 4); None allows every operation.
+        self.access_check = access_check
+        #: Called when a subscription gets something to report, so the runtime can re-arm its timer.
+        self.on_dirty: Callable[[], None] | None = None
+        self.subscriptions: dict[int, Subscription] = {}
+        self._pending: dict[Any, _Pending] = {}
+        self._timed: dict[Any, float] = {}        # exchange -> TimedRequest deadline (ms)
+        self._writes: dict[Any, bool] = {}        # exchange -> timed flag of a chunked write
+        overhead = len(ReportData(subscription_id=0xFFFFFFFF, attribute_reports=[], more_chunked=True,
+                                  suppress_response=True).encode())
+        self._item_budget = max_payload - overhead
+
+    # ---- entry points ----------------------------------------------------------------------
+    def handle(self, session: Any, exchange: Any, opcode: int, payload: bytes, now_ms: float) -> list:
+        if not getattr(session, "is_secure", False):
+            return exchange.close(now_ms)   # the IM runs only on PASE/CASE sessions
+        try:
+            message = decode_message(opcode, payload)
+        except CodecError as e:
+            log.info("malformed IM message 0x%02x: %s", opcode, e)
+            self._forget(exchange)
+            return self._status(exchange, Status.INVALID_ACTION, now_ms)
+        pending = self._pending.get(exchange)
+        if pending is not None:
+            if isinstance(message, StatusResponse):
+                return self._continue(pending, message.status, now_ms)
+            return self._abandon(pending, now_ms) + self._status(exchange, Status.INVALID_ACTION, now_ms,
+                                                                  close=False)
+        access = self._access(session)
+        if exchange in self._writes:
+            if not isinstance(message, WriteRequest):
+                del self._writes[exchange]
+                return self._status(exchange, Status.INVALID_ACTION, now_ms)
+            return self._write(exchange, message, self._writes.pop(exchange), access, now_ms)
+        timed = False
+        if exchange in self._timed:
+            deadline = self._timed.pop(exchange)
+            if not isinstance(message, (WriteRequest, InvokeRequest)):
+                return self._status(exchange, Status.INVALID_ACTION, now_ms)
+            if not message.timed_request:
+                return self._status(exchange, Status.TIMED_REQUEST_MISMATCH, now_ms)
+            if now_ms > deadline:
+                return self._status(exchange, Status.TIMEOUT, now_ms)
+            timed = True
+        elif isinstance(message, (WriteRequest, InvokeRequest)) and message.timed_request:
+            return self._status(exchange, Status.TIMED_REQUEST_MISMATCH, now_ms)
+
+        if isinstance(message, ReadRequest):
+            return self._read(exchange, message, access, now_ms)
+        if isinstance(message, SubscribeRequest):
+            return self._subscribe(session, exchange, message, access, now_ms)
+        if isinstance(message, WriteRequest):
+            return self._write(exchange, message, timed, access, now_ms)
+        if isinstance(message, InvokeRequest):
+            return self._invoke(exchange, message, timed, access, now_ms)
+        if isinstance(message, TimedRequest):
+            self._timed[exchange] = now_ms + message.timeout_ms
+            return self._send(exchange, StatusResponse(Status.SUCCESS), now_ms)
+        if isinstance(message, StatusResponse):
+            return exchange.close(now_ms)   # nothing of ours is waiting for it
+        return self._status(exchange, Status.INVALID_ACTION, now_ms)
+
+    def on_timer(self, now_ms: float) -> list:
+        actions: list = []
+        for pending in list(self._pending.values()):
+            if pending.exchange.closed or now_ms >= pending.deadline_ms:
+                log.info("IM %s on exchange %d got no answer; abandoned", pending.kind,
+                         pending.exchange.exchange_id)
+                actions += self._abandon(pending, now_ms)
+        for exchange, deadline in list(self._timed.items()):
+            if exchange.closed or now_ms >= deadline + RESPONSE_TIMEOUT_MS:
+                del self._timed[exchange]
+                actions += exchange.close(now_ms)
+        for sub in list(self.subscriptions.values()):
+            due = self._due(sub)
+            if due is not None and now_ms >= due:
+                actions += self._report(sub, now_ms)
+        return actions
+
+    def next_timer(self) -> float | None:
+        due = [p.deadline_ms for p in self._pending.values()]
+        due += [d + RESPONSE_TIMEOUT_MS for d in self._timed.values()]
+        due += [d for s in self.subscriptions.values() if (d := self._due(s)) is not None]
+        return min(due) if due else None
+
+    def session_closed(self, session: Any, now_ms: float = 0.0) -> list:
+        for sub in [s for s in self.subscriptions.values() if s.session is session]:
+            self._remove(sub)
+        for exchange in [e for e in (*self._pending, *self._timed, *self._writes) if e.session is session]:
+            self._forget(exchange)
+        return []
+
+    def exchange_failed(self, exchange: Any, now_ms: float = 0.0) -> list:
+        """MRP gave up on an exchange (on_timer notices this by itself too)."""
+        pending = self._pending.get(exchange)
+        return self._abandon(pending, now_ms) if pending is not None else []
+
+    def changed(self, endpoint: int | None = None, cluster: int | None = None) -> None:
+        """Mark attributes changed that no listener reports (e.g. a PartsList after re-composition)."""
+        for sub in self.subscriptions.values():
+            for ep, server, name in self._expand_all(sub.paths):
+                if endpoint in (None, ep) and cluster in (None, server.id):
+                    sub.dirty.add((ep, server.id, server.attribute_class(name).attribute_id))
+        self._notify()
+
+    # ---- sending helpers ---------------------------------------------------------------------
+    def _send(self, exchange: Any, message: Message | tuple[int, bytes], now_ms: float,
+              close: bool = False) -> list:
+        opcode, payload = (message.opcode, message.encode()) if isinstance(message, Message) else message
+        try:
+            actions = exchange.send(opcode, payload, now_ms)
+        except ExchangeError as e:
+            log.info("IM could not send 0x%02x: %s", opcode, e)
+            return [] if exchange.closed else exchange.close(now_ms)
+        return actions + (exchange.close(now_ms) if close else [])
+
+    def _status(self, exchange: Any, status: Status, now_ms: float, close: bool = True) -> list:
+        return self._send(exchange, StatusResponse(status), now_ms, close=close)
+
+    def _start(self, exchange: Any, kind: str, chunks: list[tuple[int, bytes]], now_ms: float,
+               subscription: Subscription | None = None, expect_last: bool = True) -> list:
+        """Send the first chunk; the rest follow each SUCCESS StatusResponse."""
+        first, rest = chunks[0], chunks[1:]
+        if not rest and not expect_last:
+            return self._send(exchange, first, now_ms, close=True)
+        pending = _Pending(exchange, kind, rest, now_ms + RESPONSE_TIMEOUT_MS, subscription)
+        self._pending[exchange] = pending
+        if subscription is not None:
+            subscription.busy = pending
+        actions = self._send(exchange, first, now_ms)
+        if exchange.closed:
+            return actions + self._abandon(pending, now_ms)
+        return actions
+
+    def _continue(self, pending: _Pending, status: int, now_ms: float) -> list:
+        exchange = pending.exchange
+        if status != Status.SUCCESS:
+            log.info("IM %s answered with status 0x%02x; ended", pending.kind, status)
+            return self._abandon(pending, now_ms)
+        if pending.chunks:
+            chunk = pending.chunks.pop(0)
+            pending.deadline_ms = now_ms + RESPONSE_TIMEOUT_MS
+            last_of_read = pending.kind in ("read", "invoke") and not pending.chunks
+            if last_of_read:
+                del self._pending[exchange]
+            return self._send(exchange, chunk, now_ms, close=last_of_read)
+        del self._pending[exchange]
+        sub = pending.subscription
+        if sub is not None:
+            sub.busy = None
+        if pending.kind == "priming" and sub is not None:
+            sub.active = True
+            sub.last_report_ms = now_ms
+            sub.next_poll_ms = now_ms + self.poll_ms
+            return self._send(exchange, SubscribeResponse(sub.id, sub.max_interval_s), now_ms, close=True)
+        return exchange.close(now_ms)
+
+    def _abandon(self, pending: _Pending, now_ms: float) -> list:
+        self._pending.pop(pending.exchange, None)
+        if pending.subscription is not None:
+            self._remove(pending.subscription)
+        return [] if pending.exchange.closed else pending.exchange.close(now_ms)
+
+    def _forget(self, exchange: Any) -> None:
+        pending = self._pending.pop(exchange, None)
+        if pending is not None and pending.subscription is not None:
+            self._remove(pending.subscription)
+        self._timed.pop(exchange, None)
+        self._writes.pop(exchange, None)
+
+    def _remove(self, sub: Subscription) -> None:
+        self.subscriptions.pop(sub.id, None)
+        if sub.busy is not None:
+            self._pending.pop(sub.busy.exchange, None)
+            sub.busy = None
+
+    # ---- access --------------------------------------------------------------------------
+    @staticmethod
+    def _access(session: Any) -> AccessContext:
+        peer = getattr(session, "peer_node_id", None)
+        return AccessContext(auth_mode="case" if peer is not None else "pase",
+                             fabric_index=getattr(session, "fabric_index", None),
+                             peer_node_id=peer, session=session)
+
+    def _allowed(self, kind: str, access: AccessContext, endpoint: int, cluster: int, item: int) -> bool:
+        return self.access_check is None or self.access_check(kind, access, endpoint, cluster, item)
+
+    @staticmethod
+    def _as(access: AccessContext, fn: Callable[..., Any], *args: Any) -> Any:
+        token = current_access.set(access)
+        try:
+            return fn(*args)
+        finally:
+            current_access.reset(token)
+
+    # ---- paths ---------------------------------------------------------------------------
+    def _expand(self, path: AttributePath) -> list[tuple[int, ClusterServer, str]]:
+        """Concrete attributes a path names. A concrete path that names nothing raises its
+        status; a wildcard silently yields what exists (Core spec, "Wildcard paths")."""
+        if path.list_index is not None:
+            raise MatterError(Status.INVALID_ACTION, "read paths may not carry a ListIndex")
+        if path.concrete:
+            server = self.device.locate(path.cluster, path.endpoint)
+            return [(path.endpoint, server, server.resolve_attribute(path.attribute))]
+        flags = path.wildcard_flags or 0
+        out = []
+        for ep_id in sorted(self.device.endpoints):
+            if path.endpoint is not None and ep_id != path.endpoint:
+                continue
+            if path.endpoint is None and ep_id == 0 and flags & SKIP_ROOT_NODE:
+                continue
+            servers = self.device.endpoints[ep_id].servers
+            for cluster_id in sorted(servers):
+                if path.cluster is not None and cluster_id != path.cluster:
+                    continue
+                server = servers[cluster_id]
+                for name in server.attribute_names():
+                    attr_id = server.attribute_class(name).attribute_id
+                    if path.attribute is not None and attr_id != path.attribute:
+                        continue
+                    if path.attribute is None and (
+                            (flags & SKIP_GLOBAL_ATTRIBUTES and attr_id in _GLOBAL_IDS)
+                            or (flags & SKIP_ATTRIBUTE_LIST and attr_id == 0xFFFB)
+                            or (flags & SKIP_COMMAND_LISTS and attr_id in _COMMAND_LIST_IDS)):
+                        continue
+                    out.append((ep_id, server, name))
+        return out
+
+    def _expand_all(self, paths: list[AttributePath]) -> Iterator[tuple[int, ClusterServer, str]]:
+        for path in paths:
+            try:
+                yield from self._expand(path)
+            except MatterError:
+                continue
+
+    # ---- report items ---------------------------------------------------------------------
+    def _status_item(self, path: AttributePath, status: int, cluster_status: int | None = None) -> bytes:
+        return AttributeReport(attribute_status=AttributeStatus(
+            path, StatusIB(status, cluster_status))).element()
+
+    def _value(self, ep: int, server: ClusterServer, name: str, access: AccessContext,
+               fabric_filtered: bool) -> bytes:
+        """The attribute's current value, TLV-encoded by its declared type (raises MatterError)."""
+        value = self._as(access, self.device.read, server.id, name, ep)
+        if fabric_filtered and isinstance(value, list):
+            value = [v for v in value if _fabric_index(v) in (None, access.fabric_index)]
+        typ = server.attribute_class(name).attribute_type.Type
+        try:
+            return encode_value(typ, value)
+        except CodecError as e:
+            log.error("%s.%s on endpoint %d holds a value its type rejects: %s", server.name, name, ep, e)
+            raise MatterError(Status.FAILURE, str(e)) from None
+
+    def _items(self, ep: int, server: ClusterServer, name: str, access: AccessContext,
+               fabric_filtered: bool, record: dict[Key, bytes] | None) -> list[bytes]:
+        attr_cls = server.attribute_class(name)
+        path = AttributePath(endpoint=ep, cluster=server.id, attribute=attr_cls.attribute_id)
+        try:
+            data = self._value(ep, server, name, access, fabric_filtered)
+        except MatterError as e:
+            return [self._status_item(path, e.status, e.cluster_status)]
+        except Exception:   # a bug in one server must not break the whole report
+            log.exception("reading %s.%s on endpoint %d failed", server.name, name, ep)
+            return [self._status_item(path, Status.FAILURE)]
+        if record is not None:
+            record[(ep, server.id, attr_cls.attribute_id)] = data
+        version = server.data_version
+        item = AttributeReport(attribute_data=AttributeData(path, Raw(data), version)).element()
+        if len(item) <= self._item_budget:
+            return [item]
+        # Too big for one message: the spec's list chunking, an empty list then one append per item.
+        typ = attr_cls.attribute_type.Type
+        item_typ = list_item_type(typ)
+        value = self._as(access, self.device.read, server.id, name, ep)
+        if item_typ is None or not isinstance(value, list):
+            return [self._status_item(path, Status.RESOURCE_EXHAUSTED)]
+        append = dataclasses.replace(path, list_index=NullValue)
+        pieces = [AttributeReport(attribute_data=AttributeData(path, Raw(encode_value(typ, [])), version)).element()]
+        for v in value:
+            if fabric_filtered and _fabric_index(v) not in (None, access.fabric_index):
+                continue
+            piece = AttributeReport(attribute_data=AttributeData(
+                append, Raw(encode_value(item_typ, v)), version)).element()
+            if len(piece) > self._item_budget:
+                return [self._status_item(path, Status.RESOURCE_EXHAUSTED)]
+            pieces.append(piece)
+        return pieces
+
+    def _read_items(self, paths: list[AttributePath], filters: list, fabric_filtered: bool,
+                    access: AccessContext, record: dict[Key, bytes] | None = None) -> tuple[list[bytes], bool]:
+        """Report items for the paths, and whether any covered server derives values in get()."""
+        versions = {(f.path.endpoint, f.path.cluster): f.data_version for f in filters or ()}
+        items: list[bytes] = []
+        polls = False
+        for path in paths:
+            try:
+                targets = self._expand(path)
+            except MatterError as e:
+                items.append(self._status_item(path, e.status, e.cluster_status))
+                continue
+            for ep, server, name in targets:
+                polls = polls or _derives(server)
+                attr_id = server.attribute_class(name).attribute_id
+                if not self._allowed("read", access, ep, server.id, attr_id):
+                    if path.concrete:
+                        items.append(self._status_item(path, Status.UNSUPPORTED_ACCESS))
+                    continue
+                if versions.get((ep, server.id)) == server.data_version:
+                    continue   # the client already holds this cluster's data
+                items += self._items(ep, server, name, access, fabric_filtered, record)
+        return items, polls
+
+    def _report_chunks(self, items: list[bytes], subscription_id: int | None,
+                       for_read: bool) -> list[tuple[int, bytes]]:
+        """ReportData messages holding `items` in order, each within max_payload."""
+        batches: list[list[bytes]] = [[]]
+        size = 0
+        for item in items:
+            if batches[-1] and size + len(item) > self._item_budget:
+                batches.append([])
+                size = 0
+            batches[-1].append(item)
+            size += len(item)
+        out = []
+        for i, batch in enumerate(batches):
+            more = i < len(batches) - 1
+            message = ReportData(subscription_id=subscription_id,
+                                 attribute_reports=[Raw(b) for b in batch] if batch else None,
+                                 more_chunked=more, suppress_response=for_read and not more)
+            out.append((Opcode.ReportData, message.encode()))
+        return out
+
+    # ---- read ----------------------------------------------------------------------------
+    def _read(self, exchange: Any, message: ReadRequest, access: AccessContext, now_ms: float) -> list:
+        if not message.attribute_requests and not message.event_requests:
+            return self._status(exchange, Status.INVALID_ACTION, now_ms)
+        items, _ = self._read_items(message.attribute_requests or [], message.data_version_filters,
+                                    message.fabric_filtered, access)
+        # Events are an extension point: event paths are accepted and yield no EventReports yet.
+        chunks = self._report_chunks(items, None, for_read=True)
+        return self._start(exchange, "read", chunks, now_ms, expect_last=False)
+
+    # ---- subscribe -----------------------------------------------------------------------
+    def _subscribe(self, session: Any, exchange: Any, message: SubscribeRequest, access: AccessContext,
+                   now_ms: float) -> list:
+        floor, ceiling = message.min_interval_floor, message.max_interval_ceiling
+        if floor > ceiling or floor > 0xFFFF or ceiling > 0xFFFF:
+            return self._status(exchange, Status.INVALID_ACTION, now_ms)
+        if not message.attribute_requests and not message.event_requests:
+            return self._status(exchange, Status.INVALID_ACTION, now_ms)
+        if not message.keep_subscriptions:
+            for old in [s for s in self.subscriptions.values() if _same_peer(s.session, session)]:
+                self._remove(old)
+        if len(self.subscriptions) >= MAX_SUBSCRIPTIONS:
+            return self._status(exchange, Status.RESOURCE_EXHAUSTED, now_ms)
+        sub_id = self.rng.getrandbits(32)
+        while sub_id in self.subscriptions:
+            sub_id = self.rng.getrandbits(32)
+        # The publisher may pick any max interval in [ceiling, max(limit, ceiling)]; we keep the
+        # client's ceiling, raised only to stay above the floor and away from zero.
+        max_interval = min(max(ceiling, floor, MIN_MAX_INTERVAL_S), max(PUBLISHER_MAX_INTERVAL_LIMIT_S, ceiling))
+        sub = Subscription(sub_id, session, exchange.layer, exchange.handler,
+                           list(message.attribute_requests or []), message.fabric_filtered,
+                           floor * 1000, max_interval * 1000)
+        self._watch()
+        items, sub.polls = self._read_items(sub.paths, message.data_version_filters, sub.fabric_filtered,
+                                            access, record=sub.last_sent)
+        self.subscriptions[sub_id] = sub
+        chunks = self._report_chunks(items, sub_id, for_read=False)
+        return self._start(exchange, "priming", chunks, now_ms, subscription=sub)
+
+    def _watch(self) -> None:
+        """Listen to every server (node-only servers may have been added since last time)."""
+        for server in self.device.servers():
+            if self._on_change not in server.listeners:
+                server.listeners.append(self._on_change)
+
+    def _on_change(self, server: ClusterServer, name: str) -> None:
+        if not self.subscriptions or server.endpoint is None:
+            return
+        key = (server.endpoint.id, server.id, server.attribute_class(name).attribute_id)
+        marked = False
+        for sub in self.subscriptions.values():
+            if sub.covers(key):
+                sub.dirty.add(key)
+                marked = True
+        if marked:
+            self._notify()
+
+    def _notify(self) -> None:
+        if self.on_dirty is not None:
+            self.on_dirty()
+
+    def _due(self, sub: Subscription) -> float | None:
+        """When this subscription next has something to send (None while it waits)."""
+        if not sub.active or sub.busy is not None:
+            return None
+        earliest_allowed = sub.last_report_ms + sub.min_interval_ms
+        due = sub.last_report_ms + sub.max_interval_ms
+        if sub.dirty:
+            due = min(due, earliest_allowed)
+        if sub.polls:
+            due = min(due, max(earliest_allowed, sub.next_poll_ms))
+        return due
+
+    def _report(self, sub: Subscription, now_ms: float) -> list:
+        access = self._access(sub.session)
+        poll = sub.polls and now_ms >= sub.next_poll_ms
+        if poll:
+            sub.next_poll_ms = now_ms + self.poll_ms
+        items: list[bytes] = []
+        dirty, sub.dirty = sub.dirty, set()
+        for ep, server, name in self._expand_all(sub.paths):
+            key = (ep, server.id, server.attribute_class(name).attribute_id)
+            if key not in dirty and not (poll and _derives(server)):
+                continue
+            if not self._allowed("read", access, *key):
+                continue
+            before = sub.last_sent.get(key)
+            fresh: dict[Key, bytes] = {}
+            new_items = self._items(ep, server, name, access, sub.fabric_filtered, fresh)
+            if key not in dirty and fresh.get(key) == before:
+                continue   # re-read, unchanged
+            sub.last_sent.update(fresh)
+            items += new_items
+        if not items and now_ms < sub.last_report_ms + sub.max_interval_ms:
+            return []   # polled, nothing changed, keepalive not due yet
+        try:
+            exchange = sub.layer.new_exchange(sub.session, ProtocolId.INTERACTION_MODEL, handler=sub.handler)
+        except ExchangeError as e:
+            log.info("subscription 0x%08x ended: %s", sub.id, e)
+            self._remove(sub)
+            return []
+        sub.last_report_ms = now_ms
+        return self._start(exchange, "report", self._report_chunks(items, sub.id, for_read=False), now_ms,
+                           subscription=sub)
+
+    # ---- write ---------------------------------------------------------------------------
+    def _write(self, exchange: Any, message: WriteRequest, timed: bool, access: AccessContext,
+               now_ms: float) -> list:
+        statuses = [AttributeStatus(_concrete(ad.path), StatusIB(*self._write_one(ad, timed, access)))
+                    for ad in message.write_requests]
+        if message.more_chunked:
+            self._writes[exchange] = timed   # the next chunk comes on this exchange
+        if message.suppress_response:
+            return [] if message.more_chunked else exchange.close(now_ms)
+        return self._send(exchange, WriteResponse(statuses), now_ms, close=not message.more_chunked)
+
+    def _write_one(self, ad: AttributeData, timed: bool, access: AccessContext) -> tuple[int, int | None]:
+        path = ad.path
+        try:
+            if not path.concrete:
+                raise MatterError(Status.INVALID_ACTION, "write paths must name endpoint, cluster and attribute")
+            server = self.device.locate(path.cluster, path.endpoint)
+            name = server.resolve_attribute(path.attribute)
+            if not self._allowed("write", access, path.endpoint, path.cluster, path.attribute):
+                raise MatterError(Status.UNSUPPORTED_ACCESS, f"{server.name}.{name} may not be written by this peer")
+            if name not in server.writable:
+                raise MatterError(Status.UNSUPPORTED_WRITE, f"{server.name}.{name} is read-only")
+            attr_cls = server.attribute_class(name)
+            if attr_cls.must_use_timed_write and not timed:
+                raise MatterError(Status.NEEDS_TIMED_INTERACTION, f"{server.name}.{name} needs a timed write")
+            if ad.data_version is not None and ad.data_version != server.data_version:
+                raise MatterError(Status.DATA_VERSION_MISMATCH,
+                                  f"{server.name} is at DataVersion {server.data_version}, not {ad.data_version}")
+            typ = attr_cls.attribute_type.Type
+            what = f"{server.name}.{name}"
+            if path.list_index is None:
+                value = _stamp_fabric(decode_typed(typ, ad.data, what), access.fabric_index)
+            elif path.list_index is NullValue:
+                item_typ = list_item_type(typ)
+                if item_typ is None:
+                    raise MatterError(Status.INVALID_ACTION, f"{what} is not a list; ListIndex is for lists")
+                item = _stamp_fabric([decode_typed(item_typ, ad.data, f"{what}[+]")], access.fabric_index)
+                # Append = this fabric's current entries plus the new one (fabric-scoped lists are
+                # written per fabric; entries of other fabrics are the server's to keep).
+                current = self._as(access, self.device.read, server.id, name, path.endpoint)
+                value = [v for v in current if _fabric_index(v) in (None, access.fabric_index)] + item
+            else:
+                raise MatterError(Status.INVALID_ACTION, f"{what}: only ListIndex null (append) is writable")
+            self._as(access, self.device.write, server.id, name, to_json(value), path.endpoint)
+            return Status.SUCCESS, None
+        except MatterError as e:
+            return e.status, e.cluster_status
+        except Exception:
+            log.exception("write to %s failed", path)
+            return Status.FAILURE, None
+
+    # ---- invoke --------------------------------------------------------------------------
+    def _max_paths_per_invoke(self) -> int:
+        try:
+            return int(self.device.read(Clusters.BasicInformation.id, "MaxPathsPerInvoke", 0))
+        except MatterError:
+            return 1
+
+    def _invoke(self, exchange: Any, message: InvokeRequest, timed: bool, access: AccessContext,
+                now_ms: float) -> list:
+        requests = message.invoke_requests
+        refs = [r.ref for r in requests]
+        if (not requests or len(requests) > self._max_paths_per_invoke()
+                or any(r.path.endpoint is None for r in requests)
+                or (len(requests) > 1 and (None in refs or len(set(refs)) != len(refs)))):
+            return self._status(exchange, Status.INVALID_ACTION, now_ms)
+        responses = [self._invoke_one(r, timed, access) for r in requests]
+        if message.suppress_response:
+            return exchange.close(now_ms)
+        items = []
+        for response in responses:
+            item = response.element()
+            if len(item) > self._item_budget:   # a response that cannot fit any message
+                path = (response.command or response.status).path
+                ref = (response.command or response.status).ref
+                item = InvokeResponseIB(status=CommandStatus(
+                    CommandPath(path.endpoint, path.cluster, path.command), StatusIB(Status.RESOURCE_EXHAUSTED),
+                    ref)).element()
+            items.append(item)
+        batches: list[list[bytes]] = [[]]
+        size = 0
+        for item in items:
+            if batches[-1] and size + len(item) > self._item_budget:
+                batches.append([])
+                size = 0
+            batches[-1].append(item)
+            size += len(item)
+        chunks = [(Opcode.InvokeResponse, InvokeResponse([Raw(b) for b in batch],
+                                                         more_chunked=i < len(batches) - 1).encode())
+                  for i, batch in enumerate(batches)]
+        return self._start(exchange, "invoke", chunks, now_ms, expect_last=False)
+
+    def _invoke_one(self, request: CommandData, timed: bool, access: AccessContext) -> InvokeResponseIB:
+        path = request.path
+
+        def status(code: int, cluster_status: int | None = None) -> InvokeResponseIB:
+            return InvokeResponseIB(status=CommandStatus(
+                CommandPath(path.endpoint, path.cluster, path.command), StatusIB(code, cluster_status), request.ref))
+
+        try:
+            server = self.device.locate(path.cluster, path.endpoint)
+            name = server.resolve_command(path.command)
+            if not self._allowed("invoke", access, path.endpoint, path.cluster, path.command):
+                raise MatterError(Status.UNSUPPORTED_ACCESS, f"{server.name}.{name} may not be invoked by this peer")
+            cls = server.command_class(name)
+            if cls.must_use_timed_invoke and not timed:
+                raise MatterError(Status.NEEDS_TIMED_INTERACTION, f"{server.name}.{name} needs a timed invoke")
+            fields = Struct() if request.fields is None else request.fields   # no fields: an empty struct
+            command = decode_typed(cls, fields, f"{server.name}.{name}", bad=Status.INVALID_COMMAND)
+            result = self._as(access, self.device.invoke, server.id, name, command, path.endpoint)
+        except MatterError as e:
+            return status(e.status, e.cluster_status)
+        except Exception:
+            log.exception("invoke %s failed", path)
+            return status(Status.FAILURE)
+        if result is None:
+            return status(Status.SUCCESS)
+        if not isinstance(result, ClusterCommand):
+            log.error("%s returned %r; accepted: None or a response command", path, result)
+            return status(Status.FAILURE)
+        return InvokeResponseIB(command=CommandData(
+            CommandPath(path.endpoint, path.cluster, result.command_id), Typed(type(result), result), request.ref))
+
+
+# ---- helpers -------------------------------------------------------------------------------
+def _derives(server: ClusterServer) -> bool:
+    """Does the server derive values in get() (which change without firing listeners)?
+    The Descriptor derives from the composition, which changes only through `changed()`."""
+    return type(server).get is not ClusterServer.get and not isinstance(server, DescriptorServer)
+
+
+def _concrete(path: AttributePath) -> AttributePath:
+    return AttributePath(endpoint=path.endpoint, cluster=path.cluster, attribute=path.attribute, node=path.node)
+
+
+def _fabric_index(value: Any) -> int | None:
+    """The FabricIndex of a fabric-scoped struct, None for anything else."""
+    if isinstance(value, ClusterObject):
+        for f in value.descriptor.Fields:
+            if f.Tag == FABRIC_INDEX_TAG:
+                return getattr(value, f.Label)
+    return None
+
+
+def _stamp_fabric(value: Any, fabric_index: int | None) -> Any:
+    """Fabric-scoped list entries written by a client belong to the accessing fabric (spec)."""
+    if fabric_index is None or not isinstance(value, list):
+        return value
+    out = []
+    for v in value:
+        if isinstance(v, ClusterObject) and _fabric_index(v) is not None:
+            label = next(f.Label for f in v.descriptor.Fields if f.Tag == FABRIC_INDEX_TAG)
+            v = dataclasses.replace(v, **{label: fabric_index})
+        out.append(v)
+    return out
+
+
+def _same_peer(a: Any, b: Any) -> bool:
+    """Same subscriber: same CASE peer on the same fabric, or the same PASE session."""
+    if a is b:
+        return True
+    peer_a, peer_b = getattr(a, "peer_node_id", None), getattr(b, "peer_node_id", None)
+    return (peer_a is not None and peer_a == peer_b
+            and getattr(a, "fabric_index", None) == getattr(b, "fabric_index", None))
