@@ -66,6 +66,10 @@ def run(episodes: list[Episode], agent_factory: Callable[[], Agent], judge: Judg
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     done = finished_ids(out)
+    path = out / RESULTS
+    if path.exists() and path.stat().st_size and not path.read_bytes().endswith(b"\n"):
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write("\n")  # close a line cut short by a crash, so new results start clean
     todo = [e for e in episodes if e.id not in done]
     lock = threading.Lock()
     new: list[dict[str, Any]] = []
@@ -98,7 +102,14 @@ def run(episodes: list[Episode], agent_factory: Callable[[], Agent], judge: Judg
 
 
 def load_results(out: str | Path) -> list[dict[str, Any]]:
+    """Every complete result line (a line cut short by a crash is skipped)."""
     path = Path(out) / RESULTS
     if not path.exists():
         return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    results = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            results.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return results
