@@ -10,11 +10,17 @@ import pytest
 from twin.home import Home
 from twin.node import certs
 from twin.node.case import CaseInitiator, FabricInfo
-from twin.node.exchange import Deliver, MessageLayer, Send
+from twin.node.exchange import Deliver, MessageLayer, Send, SessionClosed
 from twin.node.message import ProtocolId, SecureChannelOpcode
 from twin.node.pairing import parse_manual_code, parse_qr_code
 from twin.node.pase import PaseInitiator
 from twin.node.runtime import HANDSHAKE_TIMEOUT_MS, NodeCore, Pairing, home_pairings
+from twin.node.commissioning import NodeCommissioning
+from twin.node.fabrics import Fabric
+from twin.node.im import InteractionModelServer
+from twin.node.im_codec import AttributePath, Opcode, ReadRequest, decode_message
+from clusters.devices import create_device
+from chip.clusters import Objects as Clusters
 from twin.node.status_report import GeneralCode, SecureChannelStatus, StatusReport
 
 NODE, CTRL = ("fd99::1", 5540), ("fd99::2", 40000)
@@ -48,60 +54,28 @@ def test_a_device_keeps_its_codes_when_others_come_and_go():
 
 # --- NodeCore over a simulated wire ----------------------------------------------------------------
 
-class Window:
-    """The commissioning side NodeCore talks to: open/closed, PASE outcomes, the fabric list."""
-
-    def __init__(self, open_=True, fabrics=()):
-        self.open = open_
-        self.fabrics = list(fabrics)
-        self.failures = 0
-        self.established = []
-
-    def window_open(self):
-        return self.open
-
-    def fabric_infos(self):
-        return self.fabrics
-
-    def pase_established(self, session, now_ms):
-        self.established.append(session)
-        return []
-
-    def pase_failed(self, now_ms):
-        self.failures += 1
-        return []
-
-    def on_timer(self, now_ms):
-        return []
-
-    def next_timer(self):
-        return None
+PAIRING = Pairing("light", passcode=20202021, discriminator=3840, vendor_id=0xFFF1, product_id=0x8001)
 
 
-class EchoIM:
-    """Answers every IM message with its payload reversed, on the same exchange."""
-
+class Clock:
     def __init__(self):
-        self.seen = []
+        self.ms = 0
 
-    def handle(self, session, exchange, opcode, payload, now_ms):
-        self.seen.append((session, opcode, payload))
-        return exchange.send(opcode + 1, payload[::-1], now_ms) + exchange.close(now_ms)
-
-    def on_timer(self, now_ms):
-        return []
-
-    def next_timer(self):
-        return None
+    def __call__(self):
+        return int(self.ms)
 
 
-PAIRING = Pairing("light", passcode=20202021, discriminator=3840, vendor_id=0xFFF1, product_id=0x8001,
-                  salt=b"SPAKE2P Key Salt-twin")
-
-
-def make_core(window=None, seed=1):
-    window = window or Window()
-    return NodeCore(PAIRING, window, EchoIM(), random.Random(seed), wall_clock=lambda: 800_000_000), window
+def make_core(tmp_path, seed=1):
+    """A real node: a dimmable light's cluster servers, NodeCommissioning, the IM server."""
+    device = create_device("light", "dimmable_light")
+    clock = Clock()
+    rng = random.Random(seed)
+    commissioning = NodeCommissioning(tmp_path / "light", device, None, PAIRING.passcode, PAIRING.discriminator,
+                                      rng, now_ms=clock)
+    core = NodeCore(PAIRING, commissioning, InteractionModelServer(device, rng), rng,
+                    wall_clock=lambda: 800_000_000)
+    core.clock = clock
+    return core, commissioning
 
 
 class Wire:
@@ -124,6 +98,7 @@ class Wire:
         while self.queue:
             to, data = self.queue.pop(0)
             self.now += 1
+            self.core.clock.ms = self.now
             if to == "node":
                 self.feed(self.core.receive(data, CTRL, self.now), "ctrl")
             else:
@@ -153,65 +128,97 @@ def controller_side(initiators, reports):
     return on_deliver
 
 
-def test_pase_establishes_a_session_that_carries_im_traffic():
-    core, window = make_core()
-    initiators, reports = {}, []
-    wire = Wire(core, controller_side(initiators, reports))
-    initiator = PaseInitiator(PAIRING.passcode, wire.ctrl.sessions.allocate_id(), rng=random.Random(5))
+def pase(wire, passcode, initiators, reports, seed=5):
+    initiator = PaseInitiator(passcode, wire.ctrl.sessions.allocate_id(), rng=random.Random(seed))
     initiators[handshake(wire, initiator, reports)] = initiator
     wire.run()
+    return initiator
+
+
+def read(wire, secure, *paths):
+    """A ReadRequest over `secure`; returns {(endpoint, cluster, attribute): value}."""
+    reports = []
+    wire.on_deliver = lambda event, now: reports.append(decode_message(event.opcode, event.payload)) or \
+        event.exchange.close(now)
+    exchange = wire.ctrl.new_exchange(secure, ProtocolId.INTERACTION_MODEL)
+    request = ReadRequest(attribute_requests=[AttributePath(endpoint=e, cluster=c, attribute=a) for e, c, a in paths])
+    wire.feed(wire.ctrl.send(exchange, Opcode.ReadRequest, request.encode(), wire.now), "node")
+    wire.run()
+    (report,) = reports
+    return {(r.attribute_data.path.endpoint, r.attribute_data.path.cluster, r.attribute_data.path.attribute):
+            r.attribute_data.data for r in report.attribute_reports}
+
+
+BASIC, ONOFF = Clusters.BasicInformation, Clusters.OnOff
+
+
+def test_pase_arms_the_failsafe_and_carries_reads_of_the_live_cluster_servers(tmp_path):
+    core, commissioning = make_core(tmp_path)
+    initiators, reports = {}, []
+    wire = Wire(core, controller_side(initiators, reports))
+    initiator = pase(wire, PAIRING.passcode, initiators, reports)
     assert initiator.result is not None and initiator.error is None
-    assert core.counts["PASE established"] == 1 and len(window.established) == 1
-    node_session = window.established[0]
-    assert core.layer.sessions.get(node_session.local_session_id) is node_session
     assert initiator.result.peer_mrp["SESSION_ACTIVE_INTERVAL"] == 300  # the node's MRP parameters
+    (node_session,) = list(core.layer.sessions.secure_sessions())
+    assert core.counts["PASE established"] == 1 and commissioning.failsafe.armed
+    assert node_session.keys.attestation_challenge == initiator.result.keys.attestation_challenge
 
-    # The session now carries the Interaction Model to the IM server, and its answers back.
-    replies = []
-    wire.on_deliver = lambda event, now: replies.append((event.opcode, event.payload)) or event.exchange.close(now)
+    device = commissioning.device
+    device.invoke("OnOff", "On", endpoint_id=1)  # the simulation side changes state; the node reads the same server
     secure = wire.ctrl.add_secure_session(initiator.result, NODE, wire.now)
-    im = wire.ctrl.new_exchange(secure, ProtocolId.INTERACTION_MODEL)
-    wire.feed(wire.ctrl.send(im, 0x02, b"read", wire.now), "node")
-    wire.run()
-    assert replies == [(0x03, b"daer")]
-    assert core.im.seen[0][0] is node_session
-    assert core.next_timer() is None  # everything acked, nothing pending
+    values = read(wire, secure, (0, BASIC.id, BASIC.Attributes.VendorName.attribute_id),
+                  (1, ONOFF.id, ONOFF.Attributes.OnOff.attribute_id))
+    assert values == {(0, BASIC.id, BASIC.Attributes.VendorName.attribute_id): "matter-twin",
+                      (1, ONOFF.id, ONOFF.Attributes.OnOff.attribute_id): True}
+    device.invoke("OnOff", "Off", endpoint_id=1)
+    assert read(wire, secure, (1, ONOFF.id, ONOFF.Attributes.OnOff.attribute_id)) == \
+        {(1, ONOFF.id, ONOFF.Attributes.OnOff.attribute_id): False}
 
 
-def test_wrong_passcode_ends_with_a_status_report_and_is_counted():
-    core, window = make_core()
+def test_failsafe_expiry_ends_the_pase_session(tmp_path):
+    core, commissioning = make_core(tmp_path)
     initiators, reports = {}, []
     wire = Wire(core, controller_side(initiators, reports))
-    initiator = PaseInitiator(PAIRING.passcode + 1, wire.ctrl.sessions.allocate_id(), rng=random.Random(5))
-    initiators[handshake(wire, initiator, reports)] = initiator
-    wire.run()
+    pase(wire, PAIRING.passcode, initiators, reports)
+    due = core.next_timer()
+    assert due == commissioning.failsafe.next_timer()
+    core.clock.ms = due
+    actions = core.on_timer(due)
+    assert any(isinstance(a, SessionClosed) for a in actions)
+    assert any(isinstance(a, Send) for a in actions)  # CloseSession told the commissioner
+    assert len(core.layer.sessions) == 0 and not commissioning.failsafe.armed
+
+
+def test_wrong_passcode_ends_with_a_status_report_and_is_counted(tmp_path):
+    core, commissioning = make_core(tmp_path)
+    initiators, reports = {}, []
+    wire = Wire(core, controller_side(initiators, reports))
+    initiator = pase(wire, PAIRING.passcode + 1, initiators, reports)
     # The commissioner sees the mismatch at Pake2 (cB) and ends the handshake with its StatusReport.
     assert initiator.result is None and initiator.error == SecureChannelStatus.INVALID_PARAMETER
-    assert reports == []
-    assert window.failures == 1 and core.counts["PASE failed"] == 1
-    assert len(core.layer.sessions) == 0 and core.next_timer() is None
-
+    assert commissioning.window.failed_attempts == 1 and core.counts["PASE failed"] == 1
+    assert len(core.layer.sessions) == 0 and not commissioning.failsafe.armed
     # The node is not stuck: the right passcode works next.
-    right = PaseInitiator(PAIRING.passcode, wire.ctrl.sessions.allocate_id(), rng=random.Random(6))
-    initiators[handshake(wire, right, reports)] = right
-    wire.run()
-    assert right.result is not None and core.counts["PASE established"] == 1
+    assert pase(wire, PAIRING.passcode, initiators, reports, seed=6).result is not None
 
 
-def test_closed_window_refuses_pase():
-    core, window = make_core(Window(open_=False))
+def test_twenty_failed_attempts_close_the_window_and_pase_is_refused(tmp_path):
+    core, commissioning = make_core(tmp_path)
     initiators, reports = {}, []
     wire = Wire(core, controller_side(initiators, reports))
-    initiator = PaseInitiator(PAIRING.passcode, wire.ctrl.sessions.allocate_id(), rng=random.Random(5))
-    initiators[handshake(wire, initiator, reports)] = initiator
-    wire.run()
-    assert initiator.error is not None and initiator.result is None
-    assert reports[-1].general_code == GeneralCode.FAILURE
-    assert window.failures == 0 and core.counts["PASE failed"] == 0 and len(core.layer.sessions) == 0
+    for attempt in range(20):
+        assert commissioning.window.is_open
+        assert pase(wire, PAIRING.passcode + 1, initiators, reports, seed=attempt).result is None
+    assert not commissioning.window.is_open and commissioning.pase_parameters() is None
+    refused = pase(wire, PAIRING.passcode, initiators, reports, seed=99)
+    assert refused.result is None and refused.error == SecureChannelStatus.INVALID_PARAMETER
+    assert (reports[-1].general_code, reports[-1].protocol_code) == \
+        (GeneralCode.FAILURE, SecureChannelStatus.INVALID_PARAMETER)
+    assert core.counts["PASE failed"] == 20  # the refusal is not an attempt
 
 
-def test_second_pase_while_one_runs_is_busy_until_the_first_is_abandoned():
-    core, window = make_core()
+def test_second_pase_while_one_runs_is_busy_until_the_first_is_abandoned(tmp_path):
+    core, commissioning = make_core(tmp_path)
     initiators, reports = {}, []
     stalled = PaseInitiator(PAIRING.passcode, 0x101, rng=random.Random(5))
     wire = Wire(core, lambda event, now: event.exchange.close(now))  # never answers: stalls after step 1
@@ -220,22 +227,18 @@ def test_second_pase_while_one_runs_is_busy_until_the_first_is_abandoned():
     assert core.next_timer() == pytest.approx(1 + HANDSHAKE_TIMEOUT_MS)
 
     wire.on_deliver = controller_side(initiators, reports)
-    second = PaseInitiator(PAIRING.passcode, 0x102, rng=random.Random(6))
-    initiators[handshake(wire, second, reports)] = second
-    wire.run()
+    second = pase(wire, PAIRING.passcode, initiators, reports, seed=6)
     busy = reports[-1]
     assert (busy.general_code, busy.protocol_code) == (GeneralCode.BUSY, SecureChannelStatus.BUSY)
     assert int.from_bytes(busy.protocol_data, "little") > 0  # minimum wait, ms
     assert second.error == SecureChannelStatus.BUSY
 
     wire.now += HANDSHAKE_TIMEOUT_MS
+    core.clock.ms = wire.now
     wire.feed(core.on_timer(wire.now), "ctrl")
     wire.run()
-    third = PaseInitiator(PAIRING.passcode, 0x103, rng=random.Random(7))
-    initiators[handshake(wire, third, reports)] = third
-    wire.run()
-    assert third.result is not None
-    assert window.failures == 0  # abandoned and BUSY are not failed attempts
+    assert pase(wire, PAIRING.passcode, initiators, reports, seed=7).result is not None
+    assert commissioning.window.failed_attempts == 0  # abandoned and BUSY are not failed attempts
 
 
 def make_fabric():
@@ -244,14 +247,16 @@ def make_fabric():
     node_noc, node_key = certs.mint_noc(root, root_key, 0x55, 0x1234, rng=rng)
     ctrl_noc, ctrl_key = certs.mint_noc(root, root_key, 0x1, 0x1234, rng=rng, cats=[0x00010001])
     epoch = bytes(range(16))
-    node = FabricInfo.from_certificates(1, root.to_tlv(), node_noc.to_tlv(), None, node_key, epoch)
+    node = Fabric.build(1, root.to_tlv(), None, node_noc.to_tlv(), node_key, epoch, vendor_id=0xFFF1)
     ctrl = FabricInfo.from_certificates(1, root.to_tlv(), ctrl_noc.to_tlv(), None, ctrl_key, epoch)
     return node, ctrl
 
 
-def test_case_uses_the_fabric_table_and_installs_an_operational_session():
+def test_case_uses_the_fabric_table_and_removing_the_fabric_ends_the_session(tmp_path):
+    core, commissioning = make_core(tmp_path)
     node_fabric, ctrl_fabric = make_fabric()
-    core, window = make_core(Window(open_=False, fabrics=[node_fabric]))
+    commissioning.table.add_pending(node_fabric)
+    commissioning.table.commit()
     initiators, reports = {}, []
     wire = Wire(core, controller_side(initiators, reports))
     initiator = CaseInitiator(ctrl_fabric, 0x55, wire.ctrl.sessions.allocate_id(), rng=random.Random(8))
@@ -263,21 +268,31 @@ def test_case_uses_the_fabric_table_and_installs_an_operational_session():
     assert session.peer_cats == (0x00010001,)
     assert core.counts["CASE established"] == 1
 
+    secure = wire.ctrl.add_secure_session(initiator.result, NODE, wire.now, local_node_id=0x1)
+    assert read(wire, secure, (0, BASIC.id, BASIC.Attributes.VendorID.attribute_id)) == \
+        {(0, BASIC.id, BASIC.Attributes.VendorID.attribute_id): 0xFFF1}
 
-def test_case_without_a_matching_fabric_fails_with_no_shared_trust_roots():
+    commissioning.remove_fabric(1)
+    actions = core.on_timer(wire.now)
+    assert [a.session for a in actions if isinstance(a, SessionClosed)] == [session]
+    assert len(core.layer.sessions) == 0
+
+
+def test_case_without_a_matching_fabric_fails_with_no_shared_trust_roots(tmp_path):
+    core, commissioning = make_core(tmp_path)
     _, ctrl_fabric = make_fabric()
-    core, window = make_core(Window(open_=True, fabrics=[]))
     initiators, reports = {}, []
     wire = Wire(core, controller_side(initiators, reports))
     initiator = CaseInitiator(ctrl_fabric, 0x55, wire.ctrl.sessions.allocate_id(), rng=random.Random(8))
     initiators[handshake(wire, initiator, reports)] = initiator
     wire.run()
     assert initiator.error == SecureChannelStatus.NO_SHARED_TRUST_ROOTS
-    assert core.counts["CASE failed"] == 1 and window.failures == 0 and len(core.layer.sessions) == 0
+    assert core.counts["CASE failed"] == 1 and commissioning.window.failed_attempts == 0
+    assert len(core.layer.sessions) == 0
 
 
-def test_garbage_and_handler_bugs_never_escape():
-    core, window = make_core()
+def test_garbage_and_handler_bugs_never_escape(tmp_path):
+    core, commissioning = make_core(tmp_path)
     for junk in (b"", b"\x00", bytes(range(40)), b"\xff" * 300):
         assert all(not isinstance(a, Send) for a in core.receive(junk, CTRL, 1.0))
 
@@ -286,12 +301,10 @@ def test_garbage_and_handler_bugs_never_escape():
     core.im.handle = broken
     initiators, reports = {}, []
     wire = Wire(core, controller_side(initiators, reports))
-    initiator = PaseInitiator(PAIRING.passcode, wire.ctrl.sessions.allocate_id(), rng=random.Random(5))
-    initiators[handshake(wire, initiator, reports)] = initiator
-    wire.run()
+    initiator = pase(wire, PAIRING.passcode, initiators, reports)
     secure = wire.ctrl.add_secure_session(initiator.result, NODE, wire.now)
     im = wire.ctrl.new_exchange(secure, ProtocolId.INTERACTION_MODEL)
     wire.on_deliver = lambda event, now: []
     wire.feed(wire.ctrl.send(im, 0x02, b"read", wire.now), "node")
     wire.run()  # the node acked and closed the exchange instead of raising
-    assert core.next_timer() is None
+    assert core.layer.next_timer() is None and im.mrp.outstanding is None

@@ -25,7 +25,7 @@ from rich.table import Table
 
 DEFAULT_STORAGE = Path(".storage")
 
-__all__ = ["DEFAULT_STORAGE", "codes_table", "codes_rows", "matter_default", "run_async"]
+__all__ = ["DEFAULT_STORAGE", "codes_table", "codes_rows", "print_codes", "matter_default", "run", "run_async"]
 
 
 def codes_rows(home: Any, seed: int | None = None) -> list[dict[str, Any]]:
@@ -44,6 +44,17 @@ def codes_table(rows: list[dict[str, Any]], title: str = "Matter pairing codes")
         table.add_row(row["device"], f"{code[:4]}-{code[4:7]}-{code[7:]}", row["qr_code"],
                       str(row["discriminator"]), str(row.get("port", "")))
     return table
+
+
+def print_codes(console: Console, rows: list[dict[str, Any]]) -> None:
+    """A table on a terminal; one plain `pairing:` line per device otherwise (logs, pipes)."""
+    if console.is_terminal:
+        console.print(codes_table(rows))
+        return
+    for row in rows:
+        port = f" port {row['port']}" if "port" in row else ""
+        console.print(f"pairing: {row['device']} manual {row['manual_code']} qr {row['qr_code']} "
+                      f"discriminator {row['discriminator']}{port}", soft_wrap=True, highlight=False)
 
 
 def _in_initial_network_namespace() -> bool:
@@ -142,7 +153,7 @@ async def run_async(home: Any, speed: float, end_tick: int | None, console: Cons
         if manager is not None:
             await manager.start()
             rows = manager.codes()
-            console.print(codes_table(rows))
+            print_codes(console, rows)
             print(f"matter: {len(rows)} nodes on UDP ports {base_port}-{base_port + len(rows) - 1}, "
                   f"storage {storage}", file=sys.stderr, flush=True)
         if http_port is not None:
@@ -173,3 +184,15 @@ async def run_async(home: Any, speed: float, end_tick: int | None, console: Cons
         if manager is not None:
             await manager.stop()
     return stop.is_set()
+
+
+def run(home: Any, speed: float, end_tick: int | None, console: Console, **options: Any) -> bool:
+    """`run_async` from synchronous code, with a live room table on a terminal."""
+    if not console.is_terminal:
+        return asyncio.run(run_async(home, speed, end_tick, console, **options))
+    from rich.live import Live
+
+    from twin.cli import room_table
+    with Live(room_table(home, f"{speed:g}"), console=console, refresh_per_second=4) as live:
+        return asyncio.run(run_async(home, speed, end_tick, console,
+                                     view=lambda: live.update(room_table(home, f"{speed:g}")), **options))

@@ -22,11 +22,10 @@ import asyncio
 import contextlib
 import logging
 import random
-import shutil
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
 from chip.clusters import Objects as Clusters
 
@@ -36,18 +35,15 @@ from .mdns import Advertiser, Commissionable, Mrp, Operational
 from .message import ProtocolId, SecureChannelOpcode
 from .pairing import DiscoveryCapabilities, SetupPayload, passcode_and_discriminator
 from .pase import PaseResponder
-from .spake2p import make_verifier
 from .status_report import GeneralCode, SecureChannelStatus, StatusReport
 from .transport import UdpTransport
 
 log = logging.getLogger(__name__)
 
 __all__ = ["Pairing", "home_pairings", "NodeCore", "MatterNode", "NodeManager", "run_home",
-           "DEFAULT_BASE_PORT", "PASE_ITERATIONS"]
+           "DEFAULT_BASE_PORT"]
 
 DEFAULT_BASE_PORT = 5540
-# PBKDF2 iterations for the PASE verifier: the spec's minimum; the commissioner pays for each.
-PASE_ITERATIONS = 1000
 # A PASE/CASE handshake that stops halfway is abandoned after this long, so a vanished
 # commissioner cannot keep the node BUSY forever.
 HANDSHAKE_TIMEOUT_MS = 60_000
@@ -75,8 +71,6 @@ class Pairing:
     discriminator: int
     vendor_id: int
     product_id: int
-    salt: bytes
-    iterations: int = PASE_ITERATIONS
 
     @property
     def setup_payload(self) -> SetupPayload:
@@ -103,7 +97,7 @@ def _basic_information(device: Any, attribute: str) -> Any:
 
 
 def home_pairings(home: Any, seed: int | None = None) -> dict[str, Pairing]:
-    """Each device's passcode, discriminator and PASE salt, from the home seed and device id.
+    """Each device's passcode and discriminator, from the home seed and device id.
 
     A device's codes depend only on (seed, device id), so adding a device leaves the others'
     codes alone; only a clash of 12-bit discriminators (QR codes must find exactly one node)
@@ -117,13 +111,12 @@ def home_pairings(home: Any, seed: int | None = None) -> dict[str, Pairing]:
         # A str seed is hashed with SHA-512 by `random`: stable across runs and processes.
         rng = random.Random(f"matter-twin pairing|{seed}|{device_id}")
         passcode, discriminator = passcode_and_discriminator(rng)
-        salt = rng.randbytes(32)
         while discriminator in taken:
             discriminator = (discriminator + 1) & 0xFFF
         taken.add(discriminator)
         found[device_id] = Pairing(device_id, passcode, discriminator,
                                    int(_basic_information(device, "VendorID")),
-                                   int(_basic_information(device, "ProductID")), salt)
+                                   int(_basic_information(device, "ProductID")))
     return {device_id: found[device_id] for device_id in home.devices}  # the home's order
 
 
@@ -138,8 +131,10 @@ class _Handshake:
 
 
 class NodeCore:
-    """One node, sans-IO. `commissioning` owns the window and the fabric table (see
-    twin/node/commissioning.py); `im` is the Interaction Model server (twin/node/im.py).
+    """One node, sans-IO. `commissioning` (twin/node/commissioning.py `NodeCommissioning`) owns
+    the window, the PASE verifier and the fabric table; `im` is the Interaction Model server
+    (twin/node/im.py). Their events (a fabric removed, the fail-safe expired) close the
+    sessions the spec says must end.
 
     `lock` (any context manager) is held around every entry point: the HTTP tool API runs in
     other threads and touches the same cluster servers.
@@ -156,9 +151,9 @@ class NodeCore:
         self.layer = MessageLayer(rng)
         self.layer.register(ProtocolId.SECURE_CHANNEL, "secure channel")
         self.layer.register(ProtocolId.INTERACTION_MODEL, "interaction model")
-        # The node keeps only the SPAKE2+ verifier, never the passcode.
-        self._verifier = make_verifier(pairing.passcode, pairing.salt, pairing.iterations)
         self._handshakes: dict[Exchange, _Handshake] = {}
+        self._events: list[Any] = []  # NodeEvents from commissioning, handled between messages
+        commissioning.listeners.append(self._events.append)
         self.counts = {"PASE established": 0, "PASE failed": 0, "CASE established": 0,
                        "CASE failed": 0, "dropped": 0}
 
@@ -175,7 +170,7 @@ class NodeCore:
                 log.info("%s: %s handshake abandoned after %d s", self.pairing.device_id, hs.kind,
                          HANDSHAKE_TIMEOUT_MS // 1000)
                 actions += self._finish(hs, now_ms)
-            actions += self.commissioning.on_timer(now_ms) or []
+            self.commissioning.poll(int(now_ms))
             actions += self.im.on_timer(now_ms) or []
             return self._process(actions, now_ms)
 
@@ -191,7 +186,10 @@ class NodeCore:
         """Turn Deliver actions into the handlers' answers, recursively; keep the rest."""
         out: list = []
         pending = list(actions)
-        while pending:
+        while pending or self._events:
+            if not pending:
+                pending = self._on_node_event(self._events.pop(0), now_ms)
+                continue
             action = pending.pop(0)
             if isinstance(action, Deliver):
                 try:
@@ -205,6 +203,8 @@ class NodeCore:
                 hs = self._handshakes.get(action.exchange)
                 if hs is not None:
                     pending[:0] = self._finish(hs, now_ms)
+                else:
+                    pending[:0] = self.im.exchange_failed(action.exchange, now_ms) or []
             elif isinstance(action, SessionClosed):
                 pending[:0] = self._session_closed(action.session, now_ms)
             elif not isinstance(action, Send):
@@ -218,8 +218,22 @@ class NodeCore:
         return self._secure_channel(event, now_ms)
 
     def _session_closed(self, session: Any, now_ms: float) -> list:
-        hook = getattr(self.im, "session_closed", None)
-        return (hook(session, now_ms) or []) if hook is not None else []
+        return self.im.session_closed(session, now_ms) or []
+
+    def _on_node_event(self, event: Any, now_ms: float) -> list:
+        """Sessions that must end: a removed fabric's, and on fail-safe expiry the PASE
+        sessions and those of the fabrics it rolled back (Core spec 11.10.7.2.2)."""
+        if event.kind == "fabric_removed":
+            doomed = self.layer.sessions.find(fabric_index=event.fabric_index)
+        elif event.kind == "failsafe_expired":
+            doomed = [s for s in self.layer.sessions.secure_sessions()
+                      if s.peer_node_id is None or s.fabric_index in event.removed]
+        else:
+            return []
+        actions: list = []
+        for session in doomed:
+            actions += self.layer.close_session(session, now_ms)
+        return actions
 
     # -- Secure Channel: PASE and CASE --------------------------------------------------------
     def _secure_channel(self, event: Deliver, now_ms: float) -> list:
@@ -233,13 +247,14 @@ class NodeCore:
                 if refusal is not None:
                     return exchange.send(SecureChannelOpcode.StatusReport, refusal.encode(), now_ms) \
                         + exchange.close(now_ms)
+                pake = self.commissioning.pase_parameters()
                 local_id = self.layer.sessions.allocate_id()
-                responder = PaseResponder(self._verifier, self.pairing.salt, self.pairing.iterations,
+                responder = PaseResponder(pake.verifier, pake.salt, pake.iterations,
                                           local_id, rng=self.rng, session_params=SESSION_PARAMETERS)
                 hs = _Handshake("PASE", responder, exchange, now_ms)
             elif event.opcode == SecureChannelOpcode.CASE_Sigma1:
                 local_id = self.layer.sessions.allocate_id()
-                responder = CaseResponder(list(self.commissioning.fabric_infos()), local_id, rng=self.rng,
+                responder = CaseResponder(self.commissioning.to_case_fabrics(), local_id, rng=self.rng,
                                           session_params=SESSION_PARAMETERS, at=self.wall_clock())
                 hs = _Handshake("CASE", responder, exchange, now_ms)
             else:
@@ -254,7 +269,7 @@ class NodeCore:
 
     def _pase_refusal(self) -> StatusReport | None:
         """Why a new PBKDFParamRequest is turned away now, as the StatusReport to send."""
-        if not self.commissioning.window_open():
+        if self.commissioning.pase_parameters() is None:  # the commissioning window is closed
             return StatusReport.secure_channel(GeneralCode.FAILURE, SecureChannelStatus.INVALID_PARAMETER)
         if any(h.kind == "PASE" for h in self._handshakes.values()):
             return StatusReport(GeneralCode.BUSY, ProtocolId.SECURE_CHANNEL, SecureChannelStatus.BUSY,
@@ -270,10 +285,12 @@ class NodeCore:
             local_node_id = responder.fabric.node_id if hs.kind == "CASE" else 0
             session = self.layer.add_secure_session(responder.result, hs.exchange.session.peer_address,
                                                     now_ms, local_node_id=local_node_id)
+            # The commissioning servers read the attestation challenge as `session.keys`.
+            session.keys = responder.result.keys
             if hs.kind == "CASE":
                 session.peer_cats = responder.peer_cats  # CASE Authenticated Tags, for access control
             else:
-                actions += self.commissioning.pase_established(session, now_ms) or []
+                self.commissioning.on_pase_established(session)
             self.counts[f"{hs.kind} established"] += 1
             log.info("%s: %s session %d established", self.pairing.device_id, hs.kind,
                      session.local_session_id)
@@ -283,7 +300,7 @@ class NodeCore:
             log.info("%s: %s failed: %s", self.pairing.device_id, hs.kind,
                      responder.error_message or "abandoned")
             if hs.kind == "PASE" and responder.error is not None:  # not when abandoned
-                actions += self.commissioning.pase_failed(now_ms) or []
+                self.commissioning.on_pase_failed()
         if not hs.exchange.closed:
             actions += hs.exchange.close(now_ms)
         return actions
@@ -300,15 +317,26 @@ class MatterNode:
         self.port = port
         self.host = host
         self.transport: UdpTransport | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._wake_pending = False
 
     async def start(self) -> None:
+        self._loop = asyncio.get_running_loop()
         self.transport = await UdpTransport.open(self.core, self._on_event, self.host, self.port)
         self.port = self.transport.port
 
     def poll(self) -> None:
         """Give the core a turn now (subscriptions re-read what they report; expiries fire)."""
+        self._wake_pending = False
         if self.transport is not None:
             self.transport.execute(self.core.on_timer(self.transport.now_ms()))
+
+    def wake(self) -> None:
+        """Thread-safe: poll soon on the loop (a subscribed attribute changed somewhere)."""
+        if self._loop is not None and not self._wake_pending:
+            self._wake_pending = True
+            with contextlib.suppress(RuntimeError):  # the loop already closed: nothing to wake
+                self._loop.call_soon_threadsafe(self.poll)
 
     def _on_event(self, action: Any) -> None:
         log.debug("%s: %r", self.device.id, action)
@@ -377,6 +405,8 @@ class NodeManager:
                 core = self._build_core(device, self.pairings[device_id])
                 node = MatterNode(device, core, self.base_port + index, self.host)
                 await node.start()
+                # Listeners fire in whatever thread changed the attribute (HTTP tools too).
+                core.im.on_dirty = node.wake
                 self.nodes[device_id] = node
             self.sync_advertisements()
         except BaseException:
@@ -410,19 +440,35 @@ class NodeManager:
         return self.storage_dir / device_id
 
     def _build_core(self, device: Any, pairing: Pairing) -> NodeCore:
-        raise NotImplementedError  # wired to commissioning.py and im.py below
+        from .attestation import DeviceCredentials
+        from .commissioning import NodeCommissioning
+        from .fabrics import FabricTable
+        from .im import InteractionModelServer
+        node_dir = self._node_dir(device.id)
+        if self.reset_fabrics:
+            FabricTable.reset(node_dir)
+        # Keys from the OS CSPRNG: attestation identities must not be predictable from a seed.
+        credentials = DeviceCredentials.load_or_create(node_dir, pairing.vendor_id, pairing.product_id,
+                                                       pai_dir=self.storage_dir / "pai")
+        loop = asyncio.get_running_loop()
+        with self.lock:
+            commissioning = NodeCommissioning(node_dir, device, credentials, pairing.passcode,
+                                              pairing.discriminator, self.rng,
+                                              now_ms=lambda: int(loop.time() * 1000))
+            im = InteractionModelServer(device, self.rng)
+        return NodeCore(pairing, commissioning, im, self.rng, self.lock)
 
     # -- mDNS ---------------------------------------------------------------------------------
     def _services(self, node: MatterNode) -> dict[tuple, Any]:
         pairing = node.core.pairing
         with self.lock:
-            window_open = node.core.commissioning.window_open()
-            fabrics = list(node.core.commissioning.fabric_infos())
+            discriminator = node.core.commissioning.window.discriminator  # None: window closed
+            fabrics = node.core.commissioning.to_case_fabrics()
             label = str(_basic_information(node.device, "NodeLabel") or node.device.type.label)
         services: list[Any] = []
-        if window_open:
+        if discriminator is not None:
             services.append(Commissionable(
-                port=node.port, discriminator=pairing.discriminator, vendor_id=pairing.vendor_id,
+                port=node.port, discriminator=discriminator, vendor_id=pairing.vendor_id,
                 product_id=pairing.product_id, device_type=node.device.type.device_type_id,
                 commissioning_mode=1, device_name=_truncate_utf8(label, 32), mrp=NODE_MRP))
         for fabric in fabrics:
