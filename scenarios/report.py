@@ -32,7 +32,7 @@ def success_table(runs: dict[str, list[dict[str, Any]]]) -> list[str]:
             by[r["category"]].append(bool(r["success"]))
         cells = [f"{100 * mean(by[c]):.0f} ({len(by[c])})" if by[c] else "-" for c in CATEGORIES]
         total = [bool(r["success"]) for r in results]
-        lines.append(f"| {agent} | " + " | ".join(cells) + f" | {100 * mean(total):.1f} |" if total else "")
+        lines.append(f"| {agent} | " + " | ".join(cells) + f" | {100 * mean(total):.1f} |")
     return lines
 
 
