@@ -91,6 +91,9 @@ class Draft:
         return to_json(self.home.device(device_id).read(cluster, attribute, endpoint_id=endpoint))
 
 
+APPLIANCE_ROOMS = {"dishwasher": "kitchen", "laundry_washer": "utility_room", "laundry_dryer": "utility_room"}
+
+
 def new_draft(rng: random.Random, need: dict[str, int] | None = None, rooms: tuple[int, int] = (2, 6)) -> Draft:
     """A seeded layout with at least `need` devices of each type, and a warm-up length."""
     n_rooms = rng.randint(*rooms)
@@ -100,7 +103,9 @@ def new_draft(rng: random.Random, need: dict[str, int] | None = None, rooms: tup
     draft = Draft(rng, spec)
     for type_key, count in sorted((need or {}).items()):
         while len(draft.devices(types=(type_key,))) < count:
-            draft.add_device(rng.choice(draft.rooms()), type_key)
+            # appliances go where they belong when the home has such a room
+            home_rooms = [r for r in draft.rooms() if r.startswith(APPLIANCE_ROOMS.get(type_key, "-"))]
+            draft.add_device(rng.choice(home_rooms or draft.rooms()), type_key)
     draft.warmup = rng.randint(600, 2400)
     return draft
 
@@ -169,7 +174,7 @@ def with_filler(rng: random.Random, sentences: list[str]) -> str:
     if rng.random() < 0.6:
         out.insert(0, rng.choice(T.FILLER))
     if rng.random() < 0.3:
-        out.append(rng.choice(T.FILLER))
+        out.append(rng.choice([f for f in T.FILLER if f not in out]))
     return " ".join(out)
 
 

@@ -72,7 +72,7 @@ WRAPPERS: list[tuple[str, str]] = [
     ("now", "Could you {body}?"),
     ("now", "Can you {body} for me?"),
     ("in", "In {min} minutes, {body}."),
-    ("in", "{Body} {min} minutes from now."),
+    ("in", "{Body}, {min} minutes from now."),
     ("after_prev", "{min} minutes after that, {body}."),
     ("in_at", "In {min} minutes, at {time}, {body}."),
     ("in_at", "{Body} in {min} minutes, which will be {time}."),
