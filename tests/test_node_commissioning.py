@@ -4,6 +4,7 @@ Sessions are real: PASE runs with the node's own verifier and CASE with the fabr
 node got from AddNOC, so the attestation challenge and fabric binding are the genuine ones.
 """
 import contextlib
+import dataclasses
 import json
 import os
 import random
@@ -336,6 +337,14 @@ def test_failsafe_belongs_to_one_fabric(node, tmp_path):
         assert [f.fabricIndex for f in read(node, "OperationalCredentials", "Fabrics")] == [1]
         assert read(node, "OperationalCredentials", "CurrentFabricIndex") == 1
     assert [f.fabricIndex for f in read(node, "OperationalCredentials", "Fabrics")] == [1, 2]  # local view
+
+    @dataclasses.dataclass(frozen=True)
+    class UnfilteredRead(AccessContext):
+        fabric_filtered: bool = False
+    with acting(UnfilteredRead("case", 1, ADMIN_NODE_ID)):
+        assert [f.fabricIndex for f in read(node, "OperationalCredentials", "Fabrics")] == [1, 2]
+        assert [n.fabricIndex for n in read(node, "OperationalCredentials", "NOCs")] == [1]  # fabric-sensitive
+        assert {e.fabricIndex for e in read(node, "AccessControl", "ACL")} == {1}
 
 
 def test_commissioning_complete_without_failsafe(node):

@@ -15,6 +15,8 @@ What the servers need from the caller (set by the Interaction Model in `clusters
   - the same `session` object for every command of one session: AddNOC binds the new fabric
     to the PASE session it arrived on, and `fabric_for_session(session)` / the accessing fabric
     of later commands on that session report it.
+  - optionally `fabric_filtered` (default True): False lets a read of Fabrics show every fabric;
+    NOCs and ACL (fabric-sensitive) always show only the accessing fabric's entries.
 Without an access context (local callers) fabric-scoped attributes show every fabric and
 session-bound commands answer UNSUPPORTED_ACCESS.
 
@@ -177,8 +179,11 @@ class CommissioningWindow:
 class NodeEvent:
     """Something the runtime reacts to (advertise, withdraw, close sessions).
 
-    kind: "fabric_added" (AddNOC, uncommitted), "fabric_updated" (UpdateNOC), "commissioning_complete",
-    "fabric_removed", "failsafe_expired" (`removed` lists fabrics rolled back), "window_changed".
+    kind: "fabric_added" (AddNOC, uncommitted), "fabric_updated" (UpdateNOC),
+    "commissioning_complete" (close PASE sessions; advertise the operational instance),
+    "fabric_removed" (close that fabric's sessions; withdraw its operational instance),
+    "failsafe_expired" (close PASE sessions; `removed` lists the fabrics rolled back),
+    "window_changed" (advertise or withdraw `_matterc._udp` with `window.discriminator`).
     """
     kind: str
     fabric_index: int | None = None
@@ -356,7 +361,7 @@ class OperationalCredentialsServer(_NodeServer):
         if name == "Fabrics":
             return [OC.Structs.FabricDescriptorStruct(
                 rootPublicKey=f.root_public_key, vendorID=f.vendor_id, fabricID=f.fabric_id, nodeID=f.node_id,
-                label=f.label, fabricIndex=f.fabric_index) for f in node.visible_fabrics()]
+                label=f.label, fabricIndex=f.fabric_index) for f in node.visible_fabrics(sensitive=False)]
         if name == "SupportedFabrics":
             return table.max_fabrics
         if name == "CommissionedFabrics":
@@ -950,9 +955,12 @@ class NodeCommissioning:
             return access.fabric_index
         return self.fabric_for_session(access.session)
 
-    def visible_fabrics(self) -> list[Fabric]:
-        """Fabric-scoped lists: the accessing fabric's entries over Matter, all of them locally."""
-        if current_access.get() is None:
+    def visible_fabrics(self, sensitive: bool = True) -> list[Fabric]:
+        """Whose entries a fabric-scoped list shows: all of them to local callers; over Matter the
+        accessing fabric's, or every fabric's for a read that is not fabric-filtered (the IM may set
+        `fabric_filtered=False` on its access context) of a list without fabric-sensitive fields."""
+        access = current_access.get()
+        if access is None or (not sensitive and getattr(access, "fabric_filtered", True) is False):
             return list(self.table)
         fabric = self.table.get(self.accessing_fabric())
         return [fabric] if fabric is not None else []
