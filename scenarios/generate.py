@@ -464,6 +464,7 @@ def gen_qt4_1_f(d: Draft) -> dict | None:
             continue
         used.add(dev)
         at = rng.randint(3, 40) * 60
+        gap = 0  # minutes since the previous action on this device
         prev_action = None
         for k in range(rng.randint(1, 2)):
             picked = pick_action(d, dev, type_key, instant=True, avoid={prev_action} if prev_action in ("on", "off", "hp_heat", "hp_cool") else set())

@@ -147,9 +147,6 @@ class Episode(_Model):
         """SimuHome §4.3: feasible QT2-QT4 are scored on the simulator, the rest by a judge."""
         return self.feasible and self.query_type != "QT1"
 
-    def state_changing(self) -> bool:
-        return self.simulator_scored
-
 
 class EpisodeFileError(Exception):
     """A bad episodes file; `str()` is one line naming the file, the line and the field."""

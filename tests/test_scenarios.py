@@ -2,9 +2,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
-
-import openai
 import pytest
 
 from bridge.tools import Session
@@ -17,7 +14,7 @@ from scenarios.evaluate import build_home, run_episode
 from scenarios.generate import generate, generate_category
 from scenarios.judges import LLMJudge, RuleJudge
 from scenarios.report import write_report
-from scenarios.runner import RESULTS, load_results, run
+from scenarios.runner import RESULTS, run
 from scenarios.schema import (CATEGORIES, Episode, EpisodeFileError, TimedGoal, dump_episode,
                               load_episodes)
 from scenarios.validate import problems, validate
