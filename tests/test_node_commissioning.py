@@ -797,3 +797,22 @@ def test_servers_are_on_endpoint_zero_and_out_of_snapshots(node):
     node.operational_credentials.listeners.append(lambda server, name: heard.append(name))
     commission(node, Controller(node))
     assert "Fabrics" in heard and "NOCs" in heard
+
+
+def test_add_noc_puts_the_fabric_on_a_mutable_pase_session(node, clock):
+    """The runtime's session objects take the fabric index, so the IM sees it as the accessing fabric."""
+    class RuntimeSession:
+        def __init__(self, keys):
+            self.keys, self.fabric_index, self.peer_node_id = keys, None, None
+    ctl = Controller(node)
+    session = RuntimeSession(ctl.pase().session.keys)
+    with acting(AccessContext("pase", None, None, session=session)):
+        csr = _prepare(node, ctl)
+        assert add_noc(node, ctl.noc_for(csr)).statusCode == NocStatus.kOk
+    assert session.fabric_index == 1
+    with acting(AccessContext("pase", session.fabric_index, None, session=session)):
+        assert read(node, "OperationalCredentials", "CurrentFabricIndex") == 1
+    clock.ms += 60_000
+    node.poll()
+    assert session.fabric_index is None and len(node.table) == 0
+

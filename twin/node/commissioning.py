@@ -201,6 +201,15 @@ def _noc_response(status: NocStatus, fabric_index: int | None = None, text: str 
                                    debugText=_debug(text) if text else None)
 
 
+def _set_session_fabric(session: Any, fabric_index: int | None) -> None:
+    """AddNOC augments the PASE session context with the new fabric (spec 11.18.6.8), where
+    the runtime's session object takes it; `fabric_for_session` answers for the others."""
+    try:
+        session.fabric_index = fabric_index
+    except AttributeError:  # a frozen EstablishedSession, or no session at all
+        pass
+
+
 class _NodeServer(ClusterServer):
     """A root-endpoint server whose state lives in NodeCommissioning, not in snapshots."""
 
@@ -484,6 +493,7 @@ class OperationalCredentialsServer(_NodeServer):
         fs.pending_root, fs.pending_key, fs.csr_for_update = None, None, None
         if access is not None and access.auth_mode == "pase":
             fs.bound_session = access.session
+            _set_session_fabric(access.session, fabric.fabric_index)
         table.save()
         self._changed()
         node.acl_changed(fabric.fabric_index, ChangeType.kAdded, fabric.acl[0])
@@ -1018,6 +1028,9 @@ class NodeCommissioning:
 
     def expire_failsafe(self) -> None:
         """Fail-safe expiry or ArmFailSafe(0): roll back everything staged under it."""
+        bound = self.failsafe.bound_session
+        if bound is not None and getattr(bound, "fabric_index", None) == self.failsafe.added_fabric:
+            _set_session_fabric(bound, None)
         removed = self.failsafe.rollback(self.table)
         self.general.set("Breadcrumb", 0)
         self.operational_credentials._changed()
@@ -1040,6 +1053,8 @@ class NodeCommissioning:
         fabric = self.table.remove(fabric_index)
         fs = self.failsafe
         if fs.added_fabric == fabric_index:
+            if fs.bound_session is not None:
+                _set_session_fabric(fs.bound_session, None)
             fs.added_fabric, fs.bound_session = None, None
         if fs.updated_fabric == fabric_index:
             fs.updated_fabric = None
