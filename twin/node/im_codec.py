@@ -218,12 +218,10 @@ class _Reader:
             tag = (0 if tag_form == 2 else None, int.from_bytes(self.take(2, "tag"), "little"))
         elif tag_form in (3, 5):      # common / implicit profile, 4-byte tag number
             tag = (0 if tag_form == 3 else None, int.from_bytes(self.take(4, "tag"), "little"))
-        elif tag_form == 6:
-            vendor_profile = int.from_bytes(self.take(4, "profile"), "little")
-            tag = (vendor_profile, int.from_bytes(self.take(2, "tag"), "little"))
-        else:
-            vendor_profile = int.from_bytes(self.take(4, "profile"), "little")
-            tag = (vendor_profile, int.from_bytes(self.take(4, "tag"), "little"))
+        else:                         # fully qualified: vendor id, profile number, 2- or 4-byte tag
+            vendor, profile = struct.unpack("<HH", self.take(4, "profile"))
+            number = self.take(2 if tag_form == 6 else 4, "tag")
+            tag = ((vendor << 16) | profile, int.from_bytes(number, "little"))
         if element_type == _END:
             if tag is not None:
                 raise CodecError(f"end-of-container with a tag at byte {at}")
@@ -509,7 +507,7 @@ class _Block:
     @classmethod
     def read(cls, raw: Any, where: str = "") -> Any:
         where = where or cls.__name__
-        if not isinstance(raw, dict):
+        if not isinstance(raw, TagList if cls._container == _LIST else Struct):
             raise CodecError(f"{where} is not a TLV {'list' if cls._container == _LIST else 'structure'}")
         values: dict[str, Any] = {}
         for f in cls._fields:
