@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Callable
 
+from clusters.devices import create_device
+from clusters.modes import ModeBaseServer
 from clusters.values import to_json
 from twin.generator import SHORT_NAMES, generate_home
 from twin.home import Home
@@ -148,17 +150,22 @@ def start_appliance(d: Draft, dev: str, type_key: str, at: int, mode: int | None
     d.call(at, A.command(dev, "OperationalState", "Start"))
 
 
-CYCLE_SECONDS = {  # default-mode cycle lengths (clusters/modes.py), to place anchors mid-cycle
-    ("dishwasher", 0): 4500, ("dishwasher", 3): 1500,
-    ("laundry_washer", 0): 3300, ("laundry_washer", 4): 1500,
-    ("laundry_dryer", 0): 3600, ("laundry_dryer", 3): 1800,
-}
+#: The appliance modes episodes start mid-cycle in: a long one and a quick one each.
+ANCHOR_MODES = {"dishwasher": (0, 3), "laundry_washer": (0, 4), "laundry_dryer": (0, 3)}
+
+
+def cycle_seconds(type_key: str, mode: int) -> int:
+    """Length of an appliance's cycle in `mode`, read from the device's own mode server."""
+    device = create_device("probe", type_key)
+    server = next(s for s in device.servers() if isinstance(s, ModeBaseServer))
+    option = next(m for m in server.modes if m.mode == mode)
+    return sum(seconds for _, seconds in option.cycle)
 
 
 def running_anchor(d: Draft, dev: str, type_key: str, min_remaining: int) -> None:
     """Start `dev` in setup so that it is mid-cycle at the start with >= min_remaining s left."""
-    mode = d.rng.choice([m for (t, m) in CYCLE_SECONDS if t == type_key])
-    cycle = CYCLE_SECONDS[(type_key, mode)]
+    mode = d.rng.choice(ANCHOR_MODES[type_key])
+    cycle = cycle_seconds(type_key, mode)
     elapsed = d.rng.randint(60, max(60, min(d.warmup, cycle - min_remaining)))
     start_appliance(d, dev, type_key, at=d.warmup - elapsed, mode=mode)
 

@@ -21,6 +21,8 @@ from rich.live import Live
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
+from scenarios.cli import bench_app
+
 TICKS_PER_SECOND = 10
 FAST_FORWARD_CHUNK = 3000  # ticks per progress update (five virtual minutes)
 
@@ -63,6 +65,7 @@ def _one_line(message: str) -> None:
     print("error: " + " ".join(str(message).split()), file=sys.stderr)
 
 
+
 app = _App(name="twin", add_completion=False, no_args_is_help=True,
            pretty_exceptions_enable=False, rich_markup_mode="markdown",
            help="A Matter-protocol digital twin of a smart home.\n\n"
@@ -76,6 +79,7 @@ app = _App(name="twin", add_completion=False, no_args_is_help=True,
                 "    twin serve --home home.yaml --port 8080")
 home_app = _App(name="home", no_args_is_help=True, help="Create and inspect home files.")
 app.add_typer(home_app, name="home")
+app.add_typer(bench_app, name="bench")
 
 HomeOption = typer.Option(None, "--home", help="Home file (YAML or JSON). Default: the built-in home.",
                           show_default=False)
