@@ -51,6 +51,7 @@ class Link:
         self.im = InteractionModelServer(device, random.Random(seed + 7), **im_options)
         self.now = 0.0
         self.inbox: list[tuple[Any, Message]] = []
+        self.payloads: list[bytes] = []   # the bytes of each inbox message, as the node sent them
         self.auto_ack = True
         self.ack_status = Status.SUCCESS
 
@@ -81,6 +82,7 @@ class Link:
                     continue
                 message = decode_message(action.opcode, action.payload)
                 self.inbox.append((action.exchange, message))
+                self.payloads.append(action.payload)
                 if self.auto_ack and isinstance(message, ReportData) and not message.suppress_response:
                     sent = self.a.send(action.exchange, Opcode.StatusResponse,
                                        StatusResponse(self.ack_status).encode(), self.now)
