@@ -421,6 +421,11 @@ def test_chunked_list_write_replaces_then_appends():
     assert [(x.label, x.value) for x in labels.get("LabelList")] == [("a", "1"), ("b", "2")]
     (bad,) = link.request(WriteRequest([AttributeData(AttributePath(1, LEVEL, 0x11, list_index=NullValue), 3)]))
     assert bad.write_responses[0].status.status == Status.INVALID_ACTION
+    # A chunked write whose next chunk never comes is given up, its exchange closed.
+    link.request(WriteRequest([AttributeData(path, [])], more_chunked=True))
+    assert link.im.next_timer() is not None and labels.get("LabelList") == []
+    link.advance(60_000)
+    assert link.im._writes == {} and link.im.next_timer() is None
 
 
 # ---- timed interactions ---------------------------------------------------------------------
@@ -636,3 +641,18 @@ def test_unsecured_sessions_get_no_interaction_model():
     session = UnsecuredSession(5, False, CTRL, 0)
     assert im.handle(session, Ex(), Opcode.ReadRequest, ReadRequest([AttributePath()]).encode(), 3) == []
     assert closed == [3]
+
+
+def test_a_chunked_read_needs_status_responses_between_chunks():
+    link = Link(light())
+    link.auto_ack = False
+    (first,) = read(link, AttributePath())
+    assert first.more_chunked and len(link.im._pending) == 1
+    # Anything but a StatusResponse on that exchange ends the read.
+    assert link.request(ReadRequest([AttributePath(1, ON_OFF, 0)]), exchange=link.exchange) == [
+        StatusResponse(Status.INVALID_ACTION)]
+    assert link.im._pending == {}
+    # Silence ends it too, after the response timeout.
+    read(link, AttributePath())
+    assert len(link.im._pending) == 1
+    assert link.advance(60_000) == [] and link.im._pending == {} and link.im.next_timer() is None

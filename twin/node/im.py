@@ -135,7 +135,7 @@ class InteractionModelServer:
         self.subscriptions: dict[int, Subscription] = {}
         self._pending: dict[Any, _Pending] = {}
         self._timed: dict[Any, float] = {}        # exchange -> TimedRequest deadline (ms)
-        self._writes: dict[Any, bool] = {}        # exchange -> timed flag of a chunked write
+        self._writes: dict[Any, tuple[bool, float]] = {}   # chunked write: exchange -> (timed, deadline)
         overhead = len(ReportData(subscription_id=0xFFFFFFFF, attribute_reports=[], more_chunked=True,
                                   suppress_response=True).encode())
         self._item_budget = max_payload - overhead
@@ -154,14 +154,13 @@ class InteractionModelServer:
         if pending is not None:
             if isinstance(message, StatusResponse):
                 return self._continue(pending, message.status, now_ms)
-            return self._abandon(pending, now_ms) + self._status(exchange, Status.INVALID_ACTION, now_ms,
-                                                                  close=False)
+            return self._status(exchange, Status.INVALID_ACTION, now_ms, close=False) + self._abandon(pending, now_ms)
         access = self._access(session)
         if exchange in self._writes:
+            timed_write, _ = self._writes.pop(exchange)
             if not isinstance(message, WriteRequest):
-                del self._writes[exchange]
                 return self._status(exchange, Status.INVALID_ACTION, now_ms)
-            return self._write(exchange, message, self._writes.pop(exchange), access, now_ms)
+            return self._write(exchange, message, timed_write, access, now_ms)
         timed = False
         if exchange in self._timed:
             deadline = self._timed.pop(exchange)
@@ -200,7 +199,11 @@ class InteractionModelServer:
         for exchange, deadline in list(self._timed.items()):
             if exchange.closed or now_ms >= deadline + RESPONSE_TIMEOUT_MS:
                 del self._timed[exchange]
-                actions += exchange.close(now_ms)
+                actions += [] if exchange.closed else exchange.close(now_ms)
+        for exchange, (_, deadline) in list(self._writes.items()):
+            if exchange.closed or now_ms >= deadline:   # the next write chunk never came
+                del self._writes[exchange]
+                actions += [] if exchange.closed else exchange.close(now_ms)
         for sub in list(self.subscriptions.values()):
             due = self._due(sub)
             if due is not None and now_ms >= due:
@@ -210,6 +213,7 @@ class InteractionModelServer:
     def next_timer(self) -> float | None:
         due = [p.deadline_ms for p in self._pending.values()]
         due += [d + RESPONSE_TIMEOUT_MS for d in self._timed.values()]
+        due += [d for _, d in self._writes.values()]
         due += [d for s in self.subscriptions.values() if (d := self._due(s)) is not None]
         return min(due) if due else None
 
@@ -571,7 +575,7 @@ class InteractionModelServer:
         statuses = [AttributeStatus(_concrete(ad.path), StatusIB(*self._write_one(ad, timed, access)))
                     for ad in message.write_requests]
         if message.more_chunked:
-            self._writes[exchange] = timed   # the next chunk comes on this exchange
+            self._writes[exchange] = (timed, now_ms + RESPONSE_TIMEOUT_MS)   # the next chunk comes here
         if message.suppress_response:
             return [] if message.more_chunked else exchange.close(now_ms)
         return self._send(exchange, WriteResponse(statuses), now_ms, close=not message.more_chunked)
