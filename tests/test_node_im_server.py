@@ -13,7 +13,7 @@ from chip.clusters.Types import NullValue
 from clusters.base import ClusterServer, current_access
 from clusters.device import DEVICE_TYPES
 from clusters.devices import create_device
-from clusters.status import MatterError, Status
+from clusters.status import Status
 from twin.node.exchange import Deliver, MessageLayer, Send, SessionClosed
 from twin.node.im import InteractionModelServer
 from twin.node.im_codec import (AttributeData, AttributePath, ClusterPath, CommandData, CommandPath,

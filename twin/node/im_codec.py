@@ -20,7 +20,7 @@ import enum
 import struct
 import types
 import typing
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from chip.clusters.ClusterObjects import ClusterObject
@@ -863,6 +863,3 @@ def decode_message(opcode: int, payload: bytes) -> Message:
         raise CodecError(f"{cls.__name__} is not a TLV structure")
     return cls.read(raw)
 
-
-__all__ = [name for name in dir() if not name.startswith("_") and name not in (
-    "annotations", "enum", "struct", "types", "typing", "dataclass", "field", "fields", "Any", "ClassVar")]
