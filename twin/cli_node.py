@@ -188,6 +188,9 @@ async def run_async(home: Any, speed: float, end_tick: int | None, console: Cons
 
 def run(home: Any, speed: float, end_tick: int | None, console: Console, **options: Any) -> bool:
     """`run_async` from synchronous code, with a live room table on a terminal."""
+    import logging
+    logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.WARNING)
+    logging.getLogger("twin.node.runtime").setLevel(logging.INFO)  # sessions established, PASE failures
     if not console.is_terminal:
         return asyncio.run(run_async(home, speed, end_tick, console, **options))
     from rich.live import Live
