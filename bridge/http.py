@@ -9,6 +9,7 @@
 - `GET  /clock`              `{"tick", "time"}` (backends with a movable clock)
 - `POST /clock/advance`      body `{"seconds": N}`: move virtual time forward (twin only)
 - `GET  /history`            the session's tool-call history
+- `GET  /codes`              Matter pairing codes (manual and QR) of every device
 - `GET  /health`             liveness
 
 Calls run one at a time in a worker thread: the twin is single-threaded by design, and a
@@ -105,6 +106,18 @@ def create_app(backend: Backend, session: Session | None = None) -> FastAPI:
     @app.get("/history", tags=["service"], summary="Tool calls made through this server, in order")
     async def history() -> list[dict[str, Any]]:
         return session.history
+
+    @app.get("/codes", tags=["matter"], summary="Matter pairing codes (manual code, QR payload) per device")
+    async def codes() -> JSONResponse:
+        # `twin run --http` sets app.state.codes (with each node's port); otherwise derive them.
+        provider = getattr(app.state, "codes", None)
+        home = getattr(backend, "home", None)
+        if provider is None and home is None:
+            return _error(501, "UNSUPPORTED", "this backend has no twin home, so no pairing codes")
+        if provider is None:
+            from twin.cli_node import codes_rows
+            provider = lambda: codes_rows(home)  # noqa: E731
+        return JSONResponse({"ok": True, "codes": await run_in_threadpool(locked, provider)})
 
     @app.get("/clock", tags=["clock"], summary="Current tick (0.1 s) and virtual time")
     async def get_clock() -> JSONResponse:

@@ -56,6 +56,9 @@ def start_server(ns: Netns, workdir: Path) -> subprocess.Popen:
     exe = require_controller()
     paa = workdir / "paa"
     write_paa_trust_store(paa)
+    # python-matter-server empties a PAA directory without a `.version` file, and a fresh one
+    # also spares it the (offline: failing) download of the DCL roots.
+    (paa / ".version").write_text("1")
     log = open(workdir / "server.log", "w")
     return ns.popen([exe, "--storage-path", str(workdir / "server"), "--paa-root-cert-dir", str(paa),
                      "--listen-address", "127.0.0.1", "--port", str(SERVER_PORT),

@@ -308,3 +308,17 @@ def test_garbage_and_handler_bugs_never_escape(tmp_path):
     wire.feed(wire.ctrl.send(im, 0x02, b"read", wire.now), "node")
     wire.run()  # the node acked and closed the exchange instead of raising
     assert core.layer.next_timer() is None and im.mrp.outstanding is None
+
+
+def test_http_api_serves_the_pairing_codes():
+    from fastapi.testclient import TestClient
+
+    from bridge.http import create_app
+    from bridge.twin_backend import TwinBackend
+    home = Home.default(seed=2)
+    response = TestClient(create_app(TwinBackend(home))).get("/codes")
+    assert response.status_code == 200
+    rows = response.json()["codes"]
+    assert [r["device"] for r in rows] == list(home.devices)
+    assert {r["device"]: (r["manual_code"], r["qr_code"]) for r in rows} == \
+        {d: (p.manual_code, p.qr_code) for d, p in home_pairings(home).items()}
