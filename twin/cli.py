@@ -80,9 +80,13 @@ app = _App(name="twin", add_completion=False, no_args_is_help=True,
 home_app = _App(name="home", no_args_is_help=True, help="Create and inspect home files.")
 app.add_typer(home_app, name="home")
 app.add_typer(bench_app, name="bench")
+from bridge.cli import bridge_app  # noqa: E402  (the bridge's own sub-commands)
+app.add_typer(bridge_app, name="bridge")
 
 HomeOption = typer.Option(None, "--home", help="Home file (YAML or JSON). Default: the built-in home.",
                           show_default=False)
+BackendOption = typer.Option(None, "--backend", help="A bridge config (YAML): twin devices, Matter "
+                             "nodes via python-matter-server, or both. Replaces --home.", show_default=False)
 SeedOption = typer.Option(None, "--seed", help="Seed of the home's random generator "
                           "(default: the home file's seed, or 0).", show_default=False)
 
@@ -246,6 +250,7 @@ def run(home_file: Optional[Path] = HomeOption, seed: Optional[int] = SeedOption
 def tool(name: str = typer.Argument(..., help="Tool name, e.g. get_room_devices."),
          args: str = typer.Argument("{}", help="The tool's arguments as a JSON object."),
          home_file: Optional[Path] = HomeOption, seed: Optional[int] = SeedOption,
+         backend_config: Optional[Path] = BackendOption,
          advance: float = typer.Option(0.0, "--advance", help="Let this many virtual seconds pass "
                                        "before the call (the home starts fresh on every run).")) -> None:
     """Call one SimuHome tool on a fresh home and print its JSON result.
@@ -275,10 +280,14 @@ def tool(name: str = typer.Argument(..., help="Tool name, e.g. get_room_devices.
         raise CliError("arguments must be a JSON object, e.g. '{}'")
     if not advance >= 0:
         raise CliError(f"--advance {advance} must be >= 0 seconds")
-    home = load_home(home_file, seed)
-    if advance:
-        fast_forward(home, round(advance * TICKS_PER_SECOND))
-    result = call_tool(TwinBackend(home), name, parsed, Session())
+    if backend_config is not None:  # a bridge config: twin devices, Matter nodes or both
+        from bridge.cli import run_tool
+        result = run_tool(backend_config, name, parsed)
+    else:
+        home = load_home(home_file, seed)
+        if advance:
+            fast_forward(home, round(advance * TICKS_PER_SECOND))
+        result = call_tool(TwinBackend(home), name, parsed, Session())
     print(json.dumps(result, indent=2, ensure_ascii=False))
     if not result["ok"]:
         _one_line(f"{result['error']['code']}: {result['error']['message']}")
@@ -350,6 +359,7 @@ def home_generate(seed: int = typer.Option(0, "--seed", help="Seed: same seed, s
 
 @app.command()
 def serve(home_file: Optional[Path] = HomeOption, seed: Optional[int] = SeedOption,
+          backend_config: Optional[Path] = BackendOption,
           host: str = typer.Option("127.0.0.1", "--host", help="Address to bind. Loopback by default; "
                                    "bind elsewhere only on purpose."),
           port: int = typer.Option(8080, "--port", help="TCP port."),
@@ -377,6 +387,9 @@ def serve(home_file: Optional[Path] = HomeOption, seed: Optional[int] = SeedOpti
         raise CliError(f"--speed {speed} must be >= 0")
     if not 0 < port < 65536:
         raise CliError(f"--port {port} is not a TCP port")
+    if backend_config is not None:  # real time: the bridge's devices live on the wall clock
+        from bridge.cli import serve as serve_backend
+        return serve_backend(backend_config, host, port)
     home = load_home(home_file, seed)
     app_ = create_app(TwinBackend(home))
     stop = threading.Event()
@@ -398,6 +411,36 @@ def _drive_clock(home: Any, speed: float, lock: threading.Lock, stop: threading.
         with lock:
             if target > home.clock.tick:
                 home.advance((target - home.clock.tick) / TICKS_PER_SECOND)
+
+
+# ---- twin mcp --------------------------------------------------------------------------
+
+@app.command()
+def mcp(backend_config: Optional[Path] = BackendOption, home_file: Optional[Path] = HomeOption,
+        seed: Optional[int] = SeedOption,
+        http: Optional[int] = typer.Option(None, "--http", help="Serve streamable HTTP on this port "
+                                           "(endpoint /mcp) instead of stdio.", show_default=False),
+        host: str = typer.Option("127.0.0.1", "--host", help="Address for --http. Loopback by default.")) -> None:
+    """Serve the tools as an MCP server (stdio, or streamable HTTP with --http).
+
+    Every tool is listed with its JSON schema. Without --backend the server drives a fresh
+    twin home in process; with --backend it drives the bridge config's devices.
+
+    Examples:
+
+        twin mcp                                       # stdio, the built-in home
+
+        twin mcp --backend bridge.yaml --http 8765     # http://127.0.0.1:8765/mcp
+    """
+    from bridge import cli as bridge_cli
+    if http is not None and not 0 < http < 65536:
+        raise CliError(f"--http {http} is not a TCP port")
+    if backend_config is not None:
+        backend = bridge_cli.open_backend(backend_config)
+    else:
+        from bridge.twin_backend import TwinBackend
+        backend = TwinBackend(load_home(home_file, seed))
+    bridge_cli.mcp(backend, http, host)
 
 
 if __name__ == "__main__":
