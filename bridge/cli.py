@@ -12,15 +12,21 @@ import sys
 from pathlib import Path
 from typing import Any, Optional
 
+import click
 import typer
 
 bridge_app = typer.Typer(name="bridge", no_args_is_help=True,
                          help="Bridge configs: homes made of twin devices and Matter nodes.")
 
 
+class BridgeCliError(click.ClickException):
+    """Bad input: twin's CLI prints it as one line and exits 2 (a ClickException, so this
+    works however twin/cli.py was started, `twin` or `python -m twin.cli`)."""
+    exit_code = 2
+
+
 def _cli_error(message: str) -> Exception:
-    from twin.cli import CliError
-    return CliError(message)
+    return BridgeCliError(" ".join(str(message).split()))
 
 
 def open_backend(config_path: Path) -> Any:
@@ -156,4 +162,4 @@ def mcp(backend: Any, http_port: Optional[int], host: str = "127.0.0.1") -> None
         close_backend(backend)
 
 
-__all__ = ["bridge_app", "config_from_server", "mcp", "open_backend", "run_tool", "serve"]
+__all__ = ["BridgeCliError", "bridge_app", "config_from_server", "mcp", "open_backend", "run_tool", "serve"]
