@@ -19,6 +19,10 @@ composition is used and said so:
   *server*, which is the Window Covering device type (0x0202).
 Groups and Scenes, mandatory on some of these device types, are not modelled (the twin
 has no group messaging); this is the one known gap against the device library.
+
+`room_sensor` is not a SimuHome device: it is the per-room sensor node (see
+twin/room_sensors.py). It lives in `NODE_ONLY_TYPES`, not `DEVICE_TYPES`, so home files,
+tools and cluster docs keep offering exactly the 17 SimuHome types.
 """
 from __future__ import annotations
 
@@ -27,6 +31,7 @@ from typing import Any, Callable
 
 from chip.clusters import Objects as Clusters
 
+from .air_quality import AirQualityServer
 from .alarms import DishwasherAlarmServer
 from .basic_information import BasicInformationServer
 from .device import DEVICE_TYPES, Device, DeviceType, Endpoint, register
@@ -36,7 +41,8 @@ from .fan_control import FanControlServer
 from .identify import IdentifyServer
 from .laundry import LaundryDryerControlsServer, LaundryWasherControlsServer
 from .level_control import LevelControlServer
-from .measurement import RelativeHumidityMeasurementServer, TemperatureMeasurementServer
+from .measurement import (IlluminanceMeasurementServer, Pm10ConcentrationMeasurementServer,
+                          RelativeHumidityMeasurementServer, TemperatureMeasurementServer)
 from .media import ChannelServer, KeypadInputServer, MediaPlaybackServer
 from .modes import (DRYER_MODES, DishwasherModeServer, LaundryWasherModeServer,
                     RefrigeratorAndTemperatureControlledCabinetModeServer, RvcCleanModeServer,
@@ -68,6 +74,9 @@ THERMOSTAT = (0x0301, 4)
 ROBOTIC_VACUUM_CLEANER = (0x0074, 3)
 BASIC_VIDEO_PLAYER = (0x0028, 2)
 WINDOW_COVERING = (0x0202, 3)
+TEMPERATURE_SENSOR = (0x0302, 2)
+LIGHT_SENSOR = (0x0106, 3)
+AIR_QUALITY_SENSOR = (0x002C, 1)
 
 
 def _endpoint(endpoint_id: int, device_types: list[tuple[int, int]], *servers: Any) -> Endpoint:
@@ -191,6 +200,25 @@ def _window_covering(**_: Any) -> list[Endpoint]:
     return [_endpoint(1, [WINDOW_COVERING], IdentifyServer(), WindowCoveringServer())]
 
 
+def _room_sensor(**_: Any) -> list[Endpoint]:
+    """A room's sensors: one endpoint per sensor device type, each with its mandatory Identify.
+
+    One endpoint each, as the spec composes multi-sensor products: Temperature, Humidity and
+    Light Sensor each require their own measurement cluster plus Identify, a cluster can
+    appear only once per endpoint, and Light Sensor is no subset of another type. PM10 sits
+    on an Air Quality Sensor, whose AirQuality cluster is mandatory (derived from PM10).
+    Ranges cover what home files allow (-40..60 °C, 0..100 %RH, PM10 up to 2000 µg/m³).
+    """
+    return [_endpoint(1, [TEMPERATURE_SENSOR], IdentifyServer(),
+                      TemperatureMeasurementServer(MinMeasuredValue=-4000, MaxMeasuredValue=6000)),
+            _endpoint(2, [HUMIDITY_SENSOR], IdentifyServer(),
+                      RelativeHumidityMeasurementServer(MinMeasuredValue=0, MaxMeasuredValue=10000)),
+            _endpoint(3, [LIGHT_SENSOR], IdentifyServer(),
+                      IlluminanceMeasurementServer(MinMeasuredValue=1, MaxMeasuredValue=0xFFFE)),
+            _endpoint(4, [AIR_QUALITY_SENSOR], IdentifyServer(), AirQualityServer(),
+                      Pm10ConcentrationMeasurementServer(MinMeasuredValue=0.0, MaxMeasuredValue=2000.0))]
+
+
 _WASHER_TEMPERATURES = dict(TemperatureSetpoint=4000, MinTemperature=2000, MaxTemperature=9000, Step=1000)
 
 _TYPES = [
@@ -215,19 +243,24 @@ _TYPES = [
 for _product_id, (_key, _label, (_dt, _rev), _build) in enumerate(_TYPES, start=0x8001):
     register(DeviceType(_key, _label, _dt, _rev, _build, product_id=_product_id))
 
+#: Device types served as Matter nodes that are not SimuHome devices (see the module docstring).
+NODE_ONLY_TYPES: dict[str, DeviceType] = {
+    "room_sensor": DeviceType("room_sensor", "Room Sensor", *TEMPERATURE_SENSOR, _room_sensor,
+                              product_id=0x8001 + len(_TYPES)),
+}
 
-def create_device(device_id: str, type_key: str, rng: random.Random | None = None,
+
+def create_device(device_id: str, type_key: str | DeviceType, rng: random.Random | None = None,
                   name: str | None = None, **options: Any) -> Device:
-    """Build a device of a registered type.
+    """Build a device of a registered type (by key), or of a node-only type (given itself).
 
     `rng` draws the device's serial number and unique id (so a seeded home gives the same
     identities every time); `name` becomes the NodeLabel; `options` go to the builder.
     """
-    try:
-        device_type = DEVICE_TYPES[type_key]
-    except KeyError:
+    device_type = type_key if isinstance(type_key, DeviceType) else DEVICE_TYPES.get(type_key)
+    if device_type is None:
         raise MatterError(Status.NOT_FOUND, f"unknown device type {type_key!r}; known: "
-                          + ", ".join(sorted(DEVICE_TYPES))) from None
+                          + ", ".join(sorted(DEVICE_TYPES)))
     rng = rng or random.Random(device_id)
     identity = BasicInformationServer(
         VendorName="matter-twin", ProductName=f"Twin {device_type.label}"[:32],
