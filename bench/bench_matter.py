@@ -156,7 +156,10 @@ def main() -> None:
                                                   vendor_id=0xFFF1, product_id=0x8000).qr_code()
             else:
                 print(f"note: no matter.js in {MATTERJS} (scripts/install-test-deps.sh installs it); twin only")
-            results = ns.call(measure, peers, args.rounds, timeout=600)
+            # The namespace's child process imports `measure` by module name or file: not __main__.
+            sys.path.insert(0, str(Path(__file__).resolve().parent))
+            import bench_matter
+            results = ns.call(bench_matter.measure, peers, args.rounds, timeout=600)
         finally:
             for proc in (matterjs, twin, server):
                 if proc is not None:
