@@ -14,10 +14,11 @@ from clusters.bridge_composition import (AGGREGATOR, AGGREGATOR_ENDPOINT, BRIDGE
                                          BridgedEndpoint)
 from clusters.devices import DEVICE_TYPES, NODE_ONLY_TYPES, create_device
 from clusters.status import MatterError, Status
+from test_node_im_matterjs import ask, check_reports, js  # noqa: F401 - js is a fixture
 from test_node_im_server import Link, read, subscribe, values
 from twin.bridge_node import BRIDGE_ID, build_bridge
 from twin.home import Home
-from twin.node.im_codec import (AttributeData, AttributePath, CommandData, CommandPath, InvokeRequest,
+from twin.node.im_codec import (AttributeData, AttributePath, CommandData, CommandPath, InvokeRequest, Opcode,
                                 SubscribeResponse, WriteRequest, encode_value)
 from twin.room_sensors import room_sensor_id
 
@@ -277,6 +278,21 @@ def test_the_im_server_serves_the_bridge(home, bridge):
     path = AttributePath(3, C.FanControl.id, C.FanControl.Attributes.PercentSetting.attribute_id)
     (response,) = link.request(WriteRequest([AttributeData(path, 50)]))
     assert response.write_responses[0].status.status == Status.INVALID_IN_STATE   # rule of the AC
+
+
+def test_matterjs_schemas_accept_every_attribute_of_the_bridge(js, home, bridge):
+    # An independent implementation decodes the whole bridge (BDBI, AirQuality, Descriptor trees).
+    request = js("TlvReadRequest.encode({attributeRequests: [{}], isFabricFiltered: false, "
+                 "interactionModelRevision: 12})")
+    messages, payloads = ask(Link(bridge), request, Opcode.ReadRequest)
+    result = check_reports(js, payloads)
+    assert result["statuses"] == []
+    assert {k: v["error"] for k, v in result["attributes"].items() if not v["ok"]} == {}
+    expected = {f"{ep.id}/{s.id}/{s.attribute_class(n).attribute_id}"
+                for ep in bridge.endpoints.values() for s in ep.servers.values() for n in s.attribute_names()}
+    assert set(result["attributes"]) == expected
+    assert result["attributes"][f"1/{DESC}/3"]["value"] == list(range(2, 17))
+    assert result["attributes"][f"12/{C.AirQuality.id}/0"]["value"] == 1          # Good
 
 
 def test_subscriptions_report_changes_at_the_bridged_path(home, bridge):
