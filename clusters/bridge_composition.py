@@ -162,6 +162,14 @@ class Bridge(Device):
             raise MatterError(Status.NOT_FOUND, f"device {device_id!r} is not bridged")
         return list(self._ids[device_id])
 
+    def endpoint_of(self, server: ClusterServer) -> int | None:
+        """The bridge endpoint id at which a server is served (its bridged id for a borrowed
+        server), or None if the bridge does not serve it; for mapping events and the like."""
+        for ep_id, ep in self.endpoints.items():
+            if ep.servers.get(server.id) is server:
+                return ep_id
+        return None
+
     def allocation(self) -> dict[str, Any]:
         """Endpoint assignment to persist, for `Bridge(..., allocation=...)` after a restart."""
         return {"next_endpoint": self._next, "endpoints": {k: list(v) for k, v in self._ids.items()}}

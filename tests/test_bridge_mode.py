@@ -94,6 +94,7 @@ def test_bridged_endpoints_hold_the_devices_own_servers(home, bridge):
     lamp = home.device("lamp")
     ep = bridge.endpoints[2]
     assert isinstance(ep, BridgedEndpoint) and ep.source is lamp.endpoints[1]
+    assert bridge.endpoint_of(lamp.locate("OnOff")) == 2 and bridge.endpoint_of(lamp.endpoint(0).servers[DESC]) is None
     for cluster_id, server in lamp.endpoints[1].servers.items():
         if cluster_id == DESC:
             assert ep.servers[DESC] is not server and ep.servers[DESC].endpoint is ep
@@ -132,7 +133,8 @@ def test_a_command_through_the_bridge_is_seen_by_the_tools_and_vice_versa(home, 
     # Room sensors over the bridge read the room.
     assert bridge.read("TemperatureMeasurement", "MeasuredValue", 9) == 2700
     home.advance(60)
-    assert bridge.read("TemperatureMeasurement", "MeasuredValue", 9) == round(home.rooms["living_room"].temperature * 100)
+    room = home.rooms["living_room"]
+    assert bridge.read("TemperatureMeasurement", "MeasuredValue", 9) == round(room.temperature * 100)
 
 
 def test_rules_apply_through_the_bridge(home, bridge):
@@ -141,7 +143,8 @@ def test_rules_apply_through_the_bridge(home, bridge):
     assert e.value.status == Status.INVALID_IN_STATE and "ac" in str(e.value)
     assert home.device("ac").read("FanControl", "PercentSetting") != 50
     with pytest.raises(MatterError) as e:
-        bridge.invoke("Channel", "ChangeChannelByNumber", {"majorNumber": 7, "minorNumber": 0}, 4)   # the TV is off
+        # The TV is off: no channel change.
+        bridge.invoke("Channel", "ChangeChannelByNumber", {"majorNumber": 7, "minorNumber": 0}, 4)
     assert e.value.status == Status.INVALID_IN_STATE
     bridge.invoke("OnOff", "On", endpoint_id=3)
     bridge.write("FanControl", "PercentSetting", 50, 3)

@@ -114,7 +114,8 @@ def test_sensors_are_views_not_part_of_the_home():
     again = room_sensor_devices(make_home())
     for room_id in sensors:
         for name in ("SerialNumber", "UniqueID"):
-            assert sensors[room_id].read("BasicInformation", name, 0) == again[room_id].read("BasicInformation", name, 0)
+            mine, theirs = sensors[room_id], again[room_id]
+            assert mine.read("BasicInformation", name, 0) == theirs.read("BasicInformation", name, 0)
     temp = sensors["bedroom"].locate("TemperatureMeasurement", 1)
     assert temp.state()["attributes"]["MeasuredValue"] is None
     assert temp.clock is home.clock
