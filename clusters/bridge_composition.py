@@ -106,7 +106,8 @@ class Bridge(Device):
                          root_servers=[identity])
         allocation = allocation or {}
         self._saved: dict[str, list[int]] = {k: list(v) for k, v in allocation.get("endpoints", {}).items()}
-        self._next = max(int(allocation.get("next_endpoint", FIRST_BRIDGED_ENDPOINT)), FIRST_BRIDGED_ENDPOINT)
+        self._next = max(int(allocation.get("next_endpoint", FIRST_BRIDGED_ENDPOINT)), FIRST_BRIDGED_ENDPOINT,
+                         *(i + 1 for ids in self._saved.values() for i in ids))   # never below a saved id
         self.bridged: dict[str, Device] = {}
         self._ids: dict[str, list[int]] = {}                  # device id -> its endpoint ids, top first
         #: Called after a device is added or removed (the runtime re-arms its IM listeners here).
@@ -123,6 +124,7 @@ class Bridge(Device):
         sources = [device.endpoints[i] for i in sorted(device.endpoints) if i != 0]
         if not sources:
             raise MatterError(Status.CONSTRAINT_ERROR, f"device {device.id} has no application endpoint to bridge")
+        basic = device.endpoint(0).server(Clusters.BasicInformation)   # checked before anything changes
         ids = self._allocate(device.id, len(sources))
         for k, (source, ep_id) in enumerate(zip(sources, ids)):
             ep = BridgedEndpoint(ep_id, list(source.device_types) + ([BRIDGED_NODE] if k == 0 else []),
@@ -133,7 +135,7 @@ class Bridge(Device):
                     ep.servers[cluster_id] = server   # borrowed, not re-homed: no Endpoint.add
             ep.add(DescriptorServer())
             if k == 0:
-                ep.add(BridgedDeviceBasicInformationServer(device.endpoint(0).server(Clusters.BasicInformation)))
+                ep.add(BridgedDeviceBasicInformationServer(basic))
             self._relays[ep_id] = [_Relay(s, ep) for s in ep.servers.values() if s.endpoint is not ep]
             self.endpoints[ep_id] = ep
         self.bridged[device.id] = device
@@ -179,7 +181,7 @@ class Bridge(Device):
         taken = set(self.endpoints) | {i for ids in self._saved.values() if ids is not saved for i in ids}
         if saved is not None and len(saved) == count and not taken & set(saved):
             return list(saved)
-        start = max(self._next, *(i + 1 for ids in self._saved.values() for i in ids), FIRST_BRIDGED_ENDPOINT)
+        start = self._next
         if start + count - 1 > MAX_ENDPOINT:
             raise MatterError(Status.RESOURCE_EXHAUSTED,
                               f"no endpoint ids left for {device_id}: ids up to {MAX_ENDPOINT:#x} are used")

@@ -250,11 +250,26 @@ def test_allocation_keeps_ids_across_a_restart(home, bridge):
     assert restarted.add_device(create_device("lamp2", "on_off_light")) == [19]
 
 
-def test_only_devices_can_be_bridged(home, bridge):
+def test_a_saved_allocation_without_next_endpoint_still_never_reuses_ids(home):
+    bridge = build_bridge(home, room_sensors=False, allocation={"endpoints": {"tv": [40], "lamp": [30]}})
+    assert bridge.endpoint_ids("lamp") == [30] and bridge.endpoint_ids("tv") == [40]
+    assert bridge.endpoint_ids("ac") == [41]
+    bridge.remove_device("tv")
+    assert bridge.add_device(create_device("lamp2", "on_off_light")) == [46]
+
+
+def test_only_devices_can_be_bridged_and_failures_change_nothing(home, bridge):
     with pytest.raises(MatterError):
         bridge.add_device("lamp")
     with pytest.raises(MatterError):
         bridge.add_device(bridge)
+    headless = create_device("headless", "on_off_light")
+    del headless.endpoints[0]                 # no BasicInformation to mirror
+    before = (sorted(bridge.endpoints), bridge.allocation())
+    with pytest.raises(MatterError) as e:
+        bridge.add_device(headless)
+    assert e.value.status == Status.UNSUPPORTED_ENDPOINT
+    assert (sorted(bridge.endpoints), bridge.allocation()) == before
 
 
 # ---- the Matter side ---------------------------------------------------------------------------
