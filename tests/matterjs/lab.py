@@ -82,10 +82,7 @@ def lab(workdir: Path) -> Iterator[Lab]:
     (scripts / "node_modules").symlink_to(MATTERJS)
     shutil.copy(REPO / "tests" / "matterjs" / "devices.mjs", scripts / "devices.mjs")
     paa = workdir / "paa"
-    write_paa_trust_store(paa)
-    # python-matter-server empties a trust dir without a fresh `.version` stamp and then tries
-    # to download roots (impossible offline): the stamp keeps our test PAA in place.
-    (paa / ".version").write_text("matter-twin test PAA\n")
+    write_paa_trust_store(paa)  # with the `.version` stamp python-matter-server needs
     with network_namespace("br") as ns:
         the_lab = Lab(ns, workdir, {})
         try:

@@ -138,12 +138,16 @@ def write_paa_trust_store(directory: str | os.PathLike) -> Path:
     """Put the public test PAA, as DER, into a controller's PAA trust directory.
 
     The CHIP SDK (python-matter-server `--paa-root-cert-dir`, chip-tool `--paa-trust-store-path`)
-    loads only `*.der` files from that directory. Returns the written file.
+    loads only `*.der` files from that directory. python-matter-server also empties a directory
+    that has no `.version` stamp and re-downloads the roots when the stamp is over a day old;
+    a fresh stamp keeps our PAA and keeps it from reaching for the network. Returns the
+    written certificate file.
     """
     target = Path(directory)
     target.mkdir(parents=True, exist_ok=True)
     path = target / "Chip-Test-PAA-NoVID-Cert.der"
     _write_atomic(path, _load_pem_cert(TEST_PAA_CERT_PATH).public_bytes(serialization.Encoding.DER))
+    _write_atomic(target / ".version", b"matter-twin test PAA\n")
     return path
 
 
