@@ -186,8 +186,24 @@ def run(home_file: Optional[Path] = HomeOption, seed: Optional[int] = SeedOption
         duration: Optional[float] = typer.Option(None, "--duration", help="Virtual seconds to run "
                                                  "(required with `--speed max`). Default: until Ctrl-C.",
                                                  show_default=False),
-        as_json: bool = typer.Option(False, "--json", help="Print the final snapshot as JSON on stdout.")) -> None:
+        as_json: bool = typer.Option(False, "--json", help="Print the final snapshot as JSON on stdout."),
+        matter: Optional[bool] = typer.Option(None, "--matter/--no-matter", help="Run every device as a "
+                                              "commissionable Matter node (default: on, except under pytest "
+                                              "in the machine's own network namespace).", show_default=False),
+        storage: Path = typer.Option(Path(".storage"), "--storage", help="Where nodes keep attestation "
+                                     "credentials, fabrics and counters (one directory per device)."),
+        reset_fabrics: bool = typer.Option(False, "--reset-fabrics", help="Forget every commissioning "
+                                           "before starting (the nodes open their windows again)."),
+        base_port: int = typer.Option(5540, "--base-port", help="UDP port of the first node; the others follow."),
+        interface: Optional[str] = typer.Option(None, "--interface", help="Advertise on this network "
+                                                "interface only (default: all).", show_default=False),
+        http_port: Optional[int] = typer.Option(None, "--http", help="Also serve the tool API on "
+                                                "127.0.0.1:PORT (as `twin serve` does).", show_default=False)) -> None:
     """Run the home: rooms and devices evolve on the virtual clock.
+
+    Every device is a Matter node that a controller (Home Assistant, chip-tool) commissions
+    with the pairing code printed at start (also `twin codes`, and `GET /codes` with `--http`).
+    Fabrics survive restarts in `--storage`. The credentials are development ones (test PAA).
 
     At `--speed 1` virtual time follows the wall clock; `--speed 60` runs a virtual minute
     per wall second; `--speed max` fast-forwards `--duration` seconds as fast as the machine
@@ -201,6 +217,8 @@ def run(home_file: Optional[Path] = HomeOption, seed: Optional[int] = SeedOption
         twin run --home home.yaml --speed 10 --duration 600
 
         twin run --speed max --duration 3600 --json > after_an_hour.json
+
+        twin run --storage ~/twin-fabrics --http 8080   # nodes plus the tool API
     """
     if speed.strip().lower() == "max":
         factor = None
@@ -215,6 +233,12 @@ def run(home_file: Optional[Path] = HomeOption, seed: Optional[int] = SeedOption
         raise CliError(f"--duration {duration} must be >= 0 seconds")
     if factor is None and duration is None:
         raise CliError("--speed max needs --duration SECONDS (fast-forwarding forever never ends)")
+    from twin import cli_node
+    if matter and factor is None:
+        raise CliError("--matter needs a real-time run (--speed N); --speed max only fast-forwards")
+    nodes = factor is not None and (matter if matter is not None else cli_node.matter_default()[0])
+    if http_port is not None and not 0 < http_port < 65536:
+        raise CliError(f"--http {http_port} is not a TCP port")
     home = load_home(home_file, seed)
     start_tick = home.clock.tick
     end_tick = None if duration is None else start_tick + round(duration * TICKS_PER_SECOND)
@@ -227,6 +251,13 @@ def run(home_file: Optional[Path] = HomeOption, seed: Optional[int] = SeedOption
             started.append(ext)
         if factor is None:
             fast_forward(home, end_tick - start_tick)
+        elif nodes or http_port is not None:
+            try:
+                interrupted = cli_node.run(home, factor, end_tick, err_console, matter=nodes, storage=storage,
+                                           reset_fabrics=reset_fabrics, base_port=base_port,
+                                           interface=interface, http_port=http_port)
+            except (OSError, ValueError) as err:  # port in use, unknown interface, foreign storage
+                raise CliError(str(err)) from None
         else:
             print(f"running {home.name!r}: {len(home.rooms)} rooms, {len(home.devices)} devices "
                   f"at speed {factor:g} from {home.now}; Ctrl-C to stop", file=sys.stderr, flush=True)
@@ -242,6 +273,34 @@ def run(home_file: Optional[Path] = HomeOption, seed: Optional[int] = SeedOption
         Console().print(room_table(home, speed))
     if interrupted:
         err_console.print(f"interrupted at tick {home.clock.tick}")
+
+
+# ---- twin codes ------------------------------------------------------------------------
+
+@app.command()
+def codes(home_file: Optional[Path] = HomeOption, seed: Optional[int] = SeedOption,
+          as_json: bool = typer.Option(False, "--json", help="Print the codes as JSON.")) -> None:
+    """Print each device's Matter pairing codes: the 11-digit manual code and the `MT:` QR payload.
+
+    They follow from the home's seed and the device id, so they are the same on every run
+    (`twin run` prints them too). Give one to a controller in development mode, which must
+    trust the public test PAA (the twin's credentials are development ones).
+
+    Examples:
+
+        twin codes
+
+        twin codes --home home.yaml --json
+
+        chip-tool pairing code 1 34970112332 --paa-trust-store-path PAA_DIR
+    """
+    from twin import cli_node
+    home = load_home(home_file, seed)
+    rows = cli_node.codes_rows(home)
+    if as_json:
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        return
+    cli_node.print_codes(Console(), rows)
 
 
 # ---- twin tool -------------------------------------------------------------------------
