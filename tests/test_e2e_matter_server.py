@@ -55,10 +55,7 @@ def start_server(ns: Netns, workdir: Path) -> subprocess.Popen:
     from twin.node.attestation import write_paa_trust_store
     exe = require_controller()
     paa = workdir / "paa"
-    write_paa_trust_store(paa)
-    # python-matter-server empties a PAA directory without a `.version` file, and a fresh one
-    # also spares it the (offline: failing) download of the DCL roots.
-    (paa / ".version").write_text("1")
+    write_paa_trust_store(paa)  # with the .version stamp, so python-matter-server keeps it
     log = open(workdir / "server.log", "w")
     return ns.popen([exe, "--storage-path", str(workdir / "server"), "--paa-root-cert-dir", str(paa),
                      "--listen-address", "127.0.0.1", "--port", str(SERVER_PORT),
