@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import random
-import tempfile
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -25,6 +24,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature, encode_dss_signature
 from cryptography.x509.oid import NameOID
 
+from twin.node.files import write_atomic
 from twin.node.certs import (
     CertificateError, _Der, _int, _oid, _read_oid, _read_tlv, _seq, _tlv, generate_key,
 )
@@ -69,21 +69,6 @@ def product_id_for_device_type(device_type_id: int) -> int:
 
 
 # --- files -----------------------------------------------------------------------------
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    """Write via a temp file in the same directory and os.replace, so readers never see half a file."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
 
 def _key_der(key: ec.EllipticCurvePrivateKey) -> bytes:
     return key.private_bytes(serialization.Encoding.DER, serialization.PrivateFormat.PKCS8,
@@ -146,8 +131,8 @@ def write_paa_trust_store(directory: str | os.PathLike) -> Path:
     target = Path(directory)
     target.mkdir(parents=True, exist_ok=True)
     path = target / "Chip-Test-PAA-NoVID-Cert.der"
-    _write_atomic(path, _load_pem_cert(TEST_PAA_CERT_PATH).public_bytes(serialization.Encoding.DER))
-    _write_atomic(target / ".version", b"matter-twin test PAA\n")
+    write_atomic(path, _load_pem_cert(TEST_PAA_CERT_PATH).public_bytes(serialization.Encoding.DER))
+    write_atomic(target / ".version", b"matter-twin test PAA\n")
     return path
 
 
@@ -199,8 +184,8 @@ class DeviceCredentials:
             pai = _mint_x509(x509.Name([
                 x509.NameAttribute(NameOID.COMMON_NAME, f"Matter Twin Dev PAI 0x{vendor_id:04X} no PID"),
                 x509.NameAttribute(OID_VENDOR_ID, f"{vendor_id:04X}")]), pai_key, paa, paa_key, True, rng)
-            _write_atomic(pai_key_path, _key_der(pai_key))
-            _write_atomic(pai_cert_path, pai.public_bytes(serialization.Encoding.DER))
+            write_atomic(pai_key_path, _key_der(pai_key))
+            write_atomic(pai_cert_path, pai.public_bytes(serialization.Encoding.DER))
         if not _issued_by(pai, paa) or _vid_pid(pai)[0] != vendor_id:
             raise AttestationError(f"{pai_cert_path} is not a PAI for vendor {vendor_id:#06x} under the test PAA")
 
@@ -219,8 +204,8 @@ class DeviceCredentials:
                 x509.NameAttribute(NameOID.COMMON_NAME, f"Matter Twin Dev DAC 0x{vendor_id:04X}/0x{product_id:04X}"),
                 x509.NameAttribute(OID_VENDOR_ID, f"{vendor_id:04X}"),
                 x509.NameAttribute(OID_PRODUCT_ID, f"{product_id:04X}")]), dac_key, pai, pai_key, False, rng)
-            _write_atomic(dac_key_path, _key_der(dac_key))
-            _write_atomic(dac_cert_path, dac.public_bytes(serialization.Encoding.DER))
+            write_atomic(dac_key_path, _key_der(dac_key))
+            write_atomic(dac_cert_path, dac.public_bytes(serialization.Encoding.DER))
         if not _issued_by(dac, pai):
             raise AttestationError(f"{dac_cert_path} was not issued by the PAI in {pai_cert_path}")
         if dac.public_key().public_numbers() != dac_key.public_key().public_numbers():

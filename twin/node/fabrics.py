@@ -24,7 +24,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +34,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 from clusters.values import from_json, to_json
 from .case import FabricInfo
+from .files import write_atomic
 from .certs import (
     CertificateError,
     MatterCertificate,
@@ -300,7 +300,7 @@ class FabricTable:
         if self.path is None:
             return
         data = json.dumps(self.to_json(), indent=1, sort_keys=True).encode()
-        _write_atomic(self.path, data)
+        write_atomic(self.path, data)
 
     @classmethod
     def load(cls, node_dir: str | os.PathLike, max_fabrics: int = 16) -> "FabricTable":
@@ -344,27 +344,6 @@ class FabricTable:
             return
         table.fabrics.clear()
         table.save()
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    """Temp file in the same directory (mode 0600), fsync, os.replace, fsync the directory."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            os.fchmod(f.fileno(), 0o600)
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
 
 
 # --- the fail-safe context --------------------------------------------------------------
