@@ -6,7 +6,6 @@ one line, exit code 2.
 """
 from __future__ import annotations
 
-import json
 import re
 import sys
 from pathlib import Path

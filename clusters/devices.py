@@ -29,7 +29,6 @@ from __future__ import annotations
 import random
 from typing import Any, Callable
 
-from chip.clusters import Objects as Clusters
 
 from .air_quality import AirQualityServer
 from .alarms import DishwasherAlarmServer

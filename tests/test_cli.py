@@ -1,6 +1,5 @@
 """The `twin` CLI end to end, as a user runs it: subprocesses, exit codes, one-line errors."""
 import json
-import os
 import signal
 import socket
 import subprocess
