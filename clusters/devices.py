@@ -29,7 +29,6 @@ from __future__ import annotations
 import random
 from typing import Any, Callable
 
-
 from .air_quality import AirQualityServer
 from .alarms import DishwasherAlarmServer
 from .basic_information import BasicInformationServer
