@@ -29,10 +29,12 @@ __all__ = ["DEFAULT_STORAGE", "codes_table", "codes_rows", "print_codes", "matte
 
 
 def codes_rows(home: Any, seed: int | None = None) -> list[dict[str, Any]]:
-    """Each device's pairing codes (no sockets opened)."""
-    from twin.node.runtime import home_pairings
-    return [{**p.to_json(), "name": home.device_info(device_id).get("name")}
-            for device_id, p in home_pairings(home, seed).items()]
+    """Each node's pairing codes (no sockets opened): the home's devices, then each room's
+    sensor node (`sensors@<room>`)."""
+    from twin.node.runtime import device_name, home_pairings, served_devices
+    devices = served_devices(home)
+    return [{**p.to_json(), "name": device_name(home, devices[device_id])}
+            for device_id, p in home_pairings(home, seed, devices).items()]
 
 
 def codes_table(rows: list[dict[str, Any]], title: str = "Matter pairing codes") -> Table:

@@ -40,7 +40,7 @@ from .transport import UdpTransport
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Pairing", "home_pairings", "NodeCore", "MatterNode", "NodeManager", "run_home",
+__all__ = ["Pairing", "home_pairings", "served_devices", "device_name", "NodeCore", "MatterNode", "NodeManager", "run_home",
            "DEFAULT_BASE_PORT"]
 
 DEFAULT_BASE_PORT = 5540
@@ -96,18 +96,24 @@ def _basic_information(device: Any, attribute: str) -> Any:
     return device.endpoint(0).server(Clusters.BasicInformation).read(attribute)
 
 
-def home_pairings(home: Any, seed: int | None = None) -> dict[str, Pairing]:
+def home_pairings(home: Any, seed: int | None = None,
+                  devices: dict[str, Any] | None = None) -> dict[str, Pairing]:
     """Each device's passcode and discriminator, from the home seed and device id.
+
+    `devices` (id -> Device) are the nodes to pair, default the home's devices; see
+    `served_devices` for what the runtime serves.
 
     A device's codes depend only on (seed, device id), so adding a device leaves the others'
     codes alone; only a clash of 12-bit discriminators (QR codes must find exactly one node)
     moves the later device id, in sorted order, to the next free value.
     """
     seed = home.seed if seed is None else int(seed)
+    devices = home.devices if devices is None else devices
     taken: set[int] = set()
     found: dict[str, Pairing] = {}
-    for device_id in sorted(home.devices):
-        device = home.devices[device_id]
+    # The home's devices first, so extra nodes (room sensors) never move a device's codes.
+    for device_id in sorted(devices, key=lambda i: (i not in home.devices, i)):
+        device = devices[device_id]
         # A str seed is hashed with SHA-512 by `random`: stable across runs and processes.
         rng = random.Random(f"matter-twin pairing|{seed}|{device_id}")
         passcode, discriminator = passcode_and_discriminator(rng)
@@ -117,7 +123,24 @@ def home_pairings(home: Any, seed: int | None = None) -> dict[str, Pairing]:
         found[device_id] = Pairing(device_id, passcode, discriminator,
                                    int(_basic_information(device, "VendorID")),
                                    int(_basic_information(device, "ProductID")))
-    return {device_id: found[device_id] for device_id in home.devices}  # the home's order
+    return {device_id: found[device_id] for device_id in devices}  # the given order
+
+
+def served_devices(home: Any, room_sensors: bool = True) -> dict[str, Any]:
+    """The devices served as nodes: the home's, then one sensor node per room (ids
+    `sensors@<room>`, twin/room_sensors.py), so a controller reads rooms as real sensors."""
+    devices = dict(home.devices)
+    if room_sensors:
+        from twin.room_sensors import room_sensor_devices
+        devices.update((d.id, d) for d in room_sensor_devices(home).values())
+    return devices
+
+
+def device_name(home: Any, device: Any) -> str:
+    """A node's display name: the home's name for its devices, NodeLabel for the others."""
+    if device.id in home.devices:
+        return home.device_info(device.id).get("name") or device.type.label
+    return str(_basic_information(device, "NodeLabel") or device.type.label)
 
 
 # --- the sans-IO node ----------------------------------------------------------------------
@@ -367,18 +390,20 @@ class NodeManager:
     def __init__(self, home: Any, storage_dir: str | Path, base_port: int = DEFAULT_BASE_PORT,
                  host: str = "::", addresses: list[str] | None = None, interfaces: Any = None,
                  seed: int | None = None, lock: Any = None, rng: random.Random | None = None,
-                 reset_fabrics: bool = False):
-        if not 1 <= base_port <= 0xFFFF - max(len(home.devices) - 1, 0):
-            raise ValueError(f"base port {base_port}: the {len(home.devices)} nodes need ports "
-                             f"{base_port}..{base_port + len(home.devices) - 1}; accepted: 1..65535")
+                 reset_fabrics: bool = False, room_sensors: bool = True):
         self.home = home
+        self.devices = served_devices(home, room_sensors)
+        count = len(self.devices)
+        if not 1 <= base_port <= 0xFFFF - max(count - 1, 0):
+            raise ValueError(f"base port {base_port}: the {count} nodes need ports "
+                             f"{base_port}..{base_port + count - 1}; accepted: 1..65535")
         self.storage_dir = Path(storage_dir)
         self.base_port = base_port
         self.host = host
         self.lock = lock if lock is not None else contextlib.nullcontext()
         self.rng = rng if rng is not None else random.SystemRandom()
         self.reset_fabrics = reset_fabrics
-        self.pairings = home_pairings(home, seed)
+        self.pairings = home_pairings(home, seed, self.devices)
         self.nodes: dict[str, MatterNode] = {}
         advertiser_options: dict[str, Any] = {"addresses": addresses}
         if interfaces is not None:
@@ -387,13 +412,35 @@ class NodeManager:
         self._wanted: dict[str, dict[tuple, Any]] = {}
         self._published: dict[str, dict[tuple, Any]] = {}
         self._reconcilers: dict[str, asyncio.Task] = {}
+        self._unstepped: list[Any] = []
+        self._find_unstepped()
+
+    def _find_unstepped(self) -> None:
+        """Servers the home does not step (room sensors, a bridge's own): `poll` runs their
+        discrete events (an Identify that ends, say), so listeners hear it when it happens."""
+        stepped = {id(s) for d in self.home.devices.values() for s in d.servers()}
+        found: dict[int, Any] = {}
+        for device in self.devices.values():
+            for endpoint in device.endpoints.values():
+                for server in endpoint.servers.values():
+                    if id(server) not in stepped:
+                        found[id(server)] = server
+        self._unstepped = list(found.values())
+
+    def _settle_unstepped(self) -> None:
+        tick = self.home.clock.tick
+        with self.lock:
+            for server in self._unstepped:
+                due = server.next_event_tick()
+                if due is not None and due <= tick:
+                    server.advance_to(tick)
 
     def codes(self) -> list[dict[str, Any]]:
         """Pairing codes and ports of every node, in the home's device order."""
         rows = []
         for index, (device_id, pairing) in enumerate(self.pairings.items()):
             node = self.nodes.get(device_id)
-            rows.append({**pairing.to_json(), "name": self.home.device_info(device_id).get("name"),
+            rows.append({**pairing.to_json(), "name": device_name(self.home, self.devices[device_id]),
                          "port": node.port if node is not None else self.base_port + index})
         return rows
 
@@ -401,7 +448,7 @@ class NodeManager:
     async def start(self) -> None:
         """Build every node, open its UDP port and advertise it. On failure nothing stays open."""
         try:
-            for index, (device_id, device) in enumerate(self.home.devices.items()):
+            for index, (device_id, device) in enumerate(self.devices.items()):
                 core = self._build_core(device, self.pairings[device_id])
                 node = MatterNode(device, core, self.base_port + index, self.host)
                 await node.start()
@@ -431,6 +478,7 @@ class NodeManager:
 
     def poll(self) -> None:
         """Called after each simulation step: every node gets a turn, then mDNS follows."""
+        self._settle_unstepped()
         for node in self.nodes.values():
             node.poll()
         self.sync_advertisements()
