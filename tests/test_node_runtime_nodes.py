@@ -68,3 +68,48 @@ def test_poll_runs_the_events_the_home_does_not_step(tmp_path):
     heard.clear()
     manager._settle_unstepped()              # what poll() does after each simulation step
     assert identify.next_event_tick() is None and "IdentifyTime" in heard
+
+
+def build_bridge_manager(home, storage):
+    async def go():
+        manager = NodeManager(home, storage, rng=random.Random(1), as_bridge=True)
+        (device_id, device), = manager.devices.items()
+        manager.nodes[device_id] = MatterNode(device, manager._build_core(device, manager.pairings[device_id]),
+                                              manager.base_port)
+        return manager
+    return asyncio.run(go())
+
+
+def parts(bridge, endpoint):
+    return bridge.read(Clusters.Descriptor, "PartsList", endpoint)
+
+
+def test_bridge_mode_is_one_node_whose_endpoint_ids_survive_restarts_and_follow_the_home(tmp_path):
+    home = small_home()
+    manager = build_bridge_manager(home, tmp_path)
+    bridge = manager.bridge
+    assert list(manager.devices) == ["@bridge"] and [r["device"] for r in manager.codes()] == ["@bridge"]
+    assert sorted(bridge.bridged) == ["light", "sensors@bedroom", "sensors@kitchen"]
+    ids = {d: bridge.endpoint_ids(d) for d in bridge.bridged}
+    assert (tmp_path / "@bridge" / "bridge.json").exists()
+
+    # A device added to the home at run time is bridged at the next poll; the IM hears it.
+    im = manager.nodes["@bridge"].core.im
+    home.add_device("fan", "fan", "kitchen")
+    manager._sync_bridge()                   # what poll() does first after each step
+    fan_ids = bridge.endpoint_ids("fan")
+    assert set(fan_ids) <= set(parts(bridge, 1)) and set(fan_ids) <= set(parts(bridge, 0))
+    (fan_relay,) = [s for s in bridge.servers() if s.endpoint.id == fan_ids[0] and s.id == Clusters.FanControl.id]
+    assert im._on_change in fan_relay.listeners     # it reports the fan at its bridged path
+
+    # A restart on the same storage keeps every id, the run-time addition's too.
+    again = build_bridge_manager(home, tmp_path).bridge
+    assert {d: again.endpoint_ids(d) for d in ids} == ids and again.endpoint_ids("fan") == fan_ids
+
+    # A device gone from the home is unbridged: out of PartsList, its ids never reused.
+    del home.devices["light"]
+    manager._sync_bridge()                   # what poll() does first after each step
+    assert "light" not in bridge.bridged and not set(ids["light"]) & set(parts(bridge, 1))
+    home.add_device("lamp", "on_off_light", "bedroom")
+    manager._sync_bridge()                   # what poll() does first after each step
+    assert not set(bridge.endpoint_ids("lamp")) & set(ids["light"])

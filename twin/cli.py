@@ -198,7 +198,10 @@ def run(home_file: Optional[Path] = HomeOption, seed: Optional[int] = SeedOption
         interface: Optional[str] = typer.Option(None, "--interface", help="Advertise on this network "
                                                 "interface only (default: all).", show_default=False),
         http_port: Optional[int] = typer.Option(None, "--http", help="Also serve the tool API on "
-                                                "127.0.0.1:PORT (as `twin serve` does).", show_default=False)) -> None:
+                                                "127.0.0.1:PORT (as `twin serve` does).", show_default=False),
+        as_bridge: bool = typer.Option(False, "--as-bridge", help="Serve the whole home as ONE Matter Bridge "
+                                       "node (Aggregator plus a bridged endpoint per device and room "
+                                       "sensor): one commissioning adds everything.")) -> None:
     """Run the home: rooms and devices evolve on the virtual clock.
 
     Every device is a Matter node that a controller (Home Assistant, chip-tool) commissions
@@ -255,7 +258,7 @@ def run(home_file: Optional[Path] = HomeOption, seed: Optional[int] = SeedOption
             try:
                 interrupted = cli_node.run(home, factor, end_tick, err_console, matter=nodes, storage=storage,
                                            reset_fabrics=reset_fabrics, base_port=base_port,
-                                           interface=interface, http_port=http_port)
+                                           interface=interface, http_port=http_port, as_bridge=as_bridge)
             except (OSError, ValueError) as err:  # port in use, unknown interface, foreign storage
                 raise CliError(str(err)) from None
         else:

@@ -126,7 +126,7 @@ async def run_async(home: Any, speed: float, end_tick: int | None, console: Cons
                     matter: bool = True, storage: Path = DEFAULT_STORAGE, reset_fabrics: bool = False,
                     base_port: int = 5540, interface: str | None = None,
                     http_port: int | None = None, http_host: str = "127.0.0.1",
-                    view: Any = None) -> bool:
+                    view: Any = None, as_bridge: bool = False) -> bool:
     """Run the home in real time (or at `speed`) with its nodes and/or the HTTP API.
 
     Returns True when stopped by Ctrl-C / SIGTERM, False when `end_tick` was reached.
@@ -143,7 +143,8 @@ async def run_async(home: Any, speed: float, end_tick: int | None, console: Cons
     if matter:
         addresses, interfaces = interface_settings(interface)
         manager = NodeManager(home, storage, base_port=base_port, addresses=addresses,
-                              interfaces=interfaces, lock=lock, reset_fabrics=reset_fabrics)
+                              interfaces=interfaces, lock=lock, reset_fabrics=reset_fabrics,
+                              as_bridge=as_bridge)
         if http_port is not None:
             app.state.codes = manager.codes
     stop = asyncio.Event()
@@ -156,7 +157,8 @@ async def run_async(home: Any, speed: float, end_tick: int | None, console: Cons
             await manager.start()
             rows = manager.codes()
             print_codes(console, rows)
-            print(f"matter: {len(rows)} nodes on UDP ports {base_port}-{base_port + len(rows) - 1}, "
+            what = f"bridge of {len(manager.bridge.bridged)} devices" if as_bridge else f"{len(rows)} nodes"
+            print(f"matter: {what} on UDP ports {base_port}-{base_port + len(rows) - 1}, "
                   f"storage {storage}", file=sys.stderr, flush=True)
         if http_port is not None:
             server = _QuietServer.make(app, http_host, http_port)

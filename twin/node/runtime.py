@@ -390,14 +390,20 @@ class NodeManager:
     def __init__(self, home: Any, storage_dir: str | Path, base_port: int = DEFAULT_BASE_PORT,
                  host: str = "::", addresses: list[str] | None = None, interfaces: Any = None,
                  seed: int | None = None, lock: Any = None, rng: random.Random | None = None,
-                 reset_fabrics: bool = False, room_sensors: bool = True):
+                 reset_fabrics: bool = False, room_sensors: bool = True, as_bridge: bool = False):
         self.home = home
-        self.devices = served_devices(home, room_sensors)
+        self.storage_dir = Path(storage_dir)
+        self.bridge: Any = None
+        if as_bridge:
+            from twin.bridge_node import build_bridge
+            self.bridge = build_bridge(home, room_sensors=room_sensors, allocation=self._load_allocation())
+            self.devices = {self.bridge.id: self.bridge}
+        else:
+            self.devices = served_devices(home, room_sensors)
         count = len(self.devices)
         if not 1 <= base_port <= 0xFFFF - max(count - 1, 0):
             raise ValueError(f"base port {base_port}: the {count} nodes need ports "
                              f"{base_port}..{base_port + count - 1}; accepted: 1..65535")
-        self.storage_dir = Path(storage_dir)
         self.base_port = base_port
         self.host = host
         self.lock = lock if lock is not None else contextlib.nullcontext()
@@ -412,8 +418,12 @@ class NodeManager:
         self._wanted: dict[str, dict[tuple, Any]] = {}
         self._published: dict[str, dict[tuple, Any]] = {}
         self._reconcilers: dict[str, asyncio.Task] = {}
+        self._home_bridged = set(home.devices)     # bridge mode: the home devices bridged
         self._unstepped: list[Any] = []
         self._find_unstepped()
+        if self.bridge is not None:
+            self._save_allocation()
+            self.bridge.composition_listeners.append(self._recomposed)
 
     def _find_unstepped(self) -> None:
         """Servers the home does not step (room sensors, a bridge's own): `poll` runs their
@@ -434,6 +444,56 @@ class NodeManager:
                 due = server.next_event_tick()
                 if due is not None and due <= tick:
                     server.advance_to(tick)
+
+    # -- bridge mode ----------------------------------------------------------------------------
+    def _allocation_path(self) -> Path:
+        from twin.bridge_node import BRIDGE_ID
+        return self._node_dir(BRIDGE_ID) / "bridge.json"
+
+    def _load_allocation(self) -> dict[str, Any] | None:
+        """The saved endpoint assignment, so controllers keep their endpoint ids."""
+        import json
+        path = self._allocation_path()
+        if not path.exists():
+            return None
+        try:
+            return json.loads(path.read_text())
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"{path}: not a saved bridge endpoint allocation ({exc}); "
+                             "delete it to number the bridged endpoints afresh") from exc
+
+    def _save_allocation(self) -> None:
+        import json
+
+        from .files import write_atomic
+        path = self._allocation_path()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        data = json.dumps(self.bridge.allocation(), indent=1, sort_keys=True).encode()
+        if not path.exists() or path.read_bytes() != data:
+            write_atomic(path, data)
+
+    def _recomposed(self, bridge: Any) -> None:
+        """A device was bridged or unbridged: keep its ids, and let the IM hear the new
+        servers and report the changed tree (PartsList, wildcard paths) to subscribers."""
+        self._save_allocation()
+        node = self.nodes.get(bridge.id)
+        if node is not None:
+            node.core.im._watch()   # listen to the new endpoints' servers (im.py has no public hook)
+            node.core.im.changed()
+
+    def _sync_bridge(self) -> None:
+        """Bridge devices added to the home at run time; unbridge those gone from it.
+        (The home has no add/remove hook; comparing key sets each step costs next to nothing.)"""
+        if self.home.devices.keys() == self._home_bridged:
+            return
+        with self.lock:
+            for device_id in [d for d in self._home_bridged if d not in self.home.devices]:
+                self.bridge.remove_device(device_id)
+                self._home_bridged.discard(device_id)
+            for device_id, device in list(self.home.devices.items()):
+                if device_id not in self._home_bridged:
+                    self.bridge.add_device(device)
+                    self._home_bridged.add(device_id)
 
     def codes(self) -> list[dict[str, Any]]:
         """Pairing codes and ports of every node, in the home's device order."""
@@ -478,6 +538,8 @@ class NodeManager:
 
     def poll(self) -> None:
         """Called after each simulation step: every node gets a turn, then mDNS follows."""
+        if self.bridge is not None:
+            self._sync_bridge()
         self._settle_unstepped()
         for node in self.nodes.values():
             node.poll()
