@@ -42,6 +42,7 @@ import typing
 from typing import Any, Callable
 
 from chip.clusters.ClusterObjects import ALL_ATTRIBUTES, ALL_CLUSTERS, ClusterObject
+from chip.clusters import Objects as Clusters
 from chip.clusters.Types import Nullable, NullValue
 from chip import tlv
 
@@ -57,6 +58,14 @@ DESCRIPTOR = 0x001D
 BASIC_INFORMATION = 0x0028
 GLOBAL_IDS = {0xFFF8: "GeneratedCommandList", 0xFFF9: "AcceptedCommandList",
               0xFFFB: "AttributeList", 0xFFFC: "FeatureMap", 0xFFFD: "ClusterRevision"}
+#: The node's own management clusters (commissioning, operational credentials, ACL, group
+#: keys, network, diagnostics). The controller owns them, so the tools never show or touch
+#: them: a twin device in process has none (its node runtime adds them), and an agent that
+#: wrote the ACL or removed a fabric would cut python-matter-server off the device.
+NODE_MANAGEMENT = frozenset(c.id for c in (
+    Clusters.AccessControl, Clusters.GeneralCommissioning, Clusters.NetworkCommissioning,
+    Clusters.OperationalCredentials, Clusters.GroupKeyManagement, Clusters.GeneralDiagnostics,
+    Clusters.AdministratorCommissioning))
 #: One read gives the whole composition: Descriptor lists, global attributes, identity.
 LAYOUT_PATHS = ["*/29/0", "*/29/1", "*/29/3", "*/*/65529", "*/*/65531", "*/*/65532",
                 "*/*/65533", "0/40/1", "0/40/4"]
@@ -114,15 +123,22 @@ def to_wire(value: Any) -> Any:
 # ---- what our cluster servers know that Matter does not say: writability, order --------
 
 @functools.lru_cache(maxsize=1)
-def _known_servers() -> dict[int, Any]:
-    """Cluster id -> one of our ClusterServer instances (spec writability and the order
-    in which the twin lists attributes and commands)."""
+def _known_servers() -> dict[tuple[int, int | None], Any]:
+    """(cluster id, feature map) and (cluster id, None) -> one of our ClusterServer instances
+    (spec writability and the order in which the twin lists attributes and commands). The
+    feature map matters: OnOff with Lighting has writable OnTime, without it no OnTime."""
     from clusters.devices import DEVICE_TYPES, create_device
-    out: dict[int, Any] = {}
+    out: dict[tuple[int, int | None], Any] = {}
     for key in sorted(DEVICE_TYPES):
         for server in create_device(key, key).servers():
-            out.setdefault(server.id, server)
+            out.setdefault((server.id, server.feature_map), server)
+            out.setdefault((server.id, None), server)
     return out
+
+
+def _known_server(cluster_id: int, feature_map: int | None = None) -> Any:
+    known = _known_servers()
+    return known.get((cluster_id, feature_map)) or known.get((cluster_id, None))
 
 
 def _ordered(ids: list[int], names: Callable[[int], str], preferred: tuple[str, ...]) -> list[int]:
@@ -372,6 +388,8 @@ class MatterDevice:
                 key = {0: "device_types", 1: "servers", 3: "parts"}[aid]
                 entry[key] = ([{"id": d.get("0", d.get(0)), "revision": d.get("1", d.get(1))}
                                for d in value] if aid == 0 else sorted(value or []))
+                if aid == 1:
+                    entry[key] = [c for c in entry[key] if c not in NODE_MANAGEMENT]
             if aid in GLOBAL_IDS:
                 cluster = entry["clusters"].setdefault(cid, {"attributes": [], "commands": [],
                                                              "feature_map": 0, "revision": 0})
@@ -435,7 +453,7 @@ class MatterDevice:
 
     @staticmethod
     def _describe(cid: int, info: dict[str, Any]) -> dict[str, Any]:
-        known = _known_servers().get(cid)
+        known = _known_server(cid, info.get("feature_map"))
         attrs = _ordered(list(info.get("attributes", [])), lambda a: attribute_name(cid, a),
                          known.attribute_names() if known is not None else ())
         cmds = [c for c in info.get("commands", []) if _command_class(cid, c) is not None]
@@ -515,7 +533,7 @@ class MatterDevice:
         out: dict[str, Any] = {}
         for path in sorted(raw, key=lambda p: tuple(int(x) for x in p.split("/"))):
             ep, cid, aid = (int(x) for x in path.split("/"))
-            if aid in GLOBAL_IDS or aid == 0xFFFA:  # globals: see get_device_structure
+            if cid in NODE_MANAGEMENT or aid in GLOBAL_IDS or aid == 0xFFFA:  # globals: see get_device_structure
                 continue
             name = attribute_name(cid, aid)
             if name in GLOBAL_ATTRIBUTES:
@@ -539,7 +557,7 @@ class MatterDevice:
             if status:
                 err = _status_error(int(status), what)
                 if err.code == Status.UNSUPPORTED_WRITE.name:
-                    known = _known_servers().get(cid)
+                    known = _known_server(cid, info.get("feature_map"))
                     err.accepted = sorted(known.writable) if known is not None else None
                 raise err
         return {"endpoint_id": ep, "cluster": cname, "attribute": aname,
