@@ -73,6 +73,9 @@ class ClusterServer:
     #: False for node-only servers (commissioning, fabrics) whose state lives in the node's
     #: storage directory, not in simulation snapshots.
     in_snapshot: ClassVar[bool] = True
+    #: Attributes with the spec's "C" quality (changes omitted): a read returns the current
+    #: value, but a change is never reported to subscribers (e.g. GeneralDiagnostics.UpTime).
+    changes_omitted: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, feature_map: int = 0, **initial: Any):
         self.feature_map = int(feature_map)
@@ -81,6 +84,8 @@ class ClusterServer:
         self.data_version = 0
         self.listeners: list[Callable[[ClusterServer, str], None]] = []
         self.event_sink: Callable[[ClusterServer, ClusterEvent], None] | None = None
+        #: Observers of emitted events (a Matter node's IM); they keep no copy of server state.
+        self.event_listeners: list[Callable[[ClusterServer, ClusterEvent], None]] = []
         self._values: dict[str, Any] = {}
         defaults = self.defaults()
         unknown = set(initial) - set(self.attributes)
@@ -217,6 +222,8 @@ class ClusterServer:
     def emit_event(self, event: ClusterEvent) -> None:
         if self.event_sink is not None:
             self.event_sink(self, event)
+        for listener in list(getattr(self, "event_listeners", ())):
+            listener(self, event)
 
     # ---- time --------------------------------------------------------------------
     @property

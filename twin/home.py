@@ -436,7 +436,7 @@ class Home:
             return cls.load(path, seed)
 
 
-_SERVER_SPECIAL = frozenset({"_values", "listeners", "event_sink"})
+_SERVER_SPECIAL = frozenset({"_values", "listeners", "event_sink", "event_listeners"})
 
 
 class _GraphCopier:
@@ -507,6 +507,7 @@ class _GraphCopier:
                 fields["_values"] = v._values.copy()  # attribute values are replaced, never mutated
                 fields["listeners"] = [memo.get(id(x)) or cp(x) for x in v.listeners[:wired[id(v)]]]
                 fields["event_sink"] = None  # set to the new home's by fork()
+                fields["event_listeners"] = []  # observers from outside (nodes) stay behind
                 new.__dict__.update(fields)
                 return new
             if kind == OBJECT:

@@ -771,6 +771,7 @@ class GeneralDiagnosticsServer(_NodeServer):
     revision = 2
     attributes = ("NetworkInterfaces", "RebootCount", "UpTime", "BootReason", "TestEventTriggersEnabled")
     commands = ("TestEventTrigger", "TimeSnapshot")
+    changes_omitted = frozenset({"UpTime"})   # spec quality C: read it, never reported on change
 
     def __init__(self, node: "NodeCommissioning", hardware_address: bytes):
         super().__init__(node)

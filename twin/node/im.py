@@ -24,11 +24,33 @@ servers that derive values in `get()` are re-read at least every `poll_ms` and r
 encoded value differs from what was last sent. Never faster than the min interval, always the
 latest value; an empty report keeps the subscription alive at the max interval.
 
-Extension points (issue 4): events (EventRequests are accepted and answered with no events) and
-access control (`access_check` is called for every attribute and command; None allows all).
+Attributes a server lists in `changes_omitted` (the spec's "C" quality, e.g. UpTime) are read
+normally but never reported because they changed. Quality "Q" attributes (CountdownTime,
+RemainingTime) are derived per tick, so the poll reports them at most once per `poll_ms` (1 s).
+
+DataVersion of a server that derives values in get(): such values move without the server's
+DataVersion moving, so the IM reports `server.data_version + bump`, where `bump` is a per-node
+counter raised whenever the IM sees the cluster's encoded values differ from the last ones it
+saw (on a poll or before honouring a DataVersion filter). The simulation's own DataVersions (in
+snapshots) are untouched, so step == fast-forward stays byte-identical.
+
+Events (Core spec 8.x, "Event"): servers announce events through `ClusterServer.emit_event`;
+the IM listens (`event_listeners`, no copy of server state) and keeps the node's event log:
+per-node event numbers counting up from 0 for the IM's lifetime, the spec priority of each event
+(`EVENT_PRIORITY`), and a bounded buffer per priority (`EVENT_BUFFER`, oldest dropped first).
+The timestamp is a system timestamp: the twin's virtual time in ms (the home clock's tick * 100),
+which is monotonic and deterministic; the node keeps no epoch time. BasicInformation StartUp
+is logged when the IM is created (the node starts); `shutdown()` logs ShutDown. Reads and
+subscriptions honour EventRequests (wildcards) and EventFilters (EventMin); a subscription
+reports new matching events at its min interval, or at once when the matching path has
+IsUrgent set.
+
+Access control (`access_check`, see twin/node/access.py) is called for every attribute, command
+and event; None allows all.
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 import logging
 import random
@@ -36,17 +58,18 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 from chip.clusters import Objects as Clusters
-from chip.clusters.ClusterObjects import ClusterCommand, ClusterObject
+from chip.clusters.ClusterObjects import ClusterCommand, ClusterEvent, ClusterObject
 from chip.clusters.Types import NullValue
 
-from clusters.base import AccessContext, ClusterServer, current_access
+from clusters.base import TICKS_PER_SECOND, AccessContext, ClusterServer, current_access
 from clusters.device import DescriptorServer, Device
 from clusters.status import MatterError, Status
 from clusters.values import to_json
 
 from .exchange import ExchangeError
 from .im_codec import (FABRIC_INDEX_TAG, AttributeData, AttributePath, AttributeReport, AttributeStatus,
-                       CodecError, CommandData, CommandPath, CommandStatus, InvokeRequest, InvokeResponse,
+                       CodecError, CommandData, CommandPath, CommandStatus, EventData, EventPath, EventReport,
+                       EventStatus, InvokeRequest, InvokeResponse,
                        InvokeResponseIB, Message, Opcode, Raw, ReadRequest, ReportData, StatusIB,
                        StatusResponse, Struct, SubscribeRequest, SubscribeResponse, TimedRequest, Typed,
                        WriteRequest, WriteResponse, decode_message, decode_typed, encode_value,
@@ -82,6 +105,35 @@ AccessCheck = Callable[[str, AccessContext, int, int, int], bool]
 
 Key = tuple[int, int, int]   # (endpoint, cluster id, attribute id)
 
+# Event priorities (Core spec PriorityLevel).
+DEBUG, INFO, CRITICAL = 0, 1, 2
+#: The spec priority of the events our servers emit (cluster spec, "Events" tables); chip's
+#: Objects do not carry it. Anything not listed is INFO, the priority of most cluster events.
+EVENT_PRIORITY: dict[tuple[int, int], int] = {
+    (Clusters.BasicInformation.id, Clusters.BasicInformation.Events.StartUp.event_id): CRITICAL,
+    (Clusters.BasicInformation.id, Clusters.BasicInformation.Events.ShutDown.event_id): CRITICAL,
+    (Clusters.BasicInformation.id, Clusters.BasicInformation.Events.Leave.event_id): INFO,
+    (Clusters.BridgedDeviceBasicInformation.id,
+     Clusters.BridgedDeviceBasicInformation.Events.StartUp.event_id): CRITICAL,
+    (Clusters.BridgedDeviceBasicInformation.id,
+     Clusters.BridgedDeviceBasicInformation.Events.ShutDown.event_id): CRITICAL,
+    (Clusters.OperationalState.id, Clusters.OperationalState.Events.OperationalError.event_id): CRITICAL,
+    (Clusters.RvcOperationalState.id, Clusters.RvcOperationalState.Events.OperationalError.event_id): CRITICAL,
+}
+#: Events kept per priority (the spec's per-priority buffers; the oldest goes first).
+EVENT_BUFFER = {DEBUG: 64, INFO: 256, CRITICAL: 64}
+
+
+@dataclass(frozen=True)
+class EventRecord:
+    number: int
+    priority: int
+    endpoint: int
+    cluster: int
+    event: int
+    system_ms: int
+    data: bytes            # the event's fields, TLV-encoded by its chip type
+
 
 @dataclass(eq=False)
 class Subscription:
@@ -100,6 +152,10 @@ class Subscription:
     dirty: set[Key] = field(default_factory=set)
     last_sent: dict[Key, bytes] = field(default_factory=dict)
     busy: "_Pending | None" = None        # a report (or the priming) waiting for its answer
+    event_paths: list[EventPath] = field(default_factory=list)
+    event_min: int = 0                    # next event number to report
+    events_due: bool = False              # a matching event is waiting
+    urgent: bool = False                  # ... and an urgent path matched it
 
     @property
     def max_interval_s(self) -> int:
@@ -139,6 +195,20 @@ class InteractionModelServer:
         overhead = len(ReportData(subscription_id=0xFFFFFFFF, attribute_reports=[], more_chunked=True,
                                   suppress_response=True).encode())
         self._item_budget = max_payload - overhead
+        #: Bridge nodes serve other devices' servers at their own endpoint ids.
+        self._endpoint_of: Callable[[ClusterServer], int | None] | None = getattr(data_model, "endpoint_of", None)
+        self._bumps: dict[tuple[int, int], int] = {}            # (endpoint, cluster) -> DataVersion bump
+        self._derived_seen: dict[tuple[int, int], dict[str, bytes]] = {}
+        self.events: dict[int, collections.deque[EventRecord]] = {
+            p: collections.deque(maxlen=n) for p, n in EVENT_BUFFER.items()}
+        self.next_event_number = 0
+        self._event_servers: set[int] = set()
+        self._watch()
+        basic = self._basic_information()
+        if basic is not None:
+            # Node-level, not simulation: logged here only, not in the home's event list.
+            self._on_event(basic, Clusters.BasicInformation.Events.StartUp(
+                softwareVersion=int(basic.get("SoftwareVersion"))))
 
     # ---- entry points ----------------------------------------------------------------------
     def handle(self, session: Any, exchange: Any, opcode: int, payload: bytes, now_ms: float) -> list:
@@ -228,6 +298,16 @@ class InteractionModelServer:
         """MRP gave up on an exchange (on_timer notices this by itself too)."""
         pending = self._pending.get(exchange)
         return self._abandon(pending, now_ms) if pending is not None else []
+
+    def shutdown(self) -> None:
+        """The node is going down: log BasicInformation ShutDown (reported to nobody after)."""
+        basic = self._basic_information()
+        if basic is not None:
+            self._on_event(basic, Clusters.BasicInformation.Events.ShutDown())
+
+    def _basic_information(self) -> ClusterServer | None:
+        root = self.device.endpoints.get(0)
+        return root.servers.get(Clusters.BasicInformation.id) if root is not None else None
 
     def changed(self, endpoint: int | None = None, cluster: int | None = None) -> None:
         """Mark attributes changed that no listener reports (e.g. a PartsList after re-composition)."""
@@ -398,7 +478,7 @@ class InteractionModelServer:
             return [self._status_item(path, Status.FAILURE)]
         if record is not None:
             record[(ep, server.id, attr_cls.attribute_id)] = data
-        version = server.data_version
+        version = self._version(ep, server)
         item = AttributeReport(attribute_data=AttributeData(path, Raw(data), version)).element()
         if len(item) <= self._item_budget:
             return [item]
@@ -420,12 +500,35 @@ class InteractionModelServer:
             pieces.append(piece)
         return pieces
 
+    def _version(self, ep: int, server: ClusterServer) -> int:
+        """The DataVersion we report: the server's plus our bumps for derived values (see top)."""
+        return (server.data_version + self._bumps.get((ep, server.id), 0)) & 0xFFFFFFFF
+
+    def _refresh_version(self, ep: int, server: ClusterServer) -> None:
+        """Bump the reported DataVersion if a derived value moved since we last looked."""
+        if not _derives(server):
+            return
+        now: dict[str, bytes] = {}
+        for name in server.attributes:
+            if name in server.changes_omitted:
+                continue   # C quality: its changes are not changes of the cluster's data
+            try:
+                now[name] = encode_value(server.attribute_class(name).attribute_type.Type, server.read(name))
+            except Exception:
+                continue
+        key = (ep, server.id)
+        seen = self._derived_seen.get(key)
+        if seen is not None and seen != now:
+            self._bumps[key] = self._bumps.get(key, 0) + 1
+        self._derived_seen[key] = now
+
     def _read_items(self, paths: list[AttributePath], filters: list, fabric_filtered: bool,
                     access: AccessContext, record: dict[Key, bytes] | None = None) -> tuple[list[bytes], bool]:
         """Report items for the paths, and whether any covered server derives values in get()."""
         versions = {(f.path.endpoint, f.path.cluster): f.data_version for f in filters or ()}
         items: list[bytes] = []
         polls = False
+        refreshed: set[tuple[int, int]] = set()
         for path in paths:
             try:
                 targets = self._expand(path)
@@ -439,28 +542,33 @@ class InteractionModelServer:
                     if path.concrete:
                         items.append(self._status_item(path, Status.UNSUPPORTED_ACCESS))
                     continue
-                if versions.get((ep, server.id)) == server.data_version:
+                if (ep, server.id) not in refreshed:   # before we report or compare its version
+                    refreshed.add((ep, server.id))
+                    self._refresh_version(ep, server)
+                if versions.get((ep, server.id)) == self._version(ep, server):
                     continue   # the client already holds this cluster's data
                 items += self._items(ep, server, name, access, fabric_filtered, record)
         return items, polls
 
-    def _report_chunks(self, items: list[bytes], subscription_id: int | None,
-                       for_read: bool) -> list[tuple[int, bytes]]:
-        """ReportData messages holding `items` in order, each within max_payload."""
-        batches: list[list[bytes]] = [[]]
+    def _report_chunks(self, items: list[bytes], subscription_id: int | None, for_read: bool,
+                       events: list[bytes] = ()) -> list[tuple[int, bytes]]:
+        """ReportData messages holding `items`, then `events`, in order, each within max_payload."""
+        batches: list[list[tuple[bool, bytes]]] = [[]]
         size = 0
-        for item in items:
-            if batches[-1] and size + len(item) > self._item_budget:
+        for item in [(False, b) for b in items] + [(True, b) for b in events]:
+            if batches[-1] and size + len(item[1]) > self._item_budget:
                 batches.append([])
                 size = 0
             batches[-1].append(item)
-            size += len(item)
+            size += len(item[1])
         out = []
         for i, batch in enumerate(batches):
             more = i < len(batches) - 1
-            message = ReportData(subscription_id=subscription_id,
-                                 attribute_reports=[Raw(b) for b in batch] if batch else None,
-                                 more_chunked=more, suppress_response=for_read and not more)
+            attrs = [Raw(b) for is_event, b in batch if not is_event]
+            evs = [Raw(b) for is_event, b in batch if is_event]
+            message = ReportData(subscription_id=subscription_id, attribute_reports=attrs or None,
+                                 event_reports=evs or None, more_chunked=more,
+                                 suppress_response=for_read and not more)
             out.append((Opcode.ReportData, message.encode()))
         return out
 
@@ -470,8 +578,8 @@ class InteractionModelServer:
             return self._status(exchange, Status.INVALID_ACTION, now_ms)
         items, _ = self._read_items(message.attribute_requests or [], message.data_version_filters,
                                     message.fabric_filtered, access)
-        # Events are an extension point: event paths are accepted and yield no EventReports yet.
-        chunks = self._report_chunks(items, None, for_read=True)
+        events = self._event_items(message.event_requests or [], _event_min(message.event_filters), access)
+        chunks = self._report_chunks(items, None, for_read=True, events=events)
         return self._start(exchange, "read", chunks, now_ms, expect_last=False)
 
     # ---- subscribe -----------------------------------------------------------------------
@@ -495,12 +603,15 @@ class InteractionModelServer:
         max_interval = min(max(ceiling, floor, MIN_MAX_INTERVAL_S), max(PUBLISHER_MAX_INTERVAL_LIMIT_S, ceiling))
         sub = Subscription(sub_id, session, exchange.layer, exchange.handler,
                            list(message.attribute_requests or []), message.fabric_filtered,
-                           floor * 1000, max_interval * 1000)
+                           floor * 1000, max_interval * 1000,
+                           event_paths=list(message.event_requests or []))
         self._watch()
         items, sub.polls = self._read_items(sub.paths, message.data_version_filters, sub.fabric_filtered,
                                             access, record=sub.last_sent)
+        events = self._event_items(sub.event_paths, _event_min(message.event_filters), access)
+        sub.event_min = self.next_event_number
         self.subscriptions[sub_id] = sub
-        chunks = self._report_chunks(items, sub_id, for_read=False)
+        chunks = self._report_chunks(items, sub_id, for_read=False, events=events)
         return self._start(exchange, "priming", chunks, now_ms, subscription=sub)
 
     def _watch(self) -> None:
@@ -508,11 +619,79 @@ class InteractionModelServer:
         for server in self.device.servers():
             if self._on_change not in server.listeners:
                 server.listeners.append(self._on_change)
+            target = getattr(server, "server", server)   # a bridge relay: the server it stands for
+            if id(target) not in self._event_servers:
+                self._event_servers.add(id(target))
+                target.event_listeners.append(self._on_event)
+
+    def _endpoint(self, server: ClusterServer) -> int | None:
+        """The endpoint id at which this node serves `server`."""
+        if self._endpoint_of is not None:
+            ep = self._endpoint_of(server)
+            if ep is not None:
+                return ep
+        return server.endpoint.id if server.endpoint is not None else None
+
+    # ---- events --------------------------------------------------------------------------
+    def _on_event(self, server: ClusterServer, event: ClusterEvent) -> None:
+        ep = self._endpoint(server)
+        if ep is None:
+            return
+        try:
+            data = encode_value(type(event), event)
+        except CodecError as e:
+            log.error("%s event %s does not encode: %s", server.name, type(event).__name__, e)
+            return
+        priority = EVENT_PRIORITY.get((event.cluster_id, event.event_id), INFO)
+        record = EventRecord(self.next_event_number, priority, ep, event.cluster_id, event.event_id,
+                             server.clock.tick * 1000 // TICKS_PER_SECOND, data)
+        self.next_event_number += 1
+        self.events[priority].append(record)
+        marked = False
+        for sub in self.subscriptions.values():
+            matching = [p for p in sub.event_paths if _event_matches(p, record)]
+            if matching:
+                sub.events_due = True
+                sub.urgent = sub.urgent or any(p.is_urgent for p in matching)
+                marked = True
+        if marked:
+            self._notify()
+
+    def _event_items(self, paths: list[EventPath], event_min: int, access: AccessContext,
+                     concrete_status: bool = True) -> list[bytes]:
+        """EventReportIBs for the logged events the paths name, from number `event_min` on."""
+        items: list[bytes] = []
+        for path in paths:
+            if concrete_status and path.endpoint is not None and path.cluster is not None:
+                status = self._event_path_status(path, access)
+                if status is not None:
+                    items.append(EventReport(event_status=EventStatus(path, StatusIB(status))).element())
+        records = sorted((r for q in self.events.values() for r in q), key=lambda r: r.number)
+        for r in records:
+            if r.number < event_min or not any(_event_matches(p, r) for p in paths):
+                continue
+            if not self._allowed("event", access, r.endpoint, r.cluster, r.event):
+                continue
+            items.append(EventReport(event_data=EventData(
+                EventPath(endpoint=r.endpoint, cluster=r.cluster, event=r.event), r.number, r.priority,
+                system_timestamp=r.system_ms, data=Raw(r.data))).element())
+        return items
+
+    def _event_path_status(self, path: EventPath, access: AccessContext) -> int | None:
+        """The status for a concrete event path that names nothing we serve, or may not be read."""
+        ep = self.device.endpoints.get(path.endpoint)
+        if ep is None:
+            return Status.UNSUPPORTED_ENDPOINT
+        if path.cluster not in ep.servers:
+            return Status.UNSUPPORTED_CLUSTER
+        if path.event is not None and not self._allowed("event", access, path.endpoint, path.cluster, path.event):
+            return Status.UNSUPPORTED_ACCESS
+        return None
 
     def _on_change(self, server: ClusterServer, name: str) -> None:
-        if not self.subscriptions or server.endpoint is None:
+        if not self.subscriptions or server.endpoint is None or name in server.changes_omitted:
             return
-        key = (server.endpoint.id, server.id, server.attribute_class(name).attribute_id)
+        key = (self._endpoint(server), server.id, server.attribute_class(name).attribute_id)
         marked = False
         for sub in self.subscriptions.values():
             if sub.covers(key):
@@ -531,8 +710,10 @@ class InteractionModelServer:
             return None
         earliest_allowed = sub.last_report_ms + sub.min_interval_ms
         due = sub.last_report_ms + sub.max_interval_ms
-        if sub.dirty:
+        if sub.dirty or sub.events_due:
             due = min(due, earliest_allowed)
+        if sub.urgent:
+            due = min(due, sub.last_report_ms)   # urgent events do not wait for the min interval
         if sub.polls:
             due = min(due, max(earliest_allowed, sub.next_poll_ms))
         return due
@@ -543,13 +724,17 @@ class InteractionModelServer:
         if poll:
             sub.next_poll_ms = now_ms + self.poll_ms
         items: list[bytes] = []
+        refreshed: set[tuple[int, int]] = set()
         dirty, sub.dirty = sub.dirty, set()
         for ep, server, name in self._expand_all(sub.paths):
             key = (ep, server.id, server.attribute_class(name).attribute_id)
-            if key not in dirty and not (poll and _derives(server)):
+            if key not in dirty and not (poll and _derives(server) and name not in server.changes_omitted):
                 continue
             if not self._allowed("read", access, *key):
                 continue
+            if poll and (ep, server.id) not in refreshed:
+                refreshed.add((ep, server.id))
+                self._refresh_version(ep, server)
             before = sub.last_sent.get(key)
             fresh: dict[Key, bytes] = {}
             new_items = self._items(ep, server, name, access, sub.fabric_filtered, fresh)
@@ -557,7 +742,12 @@ class InteractionModelServer:
                 continue   # re-read, unchanged
             sub.last_sent.update(fresh)
             items += new_items
-        if not items and now_ms < sub.last_report_ms + sub.max_interval_ms:
+        events: list[bytes] = []
+        if sub.events_due:
+            events = self._event_items(sub.event_paths, sub.event_min, access, concrete_status=False)
+            sub.event_min = self.next_event_number
+            sub.events_due = sub.urgent = False
+        if not items and not events and now_ms < sub.last_report_ms + sub.max_interval_ms:
             return []   # polled, nothing changed, keepalive not due yet
         try:
             exchange = sub.layer.new_exchange(sub.session, ProtocolId.INTERACTION_MODEL, handler=sub.handler)
@@ -566,8 +756,8 @@ class InteractionModelServer:
             self._remove(sub)
             return []
         sub.last_report_ms = now_ms
-        return self._start(exchange, "report", self._report_chunks(items, sub.id, for_read=False), now_ms,
-                           subscription=sub)
+        return self._start(exchange, "report", self._report_chunks(items, sub.id, for_read=False, events=events),
+                           now_ms, subscription=sub)
 
     # ---- write ---------------------------------------------------------------------------
     def _write(self, exchange: Any, message: WriteRequest, timed: bool, access: AccessContext,
@@ -698,6 +888,16 @@ def _derives(server: ClusterServer) -> bool:
     """Does the server derive values in get() (which change without firing listeners)?
     The Descriptor derives from the composition, which changes only through `changed()`."""
     return type(server).get is not ClusterServer.get and not isinstance(server, DescriptorServer)
+
+
+def _event_matches(path: EventPath, record: EventRecord) -> bool:
+    return (path.endpoint in (None, record.endpoint) and path.cluster in (None, record.cluster)
+            and path.event in (None, record.event))
+
+
+def _event_min(filters: list | None) -> int:
+    """The EventMin of the request's EventFilters (the node filter is ours or absent)."""
+    return max((f.event_min for f in filters or () if f.event_min is not None), default=0)
 
 
 def _concrete(path: AttributePath) -> AttributePath:
