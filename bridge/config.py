@@ -13,6 +13,7 @@ A YAML (or JSON) file, validated with pydantic. Errors are one line, `ConfigErro
         sensors:                                   # optional, per state; wins over `twin:`
           temperature: {device: hall_sensor, endpoint: 1}
           humidity: {node_id: 7, endpoint: 2}      # a node python-matter-server already has
+          pm10: {pairing_code: "MT:WGKT44QI14296J0DP10"}   # a sensor node, commissioned on first use
     devices:
       - id: lamp                                   # in-process twin device
         room: living_room
@@ -126,21 +127,31 @@ class DeviceConfig(_Model):
 
 
 class SensorRef(_Model):
-    """A measurement endpoint: of a configured device, or of a node by id."""
+    """A measurement endpoint: of a configured device, of a node by id, or of a sensor node by
+    pairing code (commissioned on first use, like a device's; refs with the same code share
+    one node). Without `endpoint`, the first endpoint with the state's measurement cluster."""
     device: Optional[str] = None
     server: Optional[str] = None
     node_id: Optional[int] = Field(None, ge=1)
+    pairing_code: Optional[str] = None
     endpoint: Optional[int] = Field(None, ge=0, le=0xFFFE)
 
     _url = field_validator("server")(classmethod(lambda cls, v: _check_url(v)))
 
+    @field_validator("pairing_code")
+    @classmethod
+    def _code(cls, value: str | None) -> str | None:
+        return None if value is None else normalize_pairing_code(value)
+
     @model_validator(mode="after")
     def _one_of(self) -> "SensorRef":
-        if (self.device is None) == (self.node_id is None):
-            raise ValueError("give exactly one of device (a configured device id) or node_id "
-                             "(with endpoint, and server unless the config has one)")
+        if sum(x is not None for x in (self.device, self.node_id, self.pairing_code)) != 1:
+            raise ValueError("give exactly one of device (a configured device id), node_id "
+                             "(a node the server has) or pairing_code (a sensor node to "
+                             "commission), with endpoint, and server unless the config has one")
         if self.device is not None and self.server is not None:
-            raise ValueError("server goes with node_id; a device's server comes from its entry")
+            raise ValueError("server goes with node_id or pairing_code; a device's server comes "
+                             "from its entry")
         return self
 
 
@@ -193,7 +204,7 @@ class BridgeConfig(_Model):
                 if ref.device is not None and ref.device not in devices:
                     raise ValueError(f"{where}.device: no device {ref.device!r}; devices: "
                                      + (", ".join(devices) or "none"))
-                if ref.node_id is not None and ref.server is None and self.server is None:
+                if ref.device is None and ref.server is None and self.server is None:
                     raise ValueError(f"{where}.server: missing, and the config has no default server")
         return self
 

@@ -530,8 +530,17 @@ class MatterDevice:
         layout = self.layout()
         eps = [e for e in layout if e >= 0]
         raw = self._read([f"{e}/*/*" for e in eps], f"read all attributes of {self.spec.id}")
+
+        def order(path: str) -> tuple[int, ...]:  # the twin's order: endpoint, cluster, its list
+            ep, cid, aid = (int(x) for x in path.split("/"))
+            info = layout.get(ep, {}).get("clusters", {}).get(cid, {})
+            known = _known_server(cid, info.get("feature_map"))
+            names = known.attribute_names() if known is not None else ()
+            name = attribute_name(cid, aid)
+            return ep, cid, names.index(name) if name in names else len(names), aid
+
         out: dict[str, Any] = {}
-        for path in sorted(raw, key=lambda p: tuple(int(x) for x in p.split("/"))):
+        for path in sorted(raw, key=order):
             ep, cid, aid = (int(x) for x in path.split("/"))
             if cid in NODE_MANAGEMENT or aid in GLOBAL_IDS or aid == 0xFFFA:  # globals: see get_device_structure
                 continue
@@ -594,6 +603,8 @@ def _decode(cid: int, aid: int, raw: Any, what: str, strict: bool = True) -> Any
         return None
     if aid in GLOBAL_IDS:
         return raw
+    if cid == DESCRIPTOR and aid == 1 and isinstance(raw, list):  # as get_device_structure shows it
+        return [c for c in raw if c not in NODE_MANAGEMENT]
     return wire_to_json(attribute_type(cid, aid), raw)
 
 
@@ -729,6 +740,7 @@ class MatterBackend:
         self._now = now
         self._connections: dict[str, MatterConnection] = {}
         self._devices: dict[str, Any] = {}
+        self._sensor_nodes: dict[tuple[str, str], MatterDevice] = {}
         for spec in self.config.devices:
             self._devices[spec.id] = self._make_device(spec)
         self._workflows = WallClockWorkflows(self, now)
@@ -752,8 +764,15 @@ class MatterBackend:
             conn.close()
 
     def commission_all(self) -> dict[str, int]:
-        """Adopt or commission every Matter device now (else on first use): id -> node id."""
-        return {d.spec.id: d.node_id for d in self._devices.values() if isinstance(d, MatterDevice)}
+        """Adopt or commission every Matter device and sensor node now (else on first use):
+        id -> node id."""
+        out = {d.spec.id: d.node_id for d in self._devices.values() if isinstance(d, MatterDevice)}
+        for room in self.config.rooms:
+            for ref in room.sensors.values():
+                if ref.pairing_code is not None:
+                    device = self._sensor_device(ref)
+                    out[device.spec.id] = device.node_id
+        return out
 
     # ---- lookups ---------------------------------------------------------------------
     def _device(self, device_id: str) -> Any:
@@ -826,9 +845,20 @@ class MatterBackend:
         if ref.device is not None:
             return self._device(ref.device)
         from .config import DeviceConfig, MatterRef
+        url = self.config.server_of(ref)
+        if ref.pairing_code is not None:
+            # One node per code, commissioned once and remembered in the state file under an
+            # id made from the code (QR payloads are base38: only ':' falls outside ids).
+            key = (url, ref.pairing_code)
+            if key not in self._sensor_nodes:
+                spec = DeviceConfig(id="sensor-node-" + ref.pairing_code.replace(":", "."),
+                                    room=self.config.rooms[0].id,
+                                    matter=MatterRef(server=url, pairing_code=ref.pairing_code))
+                self._sensor_nodes[key] = MatterDevice(spec, self.loaded, self.connection(url))
+            return self._sensor_nodes[key]
         spec = DeviceConfig(id=f"node-{ref.node_id}", room=self.config.rooms[0].id,
-                            matter=MatterRef(server=self.config.server_of(ref), node_id=ref.node_id))
-        return MatterDevice(spec, self.loaded, self.connection(self.config.server_of(ref)))
+                            matter=MatterRef(server=url, node_id=ref.node_id))
+        return MatterDevice(spec, self.loaded, self.connection(url))
 
     # ---- devices -------------------------------------------------------------------
     def device_structure(self, device_id: str) -> dict[str, Any]:
