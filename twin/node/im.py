@@ -179,12 +179,15 @@ class _Pending:
 
 class InteractionModelServer:
     def __init__(self, data_model: Device, rng: random.Random, *, max_payload: int = MAX_PAYLOAD,
-                 poll_ms: int = DEFAULT_POLL_MS, access_check: AccessCheck | None = None):
+                 poll_ms: int = DEFAULT_POLL_MS, access_check: AccessCheck | None | str = "acl"):
         self.device = data_model
         self.rng = rng
         self.max_payload = max_payload
         self.poll_ms = poll_ms
-        #: Extension point for ACL enforcement (issue 4); None allows every operation.
+        #: Who may do what: "acl" enforces the node's ACL when the device has the node's
+        #: AccessControl server (twin/node/access.py), a callable decides itself, None allows all.
+        if access_check == "acl":
+            access_check = _acl_check(data_model)
         self.access_check = access_check
         #: Called when a subscription gets something to report, so the runtime can re-arm its timer.
         self.on_dirty: Callable[[], None] | None = None
@@ -888,6 +891,14 @@ def _derives(server: ClusterServer) -> bool:
     """Does the server derive values in get() (which change without firing listeners)?
     The Descriptor derives from the composition, which changes only through `changed()`."""
     return type(server).get is not ClusterServer.get and not isinstance(server, DescriptorServer)
+
+
+def _acl_check(device: Device) -> AccessCheck | None:
+    from .access import AclCheck
+    root = device.endpoints.get(0)
+    server = root.servers.get(Clusters.AccessControl.id) if root is not None else None
+    node = getattr(server, "node", None)
+    return AclCheck(node, device) if node is not None and hasattr(node, "table") else None
 
 
 def _event_matches(path: EventPath, record: EventRecord) -> bool:
