@@ -1,0 +1,99 @@
+"""Shared machinery of the real-controller acceptance tests (test_e2e_*.py): one namespace per
+test module holding python-matter-server and `twin run`, and scenario functions run inside
+it against the server's WebSocket API and the twin's HTTP tool API.
+
+The processes come from test_e2e_matter_server (start_server / start_twin / stop / tail and
+its `Twin` HTTP client), so every e2e test starts them the same way.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+from netns import Netns, network_namespace
+from test_e2e_matter_server import WS_URL, Twin, start_server, start_twin, stop, tail
+
+
+@dataclass
+class TwinLab:
+    ns: Netns
+    workdir: Path
+    server: Any
+    twin: Any
+
+    def logs(self) -> str:
+        return (f"--- twin:\n{tail(self.workdir / 'twin.log')}\n--- server:\n"
+                f"{tail(self.workdir / 'server.log', 12000)}")
+
+    def call(self, module: str, scenario: str, state: Any = None, timeout: float = 240) -> Any:
+        """Run `module.scenario(client, twin, state)` inside the namespace; failures carry the logs."""
+        try:
+            return self.ns.call(run_scenario, module, scenario, state, timeout=timeout)
+        except Exception as err:
+            raise AssertionError(f"{err}\n{self.logs()}") from None
+
+
+@contextlib.contextmanager
+def twin_lab(workdir: Path, prefix: str, *twin_args: str) -> Iterator[TwinLab]:
+    with network_namespace(prefix) as ns:
+        server = start_server(ns, workdir)
+        twin = None
+        try:
+            twin = start_twin(ns, workdir, "twin.log", *twin_args)
+            yield TwinLab(ns, workdir, server, twin)
+        finally:
+            if twin is not None:
+                stop(twin)
+            stop(server)
+
+
+def run_scenario(module: str, scenario: str, state: Any) -> Any:
+    """In the namespace: connect to python-matter-server and run the scenario coroutine."""
+    func = getattr(importlib.import_module(module), scenario)
+    return asyncio.run(_session(func, state))
+
+
+async def _session(func: Any, state: Any) -> Any:
+    import aiohttp
+    from matter_server.client.client import MatterClient
+    async with aiohttp.ClientSession() as http:
+        client = MatterClient(WS_URL, http)
+        deadline = time.monotonic() + 60
+        while True:  # the server takes ~10 s to start
+            try:
+                await client.connect()
+                break
+            except Exception:
+                if time.monotonic() > deadline:
+                    raise
+                await asyncio.sleep(0.5)
+        ready = asyncio.Event()
+        listening = asyncio.create_task(client.start_listening(ready))
+        await asyncio.wait_for(ready.wait(), 30)
+        try:
+            return await func(client, Twin(http), state)
+        finally:
+            await client.disconnect()
+            listening.cancel()
+
+
+def attribute_classes(cluster_name: str, attribute_name: str) -> tuple[Any, Any]:
+    """(cluster class, attribute class) from chip.clusters.Objects by spec names."""
+    from chip.clusters import Objects as Clusters
+    cluster = getattr(Clusters, cluster_name)
+    return cluster, getattr(cluster.Attributes, attribute_name)
+
+
+def server_value_json(node: Any, endpoint: int, cluster_name: str, attribute_name: str) -> tuple[bool, Any]:
+    """(present, value as the twin's JSON) of one attribute in python-matter-server's node."""
+    from clusters.values import to_json
+    cluster, attribute = attribute_classes(cluster_name, attribute_name)
+    path = f"{endpoint}/{cluster.id}/{attribute.attribute_id}"
+    if path not in node.node_data.attributes:
+        return False, None
+    return True, to_json(node.endpoints[endpoint].get_attribute_value(cluster.id, attribute))
