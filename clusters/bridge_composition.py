@@ -19,12 +19,10 @@ only the Descriptor (and BDBI) on a bridged endpoint belong to the bridge. Reads
 invokes on a borrowed server are handed to the device that owns it, so clusters/rules.py
 applies to operations arriving through the bridge exactly as to tools.
 
-Change notifications: a borrowed server tells its listeners `(server, attribute)` with the
-server's own endpoint, which is not the bridged endpoint id. `servers()` therefore yields,
-for each borrowed server, a relay: it behaves as the server, except that its `endpoint` is
-the bridged endpoint and listeners added to it hear the server's changes as the relay's. An
-Interaction Model that listens on `servers()` (twin/node/im.py does) so reports the bridged
-path. To change a server, use `endpoints[...].servers`, which hold the real objects.
+Change notifications and events: a borrowed server tells its listeners `(server, attribute)`
+with the server itself, whose `endpoint` is the device's. `endpoint_of(server)` gives the
+bridged endpoint id it is served at; the Interaction Model (twin/node/im.py) uses it to report
+bridged paths, so nothing here wraps or relays the servers.
 
 Endpoint ids are handed out in order and never reused after a removal. `allocation()` gives
 the assignment, and `Bridge(..., allocation=...)` restores it, so a restarted bridge keeps
@@ -68,40 +66,13 @@ class BridgedEndpoint(Endpoint):
         return list(self.children)
 
 
-class _Relay:
-    """A borrowed server as the bridge's listeners see it (see the module docstring)."""
-
-    def __init__(self, server: ClusterServer, endpoint: BridgedEndpoint):
-        object.__setattr__(self, "server", server)
-        object.__setattr__(self, "endpoint", endpoint)
-        object.__setattr__(self, "listeners", [])
-        server.listeners.append(self._forward)
-
-    def _forward(self, server: ClusterServer, name: str) -> None:
-        for listener in list(self.listeners):
-            listener(self, name)
-
-    def detach(self) -> None:
-        if self._forward in self.server.listeners:
-            self.server.listeners.remove(self._forward)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.server, name)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        setattr(self.server, name, value)     # state belongs to the server, never the relay
-
-    def __repr__(self) -> str:
-        return f"<{self.server.name} of {self.server.endpoint.device.id} at bridged endpoint {self.endpoint.id}>"
-
-
 class Bridge(Device):
     """A Matter Bridge node over existing devices; `.endpoints` and `read/write/invoke/locate`
     work as on `Device`, so the Interaction Model serves it unchanged."""
 
     def __init__(self, bridge_id: str, identity: ClusterServer,
                  allocation: dict[str, Any] | None = None):
-        self._relays: dict[int, list[_Relay]] = {}            # bridged endpoint id -> its relays
+        self._served: dict[int, int] = {}                     # id(borrowed server) -> bridged endpoint id
         super().__init__(bridge_id, BRIDGE_TYPE, [_AggregatorEndpoint(AGGREGATOR_ENDPOINT, [AGGREGATOR])],
                          root_servers=[identity])
         allocation = allocation or {}
@@ -136,7 +107,7 @@ class Bridge(Device):
             ep.add(DescriptorServer())
             if k == 0:
                 ep.add(BridgedDeviceBasicInformationServer(basic))
-            self._relays[ep_id] = [_Relay(s, ep) for s in ep.servers.values() if s.endpoint is not ep]
+            self._served.update((id(s), ep_id) for s in ep.servers.values() if s.endpoint is not ep)
             self.endpoints[ep_id] = ep
         self.bridged[device.id] = device
         self._ids[device.id] = ids
@@ -149,9 +120,11 @@ class Bridge(Device):
             raise MatterError(Status.NOT_FOUND, f"device {device_id!r} is not bridged; bridged: "
                               + ", ".join(self.bridged))
         for ep_id in self._ids.pop(device_id):
-            for relay in self._relays.pop(ep_id):
-                relay.detach()
-            bdbi = self.endpoints.pop(ep_id).servers.get(Clusters.BridgedDeviceBasicInformation.id)
+            ep = self.endpoints.pop(ep_id)
+            for server in ep.servers.values():
+                if self._served.get(id(server)) == ep_id:
+                    del self._served[id(server)]
+            bdbi = ep.servers.get(Clusters.BridgedDeviceBasicInformation.id)
             if bdbi is not None:
                 bdbi.detach()
         del self.bridged[device_id]
@@ -166,7 +139,12 @@ class Bridge(Device):
 
     def endpoint_of(self, server: ClusterServer) -> int | None:
         """The bridge endpoint id at which a server is served (its bridged id for a borrowed
-        server), or None if the bridge does not serve it; for mapping events and the like."""
+        server), or None if the bridge does not serve it (any more)."""
+        ep_id = self._served.get(id(server))
+        if ep_id is not None:
+            return ep_id
+        if server.endpoint is not None and self.endpoints.get(server.endpoint.id) is server.endpoint:
+            return server.endpoint.id   # one of the bridge's own (root, aggregator, Descriptor, BDBI)
         for ep_id, ep in self.endpoints.items():
             if ep.servers.get(server.id) is server:
                 return ep_id
@@ -200,10 +178,8 @@ class Bridge(Device):
 
     # ---- the entry points: borrowed servers go through their own device -------------------
     def servers(self) -> Iterator[Any]:
-        for ep_id, ep in self.endpoints.items():
-            relays = {id(r.server): r for r in self._relays.get(ep_id, ())}
-            for server in ep.servers.values():
-                yield relays.get(id(server), server)
+        for ep in self.endpoints.values():
+            yield from ep.servers.values()
 
     def _owner(self, server: ClusterServer) -> Device:
         return server.endpoint.device

@@ -622,17 +622,15 @@ class InteractionModelServer:
         for server in self.device.servers():
             if self._on_change not in server.listeners:
                 server.listeners.append(self._on_change)
-            target = getattr(server, "server", server)   # a bridge relay: the server it stands for
-            if id(target) not in self._event_servers:
-                self._event_servers.add(id(target))
-                target.event_listeners.append(self._on_event)
+            if id(server) not in self._event_servers:
+                self._event_servers.add(id(server))
+                server.event_listeners.append(self._on_event)
 
     def _endpoint(self, server: ClusterServer) -> int | None:
-        """The endpoint id at which this node serves `server`."""
+        """The endpoint id at which this node serves `server` (None: not served, e.g. a device
+        removed from a bridge, whose servers still carry our listeners)."""
         if self._endpoint_of is not None:
-            ep = self._endpoint_of(server)
-            if ep is not None:
-                return ep
+            return self._endpoint_of(server)
         return server.endpoint.id if server.endpoint is not None else None
 
     # ---- events --------------------------------------------------------------------------
@@ -694,7 +692,10 @@ class InteractionModelServer:
     def _on_change(self, server: ClusterServer, name: str) -> None:
         if not self.subscriptions or server.endpoint is None or name in server.changes_omitted:
             return
-        key = (self._endpoint(server), server.id, server.attribute_class(name).attribute_id)
+        ep = self._endpoint(server)
+        if ep is None:
+            return
+        key = (ep, server.id, server.attribute_class(name).attribute_id)
         marked = False
         for sub in self.subscriptions.values():
             if sub.covers(key):
