@@ -23,9 +23,12 @@ so an agent sees the same JSON it sees on the twin.
   their start time; steps go through the tools against this same backend, and a failing
   step is recorded in the workflow (status "failed", the error, the remaining steps
   "skipped"), never dropped.
+- **Node management.** The commissioning, credentials, ACL, group-key, network and
+  diagnostics clusters (`NODE_MANAGEMENT`) belong to the controller: the tools neither show
+  them (structure, all attributes, Descriptor.ServerList) nor reach them, as in process.
 - **Writability.** Matter has no attribute that says which attributes are writable; for
   clusters this project implements, `writable` in get_device_structure is the spec's (from
-  our cluster servers), for others it is null (unknown; a write answers UNSUPPORTED_WRITE).
+  our cluster server with the same feature map), for others it is null (unknown; a write answers UNSUPPORTED_WRITE).
 """
 from __future__ import annotations
 
