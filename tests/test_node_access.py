@@ -194,3 +194,18 @@ def test_privilege_table():
     assert subject_matches(0x42, 0x42, ()) and not subject_matches(0x42, 0x43, ())
     with pytest.raises(ValueError):
         required_privilege("delete", ON_OFF, 0)
+
+
+def test_acl_change_events_go_to_their_own_fabric_only(node):
+    device, commissioning = node
+    admin_a, admin_b = Peer(device, ADMIN_A, 1), Peer(device, ADMIN_B, 2)
+    entries = [Entry(privilege=ADMINISTER, authMode=CASE, subjects=[ADMIN_A], targets=NullValue, fabricIndex=1)]
+    assert write_acl(admin_a, entries) == Status.SUCCESS
+    changed = (AC.id, AC.Events.AccessControlEntryChanged.event_id)
+
+    def acl_events(link):
+        (message,) = link.request(ReadRequest(event_requests=[EventPath(0, AC.id)]))
+        return [(r.event_data.path.cluster, r.event_data.path.event) for r in message.event_reports or ()
+                if r.event_data]
+    assert acl_events(admin_a) == [changed, changed]   # the old entry removed, the new one added
+    assert acl_events(admin_b) == []

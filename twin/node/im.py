@@ -100,7 +100,8 @@ SKIP_COMMAND_LISTS = 0x10
 _GLOBAL_IDS = {0xFFF8, 0xFFF9, 0xFFFA, 0xFFFB, 0xFFFC, 0xFFFD}
 _COMMAND_LIST_IDS = {0xFFF8, 0xFFF9}
 
-#: (kind, access, endpoint, cluster, attribute or command id) -> allowed? kind: "read"/"write"/"invoke".
+#: (kind, access, endpoint, cluster, attribute, command or event id) -> allowed?
+#: kind: "read", "write", "invoke" or "event".
 AccessCheck = Callable[[str, AccessContext, int, int, int], bool]
 
 Key = tuple[int, int, int]   # (endpoint, cluster id, attribute id)
@@ -133,6 +134,7 @@ class EventRecord:
     event: int
     system_ms: int
     data: bytes            # the event's fields, TLV-encoded by its chip type
+    fabric_index: int | None = None   # fabric-sensitive events go to that fabric only
 
 
 @dataclass(eq=False)
@@ -645,7 +647,7 @@ class InteractionModelServer:
             return
         priority = EVENT_PRIORITY.get((event.cluster_id, event.event_id), INFO)
         record = EventRecord(self.next_event_number, priority, ep, event.cluster_id, event.event_id,
-                             server.clock.tick * 1000 // TICKS_PER_SECOND, data)
+                             server.clock.tick * 1000 // TICKS_PER_SECOND, data, _fabric_index(event))
         self.next_event_number += 1
         self.events[priority].append(record)
         marked = False
@@ -673,6 +675,8 @@ class InteractionModelServer:
                 continue
             if not self._allowed("event", access, r.endpoint, r.cluster, r.event):
                 continue
+            if r.fabric_index is not None and r.fabric_index != access.fabric_index:
+                continue   # a fabric-sensitive event (e.g. AccessControlEntryChanged) of another fabric
             items.append(EventReport(event_data=EventData(
                 EventPath(endpoint=r.endpoint, cluster=r.cluster, event=r.event), r.number, r.priority,
                 system_timestamp=r.system_ms, data=Raw(r.data))).element())
