@@ -207,7 +207,6 @@ class InteractionModelServer:
         self.events: dict[int, collections.deque[EventRecord]] = {
             p: collections.deque(maxlen=n) for p, n in EVENT_BUFFER.items()}
         self.next_event_number = 0
-        self._event_servers: set[int] = set()
         self._watch()
         basic = self._basic_information()
         if basic is not None:
@@ -624,8 +623,7 @@ class InteractionModelServer:
         for server in self.device.servers():
             if self._on_change not in server.listeners:
                 server.listeners.append(self._on_change)
-            if id(server) not in self._event_servers:
-                self._event_servers.add(id(server))
+            if self._on_event not in server.event_listeners:
                 server.event_listeners.append(self._on_event)
 
     def _endpoint(self, server: ClusterServer) -> int | None:
