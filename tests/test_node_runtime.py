@@ -14,14 +14,17 @@ from twin.node.exchange import Deliver, MessageLayer, Send, SessionClosed
 from twin.node.message import ProtocolId, SecureChannelOpcode
 from twin.node.pairing import parse_manual_code, parse_qr_code
 from twin.node.pase import PaseInitiator
-from twin.node.runtime import HANDSHAKE_TIMEOUT_MS, NodeCore, Pairing, home_pairings
+from twin.node.runtime import HANDSHAKE_TIMEOUT_MS, NodeCore, Pairing, home_pairings, served_devices
 from twin.node.commissioning import NodeCommissioning
 from twin.node.fabrics import Fabric
 from twin.node.im import InteractionModelServer
 from twin.node.im_codec import AttributePath, Opcode, ReadRequest, decode_message
 from clusters.devices import create_device
 from chip.clusters import Objects as Clusters
+from chip.clusters.Types import NullValue
 from twin.node.status_report import GeneralCode, SecureChannelStatus, StatusReport
+
+AC = Clusters.AccessControl
 
 NODE, CTRL = ("fd99::1", 5540), ("fd99::2", 40000)
 
@@ -248,6 +251,11 @@ def make_fabric():
     ctrl_noc, ctrl_key = certs.mint_noc(root, root_key, 0x1, 0x1234, rng=rng, cats=[0x00010001])
     epoch = bytes(range(16))
     node = Fabric.build(1, root.to_tlv(), None, node_noc.to_tlv(), node_key, epoch, vendor_id=0xFFF1)
+    # The administrator entry AddNOC would have added for the commissioner (node 0x1).
+    node.acl.append(AC.Structs.AccessControlEntryStruct(
+        privilege=AC.Enums.AccessControlEntryPrivilegeEnum.kAdminister,
+        authMode=AC.Enums.AccessControlEntryAuthModeEnum.kCase, subjects=[0x1], targets=NullValue,
+        fabricIndex=1))
     ctrl = FabricInfo.from_certificates(1, root.to_tlv(), ctrl_noc.to_tlv(), None, ctrl_key, epoch)
     return node, ctrl
 
@@ -319,6 +327,8 @@ def test_http_api_serves_the_pairing_codes():
     response = TestClient(create_app(TwinBackend(home))).get("/codes")
     assert response.status_code == 200
     rows = response.json()["codes"]
-    assert [r["device"] for r in rows] == list(home.devices)
+    served = served_devices(home)  # the home's devices, then one room-sensor node per room
+    assert [r["device"] for r in rows] == list(served)
+    assert list(served)[:len(home.devices)] == list(home.devices)
     assert {r["device"]: (r["manual_code"], r["qr_code"]) for r in rows} == \
-        {d: (p.manual_code, p.qr_code) for d, p in home_pairings(home).items()}
+        {d: (p.manual_code, p.qr_code) for d, p in home_pairings(home, devices=served).items()}
