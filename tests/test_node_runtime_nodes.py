@@ -99,8 +99,8 @@ def test_bridge_mode_is_one_node_whose_endpoint_ids_survive_restarts_and_follow_
     manager._sync_bridge()                   # what poll() does first after each step
     fan_ids = bridge.endpoint_ids("fan")
     assert set(fan_ids) <= set(parts(bridge, 1)) and set(fan_ids) <= set(parts(bridge, 0))
-    (fan_relay,) = [s for s in bridge.servers() if s.endpoint.id == fan_ids[0] and s.id == Clusters.FanControl.id]
-    assert im._on_change in fan_relay.listeners     # it reports the fan at its bridged path
+    fan_server = bridge.endpoints[fan_ids[0]].servers[Clusters.FanControl.id]
+    assert im._on_change in fan_server.listeners    # (the IM maps it to its bridged path)
 
     # A restart on the same storage keeps every id, the run-time addition's too.
     again = build_bridge_manager(home, tmp_path).bridge

@@ -50,6 +50,9 @@ HANDSHAKE_TIMEOUT_MS = 60_000
 # Minimum wait a BUSY StatusReport asks the initiator to observe (its ProtocolData, u16 ms).
 BUSY_WAIT_MS = 1000
 NODE_MRP = Mrp()
+# Every this many polls (steps of 0.1 s) all nodes' mDNS records are re-derived, not only the
+# touched ones: a NodeLabel changed by a tool shows in the advertised name within seconds.
+FULL_MDNS_SYNC_POLLS = 50
 SESSION_PARAMETERS = {"SESSION_IDLE_INTERVAL": NODE_MRP.idle_interval_ms,
                       "SESSION_ACTIVE_INTERVAL": NODE_MRP.active_interval_ms,
                       "SESSION_ACTIVE_THRESHOLD": NODE_MRP.active_threshold_ms}
@@ -179,9 +182,13 @@ class NodeCore:
         commissioning.listeners.append(self._events.append)
         self.counts = {"PASE established": 0, "PASE failed": 0, "CASE established": 0,
                        "CASE failed": 0, "dropped": 0}
+        # Set when the commissioning state may have changed (a message came in, a commissioning
+        # timer fired): the runtime then re-derives this node's mDNS records.
+        self.touched = True
 
     # -- the message-layer shape UdpTransport drives ----------------------------------------
     def receive(self, datagram: bytes, peer_address: Any, now_ms: float) -> list:
+        self.touched = True
         with self.lock:
             return self._process(self.layer.receive(datagram, peer_address, now_ms), now_ms)
 
@@ -193,6 +200,9 @@ class NodeCore:
                 log.info("%s: %s handshake abandoned after %d s", self.pairing.device_id, hs.kind,
                          HANDSHAKE_TIMEOUT_MS // 1000)
                 actions += self._finish(hs, now_ms)
+            due = self.commissioning.next_timer()
+            if due is not None and due <= now_ms:
+                self.touched = True      # the window or the fail-safe may expire now
             self.commissioning.poll(int(now_ms))
             actions += self.im.on_timer(now_ms) or []
             return self._process(actions, now_ms)
@@ -418,6 +428,7 @@ class NodeManager:
         self._wanted: dict[str, dict[tuple, Any]] = {}
         self._published: dict[str, dict[tuple, Any]] = {}
         self._reconcilers: dict[str, asyncio.Task] = {}
+        self._polls = 0
         self._home_bridged = set(home.devices)     # bridge mode: the home devices bridged
         self._unstepped: list[Any] = []
         self._find_unstepped()
@@ -537,13 +548,16 @@ class NodeManager:
             self._published.clear()
 
     def poll(self) -> None:
-        """Called after each simulation step: every node gets a turn, then mDNS follows."""
+        """Called after each simulation step: every node gets a turn, then mDNS follows
+        (for the nodes whose commissioning state may have changed; all of them now and then,
+        for label changes)."""
         if self.bridge is not None:
             self._sync_bridge()
         self._settle_unstepped()
         for node in self.nodes.values():
             node.poll()
-        self.sync_advertisements()
+        self._polls += 1
+        self.sync_advertisements(everything=self._polls % FULL_MDNS_SYNC_POLLS == 0)
 
     # -- building one node --------------------------------------------------------------------
     def _node_dir(self, device_id: str) -> Path:
@@ -586,9 +600,14 @@ class NodeManager:
                                         node_id=fabric.node_id, mrp=NODE_MRP))
         return {s.key(): s for s in services}
 
-    def sync_advertisements(self) -> None:
-        """Start bringing each node's mDNS records in line with its state, where they differ."""
+    def sync_advertisements(self, everything: bool = True) -> None:
+        """Start bringing each node's mDNS records in line with its state, where they differ
+        (`everything=False`: only nodes touched since the last sync; deriving the records of
+        every node at every step would be most of the idle CPU of a big home)."""
         for device_id, node in self.nodes.items():
+            if not (everything or node.core.touched):
+                continue
+            node.core.touched = False
             wanted = self._services(node)
             if wanted == self._wanted.get(device_id):
                 continue
