@@ -222,6 +222,8 @@ def run(home_file: Optional[Path] = HomeOption, seed: Optional[int] = SeedOption
         twin run --speed max --duration 3600 --json > after_an_hour.json
 
         twin run --storage ~/twin-fabrics --http 8080   # nodes plus the tool API
+
+        twin run --as-bridge                          # the whole home as one Matter bridge
     """
     if speed.strip().lower() == "max":
         factor = None
