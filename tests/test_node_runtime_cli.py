@@ -10,7 +10,7 @@ from pathlib import Path
 
 from twin.cli_node import matter_default
 from twin.home import Home
-from twin.node.runtime import home_pairings
+from twin.node.runtime import home_pairings, served_devices
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -24,7 +24,8 @@ def test_codes_json_are_the_home_pairings():
     proc = twin("codes", "--json", "--seed", "5")
     assert proc.returncode == 0, proc.stderr
     rows = json.loads(proc.stdout)
-    expected = home_pairings(Home.default(seed=5))
+    home = Home.default(seed=5)
+    expected = home_pairings(home, devices=served_devices(home))  # devices, then room sensors
     assert [r["device"] for r in rows] == list(expected)
     for row in rows:
         p = expected[row["device"]]
@@ -41,7 +42,7 @@ def test_codes_print_one_line_per_device_when_piped():
     pairing = home_pairings(Home.default())["kitchen_light"]
     assert f"pairing: kitchen_light manual {pairing.manual_code} qr {pairing.qr_code} " \
            f"discriminator {pairing.discriminator}" in lines
-    assert len(lines) == len(Home.default().devices)
+    assert len(lines) == len(served_devices(Home.default()))  # every device and room-sensor node
 
 
 def test_run_refuses_matter_when_fast_forwarding():
