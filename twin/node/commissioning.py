@@ -476,7 +476,8 @@ class OperationalCredentialsServer(_NodeServer):
         if table.is_full():
             return _noc_response(NocStatus.kTableFull, text=f"all {table.max_fabrics} fabrics are in use")
         try:
-            fabric = Fabric.build(table.allocate_index(), fs.pending_root, request.ICACValue, request.NOCValue,
+            # An empty ICACValue means "no intermediate" (matter.js sends b"" rather than omitting it).
+            fabric = Fabric.build(table.allocate_index(), fs.pending_root, request.ICACValue or None, request.NOCValue,
                                   fs.pending_key, request.IPKValue, request.adminVendorId)
         except FabricError as e:
             return _noc_response(e.status, text=str(e))
@@ -514,7 +515,7 @@ class OperationalCredentialsServer(_NodeServer):
             return _noc_response(NocStatus.kMissingCsr, text="UpdateNOC needs a CSRRequest(isForUpdateNOC) "
                                                              "and no new root under this fail-safe")
         try:
-            updated = Fabric.build(fabric_index, fabric.rcac, request.ICACValue, request.NOCValue, fs.pending_key,
+            updated = Fabric.build(fabric_index, fabric.rcac, request.ICACValue or None, request.NOCValue, fs.pending_key,
                                    fabric.ipk_epoch_key, fabric.vendor_id)
         except FabricError as e:
             return _noc_response(e.status, text=str(e))
