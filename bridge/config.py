@@ -42,6 +42,8 @@ from typing import Any, Literal, Optional
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from twin.schema import first_problem
+
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$"
 STATES = ("temperature", "humidity", "illuminance", "pm10")
 DEFAULT_TIMEOUT = 10.0
@@ -268,32 +270,8 @@ class LoadedConfig:
 
 # ---- loading ------------------------------------------------------------------------
 
-def _loc(loc: tuple[Any, ...]) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif part in ("function-after", "function-before") or "[" in str(part):
-            continue  # pydantic's internal validator step names
-        else:
-            out += f".{part}" if out else str(part)
-    return out
-
-
 def _error(source: str, exc: ValidationError) -> ConfigError:
-    errors = exc.errors()
-    first = errors[0]
-    message = re.sub(r"^(Value|Assertion) error, ", "", first["msg"])
-    if first["type"] not in ("value_error", "assertion_error", "missing", "extra_forbidden"):
-        given = first.get("input")
-        if not isinstance(given, (dict, list)):
-            message += f" (got {given!r})"
-    path = _loc(tuple(first["loc"]))
-    if not path:  # model-level validators say "<path>: <problem>"
-        head, sep, rest = message.partition(": ")
-        path, message = (head, rest) if sep and re.match(r"^[\w.\[\]]+$", head) else ("(config)", message)
-    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-    return ConfigError(source, path, message + more)
+    return ConfigError(source, *first_problem(exc, "(config)"))
 
 
 def parse_config(data: Any, source: str = "<config>", base_dir: Path | None = None) -> LoadedConfig:

@@ -142,12 +142,19 @@ def _loc_path(loc: tuple[Any, ...]) -> str:
     for part in loc:
         if isinstance(part, int):
             out += f"[{part}]"
+        elif part in ("function-after", "function-before") or "[" in str(part):
+            continue  # pydantic's internal validator step names
         else:
             out += f".{part}" if out else str(part)
     return out
 
 
-def validation_error(source: str, exc: ValidationError) -> HomeFileError:
+def first_problem(exc: ValidationError, default_path: str) -> tuple[str, str]:
+    """(field path, one-line problem) for the first error of a pydantic validation.
+
+    Shared by every user file we validate (homes here, bridge configs in bridge/config.py),
+    so they all report "<file>: <field>: <problem>" the same way.
+    """
     errors = exc.errors()
     first = errors[0]
     message = re.sub(r"^(Value|Assertion) error, ", "", first["msg"])
@@ -160,8 +167,12 @@ def validation_error(source: str, exc: ValidationError) -> HomeFileError:
     if not path:
         # Model-level validators put "<path>: <problem>" in the message.
         head, sep, rest = message.partition(": ")
-        path, message = (head, rest) if sep else ("(home)", message)
-    return HomeFileError(source, path, message + more)
+        path, message = (head, rest) if sep and re.match(r"^[\w.\[\]]+$", head) else (default_path, message)
+    return path, message + more
+
+
+def validation_error(source: str, exc: ValidationError) -> HomeFileError:
+    return HomeFileError(source, *first_problem(exc, "(home)"))
 
 
 def parse_data(data: Any, source: str = "<home>") -> HomeSpec:
