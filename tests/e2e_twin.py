@@ -10,13 +10,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
 from netns import Netns, network_namespace
-from test_e2e_matter_server import WS_URL, Twin, start_server, start_twin, stop, tail
+from test_e2e_matter_server import controller_session, start_server, start_twin, stop, tail
 
 
 @dataclass
@@ -55,31 +54,7 @@ def twin_lab(workdir: Path, prefix: str, *twin_args: str) -> Iterator[TwinLab]:
 def run_scenario(module: str, scenario: str, state: Any) -> Any:
     """In the namespace: connect to python-matter-server and run the scenario coroutine."""
     func = getattr(importlib.import_module(module), scenario)
-    return asyncio.run(_session(func, state))
-
-
-async def _session(func: Any, state: Any) -> Any:
-    import aiohttp
-    from matter_server.client.client import MatterClient
-    async with aiohttp.ClientSession() as http:
-        client = MatterClient(WS_URL, http)
-        deadline = time.monotonic() + 60
-        while True:  # the server takes ~10 s to start
-            try:
-                await client.connect()
-                break
-            except Exception:
-                if time.monotonic() > deadline:
-                    raise
-                await asyncio.sleep(0.5)
-        ready = asyncio.Event()
-        listening = asyncio.create_task(client.start_listening(ready))
-        await asyncio.wait_for(ready.wait(), 30)
-        try:
-            return await func(client, Twin(http), state)
-        finally:
-            await client.disconnect()
-            listening.cancel()
+    return asyncio.run(controller_session(func, state))
 
 
 def attribute_classes(cluster_name: str, attribute_name: str) -> tuple[Any, Any]:

@@ -105,6 +105,12 @@ def controller(phase: str, state: dict[str, Any]) -> dict[str, Any]:
 
 
 async def _controller(phase: str, state: dict[str, Any]) -> dict[str, Any]:
+    return await controller_session(PHASES[phase], state)
+
+
+async def controller_session(func: Any, state: Any) -> Any:
+    """Connect a python-matter-server client (retrying while the server starts), listen for
+    its events, and run `func(client, twin, state)`."""
     import aiohttp
     from matter_server.client.client import MatterClient
 
@@ -123,7 +129,7 @@ async def _controller(phase: str, state: dict[str, Any]) -> dict[str, Any]:
         listening = asyncio.create_task(client.start_listening(ready))
         await asyncio.wait_for(ready.wait(), 30)
         try:
-            return await PHASES[phase](client, Twin(http), state)
+            return await func(client, Twin(http), state)
         finally:
             await client.disconnect()
             listening.cancel()
