@@ -46,6 +46,8 @@ class AirQualityServer(ClusterServer):
     def defaults(self) -> dict[str, Any]:
         return {"AirQuality": Level.kUnknown}
 
+    derived = frozenset({"AirQuality"})
+
     def get(self, name: str) -> Any:
         if name == "AirQuality":
             pm10 = self.sibling(Clusters.Pm10ConcentrationMeasurement)

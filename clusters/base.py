@@ -76,6 +76,11 @@ class ClusterServer:
     #: Attributes with the spec's "C" quality (changes omitted): a read returns the current
     #: value, but a change is never reported to subscribers (e.g. GeneralDiagnostics.UpTime).
     changes_omitted: ClassVar[frozenset[str]] = frozenset()
+    #: Attributes `get()` derives from the clock or from state outside this server's stored
+    #: values (a transition's CurrentLevel, a room's MeasuredValue), so they change without
+    #: `set()` telling the listeners. A Matter node samples these, and only these, for its
+    #: subscribers (twin/node/im.py). Every attribute a `get()` override computes belongs here.
+    derived: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, feature_map: int = 0, **initial: Any):
         self.feature_map = int(feature_map)

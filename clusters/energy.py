@@ -165,6 +165,8 @@ class ElectricalPowerMeasurementServer(ClusterServer):
                 "ReactiveCurrent": amps(q), "Frequency": _mw(self.frequency),
                 "PowerFactor": int(round(self.power_factor * 10000))}
 
+    derived = frozenset(_EPM_MEASURED)
+
     def get(self, name: str) -> Any:
         if name in _EPM_MEASURED:
             return self.measurements()[name]
@@ -235,6 +237,8 @@ class ElectricalEnergyMeasurementServer(_Metered):
     def _measurement(self, energy: int, start: int | None, end: int):
         return EEM.Structs.EnergyMeasurementStruct(
             energy=min(energy, ENERGY_MAX), startSystime=None if start is None else start * 100, endSystime=end * 100)
+
+    derived = frozenset({"CumulativeEnergyImported", "CumulativeEnergyExported"})
 
     def get(self, name: str) -> Any:
         if name in ("CumulativeEnergyImported", "CumulativeEnergyExported") and self.power_source is not None:
@@ -468,6 +472,8 @@ class DeviceEnergyManagementServer(_Metered):
                                 endTime=start_s + offset, isPausable=False, slots=slots,
                                 forecastUpdateReason=DEM.Enums.ForecastUpdateReasonEnum.kInternalOptimization)
 
+    derived = frozenset({"Forecast"})
+
     def get(self, name: str) -> Any:
         if name == "Forecast" and self._forecast is not None:
             return self._forecast_struct(self.now)  # slot times move with the clock
@@ -539,6 +545,8 @@ class PowerSourceServer(ClusterServer):
                 "BatReplaceability": E.BatReplaceabilityEnum.kNotReplaceable, "BatPresent": True,
                 "ActiveBatFaults": [], "BatChargeState": E.BatChargeStateEnum.kIsNotCharging,
                 "BatFunctionalWhileCharging": True}
+
+    derived = frozenset({"WiredAssessedCurrent"})
 
     def get(self, name: str) -> Any:
         if name == "WiredAssessedCurrent" and self.power_source is not None:

@@ -44,6 +44,8 @@ class IdentifyServer(ClusterServer):
             return self._effect[0]
         return None
 
+    derived = frozenset({"IdentifyTime"})
+
     def get(self, name: str) -> Any:
         if name == "IdentifyTime" and self._until is not None:
             return -(-max(self._until - self.now, 0) // TICKS_PER_SECOND)  # whole seconds, rounded up

@@ -104,6 +104,8 @@ class LevelControlServer(ClusterServer):
                                   f"{allowed:#04x} (ExecuteIfOff=0x01"
                                   + (", CoupleColorTempToLevel=0x02)" if self.lighting else ")"))
 
+    derived = frozenset({"CurrentLevel", "RemainingTime"})
+
     def get(self, name: str) -> Any:
         t = self._transition
         if t is not None:

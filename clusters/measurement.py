@@ -55,6 +55,8 @@ class MeasurementServer(ClusterServer):
             value = min(value, high)
         return value
 
+    derived = frozenset({"MeasuredValue"})
+
     def get(self, name: str) -> Any:
         if name == "MeasuredValue" and self.sensor_source is not None:
             natural = self.sensor_source()

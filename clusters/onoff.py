@@ -91,6 +91,8 @@ class OnOffServer(ClusterServer):
     def next_event_tick(self) -> int | None:
         return self._timed_off_at
 
+    derived = frozenset({"OnTime"})
+
     def get(self, name: str) -> Any:
         if name == "OnTime" and self._timed_off_at is not None:
             return self._timed_off_at - self.now  # counts down with the clock, never stored

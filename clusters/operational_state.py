@@ -157,6 +157,8 @@ class OperationalStateServer(ClusterServer):
         return max(len(self._cycle) - 1, 0)
 
     # ---- derived attributes --------------------------------------------------------
+    derived = frozenset({"CurrentPhase", "CountdownTime"})
+
     def get(self, name: str) -> Any:
         if self._run is not None and self._cycle:
             elapsed = self._run.elapsed(self.now)

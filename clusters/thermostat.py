@@ -112,6 +112,8 @@ class ThermostatServer(ClusterServer):
                                   + ", ".join(map(str, values)))
 
     # ---- attributes --------------------------------------------------------------
+    derived = frozenset({"LocalTemperature"})
+
     def get(self, name: str) -> Any:
         if name == "LocalTemperature" and self.sensor_source is not None:
             return celsius_to_matter(self.sensor_source())

@@ -65,6 +65,8 @@ class WindowCoveringServer(ClusterServer):
                 "NumberOfActuationsLift": 0, "CurrentPositionLiftPercentage": OPEN // 100}
 
     # ---- attributes --------------------------------------------------------------
+    derived = frozenset({"CurrentPositionLiftPercent100ths", "CurrentPositionLiftPercentage"})
+
     def get(self, name: str) -> Any:
         m = self._motion
         if m is not None and name in ("CurrentPositionLiftPercent100ths", "CurrentPositionLiftPercentage"):

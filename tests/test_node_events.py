@@ -173,6 +173,26 @@ def test_shutdown_is_logged_critical():
                                                   (1, CRITICAL, BASIC.Events.ShutDown.event_id)]
 
 
+def test_shutdown_is_sent_to_subscribers_at_once():
+    device = create_device("lamp", "dimmable_light")
+    link = Link(device)
+    link.request(SubscribeRequest(60, 600, event_requests=[EventPath(0, BASIC.id)]))
+    link.advance(1000)                         # well inside the 60 s min interval
+    link.im.shutdown()
+    got = events(link.advance(10))
+    assert [(e[4], e[1]) for e in got] == [(BASIC.Events.ShutDown.event_id, CRITICAL)]
+
+
+def test_event_numbers_continue_from_storage_in_blocks():
+    from twin.node.im import EventNumbers
+    stored = []
+    numbers = EventNumbers(2000, persist=stored.append, block=10)
+    assert [numbers.take() for _ in range(12)] == list(range(2000, 2012))
+    assert stored == [2010, 2020]              # each block stored before its first number is used
+    restarted = EventNumbers(stored[-1], persist=stored.append, block=10)
+    assert restarted.take() == 2020 and stored[-1] == 2030
+
+
 def test_bridged_events_carry_the_bridged_endpoint():
     from twin.bridge_node import build_bridge
     home, device = dishwasher()
@@ -203,7 +223,7 @@ def test_uptime_is_read_but_its_changes_are_never_reported(tmp_path):
     credentials = DeviceCredentials.load_or_create(tmp_path / "dac", 0xFFF1, 0x8100, rng=random.Random(3))
     NodeCommissioning(tmp_path, device, credentials, 20202021, 3840, random.Random(7), now_ms=lambda: now[0])
     gd = C.GeneralDiagnostics
-    link = Link(device, poll_ms=1000, access_check=None)   # the ACL is tested in test_node_access.py
+    link = Link(device, sample_ms=1000, access_check=None)   # the ACL is tested in test_node_access.py
     path = AttributePath(0, gd.id, gd.Attributes.UpTime.attribute_id)
     messages = link.request(SubscribeRequest(1, 600, attribute_requests=[path]))
     assert values(messages)[(0, gd.id, gd.Attributes.UpTime.attribute_id)] == 0

@@ -541,7 +541,7 @@ def test_derived_values_are_polled_and_reported_no_faster_than_min_interval():
     clock = type("Clock", (), {"tick": 0})()
     for server in device.servers():
         server.clock = clock
-    link = Link(device, poll_ms=1000)
+    link = Link(device, sample_ms=1000)
     device.invoke("LevelControl", "MoveToLevelWithOnOff", {"level": 4, "transitionTime": 100,
                                                             "optionsMask": 0, "optionsOverride": 0})  # 10 s ramp
     start = device.read("LevelControl", "CurrentLevel")
@@ -555,6 +555,84 @@ def test_derived_values_are_polled_and_reported_no_faster_than_min_interval():
     levels = [v for _, v in seen]
     assert start > levels[0] > levels[1] > levels[2] > 4
     assert levels[-1] == device.read("LevelControl", "CurrentLevel")   # the latest value
+
+
+def test_every_derived_attribute_is_declared():
+    """What a `get()` override computes must be in `derived`, or subscribers never hear of it.
+    Two overrides fire listeners themselves: the Descriptor (composition, through `changed()`)
+    and BridgedDeviceBasicInformation (mirrors its source's listeners)."""
+    from clusters.base import ClusterServer
+    from clusters.bridged import BridgedDeviceBasicInformationServer
+    from clusters.device import DescriptorServer
+    import twin.node.commissioning  # noqa: F401  (the node servers)
+
+    def subclasses(cls):
+        for sub in cls.__subclasses__():
+            yield sub
+            yield from subclasses(sub)
+
+    listener_backed = {DescriptorServer, BridgedDeviceBasicInformationServer}
+    checked = 0
+    for cls in set(subclasses(ClusterServer)):
+        if not hasattr(cls, "cluster"):
+            continue   # an abstract shared base
+        assert all(hasattr(cls.cluster.Attributes, n) for n in cls.derived), cls.__name__
+        overrides_get = any("get" in vars(k) for k in cls.__mro__[:cls.__mro__.index(ClusterServer)])
+        if overrides_get and cls not in listener_backed:
+            assert cls.derived, f"{cls.__name__} derives values in get() but declares none in `derived`"
+            checked += 1
+    assert checked >= 15
+
+
+def counting_reads(device):
+    """Count every get() of every server of `device`, by (cluster name, attribute)."""
+    counts = {}
+    for server in device.servers():
+        def get(name, _get=server.get, _server=server):
+            counts[(_server.name, name)] = counts.get((_server.name, name), 0) + 1
+            return _get(name)
+        server.get = get
+    return counts
+
+
+def test_an_idle_subscription_reads_only_derived_attributes_and_encodes_nothing(monkeypatch):
+    from twin.node import im as im_module
+    device = light()
+    link = Link(device, sample_ms=1000)
+    *_, response = subscribe(link, AttributePath(), floor=0, ceiling=20)   # everything
+    assert isinstance(response, SubscribeResponse)
+    encodes = []
+    monkeypatch.setattr(im_module, "encode_value", lambda *a: encodes.append(a) or encode_value(*a))
+    reads = counting_reads(device)
+    got = link.advance(60_000)
+    assert len(got) == 3 and not reports(got)                  # keepalives only
+    assert encodes == []
+    derived = {(s.name, n) for s in device.servers() for n in s.derived}
+    assert reads and set(reads) <= derived                     # nothing else is re-read
+    assert set(reads.values()) == {60}                         # each once per sample, 1 s apart
+
+
+def test_a_derived_change_is_sampled_once_for_all_subscribers_and_reported_to_each():
+    from clusters.devices import NODE_ONLY_TYPES
+    device = create_device("sensor", NODE_ONLY_TYPES["room_sensor"])
+    temperature = [21.0]
+    server = device.endpoint(1).server(C.TemperatureMeasurement)
+    server.sensor_source = lambda: temperature[0]
+    link = Link(device, sample_ms=1000)
+    path = AttributePath(1, C.TemperatureMeasurement.id, 0)
+    first = subscribe(link, path, floor=0, ceiling=60)[-1].subscription_id
+    second = subscribe(link, path, floor=0, ceiling=60, keep_subscriptions=True)[-1].subscription_id
+    assert values(link.advance(5000)) == {}
+    reads = counting_reads(device)
+    temperature[0] = 22.5
+    got = link.advance(1000)
+    assert sorted(m.subscription_id for m in got) == sorted([first, second])
+    assert values(got) == {(1, C.TemperatureMeasurement.id, 0): 2250}
+    assert reads[("TemperatureMeasurement", "MeasuredValue")] == 1 + 2   # one sample, then each report
+    (data,) = [r.attribute_data for r in reports(got[:1])]
+    assert data.data_version == link.im._version(1, server)   # the bumped version, reported
+    link._pump(link.a.close_session(link.sa, link.now))
+    assert link.im.subscriptions == {} and link.im.next_timer() is None   # no subscriber, no sampling
 
 
 def test_a_failure_status_ends_the_subscription():

@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import random
 
+from chip.clusters import Objects as C
+
 from test_node_runtime import make_fabric
 
 from twin.home import Home
@@ -104,3 +106,20 @@ def test_run_home_stops_at_end_tick_and_goes_on_after_an_external_jump():
         await task
     asyncio.run(go())
     assert home.clock.tick == 6020
+
+
+def test_event_numbers_keep_rising_across_restarts(tmp_path):
+    def start_up_number(nodes):
+        (record,) = [r for q in nodes["light"].core.im.events.values() for r in q
+                     if r.event == C.BasicInformation.Events.StartUp.event_id]
+        return record.number
+
+    _, first = build(small_home(), tmp_path)
+    im = first["light"].core.im
+    for _ in range(5):
+        im.shutdown()                                    # any event takes a number
+    used = im.event_numbers.next
+    _, second = build(small_home(), tmp_path)            # a restart, even after a crash
+    _, third = build(small_home(), tmp_path, reset_fabrics=True)
+    numbers = [start_up_number(n) for n in (first, second, third)]
+    assert numbers[0] < used <= numbers[1] < numbers[2]

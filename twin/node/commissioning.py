@@ -256,6 +256,8 @@ class GeneralCommissioningServer(_NodeServer):
                 "LocationCapability": RegulatoryLocation.kIndoorOutdoor,
                 "SupportsConcurrentConnection": True}
 
+    derived = frozenset({"RegulatoryConfig"})
+
     def get(self, name: str) -> Any:
         if name == "RegulatoryConfig":  # persisted with the node, like the fabrics
             stored = self.node.table.settings.get("regulatory_config")
@@ -361,6 +363,10 @@ class OperationalCredentialsServer(_NodeServer):
     def defaults(self) -> dict[str, Any]:
         return {"NOCs": [], "Fabrics": [], "SupportedFabrics": 0, "CommissionedFabrics": 0,
                 "TrustedRootCertificates": [], "CurrentFabricIndex": 0}
+
+    # CurrentFabricIndex is derived too, but from the reading session, which a change in the
+    # node cannot move: not sampled.
+    derived = frozenset({"NOCs", "Fabrics", "CommissionedFabrics", "TrustedRootCertificates"})
 
     def get(self, name: str) -> Any:
         node, table = self.node, self.node.table
@@ -602,6 +608,8 @@ class AccessControlServer(_NodeServer):
                 "TargetsPerAccessControlEntry": TARGETS_PER_ENTRY,
                 "AccessControlEntriesPerFabric": ENTRIES_PER_FABRIC}
 
+    derived = frozenset({"Acl"})
+
     def get(self, name: str) -> Any:
         if name == "Acl":
             return [e for f in self.node.visible_fabrics() for e in f.acl]
@@ -650,6 +658,8 @@ class GroupKeyManagementServer(_NodeServer):
     def defaults(self) -> dict[str, Any]:
         return {"GroupKeyMap": [], "GroupTable": [], "MaxGroupsPerFabric": MAX_GROUPS_PER_FABRIC,
                 "MaxGroupKeysPerFabric": MAX_GROUP_KEYS_PER_FABRIC}
+
+    derived = frozenset({"GroupKeyMap"})
 
     def get(self, name: str) -> Any:
         if name == "GroupKeyMap":
@@ -789,6 +799,8 @@ class GeneralDiagnosticsServer(_NodeServer):
         self.ipv4_addresses, self.ipv6_addresses = [bytes(a) for a in ipv4], [bytes(a) for a in ipv6]
         self.touch("NetworkInterfaces")
 
+    derived = frozenset({"NetworkInterfaces", "RebootCount"})
+
     def get(self, name: str) -> Any:
         if name == "NetworkInterfaces":
             return [GD.Structs.NetworkInterface(
@@ -827,6 +839,8 @@ class AdministratorCommissioningServer(_NodeServer):
 
     def defaults(self) -> dict[str, Any]:
         return {"WindowStatus": WindowStatus.kWindowNotOpen, "AdminFabricIndex": NullValue, "AdminVendorId": NullValue}
+
+    derived = frozenset({"WindowStatus", "AdminFabricIndex", "AdminVendorId"})
 
     def get(self, name: str) -> Any:
         window = self.node.window

@@ -302,6 +302,11 @@ class FabricTable:
         data = json.dumps(self.to_json(), indent=1, sort_keys=True).encode()
         write_atomic(self.path, data)
 
+    def set_counter(self, name: str, value: int) -> None:
+        """Store a persistent counter now (with the committed fabrics, as `save` does)."""
+        self.counters[name] = value
+        self.save()
+
     @classmethod
     def load(cls, node_dir: str | os.PathLike, max_fabrics: int = 16) -> "FabricTable":
         """The table kept in `node_dir` (created empty when there is none yet)."""

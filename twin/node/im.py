@@ -18,28 +18,31 @@ Interactions:
 - Write (concrete paths, list append by ListIndex null, chunked writes, DataVersion checks) and
   Invoke (one or more commands, CommandRef) with TimedRequest support.
 
-Subscriptions report what changed: listeners on the cluster servers mark attributes dirty; values
-derived per tick (a transition's CurrentLevel, a room's MeasuredValue) fire no listener, so
-servers that derive values in `get()` are re-read at least every `poll_ms` and reported when the
-encoded value differs from what was last sent. Never faster than the min interval, always the
-latest value; an empty report keeps the subscription alive at the max interval.
+Subscriptions report what changed, and only that: listeners on the cluster servers mark
+attributes dirty. Values derived per tick (a transition's CurrentLevel, a room's MeasuredValue)
+fire no listener; each server names them in `derived`, and while the node has subscribers it
+samples those attributes (no others) once per `sample_ms` on one timer, and marks dirty the
+ones whose value moved. A dirty attribute is read and encoded when its subscription's report is
+due: never faster than the min interval, always the latest value; an empty report keeps the
+subscription alive at the max interval. Nothing is re-read or re-encoded while nothing changes.
 
 Attributes a server lists in `changes_omitted` (the spec's "C" quality, e.g. UpTime) are read
 normally but never reported because they changed. Quality "Q" attributes (CountdownTime,
-RemainingTime) are derived per tick, so the poll reports them at most once per `poll_ms` (1 s).
+RemainingTime) are derived per tick, so sampling reports them at most once per `sample_ms` (1 s).
 
-DataVersion of a server that derives values in get(): such values move without the server's
-DataVersion moving, so the IM reports `server.data_version + bump`, where `bump` is a per-node
-counter raised whenever the IM sees the cluster's encoded values differ from the last ones it
-saw (on a poll or before honouring a DataVersion filter). The simulation's own DataVersions (in
+DataVersion of a server with derived values: those move without the server's DataVersion
+moving, so the IM reports `server.data_version + bump`, where `bump` is a per-node counter
+raised whenever a sample sees one of the cluster's derived values move (samples also run before
+a read reports or filters on the cluster's version). The simulation's own DataVersions (in
 snapshots) are untouched, so step == fast-forward stays byte-identical.
 
 Events (Core spec 8.x, "Event"): servers announce events through `ClusterServer.emit_event`;
 the IM listens (`event_listeners`, no copy of server state) and keeps the node's event log:
-per-node event numbers counting up from 0 for the IM's lifetime, the spec priority of each event
+per-node event numbers that only ever rise, the spec priority of each event
 (`EVENT_PRIORITY`), and a bounded buffer per priority (`EVENT_BUFFER`, oldest dropped first).
 The timestamp is a system timestamp: the twin's virtual time in ms (the home clock's tick * 100),
-which is monotonic and deterministic; the node keeps no epoch time. BasicInformation StartUp
+which is monotonic and deterministic; the node keeps no epoch time. Event numbers come from an
+`EventNumbers` counter; the node runtime persists it, so numbers keep rising across restarts. BasicInformation StartUp
 is logged when the IM is created (the node starts); `shutdown()` logs ShutDown. Reads and
 subscriptions honour EventRequests (wildcards) and EventFilters (EventMin); a subscription
 reports new matching events at its min interval, or at once when the matching path has
@@ -62,7 +65,7 @@ from chip.clusters.ClusterObjects import ClusterCommand, ClusterEvent, ClusterOb
 from chip.clusters.Types import NullValue
 
 from clusters.base import TICKS_PER_SECOND, AccessContext, ClusterServer, current_access
-from clusters.device import DescriptorServer, Device
+from clusters.device import Device
 from clusters.status import MatterError, Status
 from clusters.values import to_json
 
@@ -83,8 +86,10 @@ log = logging.getLogger(__name__)
 MAX_PAYLOAD = 1200
 #: How long we wait for the client's StatusResponse to a report chunk before giving up.
 RESPONSE_TIMEOUT_MS = 30_000
-#: Derived attributes (no listener) are re-read for subscriptions at most this often.
-DEFAULT_POLL_MS = 1_000
+#: While subscribed, derived attributes (no listener) are sampled this often.
+DEFAULT_SAMPLE_MS = 1_000
+#: Event numbers are reserved in persistent storage this many at a time.
+EVENT_NUMBER_BLOCK = 1_000
 #: Spec SUBSCRIPTION_MAX_INTERVAL_PUBLISHER_LIMIT: the publisher may raise the max interval up to this.
 PUBLISHER_MAX_INTERVAL_LIMIT_S = 3600
 #: A max interval of 0 would report without pause; we raise it to at least this.
@@ -149,10 +154,7 @@ class Subscription:
     max_interval_ms: int
     active: bool = False                  # SubscribeResponse sent
     last_report_ms: float = 0.0
-    next_poll_ms: float = 0.0
-    polls: bool = False                   # covers servers with derived values
     dirty: set[Key] = field(default_factory=set)
-    last_sent: dict[Key, bytes] = field(default_factory=dict)
     busy: "_Pending | None" = None        # a report (or the priming) waiting for its answer
     event_paths: list[EventPath] = field(default_factory=list)
     event_min: int = 0                    # next event number to report
@@ -169,6 +171,29 @@ class Subscription:
                    for p in self.paths)
 
 
+class EventNumbers:
+    """A node's event numbers (Core spec "Event Number": they only ever rise, restarts included).
+
+    With `persist`, numbers are handed out in blocks: `persist(limit)` stores the end of a block
+    before its first number is used, and a restart starts from the stored limit, so no number
+    is ever handed out twice even if the process dies without warning.
+    """
+
+    def __init__(self, start: int = 0, persist: Callable[[int], None] | None = None,
+                 block: int = EVENT_NUMBER_BLOCK):
+        self.next = start
+        self._limit = start
+        self._persist = persist
+        self._block = block
+
+    def take(self) -> int:
+        if self._persist is not None and self.next >= self._limit:
+            self._limit = self.next + self._block
+            self._persist(self._limit)
+        number, self.next = self.next, self.next + 1
+        return number
+
+
 @dataclass(eq=False)
 class _Pending:
     """An interaction waiting for the client's StatusResponse before its next message."""
@@ -181,11 +206,12 @@ class _Pending:
 
 class InteractionModelServer:
     def __init__(self, data_model: Device, rng: random.Random, *, max_payload: int = MAX_PAYLOAD,
-                 poll_ms: int = DEFAULT_POLL_MS, access_check: AccessCheck | None | str = "acl"):
+                 sample_ms: int = DEFAULT_SAMPLE_MS, access_check: AccessCheck | None | str = "acl",
+                 event_numbers: EventNumbers | None = None):
         self.device = data_model
         self.rng = rng
         self.max_payload = max_payload
-        self.poll_ms = poll_ms
+        self.sample_ms = sample_ms
         #: Who may do what: "acl" enforces the node's ACL when the device has the node's
         #: AccessControl server (twin/node/access.py), a callable decides itself, None allows all.
         if access_check == "acl":
@@ -203,10 +229,16 @@ class InteractionModelServer:
         #: Bridge nodes serve other devices' servers at their own endpoint ids.
         self._endpoint_of: Callable[[ClusterServer], int | None] | None = getattr(data_model, "endpoint_of", None)
         self._bumps: dict[tuple[int, int], int] = {}            # (endpoint, cluster) -> DataVersion bump
-        self._derived_seen: dict[tuple[int, int], dict[str, bytes]] = {}
+        #: (endpoint, cluster) -> [(attribute key, server, name)] for every derived attribute we
+        #: serve; None: to be rebuilt (the composition changed).
+        self._derived: dict[tuple[int, int], list[tuple[Key, ClusterServer, str]]] | None = None
+        #: The part of it some subscription covers: what the sampling timer re-reads.
+        self._watched: dict[tuple[int, int], list[tuple[Key, ClusterServer, str]]] = {}
+        self._sampled: dict[Key, Any] = {}                       # derived attribute -> last value seen
+        self._next_sample_ms: float | None = None                # None: nothing watched, no timer
         self.events: dict[int, collections.deque[EventRecord]] = {
             p: collections.deque(maxlen=n) for p, n in EVENT_BUFFER.items()}
-        self.next_event_number = 0
+        self.event_numbers = event_numbers if event_numbers is not None else EventNumbers()
         self._watch()
         basic = self._basic_information()
         if basic is not None:
@@ -278,6 +310,11 @@ class InteractionModelServer:
             if exchange.closed or now_ms >= deadline:   # the next write chunk never came
                 del self._writes[exchange]
                 actions += [] if exchange.closed else exchange.close(now_ms)
+        if self._watched and self._next_sample_ms is None:   # watched since a re-composition
+            self._next_sample_ms = now_ms + self.sample_ms
+        elif self._next_sample_ms is not None and now_ms >= self._next_sample_ms:
+            self._next_sample_ms = now_ms + self.sample_ms
+            self._sample(self._watched)
         for sub in list(self.subscriptions.values()):
             due = self._due(sub)
             if due is not None and now_ms >= due:
@@ -289,6 +326,8 @@ class InteractionModelServer:
         due += [d + RESPONSE_TIMEOUT_MS for d in self._timed.values()]
         due += [d for _, d in self._writes.values()]
         due += [d for s in self.subscriptions.values() if (d := self._due(s)) is not None]
+        if self._next_sample_ms is not None:
+            due.append(self._next_sample_ms)
         return min(due) if due else None
 
     def session_closed(self, session: Any, now_ms: float = 0.0) -> list:
@@ -304,10 +343,11 @@ class InteractionModelServer:
         return self._abandon(pending, now_ms) if pending is not None else []
 
     def shutdown(self) -> None:
-        """The node is going down: log BasicInformation ShutDown (reported to nobody after)."""
+        """The node is going down: log BasicInformation ShutDown and make it due at once for
+        the subscriptions that want it (the runtime gives them one last turn)."""
         basic = self._basic_information()
         if basic is not None:
-            self._on_event(basic, Clusters.BasicInformation.Events.ShutDown())
+            self._on_event(basic, Clusters.BasicInformation.Events.ShutDown(), urgent=True)
 
     def _basic_information(self) -> ClusterServer | None:
         root = self.device.endpoints.get(0)
@@ -315,6 +355,8 @@ class InteractionModelServer:
 
     def changed(self, endpoint: int | None = None, cluster: int | None = None) -> None:
         """Mark attributes changed that no listener reports (e.g. a PartsList after re-composition)."""
+        self._derived = None   # endpoints may have come or gone
+        self._watch_derived()
         for sub in self.subscriptions.values():
             for ep, server, name in self._expand_all(sub.paths):
                 if endpoint in (None, ep) and cluster in (None, server.id):
@@ -369,7 +411,6 @@ class InteractionModelServer:
         if pending.kind == "priming" and sub is not None:
             sub.active = True
             sub.last_report_ms = now_ms
-            sub.next_poll_ms = now_ms + self.poll_ms
             return self._send(exchange, SubscribeResponse(sub.id, sub.max_interval_s), now_ms, close=True)
         return exchange.close(now_ms)
 
@@ -388,6 +429,7 @@ class InteractionModelServer:
 
     def _remove(self, sub: Subscription) -> None:
         self.subscriptions.pop(sub.id, None)
+        self._watch_derived()
         if sub.busy is not None:
             self._pending.pop(sub.busy.exchange, None)
             sub.busy = None
@@ -470,7 +512,7 @@ class InteractionModelServer:
             raise MatterError(Status.FAILURE, str(e)) from None
 
     def _items(self, ep: int, server: ClusterServer, name: str, access: AccessContext,
-               fabric_filtered: bool, record: dict[Key, bytes] | None) -> list[bytes]:
+               fabric_filtered: bool) -> list[bytes]:
         attr_cls = server.attribute_class(name)
         path = AttributePath(endpoint=ep, cluster=server.id, attribute=attr_cls.attribute_id)
         try:
@@ -480,8 +522,6 @@ class InteractionModelServer:
         except Exception:   # a bug in one server must not break the whole report
             log.exception("reading %s.%s on endpoint %d failed", server.name, name, ep)
             return [self._status_item(path, Status.FAILURE)]
-        if record is not None:
-            record[(ep, server.id, attr_cls.attribute_id)] = data
         version = self._version(ep, server)
         item = AttributeReport(attribute_data=AttributeData(path, Raw(data), version)).element()
         if len(item) <= self._item_budget:
@@ -508,31 +548,61 @@ class InteractionModelServer:
         """The DataVersion we report: the server's plus our bumps for derived values (see top)."""
         return (server.data_version + self._bumps.get((ep, server.id), 0)) & 0xFFFFFFFF
 
-    def _refresh_version(self, ep: int, server: ClusterServer) -> None:
-        """Bump the reported DataVersion if a derived value moved since we last looked."""
-        if not _derives(server):
-            return
-        now: dict[str, bytes] = {}
-        for name in server.attributes:
-            if name in server.changes_omitted:
-                continue   # C quality: its changes are not changes of the cluster's data
-            try:
-                now[name] = encode_value(server.attribute_class(name).attribute_type.Type, server.read(name))
-            except Exception:
-                continue
-        key = (ep, server.id)
-        seen = self._derived_seen.get(key)
-        if seen is not None and seen != now:
-            self._bumps[key] = self._bumps.get(key, 0) + 1
-        self._derived_seen[key] = now
+    # ---- derived values -------------------------------------------------------------------
+    def _derived_attributes(self) -> dict[tuple[int, int], list[tuple[Key, ClusterServer, str]]]:
+        if self._derived is None:
+            self._derived = {}
+            for ep_id, endpoint in self.device.endpoints.items():
+                for server in endpoint.servers.values():
+                    # C quality: its changes are not changes of the cluster's data
+                    names = sorted(server.derived - server.changes_omitted)
+                    if names:
+                        self._derived[(ep_id, server.id)] = [
+                            ((ep_id, server.id, server.attribute_class(n).attribute_id), server, n) for n in names]
+        return self._derived
+
+    def _watch_derived(self, now_ms: float | None = None) -> None:
+        """Sample the derived attributes the subscriptions cover (on a timer only if any);
+        called whenever subscriptions or the composition change."""
+        self._watched = {}
+        for cluster, attributes in self._derived_attributes().items():
+            covered = [a for a in attributes if any(s.covers(a[0]) for s in self.subscriptions.values())]
+            if covered:
+                self._watched[cluster] = covered
+        if not self._watched:
+            self._next_sample_ms = None
+        elif self._next_sample_ms is None and now_ms is not None:
+            self._next_sample_ms = now_ms + self.sample_ms
+
+    def _sample(self, clusters: dict[tuple[int, int], list[tuple[Key, ClusterServer, str]]]) -> None:
+        """Re-read these clusters' derived attributes. A value that moved since the last sample
+        bumps its cluster's DataVersion and is dirty for the subscriptions that cover it."""
+        marked = False
+        for cluster, attributes in clusters.items():
+            moved = False
+            for key, server, name in attributes:
+                try:
+                    value = server.get(name)
+                except Exception:   # reported as an error status when actually read
+                    continue
+                if key in self._sampled and self._sampled[key] != value:
+                    moved = True
+                    for sub in self.subscriptions.values():
+                        if sub.covers(key):
+                            sub.dirty.add(key)
+                            marked = True
+                self._sampled[key] = value
+            if moved:
+                self._bumps[cluster] = self._bumps.get(cluster, 0) + 1
+        if marked:
+            self._notify()
 
     def _read_items(self, paths: list[AttributePath], filters: list, fabric_filtered: bool,
-                    access: AccessContext, record: dict[Key, bytes] | None = None) -> tuple[list[bytes], bool]:
-        """Report items for the paths, and whether any covered server derives values in get()."""
+                    access: AccessContext) -> list[bytes]:
         versions = {(f.path.endpoint, f.path.cluster): f.data_version for f in filters or ()}
+        derived = self._derived_attributes()
         items: list[bytes] = []
-        polls = False
-        refreshed: set[tuple[int, int]] = set()
+        sampled: set[tuple[int, int]] = set()
         for path in paths:
             try:
                 targets = self._expand(path)
@@ -540,19 +610,19 @@ class InteractionModelServer:
                 items.append(self._status_item(path, e.status, e.cluster_status))
                 continue
             for ep, server, name in targets:
-                polls = polls or _derives(server)
                 attr_id = server.attribute_class(name).attribute_id
                 if not self._allowed("read", access, ep, server.id, attr_id):
                     if path.concrete:
                         items.append(self._status_item(path, Status.UNSUPPORTED_ACCESS))
                     continue
-                if (ep, server.id) not in refreshed:   # before we report or compare its version
-                    refreshed.add((ep, server.id))
-                    self._refresh_version(ep, server)
-                if versions.get((ep, server.id)) == self._version(ep, server):
+                cluster = (ep, server.id)
+                if cluster in derived and cluster not in sampled:   # before we report its version
+                    sampled.add(cluster)
+                    self._sample({cluster: derived[cluster]})
+                if versions.get(cluster) == self._version(ep, server):
                     continue   # the client already holds this cluster's data
-                items += self._items(ep, server, name, access, fabric_filtered, record)
-        return items, polls
+                items += self._items(ep, server, name, access, fabric_filtered)
+        return items
 
     def _report_chunks(self, items: list[bytes], subscription_id: int | None, for_read: bool,
                        events: list[bytes] = ()) -> list[tuple[int, bytes]]:
@@ -580,8 +650,8 @@ class InteractionModelServer:
     def _read(self, exchange: Any, message: ReadRequest, access: AccessContext, now_ms: float) -> list:
         if not message.attribute_requests and not message.event_requests:
             return self._status(exchange, Status.INVALID_ACTION, now_ms)
-        items, _ = self._read_items(message.attribute_requests or [], message.data_version_filters,
-                                    message.fabric_filtered, access)
+        items = self._read_items(message.attribute_requests or [], message.data_version_filters,
+                                 message.fabric_filtered, access)
         events = self._event_items(message.event_requests or [], _event_min(message.event_filters), access)
         chunks = self._report_chunks(items, None, for_read=True, events=events)
         return self._start(exchange, "read", chunks, now_ms, expect_last=False)
@@ -610,16 +680,17 @@ class InteractionModelServer:
                            floor * 1000, max_interval * 1000,
                            event_paths=list(message.event_requests or []))
         self._watch()
-        items, sub.polls = self._read_items(sub.paths, message.data_version_filters, sub.fabric_filtered,
-                                            access, record=sub.last_sent)
+        items = self._read_items(sub.paths, message.data_version_filters, sub.fabric_filtered, access)
         events = self._event_items(sub.event_paths, _event_min(message.event_filters), access)
-        sub.event_min = self.next_event_number
+        sub.event_min = self.event_numbers.next
         self.subscriptions[sub_id] = sub
+        self._watch_derived(now_ms)
         chunks = self._report_chunks(items, sub_id, for_read=False, events=events)
         return self._start(exchange, "priming", chunks, now_ms, subscription=sub)
 
     def _watch(self) -> None:
         """Listen to every server (node-only servers may have been added since last time)."""
+        self._derived = None
         for server in self.device.servers():
             if self._on_change not in server.listeners:
                 server.listeners.append(self._on_change)
@@ -634,7 +705,7 @@ class InteractionModelServer:
         return server.endpoint.id if server.endpoint is not None else None
 
     # ---- events --------------------------------------------------------------------------
-    def _on_event(self, server: ClusterServer, event: ClusterEvent) -> None:
+    def _on_event(self, server: ClusterServer, event: ClusterEvent, urgent: bool = False) -> None:
         ep = self._endpoint(server)
         if ep is None:
             return
@@ -644,16 +715,15 @@ class InteractionModelServer:
             log.error("%s event %s does not encode: %s", server.name, type(event).__name__, e)
             return
         priority = EVENT_PRIORITY.get((event.cluster_id, event.event_id), INFO)
-        record = EventRecord(self.next_event_number, priority, ep, event.cluster_id, event.event_id,
+        record = EventRecord(self.event_numbers.take(), priority, ep, event.cluster_id, event.event_id,
                              server.clock.tick * 1000 // TICKS_PER_SECOND, data, _fabric_index(event))
-        self.next_event_number += 1
         self.events[priority].append(record)
         marked = False
         for sub in self.subscriptions.values():
             matching = [p for p in sub.event_paths if _event_matches(p, record)]
             if matching:
                 sub.events_due = True
-                sub.urgent = sub.urgent or any(p.is_urgent for p in matching)
+                sub.urgent = sub.urgent or urgent or any(p.is_urgent for p in matching)
                 marked = True
         if marked:
             self._notify()
@@ -720,41 +790,25 @@ class InteractionModelServer:
             due = min(due, earliest_allowed)
         if sub.urgent:
             due = min(due, sub.last_report_ms)   # urgent events do not wait for the min interval
-        if sub.polls:
-            due = min(due, max(earliest_allowed, sub.next_poll_ms))
         return due
 
     def _report(self, sub: Subscription, now_ms: float) -> list:
         access = self._access(sub.session)
-        poll = sub.polls and now_ms >= sub.next_poll_ms
-        if poll:
-            sub.next_poll_ms = now_ms + self.poll_ms
         items: list[bytes] = []
-        refreshed: set[tuple[int, int]] = set()
         dirty, sub.dirty = sub.dirty, set()
-        for ep, server, name in self._expand_all(sub.paths):
-            key = (ep, server.id, server.attribute_class(name).attribute_id)
-            if key not in dirty and not (poll and _derives(server) and name not in server.changes_omitted):
-                continue
-            if not self._allowed("read", access, *key):
-                continue
-            if poll and (ep, server.id) not in refreshed:
-                refreshed.add((ep, server.id))
-                self._refresh_version(ep, server)
-            before = sub.last_sent.get(key)
-            fresh: dict[Key, bytes] = {}
-            new_items = self._items(ep, server, name, access, sub.fabric_filtered, fresh)
-            if key not in dirty and fresh.get(key) == before:
-                continue   # re-read, unchanged
-            sub.last_sent.update(fresh)
-            items += new_items
+        for key in sorted(dirty):
+            ep, cluster, attribute = key
+            server = self.device.endpoints[ep].servers.get(cluster) if ep in self.device.endpoints else None
+            if server is None or not self._allowed("read", access, *key):
+                continue   # gone since it changed (a bridged device removed), or not theirs to see
+            items += self._items(ep, server, server.resolve_attribute(attribute), access, sub.fabric_filtered)
         events: list[bytes] = []
         if sub.events_due:
             events = self._event_items(sub.event_paths, sub.event_min, access, concrete_status=False)
-            sub.event_min = self.next_event_number
+            sub.event_min = self.event_numbers.next
             sub.events_due = sub.urgent = False
         if not items and not events and now_ms < sub.last_report_ms + sub.max_interval_ms:
-            return []   # polled, nothing changed, keepalive not due yet
+            return []   # what changed is gone or hidden, and no keepalive is due yet
         try:
             exchange = sub.layer.new_exchange(sub.session, ProtocolId.INTERACTION_MODEL, handler=sub.handler)
         except ExchangeError as e:
@@ -890,12 +944,6 @@ class InteractionModelServer:
 
 
 # ---- helpers -------------------------------------------------------------------------------
-def _derives(server: ClusterServer) -> bool:
-    """Does the server derive values in get() (which change without firing listeners)?
-    The Descriptor derives from the composition, which changes only through `changed()`."""
-    return type(server).get is not ClusterServer.get and not isinstance(server, DescriptorServer)
-
-
 def _acl_check(device: Device) -> AccessCheck | None:
     from .access import AclCheck
     root = device.endpoints.get(0)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import random
 import time
@@ -539,6 +540,7 @@ class NodeManager:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         self._reconcilers.clear()
+        self._announce_shutdown()
         try:
             await self.advertiser.close()
         finally:
@@ -546,6 +548,15 @@ class NodeManager:
                 node.close()
             self.nodes.clear()
             self._published.clear()
+
+    def _announce_shutdown(self) -> None:
+        """Log BasicInformation ShutDown on every node and send it to the subscribers that
+        asked for it (best effort: the ports close right after)."""
+        with self.lock:
+            for node in self.nodes.values():
+                node.core.im.shutdown()
+        for node in self.nodes.values():
+            node.poll()
 
     def poll(self) -> None:
         """Called after each simulation step: every node gets a turn, then mDNS follows
@@ -567,7 +578,7 @@ class NodeManager:
         from .attestation import DeviceCredentials
         from .commissioning import NodeCommissioning
         from .fabrics import FabricTable
-        from .im import InteractionModelServer
+        from .im import EventNumbers, InteractionModelServer
         node_dir = self._node_dir(device.id)
         if self.reset_fabrics:
             FabricTable.reset(node_dir)
@@ -579,7 +590,11 @@ class NodeManager:
             commissioning = NodeCommissioning(node_dir, device, credentials, pairing.passcode,
                                               pairing.discriminator, self.rng,
                                               now_ms=lambda: int(loop.time() * 1000))
-            im = InteractionModelServer(device, self.rng)
+            table = commissioning.table
+            # Event numbers keep rising across restarts (Core spec): blocks reserved in storage.
+            event_numbers = EventNumbers(table.counters.get("event_number", 0),
+                                         persist=functools.partial(table.set_counter, "event_number"))
+            im = InteractionModelServer(device, self.rng, event_numbers=event_numbers)
         return NodeCore(pairing, commissioning, im, self.rng, self.lock)
 
     # -- mDNS ---------------------------------------------------------------------------------
