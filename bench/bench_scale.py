@@ -29,7 +29,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
 from netns import Netns, network_namespace, wait_for_line  # noqa: E402
-from test_e2e_matter_server import HTTP_URL, WS_URL, start_server, stop, tail  # noqa: E402
+from test_e2e_matter_server import controller_session, start_server, stop, tail  # noqa: E402
 
 HTTP_PORT = 8088    # HTTP_URL's port
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -68,42 +68,21 @@ def start_twin(ns: Netns, workdir: Path, home: Path) -> subprocess.Popen:
 
 def commission(count: int) -> dict[str, Any]:
     """Inside the namespace: commission `count` nodes (-1: all) through python-matter-server."""
-    return asyncio.run(_commission(count))
+    return asyncio.run(controller_session(_commission, count))
 
 
-async def _commission(count: int) -> dict[str, Any]:
-    import aiohttp
-    from matter_server.client.client import MatterClient
-    async with aiohttp.ClientSession() as http:
-        async with http.get(HTTP_URL + "/codes") as response:
-            codes = (await response.json())["codes"]
-        client = MatterClient(WS_URL, http)
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                await client.connect()
-                break
-            except Exception:
-                if time.monotonic() > deadline:
-                    raise
-                await asyncio.sleep(0.5)
-        ready = asyncio.Event()
-        listening = asyncio.create_task(client.start_listening(ready))
-        await asyncio.wait_for(ready.wait(), 30)
-        seconds, failed = [], []
+async def _commission(client: Any, twin: Any, count: int) -> dict[str, Any]:
+    codes = (await twin.get("/codes"))["codes"]
+    seconds, failed = [], []
+    for row in codes if count < 0 else codes[:count]:
+        started = time.monotonic()
         try:
-            for row in codes if count < 0 else codes[:count]:
-                started = time.monotonic()
-                try:
-                    await client.commission_with_code(row["qr_code"], network_only=True)
-                    seconds.append(time.monotonic() - started)
-                except Exception as err:  # noqa: BLE001 - counted and reported
-                    failed.append(f"{row['device']}: {type(err).__name__}: {err}")
-            return {"commissioned": len(seconds), "failed": failed, "seconds": seconds,
-                    "nodes in server": len(client.get_nodes())}
-        finally:
-            await client.disconnect()
-            listening.cancel()
+            await client.commission_with_code(row["qr_code"], network_only=True)
+            seconds.append(time.monotonic() - started)
+        except Exception as err:  # noqa: BLE001 - counted and reported
+            failed.append(f"{row['device']}: {type(err).__name__}: {err}")
+    return {"commissioned": len(seconds), "failed": failed, "seconds": seconds,
+            "nodes in server": len(client.get_nodes())}
 
 
 def main() -> None:
