@@ -635,6 +635,31 @@ def test_a_derived_change_is_sampled_once_for_all_subscribers_and_reported_to_ea
     assert link.im.subscriptions == {} and link.im.next_timer() is None   # no subscriber, no sampling
 
 
+def test_every_device_type_reports_its_moving_values_to_a_wildcard_subscription():
+    from twin.home import Home
+    from twin.node.runtime import served_devices
+    home = Home(seed=2)
+    home.add_room("room")
+    for key in sorted(DEVICE_TYPES):
+        home.add_device(key, key, "room")
+    heat_pump = home.device("heat_pump")                    # heating to 30 °C: the room warms
+    heat_pump.write("Thermostat", "OccupiedHeatingSetpoint", 3000)
+    heat_pump.write("Thermostat", "SystemMode", 4)
+    served = served_devices(home)
+    links = {device_id: Link(d) for device_id, d in served.items()}
+    for link in links.values():
+        assert isinstance(subscribe(link, AttributePath(), floor=0, ceiling=60)[-1], SubscribeResponse)
+    got = {}
+    for _ in range(300):                                    # 30 s, a step of 0.1 s at a time
+        home.advance(0.1)
+        for device_id, link in links.items():
+            got.setdefault(device_id, {}).update(values(link.advance(100)))
+    temperature = (1, C.TemperatureMeasurement.id, C.TemperatureMeasurement.Attributes.MeasuredValue.attribute_id)
+    assert got["sensors@room"][temperature] == served["sensors@room"].read("TemperatureMeasurement", "MeasuredValue")
+    local = (2, C.Thermostat.id, C.Thermostat.Attributes.LocalTemperature.attribute_id)
+    assert got["heat_pump"][local] == heat_pump.read("Thermostat", "LocalTemperature") > 2400
+
+
 def test_a_failure_status_ends_the_subscription():
     device = light()
     link = Link(device)

@@ -554,8 +554,8 @@ class InteractionModelServer:
             self._derived = {}
             for ep_id, endpoint in self.device.endpoints.items():
                 for server in endpoint.servers.values():
-                    # C quality: its changes are not changes of the cluster's data
-                    names = sorted(server.derived - server.changes_omitted)
+                    # What this instance has (features vary), minus C quality: not reported.
+                    names = sorted(server.derived.intersection(server.attributes) - server.changes_omitted)
                     if names:
                         self._derived[(ep_id, server.id)] = [
                             ((ep_id, server.id, server.attribute_class(n).attribute_id), server, n) for n in names]

@@ -360,7 +360,7 @@ class MatterNode:
         self.port = self.transport.port
 
     def poll(self) -> None:
-        """Give the core a turn now (subscriptions re-read what they report; expiries fire)."""
+        """Give the core a turn now (reports that are due go out; expiries fire)."""
         self._wake_pending = False
         if self.transport is not None:
             self.transport.execute(self.core.on_timer(self.transport.now_ms()))
@@ -559,14 +559,13 @@ class NodeManager:
             node.poll()
 
     def poll(self) -> None:
-        """Called after each simulation step: every node gets a turn, then mDNS follows
-        (for the nodes whose commissioning state may have changed; all of them now and then,
-        for label changes)."""
+        """Called after each simulation step: the servers the home does not step run their
+        due events, then mDNS follows (for the nodes whose commissioning state may have
+        changed; all of them now and then, for label changes). Nodes are not polled: each
+        runs on its own timer, and a change a subscriber wants wakes its node (`on_dirty`)."""
         if self.bridge is not None:
             self._sync_bridge()
         self._settle_unstepped()
-        for node in self.nodes.values():
-            node.poll()
         self._polls += 1
         self.sync_advertisements(everything=self._polls % FULL_MDNS_SYNC_POLLS == 0)
 
@@ -655,8 +654,8 @@ async def run_home(home: Any, speed: float, lock: Any = None, on_step: Callable[
                    max_sleep: float = 0.1) -> None:
     """Advance `home` with the wall clock at `speed` until `end_tick` or `stop` is set.
 
-    After every step `on_step()` runs (the nodes' turn). It wakes at least every `max_sleep`
-    seconds, so changes made by other threads (tool calls) reach subscribers promptly.
+    After every step `on_step()` runs (the node manager's turn). It wakes at least every
+    `max_sleep` seconds, so the simulation keeps pace with the wall clock.
     """
     from twin.clock import TICKS_PER_SECOND, Pacer
     lock = lock if lock is not None else contextlib.nullcontext()
