@@ -81,6 +81,9 @@ class ClusterServer:
     #: `set()` telling the listeners. A Matter node samples these, and only these, for its
     #: subscribers (twin/node/im.py). Every attribute a `get()` override computes belongs here.
     derived: ClassVar[frozenset[str]] = frozenset()
+    #: Derived attributes with the spec's "Q" quality (quieter reporting) that a node samples
+    #: less often than every second: name -> seconds between samples.
+    sample_seconds: ClassVar[dict[str, int]] = {}
 
     def __init__(self, feature_map: int = 0, **initial: Any):
         self.feature_map = int(feature_map)

@@ -239,6 +239,9 @@ class ElectricalEnergyMeasurementServer(_Metered):
             energy=min(energy, ENERGY_MAX), startSystime=None if start is None else start * 100, endSystime=end * 100)
 
     derived = frozenset({"CumulativeEnergyImported", "CumulativeEnergyExported"})
+    # Quality Q: the spec lets a meter publish these every 1 to 60 s; their timestamp moves
+    # every tick, so once a second would be a report per second per powered device.
+    sample_seconds = {"CumulativeEnergyImported": 10, "CumulativeEnergyExported": 10}
 
     def get(self, name: str) -> Any:
         if name in ("CumulativeEnergyImported", "CumulativeEnergyExported") and self.power_source is not None:

@@ -104,7 +104,8 @@ class IlluminanceMeasurementServer(MeasurementServer):
 
 
 class Pm10ConcentrationMeasurementServer(MeasurementServer):
-    """PM10 in µg/m³ of air, as a float, with the Numeric Measurement feature."""
+    """PM10 in µg/m³ of air, as a float, with the Numeric Measurement feature. The sensor
+    resolves whole µg/m³, as common PM sensors do (and as the tool API reports rooms)."""
     cluster = PM10
     revision = 3
     attributes = ("MeasuredValue", "MinMeasuredValue", "MaxMeasuredValue", "MeasurementUnit",
@@ -120,4 +121,4 @@ class Pm10ConcentrationMeasurementServer(MeasurementServer):
                 "MeasurementMedium": PM10.Enums.MeasurementMediumEnum.kAir}
 
     def to_matter(self, natural: float) -> float:
-        return float(natural)
+        return float(round(natural))

@@ -660,6 +660,23 @@ def test_every_device_type_reports_its_moving_values_to_a_wildcard_subscription(
     assert got["heat_pump"][local] == heat_pump.read("Thermostat", "LocalTemperature") > 2400
 
 
+def test_a_meters_cumulative_energy_is_sampled_every_ten_seconds():
+    from twin.home import Home
+    home = Home(seed=2)
+    home.add_room("room")
+    heat_pump = home.add_device("hp", "heat_pump", "room")
+    heat_pump.write("Thermostat", "OccupiedHeatingSetpoint", 3000)
+    heat_pump.write("Thermostat", "SystemMode", 4)                  # heating: it draws power
+    assert heat_pump.read("ElectricalPowerMeasurement", "ActivePower", 1) > 0
+    link = Link(heat_pump)
+    subscribe(link, AttributePath(1, C.ElectricalEnergyMeasurement.id), floor=0, ceiling=60)
+    reported = []
+    for _ in range(300):                                           # 30 s; the energy moves every tick
+        home.advance(0.1)
+        reported += [link.now for m in link.advance(100) if reports([m])]
+    assert reported == [10_000, 20_000, 30_000]
+
+
 def test_a_failure_status_ends_the_subscription():
     device = light()
     link = Link(device)

@@ -28,7 +28,8 @@ subscription alive at the max interval. Nothing is re-read or re-encoded while n
 
 Attributes a server lists in `changes_omitted` (the spec's "C" quality, e.g. UpTime) are read
 normally but never reported because they changed. Quality "Q" attributes (CountdownTime,
-RemainingTime) are derived per tick, so sampling reports them at most once per `sample_ms` (1 s).
+RemainingTime) are derived per tick, so sampling reports them at most once per `sample_ms` (1 s);
+a server may sample some less often (`sample_seconds`, e.g. a meter's cumulative energy).
 
 DataVersion of a server with derived values: those move without the server's DataVersion
 moving, so the IM reports `server.data_version + bump`, where `bump` is a per-node counter
@@ -57,6 +58,7 @@ import collections
 import dataclasses
 import logging
 import random
+import typing
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
@@ -194,6 +196,14 @@ class EventNumbers:
         return number
 
 
+class _Derived(typing.NamedTuple):
+    """A derived attribute the node samples (see the top)."""
+    key: Key
+    server: ClusterServer
+    name: str
+    every: int             # timer samples between re-reads (from the server's `sample_seconds`)
+
+
 @dataclass(eq=False)
 class _Pending:
     """An interaction waiting for the client's StatusResponse before its next message."""
@@ -229,13 +239,14 @@ class InteractionModelServer:
         #: Bridge nodes serve other devices' servers at their own endpoint ids.
         self._endpoint_of: Callable[[ClusterServer], int | None] | None = getattr(data_model, "endpoint_of", None)
         self._bumps: dict[tuple[int, int], int] = {}            # (endpoint, cluster) -> DataVersion bump
-        #: (endpoint, cluster) -> [(attribute key, server, name)] for every derived attribute we
-        #: serve; None: to be rebuilt (the composition changed).
-        self._derived: dict[tuple[int, int], list[tuple[Key, ClusterServer, str]]] | None = None
+        #: (endpoint, cluster) -> the derived attributes we serve there; None: to be rebuilt
+        #: (the composition changed).
+        self._derived: dict[tuple[int, int], list[_Derived]] | None = None
         #: The part of it some subscription covers: what the sampling timer re-reads.
-        self._watched: dict[tuple[int, int], list[tuple[Key, ClusterServer, str]]] = {}
+        self._watched: dict[tuple[int, int], list[_Derived]] = {}
         self._sampled: dict[Key, Any] = {}                       # derived attribute -> last value seen
         self._next_sample_ms: float | None = None                # None: nothing watched, no timer
+        self._samples = 0                                        # timer samples so far
         self.events: dict[int, collections.deque[EventRecord]] = {
             p: collections.deque(maxlen=n) for p, n in EVENT_BUFFER.items()}
         self.event_numbers = event_numbers if event_numbers is not None else EventNumbers()
@@ -314,7 +325,8 @@ class InteractionModelServer:
             self._next_sample_ms = now_ms + self.sample_ms
         elif self._next_sample_ms is not None and now_ms >= self._next_sample_ms:
             self._next_sample_ms = now_ms + self.sample_ms
-            self._sample(self._watched)
+            self._samples += 1
+            self._sample(self._watched, self._samples)
         for sub in list(self.subscriptions.values()):
             due = self._due(sub)
             if due is not None and now_ms >= due:
@@ -549,7 +561,7 @@ class InteractionModelServer:
         return (server.data_version + self._bumps.get((ep, server.id), 0)) & 0xFFFFFFFF
 
     # ---- derived values -------------------------------------------------------------------
-    def _derived_attributes(self) -> dict[tuple[int, int], list[tuple[Key, ClusterServer, str]]]:
+    def _derived_attributes(self) -> dict[tuple[int, int], list[_Derived]]:
         if self._derived is None:
             self._derived = {}
             for ep_id, endpoint in self.device.endpoints.items():
@@ -558,7 +570,9 @@ class InteractionModelServer:
                     names = sorted(server.derived.intersection(server.attributes) - server.changes_omitted)
                     if names:
                         self._derived[(ep_id, server.id)] = [
-                            ((ep_id, server.id, server.attribute_class(n).attribute_id), server, n) for n in names]
+                            _Derived((ep_id, server.id, server.attribute_class(n).attribute_id), server, n,
+                                     max(1, round(server.sample_seconds.get(n, 1) * 1000 / self.sample_ms)))
+                            for n in names]
         return self._derived
 
     def _watch_derived(self, now_ms: float | None = None) -> None:
@@ -566,7 +580,7 @@ class InteractionModelServer:
         called whenever subscriptions or the composition change."""
         self._watched = {}
         for cluster, attributes in self._derived_attributes().items():
-            covered = [a for a in attributes if any(s.covers(a[0]) for s in self.subscriptions.values())]
+            covered = [a for a in attributes if any(s.covers(a.key) for s in self.subscriptions.values())]
             if covered:
                 self._watched[cluster] = covered
         if not self._watched:
@@ -574,13 +588,16 @@ class InteractionModelServer:
         elif self._next_sample_ms is None and now_ms is not None:
             self._next_sample_ms = now_ms + self.sample_ms
 
-    def _sample(self, clusters: dict[tuple[int, int], list[tuple[Key, ClusterServer, str]]]) -> None:
-        """Re-read these clusters' derived attributes. A value that moved since the last sample
-        bumps its cluster's DataVersion and is dirty for the subscriptions that cover it."""
+    def _sample(self, clusters: dict[tuple[int, int], list[_Derived]], count: int | None = None) -> None:
+        """Re-read these clusters' derived attributes (on the timer's `count`-th sample, those
+        due then). A value that moved since the last sample bumps its cluster's DataVersion
+        and is dirty for the subscriptions that cover it."""
         marked = False
         for cluster, attributes in clusters.items():
             moved = False
-            for key, server, name in attributes:
+            for key, server, name, every in attributes:
+                if count is not None and count % every:
+                    continue
                 try:
                     value = server.get(name)
                 except Exception:   # reported as an error status when actually read

@@ -30,7 +30,7 @@ from typing import Any, Callable
 
 from chip.clusters import Objects as Clusters
 
-from .case import CaseResponder, FabricInfo
+from .case import CaseResponder
 from .exchange import Deliver, Exchange, ExchangeFailed, MessageLayer, Send, SessionClosed
 from .mdns import Advertiser, Commissionable, Mrp, Operational
 from .message import ProtocolId, SecureChannelOpcode
