@@ -211,7 +211,9 @@ def _set_session_fabric(session: Any, fabric_index: int | None) -> None:
 
 
 class _NodeServer(ClusterServer):
-    """A root-endpoint server whose state lives in NodeCommissioning, not in snapshots."""
+    """A root-endpoint server whose state lives in NodeCommissioning, not in snapshots.
+    Its `get()` reads that state, and whatever changes it calls `touch()`, so subscribers
+    hear of it: nothing here is `derived` (sampled)."""
 
     in_snapshot = False
 
@@ -255,8 +257,6 @@ class GeneralCommissioningServer(_NodeServer):
                 "RegulatoryConfig": RegulatoryLocation.kIndoorOutdoor,
                 "LocationCapability": RegulatoryLocation.kIndoorOutdoor,
                 "SupportsConcurrentConnection": True}
-
-    derived = frozenset({"RegulatoryConfig"})
 
     def get(self, name: str) -> Any:
         if name == "RegulatoryConfig":  # persisted with the node, like the fabrics
@@ -363,10 +363,6 @@ class OperationalCredentialsServer(_NodeServer):
     def defaults(self) -> dict[str, Any]:
         return {"NOCs": [], "Fabrics": [], "SupportedFabrics": 0, "CommissionedFabrics": 0,
                 "TrustedRootCertificates": [], "CurrentFabricIndex": 0}
-
-    # CurrentFabricIndex is derived too, but from the reading session, which a change in the
-    # node cannot move: not sampled.
-    derived = frozenset({"NOCs", "Fabrics", "CommissionedFabrics", "TrustedRootCertificates"})
 
     def get(self, name: str) -> Any:
         node, table = self.node, self.node.table
@@ -503,6 +499,7 @@ class OperationalCredentialsServer(_NodeServer):
             _set_session_fabric(access.session, fabric.fabric_index)
         table.save()
         self._changed()
+        node.access_control.touch("Acl")
         node.acl_changed(fabric.fabric_index, ChangeType.kAdded, fabric.acl[0])
         node.notify(NodeEvent("fabric_added", fabric.fabric_index))
         return _noc_response(NocStatus.kOk, fabric.fabric_index)
@@ -608,8 +605,6 @@ class AccessControlServer(_NodeServer):
                 "TargetsPerAccessControlEntry": TARGETS_PER_ENTRY,
                 "AccessControlEntriesPerFabric": ENTRIES_PER_FABRIC}
 
-    derived = frozenset({"Acl"})
-
     def get(self, name: str) -> Any:
         if name == "Acl":
             return [e for f in self.node.visible_fabrics() for e in f.acl]
@@ -658,8 +653,6 @@ class GroupKeyManagementServer(_NodeServer):
     def defaults(self) -> dict[str, Any]:
         return {"GroupKeyMap": [], "GroupTable": [], "MaxGroupsPerFabric": MAX_GROUPS_PER_FABRIC,
                 "MaxGroupKeysPerFabric": MAX_GROUP_KEYS_PER_FABRIC}
-
-    derived = frozenset({"GroupKeyMap"})
 
     def get(self, name: str) -> Any:
         if name == "GroupKeyMap":
@@ -799,8 +792,6 @@ class GeneralDiagnosticsServer(_NodeServer):
         self.ipv4_addresses, self.ipv6_addresses = [bytes(a) for a in ipv4], [bytes(a) for a in ipv6]
         self.touch("NetworkInterfaces")
 
-    derived = frozenset({"NetworkInterfaces", "RebootCount"})
-
     def get(self, name: str) -> Any:
         if name == "NetworkInterfaces":
             return [GD.Structs.NetworkInterface(
@@ -839,8 +830,6 @@ class AdministratorCommissioningServer(_NodeServer):
 
     def defaults(self) -> dict[str, Any]:
         return {"WindowStatus": WindowStatus.kWindowNotOpen, "AdminFabricIndex": NullValue, "AdminVendorId": NullValue}
-
-    derived = frozenset({"WindowStatus", "AdminFabricIndex", "AdminVendorId"})
 
     def get(self, name: str) -> Any:
         window = self.node.window
@@ -1078,6 +1067,7 @@ class NodeCommissioning:
         self.operational_credentials._changed()
         self.access_control.touch("Acl")
         self.group_keys.touch("GroupKeyMap")
+        self.administrator.touch("AdminFabricIndex")   # null once its fabric is gone
         for entry in fabric.acl:
             self.acl_changed(fabric_index, ChangeType.kRemoved, entry)
         self.notify(NodeEvent("fabric_removed", fabric_index))
