@@ -20,9 +20,9 @@ Interactions:
 
 Subscriptions report what changed, and only that: listeners on the cluster servers mark
 attributes dirty. Values derived per tick (a transition's CurrentLevel, a room's MeasuredValue)
-fire no listener; each server names them in `derived`, and while the node has subscribers it
-samples those attributes (no others) once per `sample_ms` on one timer, and marks dirty the
-ones whose value moved. A dirty attribute is read and encoded when its subscription's report is
+fire no listener; each server names them in `derived`, and the node samples the ones some
+subscription covers (no others, and nothing without subscribers) once per `sample_ms` on one
+timer, and marks dirty those whose value moved. A dirty attribute is read and encoded when its subscription's report is
 due: never faster than the min interval, always the latest value; an empty report keeps the
 subscription alive at the max interval. Nothing is re-read or re-encoded while nothing changes.
 
