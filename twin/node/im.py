@@ -22,9 +22,10 @@ Subscriptions report what changed, and only that: listeners on the cluster serve
 attributes dirty. Values derived per tick (a transition's CurrentLevel, a room's MeasuredValue)
 fire no listener; each server names them in `derived`, and the node samples the ones some
 subscription covers (no others, and nothing without subscribers) once per `sample_ms` on one
-timer, and marks dirty those whose value moved. A dirty attribute is read and encoded when its subscription's report is
-due: never faster than the min interval, always the latest value; an empty report keeps the
-subscription alive at the max interval. Nothing is re-read or re-encoded while nothing changes.
+timer, and marks dirty those whose value moved. A dirty attribute is read and encoded when its
+subscription's report is due: never faster than the min interval, always the latest value; an
+empty report keeps the subscription alive at the max interval. Nothing is re-read or
+re-encoded while nothing changes.
 
 Attributes a server lists in `changes_omitted` (the spec's "C" quality, e.g. UpTime) are read
 normally but never reported because they changed. Quality "Q" attributes (CountdownTime,
@@ -43,11 +44,11 @@ per-node event numbers that only ever rise, the spec priority of each event
 (`EVENT_PRIORITY`), and a bounded buffer per priority (`EVENT_BUFFER`, oldest dropped first).
 The timestamp is a system timestamp: the twin's virtual time in ms (the home clock's tick * 100),
 which is monotonic and deterministic; the node keeps no epoch time. Event numbers come from an
-`EventNumbers` counter; the node runtime persists it, so numbers keep rising across restarts. BasicInformation StartUp
-is logged when the IM is created (the node starts); `shutdown()` logs ShutDown. Reads and
-subscriptions honour EventRequests (wildcards) and EventFilters (EventMin); a subscription
-reports new matching events at its min interval, or at once when the matching path has
-IsUrgent set.
+`EventNumbers` counter; the node runtime persists it, so numbers keep rising across restarts.
+BasicInformation StartUp is logged when the IM is created (the node starts); `shutdown()` logs
+ShutDown and sends it at once. Reads and subscriptions honour EventRequests (wildcards) and
+EventFilters (EventMin); a subscription reports new matching events at its min interval, or at
+once when the matching path has IsUrgent set.
 
 Access control (`access_check`, see twin/node/access.py) is called for every attribute, command
 and event; None allows all.
@@ -604,10 +605,7 @@ class InteractionModelServer:
                     continue
                 if key in self._sampled and self._sampled[key] != value:
                     moved = True
-                    for sub in self.subscriptions.values():
-                        if sub.covers(key):
-                            sub.dirty.add(key)
-                            marked = True
+                    marked = self._mark_dirty(key) or marked
                 self._sampled[key] = value
             if moved:
                 self._bumps[cluster] = self._bumps.get(cluster, 0) + 1
@@ -784,14 +782,17 @@ class InteractionModelServer:
         ep = self._endpoint(server)
         if ep is None:
             return
-        key = (ep, server.id, server.attribute_class(name).attribute_id)
+        if self._mark_dirty((ep, server.id, server.attribute_class(name).attribute_id)):
+            self._notify()
+
+    def _mark_dirty(self, key: Key) -> bool:
+        """Mark the attribute dirty for the subscriptions that cover it; did any?"""
         marked = False
         for sub in self.subscriptions.values():
             if sub.covers(key):
                 sub.dirty.add(key)
                 marked = True
-        if marked:
-            self._notify()
+        return marked
 
     def _notify(self) -> None:
         if self.on_dirty is not None:
