@@ -11,10 +11,8 @@ python-matter-server (inside a namespace this module creates) commissions it onc
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -79,7 +77,6 @@ async def commission_and_compare(client: Any, twin: Any, allocation: dict[str, A
 
 async def control(client: Any, twin: Any, state: dict[str, Any]) -> dict[str, Any]:
     from chip.clusters import Objects as Clusters
-    from matter_server.common.models import EventType
     node_id, allocation = state["node_id"], state["allocation"]
     out: dict[str, Any] = {"toggled": {}}
     for light in LIGHTS:
@@ -99,21 +96,7 @@ async def control(client: Any, twin: Any, state: dict[str, Any]) -> dict[str, An
     # A tool call on the twin side reaches the subscription at the bridged path.
     ep = allocation["endpoints"]["kitchen_light"][0]
     path = f"{ep}/{Clusters.OnOff.id}/{Clusters.OnOff.Attributes.OnOff.attribute_id}"
-    reports: list[Any] = []
-    got = asyncio.Event()
-
-    def on_update(event: Any, value: Any) -> None:
-        reports.append(value)
-        got.set()
-    unsubscribe = client.subscribe_events(on_update, EventType.ATTRIBUTE_UPDATED, node_filter=node_id,
-                                          attr_path_filter=path)
-    now = await twin.on_off("kitchen_light")
-    await twin.tool("execute_command", {"device.id": "kitchen_light", "endpoint.id": 1, "cluster.id": "OnOff",
-                                        "command.id": "Off" if now else "On", "args": {}})
-    with contextlib.suppress(asyncio.TimeoutError):
-        await asyncio.wait_for(got.wait(), 30)
-    unsubscribe()
-    out["reports"] = reports
+    now, out["reports"] = await twin.toggle_reported(client, node_id, "kitchen_light", path)
     out["cached"] = cached("kitchen_light")
     out["expected report"] = not now
     return out

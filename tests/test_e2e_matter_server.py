@@ -156,6 +156,31 @@ class Twin:
                                                    "cluster.id": "OnOff", "attribute.id": "OnOff"})
         return result["value"]
 
+    async def toggle_reported(self, client: Any, node_id: int, device: str, path: str) -> tuple[bool, list[Any]]:
+        """Toggle `device`'s OnOff through the tool API (the simulation side); its state before,
+        and the values python-matter-server's subscription delivered at `path` (waits up to
+        30 s for the first)."""
+        from matter_server.common.models import EventType
+        reports: list[Any] = []
+        got = asyncio.Event()
+
+        def on_update(event: Any, value: Any) -> None:
+            reports.append(value)
+            got.set()
+        unsubscribe = client.subscribe_events(on_update, EventType.ATTRIBUTE_UPDATED, node_filter=node_id,
+                                              attr_path_filter=path)
+        try:
+            before = await self.on_off(device)
+            await self.tool("execute_command", {"device.id": device, "endpoint.id": 1, "cluster.id": "OnOff",
+                                                "command.id": "Off" if before else "On", "args": {}})
+            try:
+                await asyncio.wait_for(got.wait(), 30)
+            except asyncio.TimeoutError:
+                pass   # the caller's assertion on the reports says what is missing
+        finally:
+            unsubscribe()
+        return before, reports
+
     async def illuminance(self, room: str) -> float:
         return (await self.tool("get_room_states", {"room.id": room}))["illuminance"]
 

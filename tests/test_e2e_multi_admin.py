@@ -6,7 +6,6 @@ RemoveFabric by matter.js (decommission of its own fabric) leaves python-matter-
 working, and the window and fabric count on the node are as the spec says."""
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from pathlib import Path
@@ -37,7 +36,6 @@ async def fabrics_and_report(client: Any, twin: Any, node_id: int) -> dict[str, 
     """The node's fabrics as python-matter-server reads them, then a twin-side change and
     whether its report arrived (the caller checks matter.js's side)."""
     from chip.clusters import Objects as Clusters
-    from matter_server.common.models import EventType
     out: dict[str, Any] = {}
     # Fabrics is read fabric-filtered (each admin sees its own entry); CommissionedFabrics counts all.
     out["own fabrics"] = [f.fabric_index for f in await client.get_matter_fabrics(node_id)]
@@ -45,23 +43,7 @@ async def fabrics_and_report(client: Any, twin: Any, node_id: int) -> dict[str, 
             f"{Clusters.OperationalCredentials.Attributes.CommissionedFabrics.attribute_id}"
     out["commissioned fabrics"] = (await client.read_attribute(node_id, count)).get(count)
     path = f"1/{Clusters.OnOff.id}/{Clusters.OnOff.Attributes.OnOff.attribute_id}"
-    reports: list[Any] = []
-    got = asyncio.Event()
-
-    def on_update(event: Any, value: Any) -> None:
-        reports.append(value)
-        got.set()
-    unsubscribe = client.subscribe_events(on_update, EventType.ATTRIBUTE_UPDATED, node_filter=node_id,
-                                          attr_path_filter=path)
-    now = await twin.on_off("lamp")
-    await twin.tool("execute_command", {"device.id": "lamp", "endpoint.id": 1, "cluster.id": "OnOff",
-                                        "command.id": "Off" if now else "On", "args": {}})
-    try:
-        await asyncio.wait_for(got.wait(), 30)
-    except asyncio.TimeoutError:
-        pass
-    unsubscribe()
-    out.update(before=now, reports=reports)
+    out["before"], out["reports"] = await twin.toggle_reported(client, node_id, "lamp", path)
     # And a command from this controller still works.
     await client.send_device_command(node_id, 1, Clusters.OnOff.Commands.Toggle())
     out["after toggle"] = await twin.on_off("lamp")
