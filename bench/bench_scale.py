@@ -54,7 +54,7 @@ def idle_window(pid: int, seconds: float) -> dict[str, float]:
 def start_twin(ns: Netns, workdir: Path, home: Path) -> subprocess.Popen:
     log = workdir / "twin.log"
     env = dict(os.environ, PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1")
-    proc = ns.popen([sys.executable, "-m", "twin.cli", "run", "--home", str(home), "--speed", "1", "--matter",
+    proc = ns.popen([sys.executable, "-m", "matter_twin.cli", "run", "--home", str(home), "--speed", "1", "--matter",
                      "--storage", str(workdir / "twin-storage"), "--http", str(HTTP_PORT)],
                     stdout=open(log, "w"), stderr=subprocess.STDOUT, cwd=str(workdir), env=env)
     try:
@@ -95,7 +95,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp, network_namespace("mts") as ns:
         workdir = Path(tmp)
         home = workdir / "home.yaml"
-        subprocess.run([sys.executable, "-m", "twin.cli", "home", "generate", "--seed", "1", "--rooms",
+        subprocess.run([sys.executable, "-m", "matter_twin.cli", "home", "generate", "--seed", "1", "--rooms",
                         str(args.rooms), "--devices", str(args.devices), "-o", str(home)],
                        check=True, cwd=str(REPO), env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True)
         server = start_server(ns, workdir) if args.commission else None

@@ -53,8 +53,8 @@ from clusters.base import GLOBAL_ATTRIBUTES
 from clusters.status import MatterError, Status
 from clusters.values import from_json, to_json, type_name
 
-from .backend import INVALID_ARGUMENT, NOT_FOUND, TIME_FORMAT, UNAVAILABLE, ToolError
-from .config import STATES, DeviceConfig, LoadedConfig, SensorRef
+from bridge.backend import INVALID_ARGUMENT, NOT_FOUND, TIME_FORMAT, UNAVAILABLE, ToolError
+from bridge.config import STATES, DeviceConfig, LoadedConfig, SensorRef
 
 TIMEOUT = "TIMEOUT"
 DESCRIPTOR = 0x001D
@@ -705,7 +705,7 @@ class WallClockWorkflows:
             self._run(item)
 
     def _run(self, item: dict[str, Any]) -> None:
-        from .tools import call_tool
+        from bridge.tools import call_tool
         failed = False
         for i, step in enumerate(item["steps"]):
             if failed:
@@ -750,7 +750,7 @@ class MatterBackend:
 
     def _make_device(self, spec: DeviceConfig) -> Any:
         if spec.matter is None:
-            from .config import ConfigError
+            from bridge.config import ConfigError
             raise ConfigError(self.loaded.source, f"devices.{spec.id}.twin",
                               "MatterBackend drives Matter devices only; use "
                               "bridge.mixed.load_backend for twin devices")
@@ -847,7 +847,7 @@ class MatterBackend:
     def _sensor_device(self, ref: SensorRef) -> Any:
         if ref.device is not None:
             return self._device(ref.device)
-        from .config import DeviceConfig, MatterRef
+        from bridge.config import DeviceConfig, MatterRef
         url = self.config.server_of(ref)
         if ref.pairing_code is not None:
             # One node per code, commissioned once and remembered in the state file under an

@@ -19,9 +19,9 @@ import threading
 from pathlib import Path
 from typing import Any, Callable
 
-from .config import ConfigError, DeviceConfig, LoadedConfig, load_config
-from .matter_backend import MatterBackend, _wall_now
-from .twin_backend import TwinBackend
+from bridge.config import ConfigError, DeviceConfig, LoadedConfig, load_config
+from bridge.matter_backend import MatterBackend, _wall_now
+from bridge.twin_backend import TwinBackend
 
 TICKS_PER_SECOND = 10
 

@@ -21,8 +21,7 @@ from typing import Any, Callable
 
 from clusters.status import MatterError
 
-from .backend import (INVALID_ARGUMENT, NOT_FOUND, TIME_FORMAT, UNAVAILABLE, UNKNOWN_TOOL,
-                      Backend, ToolError)
+from bridge.backend import INVALID_ARGUMENT, NOT_FOUND, TIME_FORMAT, UNAVAILABLE, UNKNOWN_TOOL, Backend, ToolError
 
 # ---- the session: who answers ask_user, who hears finish, and the history ----------------
 
@@ -298,7 +297,7 @@ def _execute_command(backend: Backend, args: dict, session: Session) -> dict:
 
 
 def _get_cluster_doc(backend: Backend, args: dict, session: Session) -> dict:
-    from .docs import get_cluster_doc
+    from bridge.docs import get_cluster_doc
     return {"query": args["query"], "results": get_cluster_doc(args["query"], args["top_k"])}
 
 

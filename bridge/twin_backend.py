@@ -13,7 +13,7 @@ from clusters.base import GLOBAL_ATTRIBUTES
 from clusters.status import MatterError, Status
 from clusters.values import to_json
 
-from .backend import INVALID_ARGUMENT, NOT_FOUND, TIME_FORMAT, ToolError
+from bridge.backend import INVALID_ARGUMENT, NOT_FOUND, TIME_FORMAT, ToolError
 
 
 class TwinBackend:

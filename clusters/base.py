@@ -21,8 +21,8 @@ from typing import Any, Callable, ClassVar, Iterable
 from chip.clusters import Objects as Clusters
 from chip.clusters.ClusterObjects import Cluster, ClusterCommand, ClusterEvent
 
-from .status import MatterError, Status
-from .values import from_json, to_json, type_name
+from clusters.status import MatterError, Status
+from clusters.values import from_json, to_json, type_name
 
 TICKS_PER_SECOND = 10
 GLOBAL_ATTRIBUTES = ("GeneratedCommandList", "AcceptedCommandList", "AttributeList",

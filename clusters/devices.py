@@ -29,28 +29,24 @@ from __future__ import annotations
 import random
 from typing import Any, Callable
 
-from .air_quality import AirQualityServer
-from .alarms import DishwasherAlarmServer
-from .basic_information import BasicInformationServer
-from .device import DEVICE_TYPES, Device, DeviceType, Endpoint, register
-from .energy import (DeviceEnergyManagementServer, ElectricalEnergyMeasurementServer,
-                     ElectricalPowerMeasurementServer, PowerSourceServer, PowerTopologyServer)
-from .fan_control import FanControlServer
-from .identify import IdentifyServer
-from .laundry import LaundryDryerControlsServer, LaundryWasherControlsServer
-from .level_control import LevelControlServer
-from .measurement import (IlluminanceMeasurementServer, Pm10ConcentrationMeasurementServer,
-                          RelativeHumidityMeasurementServer, TemperatureMeasurementServer)
-from .media import ChannelServer, KeypadInputServer, MediaPlaybackServer
-from .modes import (DRYER_MODES, DishwasherModeServer, LaundryWasherModeServer,
-                    RefrigeratorAndTemperatureControlledCabinetModeServer, RvcCleanModeServer,
-                    RvcRunModeServer)
-from .onoff import OnOffServer
-from .operational_state import OperationalStateServer, RvcOperationalStateServer
-from .status import MatterError, Status
-from .temperature_control import TemperatureControlServer
-from .thermostat import ThermostatServer
-from .window_covering import WindowCoveringServer
+from clusters.air_quality import AirQualityServer
+from clusters.alarms import DishwasherAlarmServer
+from clusters.basic_information import BasicInformationServer
+from clusters.device import DEVICE_TYPES, Device, DeviceType, Endpoint, register
+from clusters.energy import DeviceEnergyManagementServer, ElectricalEnergyMeasurementServer, ElectricalPowerMeasurementServer, PowerSourceServer, PowerTopologyServer
+from clusters.fan_control import FanControlServer
+from clusters.identify import IdentifyServer
+from clusters.laundry import LaundryDryerControlsServer, LaundryWasherControlsServer
+from clusters.level_control import LevelControlServer
+from clusters.measurement import IlluminanceMeasurementServer, Pm10ConcentrationMeasurementServer, RelativeHumidityMeasurementServer, TemperatureMeasurementServer
+from clusters.media import ChannelServer, KeypadInputServer, MediaPlaybackServer
+from clusters.modes import DRYER_MODES, DishwasherModeServer, LaundryWasherModeServer, RefrigeratorAndTemperatureControlledCabinetModeServer, RvcCleanModeServer, RvcRunModeServer
+from clusters.onoff import OnOffServer
+from clusters.operational_state import OperationalStateServer, RvcOperationalStateServer
+from clusters.status import MatterError, Status
+from clusters.temperature_control import TemperatureControlServer
+from clusters.thermostat import ThermostatServer
+from clusters.window_covering import WindowCoveringServer
 
 # Device type ids and revisions (Matter 1.3 Device Library).
 ON_OFF_LIGHT = (0x0100, 3)

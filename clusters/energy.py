@@ -21,8 +21,8 @@ from typing import Any, Callable
 
 from chip.clusters.Types import NullValue
 
-from .base import ClusterServer, Clusters, TICKS_PER_SECOND, _StandaloneClock
-from .status import MatterError, Status
+from clusters.base import ClusterServer, Clusters, TICKS_PER_SECOND, _StandaloneClock
+from clusters.status import MatterError, Status
 
 EPM = Clusters.ElectricalPowerMeasurement
 EEM = Clusters.ElectricalEnergyMeasurement

@@ -10,8 +10,8 @@ from typing import Any
 
 from chip.clusters.Types import NullValue
 
-from .base import ClusterServer, Clusters
-from .status import MatterError, Status
+from clusters.base import ClusterServer, Clusters
+from clusters.status import MatterError, Status
 
 LWC = Clusters.LaundryWasherControls
 LDC = Clusters.LaundryDryerControls

@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 from chip.clusters.Types import NullValue
 
-from .base import ClusterServer, Clusters, MatterError, Status
+from clusters.base import ClusterServer, Clusters, MatterError, Status
 
 PM10 = Clusters.Pm10ConcentrationMeasurement
 

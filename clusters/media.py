@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import ClusterServer, Clusters, MatterError, Status, check_range
-from .values import from_json
+from clusters.base import ClusterServer, Clusters, MatterError, Status, check_range
+from clusters.values import from_json
 
 MP = Clusters.MediaPlayback
 CH = Clusters.Channel

@@ -18,9 +18,9 @@ from typing import Any, Iterable
 
 from chip.clusters.Types import NullValue
 
-from .base import ClusterServer, Clusters
-from .operational_state import normalize_cycle
-from .status import MatterError, Status
+from clusters.base import ClusterServer, Clusters
+from clusters.operational_state import normalize_cycle
+from clusters.status import MatterError, Status
 
 
 class ModeChangeStatus(enum.IntEnum):

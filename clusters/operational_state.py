@@ -17,8 +17,8 @@ from typing import Any, Iterable
 
 from chip.clusters.Types import NullValue
 
-from .base import ClusterServer, Clusters, TICKS_PER_SECOND
-from .status import MatterError, Status
+from clusters.base import ClusterServer, Clusters, TICKS_PER_SECOND
+from clusters.status import MatterError, Status
 
 OpState = Clusters.OperationalState
 RvcOpState = Clusters.RvcOperationalState

@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 from chip.clusters import Objects as Clusters
 
-from .status import MatterError, Status
+from clusters.status import MatterError, Status
 
 FANS = ("air_conditioner", "air_purifier", "fan", "humidifier", "dehumidifier")
 APPLIANCES = ("dishwasher", "laundry_washer", "laundry_dryer")

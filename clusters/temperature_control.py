@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import ClusterServer, Clusters
-from .status import MatterError, Status
+from clusters.base import ClusterServer, Clusters
+from clusters.status import MatterError, Status
 
 TC = Clusters.TemperatureControl
 Feature = TC.Bitmaps.Feature

@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 from chip.clusters.Types import NullValue
 
-from .base import ClusterServer, Clusters, MatterError, Status, check_range
+from clusters.base import ClusterServer, Clusters, MatterError, Status, check_range
 
 TS = Clusters.Thermostat
 Feature = TS.Bitmaps.Feature

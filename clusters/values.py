@@ -16,7 +16,7 @@ from chip import tlv
 from chip.clusters.ClusterObjects import ClusterObject
 from chip.clusters.Types import Nullable, NullValue
 
-from .status import MatterError, Status
+from clusters.status import MatterError, Status
 
 
 def to_json(value: Any) -> Any:

@@ -20,7 +20,7 @@ from bridge.twin_backend import TwinBackend
 from clusters.values import to_json
 from twin.home import Home
 
-from .schema import DeviceGoal, Episode, InitialState, RoomGoal, TimedGoal
+from scenarios.schema import DeviceGoal, Episode, InitialState, RoomGoal, TimedGoal
 
 #: Smallest change that counts as a direction, per room state (natural units).
 DIRECTION_EPSILON = {"temperature": 0.01, "humidity": 0.01, "pm10": 0.01, "illuminance": 0.5}
@@ -222,7 +222,7 @@ def classify_error(episode: Episode, record: dict[str, Any], missing: list[str],
     """Appendix E error type, where the record lets us tell (LJ needs a human: never derived)."""
     acted = any(h["tool"] in STATE_TOOLS and h["ok"] for h in record["history"])
     if not episode.feasible:
-        from .judges import recognizes_problem
+        from scenarios.judges import recognizes_problem
         if record["state_changed"] and not recognizes_problem(episode, record["answer"] or ""):
             return "CB"
         return "CM"

@@ -25,11 +25,10 @@ from twin.generator import SHORT_NAMES, generate_home
 from twin.home import Home
 from twin.schema import DeviceSpec, HomeSpec
 
-from . import actions as A
-from . import templates as T
-from .evaluate import EpisodeError
-from .schema import (CATEGORIES, DeviceGoal, Episode, InitialState, Infeasibility, RoomGoal,
-                     SetupCall, TimedGoal, ToolCall)
+from scenarios import actions as A
+from scenarios import templates as T
+from scenarios.evaluate import EpisodeError
+from scenarios.schema import CATEGORIES, DeviceGoal, Episode, InitialState, Infeasibility, RoomGoal, SetupCall, TimedGoal, ToolCall
 
 SEED = 20250601
 PER_CATEGORY = 50
@@ -85,7 +84,7 @@ class Draft:
                             start_time=self.spec.start_time + timedelta(seconds=self.warmup))
 
     def build(self) -> Home:
-        from .evaluate import replay
+        from scenarios.evaluate import replay
         self.home = replay(self.initial())
         return self.home
 
@@ -653,9 +652,9 @@ GENERATORS: dict[str, tuple[Callable[[Draft], dict | None], dict[str, int]]] = {
 # ---- checking and assembling -----------------------------------------------------------------------------
 def check(episode: Episode, plan: list[dict] | None) -> str | None:
     """None when the episode is sound; else why not (see the module docstring)."""
-    from .agents.simple import NullAgent, ScriptedAgent
-    from .evaluate import build_home, run_episode
-    from .judges import RuleJudge
+    from scenarios.agents.simple import NullAgent, ScriptedAgent
+    from scenarios.evaluate import build_home, run_episode
+    from scenarios.judges import RuleJudge
     start = build_home(episode)
     judge = RuleJudge()
     if episode.simulator_scored:

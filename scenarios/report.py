@@ -10,8 +10,8 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
-from .runner import load_results
-from .schema import CATEGORIES, QUERY_TYPES
+from scenarios.runner import load_results
+from scenarios.schema import CATEGORIES, QUERY_TYPES
 
 FEASIBLE_ERRORS = ("EP", "II", "DC", "AP", "TR")
 INFEASIBLE_ERRORS = ("CM", "CB", "LJ")

@@ -13,8 +13,8 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any, Callable
 
-from .evaluate import Agent, Judge, run_episode
-from .schema import Episode
+from scenarios.evaluate import Agent, Judge, run_episode
+from scenarios.schema import Episode
 
 RESULTS = "results.jsonl"
 
@@ -24,13 +24,13 @@ def make_agent(spec: str, base_url: str | None = None, api_key: str | None = Non
     """`reference`, `null` or `openai:MODEL` (base URL and key from the arguments or the
     OPENAI_BASE_URL / OPENAI_API_KEY environment variables)."""
     if spec == "reference":
-        from .agents.reference import ReferenceAgent
+        from scenarios.agents.reference import ReferenceAgent
         return ReferenceAgent()
     if spec == "null":
-        from .agents.simple import NullAgent
+        from scenarios.agents.simple import NullAgent
         return NullAgent()
     if spec.startswith("openai:") and len(spec) > len("openai:"):
-        from .agents.react import ReActAgent
+        from scenarios.agents.react import ReActAgent
         return ReActAgent(spec[len("openai:"):], mode=mode, base_url=base_url or os.environ.get("OPENAI_BASE_URL"),
                           api_key=api_key or os.environ.get("OPENAI_API_KEY"))
     raise ValueError(f"unknown agent {spec!r}; accepted: reference, null, openai:MODEL")
@@ -38,7 +38,7 @@ def make_agent(spec: str, base_url: str | None = None, api_key: str | None = Non
 
 def make_judge(spec: str, base_url: str | None = None, api_key: str | None = None) -> Judge:
     """`rule` or `openai:MODEL`."""
-    from .judges import LLMJudge, RuleJudge
+    from scenarios.judges import LLMJudge, RuleJudge
     if spec == "rule":
         return RuleJudge()
     if spec.startswith("openai:") and len(spec) > len("openai:"):

@@ -21,6 +21,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from twin.schema import HomeSpec
 
+#: The committed benchmark: 600 episodes, 50 per category.
+DEFAULT_EPISODES = Path(__file__).parent / "data" / "episodes.jsonl"
+
 QUERY_TYPES = ("QT1", "QT2", "QT3", "QT4-1", "QT4-2", "QT4-3")
 CATEGORIES = tuple(f"{qt}-{f}" for qt in QUERY_TYPES for f in ("F", "IF"))
 STATES = ("temperature", "humidity", "illuminance", "pm10")

@@ -7,14 +7,14 @@ and, for state-changing episodes, the null agent fails.
 """
 from __future__ import annotations
 
-from .evaluate import EpisodeError, build_home, run_episode
-from .schema import DeviceGoal, Episode, RoomGoal, TimedGoal
+from scenarios.evaluate import EpisodeError, build_home, run_episode
+from scenarios.schema import DeviceGoal, Episode, RoomGoal, TimedGoal
 
 
 def problems(episode: Episode, solve: bool = True) -> list[str]:
-    from .agents.reference import ReferenceAgent
-    from .agents.simple import NullAgent
-    from .judges import RuleJudge
+    from scenarios.agents.reference import ReferenceAgent
+    from scenarios.agents.simple import NullAgent
+    from scenarios.judges import RuleJudge
     try:
         home = build_home(episode)
     except EpisodeError as exc:

@@ -29,7 +29,15 @@ from typing import Any, Callable, Iterator
 
 REPO = Path(__file__).resolve().parent.parent
 ADDRESSES_V6 = ("fd99::1", "fd99::2")
+#: Set by tests/conftest.py for tests marked `e2e`: only those may create a namespace.
+ALLOWED = True
 ADDRESSES_V4 = ("10.99.0.1", "10.99.0.2")
+
+
+def test_folders() -> list[Path]:
+    """tests/ and its package folders: where test modules and their shared helpers live."""
+    tests = REPO / "tests"
+    return [tests, *sorted(p for p in tests.iterdir() if p.is_dir() and p.name.isidentifier())]
 
 
 class NetnsCallError(RuntimeError):
@@ -75,7 +83,7 @@ class NetnsCall:
             "module": func.__module__, "file": getattr(module, "__file__", None),
             "name": func.__qualname__, "args": args, "kwargs": kwargs, "out": str(self._out)}))
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-            [str(REPO), str(REPO / "tests"), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep))
+            [str(REPO), *map(str, test_folders()), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep))
         self.process = ns.popen([sys.executable, "-m", "tests.netns", str(request)], env=env,
                                 cwd=str(REPO), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
 
@@ -110,6 +118,8 @@ class NetnsCall:
 
 @contextlib.contextmanager
 def network_namespace(prefix: str = "mt") -> Iterator[Netns]:
+    if not ALLOWED:
+        raise RuntimeError("this test creates a network namespace: mark it @pytest.mark.e2e")
     name = f"{prefix}-{uuid.uuid4().hex[:10]}"
     subprocess.run(["ip", "netns", "add", name], check=True, capture_output=True)
     ns = Netns(name)

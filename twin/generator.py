@@ -14,8 +14,8 @@ from datetime import datetime
 
 from clusters.devices import DEVICE_TYPES
 
-from .clock import DEFAULT_START
-from .schema import AmbientSpec, DeviceSpec, HomeSpec, RoomSpec, to_yaml
+from twin.clock import DEFAULT_START
+from twin.schema import AmbientSpec, DeviceSpec, HomeSpec, RoomSpec, to_yaml
 
 #: kind -> (display name, daylight lux range, essential type, {type: weight})
 ROOM_KINDS: dict[str, tuple[str, tuple[int, int], str | None, dict[str, int]]] = {

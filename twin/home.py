@@ -38,11 +38,11 @@ from clusters.devices import create_device
 from clusters.status import MatterError
 from clusters.values import to_json
 
-from . import physics
-from .clock import DEFAULT_START, TICKS_PER_SECOND, VirtualClock, parse_time
-from .physics import VARIABLES, Trajectory
-from .schema import HomeFileError, HomeSpec, UnknownIdError, parse_file
-from .workflows import Workflows
+from twin import physics
+from twin.clock import DEFAULT_START, TICKS_PER_SECOND, VirtualClock, parse_time
+from twin.physics import VARIABLES, Trajectory
+from twin.schema import HomeFileError, HomeSpec, UnknownIdError, parse_file
+from twin.workflows import Workflows
 
 SNAPSHOT_FORMAT = 1
 #: Rounds of (server events, workflows) allowed at one tick before we call it a loop.

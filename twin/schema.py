@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from clusters.devices import DEVICE_TYPES
 
-from .clock import DEFAULT_START
+from twin.clock import DEFAULT_START
 
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$"
 

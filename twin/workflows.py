@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any
 from clusters.status import MatterError
 from clusters.values import to_json
 
-from .clock import parse_time
-from .schema import UnknownIdError
+from twin.clock import parse_time
+from twin.schema import UnknownIdError
 
 if TYPE_CHECKING:
-    from .home import Home
+    from twin.home import Home
 
 STATUSES = ("scheduled", "running", "completed", "failed", "cancelled")
 

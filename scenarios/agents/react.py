@@ -17,7 +17,7 @@ from typing import Any
 
 from bridge.tools import TOOL_SCHEMAS, Session, call_tool
 
-from ..evaluate import AgentOutput
+from scenarios.evaluate import AgentOutput
 
 SYSTEM_PROMPT = """You are a smart-home assistant. You fulfil the user's request by calling tools that \
 read and control Matter devices in the home.

@@ -11,10 +11,10 @@ from typing import Any
 
 from bridge.tools import Session, call_tool
 
-from .. import actions as A
-from .. import templates as T
-from ..evaluate import AgentOutput
-from ..generate import natural
+from scenarios import actions as A
+from scenarios import templates as T
+from scenarios.evaluate import AgentOutput
+from scenarios.generate import natural
 
 ASK = {"OnOff": "OnOff", "CurrentLevel": "LevelControl", "PercentCurrent": "FanControl",
        "OccupiedCoolingSetpoint": "Thermostat"}

@@ -5,7 +5,7 @@ from typing import Any
 
 from bridge.tools import Session, call_tool
 
-from ..evaluate import AgentOutput
+from scenarios.evaluate import AgentOutput
 
 NULL_ANSWER = "Okay, I have noted your request."
 

@@ -22,7 +22,7 @@ from chip.clusters.Types import NullValue
 
 from clusters.base import AccessContext
 
-from .fabrics import CAT_PREFIX
+from twin.node.fabrics import CAT_PREFIX
 
 Privilege = Clusters.AccessControl.Enums.AccessControlEntryPrivilegeEnum
 AuthMode = Clusters.AccessControl.Enums.AccessControlEntryAuthModeEnum

@@ -10,7 +10,7 @@ their attributes in `get()`.
 What the servers need from the caller (set by the Interaction Model in `clusters.base.current_access`):
   - `auth_mode` "pase" or "case"; `fabric_index` (None on PASE until AddNOC, see below);
     `peer_node_id` (CASE) for AccessControlEntryChanged events;
-  - `session.keys.attestation_challenge` (16 bytes, `twin.node.session_types.EstablishedSession`
+  - `session.keys.attestation_challenge` (16 bytes, `twin.protocol.session_types.EstablishedSession`
     shape) for AttestationRequest and CSRRequest, which sign elements || challenge with the DAC;
   - the same `session` object for every command of one session: AddNOC binds the new fabric
     to the PASE session it arrived on, and `fabric_for_session(session)` / the accessing fabric
@@ -41,16 +41,10 @@ from chip.clusters.Types import NullValue
 
 from clusters.base import AccessContext, ClusterServer, Clusters, MatterError, Status, current_access
 from clusters.device import Device
-from .attestation import DeviceCredentials, attestation_elements, generate_csr, nocsr_elements
-from .certs import CertificateError
-from .fabrics import (
-    IPK_KEY_SET_ID, MAX_CUMULATIVE_FAILSAFE_S, DEFAULT_FAILSAFE_EXPIRY_S, Fabric, FabricError,
-    FabricTable, FailSafe, NocStatus, check_root_certificate, is_cat_subject, is_operational_node_id,
-)
-from .spake2p import (
-    PBKDF_MAX_ITERATIONS, PBKDF_MAX_SALT_LEN, PBKDF_MIN_ITERATIONS, PBKDF_MIN_SALT_LEN,
-    Spake2pError, make_verifier, parse_verifier,
-)
+from twin.protocol.attestation import DeviceCredentials, attestation_elements, generate_csr, nocsr_elements
+from twin.protocol.certs import CertificateError
+from twin.node.fabrics import IPK_KEY_SET_ID, MAX_CUMULATIVE_FAILSAFE_S, DEFAULT_FAILSAFE_EXPIRY_S, Fabric, FabricError, FabricTable, FailSafe, NocStatus, check_root_certificate, is_cat_subject, is_operational_node_id
+from twin.protocol.spake2p import PBKDF_MAX_ITERATIONS, PBKDF_MAX_SALT_LEN, PBKDF_MIN_ITERATIONS, PBKDF_MIN_SALT_LEN, Spake2pError, make_verifier, parse_verifier
 
 __all__ = ["NodeCommissioning", "CommissioningWindow", "PakeParameters", "NodeEvent",
            "GeneralCommissioningServer", "NetworkCommissioningServer", "OperationalCredentialsServer",

@@ -72,15 +72,9 @@ from clusters.device import Device
 from clusters.status import MatterError, Status
 from clusters.values import to_json
 
-from .exchange import ExchangeError
-from .im_codec import (FABRIC_INDEX_TAG, AttributeData, AttributePath, AttributeReport, AttributeStatus,
-                       CodecError, CommandData, CommandPath, CommandStatus, EventData, EventPath, EventReport,
-                       EventStatus, InvokeRequest, InvokeResponse,
-                       InvokeResponseIB, Message, Opcode, Raw, ReadRequest, ReportData, StatusIB,
-                       StatusResponse, Struct, SubscribeRequest, SubscribeResponse, TimedRequest, Typed,
-                       WriteRequest, WriteResponse, decode_message, decode_typed, encode_value,
-                       list_item_type)
-from .message import ProtocolId
+from twin.protocol.exchange import ExchangeError
+from twin.protocol.im_codec import FABRIC_INDEX_TAG, AttributeData, AttributePath, AttributeReport, AttributeStatus, CodecError, CommandData, CommandPath, CommandStatus, EventData, EventPath, EventReport, EventStatus, InvokeRequest, InvokeResponse, InvokeResponseIB, Message, Opcode, Raw, ReadRequest, ReportData, StatusIB, StatusResponse, Struct, SubscribeRequest, SubscribeResponse, TimedRequest, Typed, WriteRequest, WriteResponse, decode_message, decode_typed, encode_value, list_item_type
+from twin.protocol.message import ProtocolId
 
 log = logging.getLogger(__name__)
 
@@ -963,7 +957,7 @@ class InteractionModelServer:
 
 # ---- helpers -------------------------------------------------------------------------------
 def _acl_check(device: Device) -> AccessCheck | None:
-    from .access import AclCheck
+    from twin.node.access import AclCheck
     root = device.endpoints.get(0)
     server = root.servers.get(Clusters.AccessControl.id) if root is not None else None
     node = getattr(server, "node", None)

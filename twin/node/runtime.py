@@ -30,14 +30,14 @@ from typing import Any, Callable
 
 from chip.clusters import Objects as Clusters
 
-from .case import CaseResponder
-from .exchange import Deliver, Exchange, ExchangeFailed, MessageLayer, Send, SessionClosed
-from .mdns import Advertiser, Commissionable, Mrp, Operational
-from .message import ProtocolId, SecureChannelOpcode
-from .pairing import DiscoveryCapabilities, SetupPayload, passcode_and_discriminator
-from .pase import PaseResponder
-from .status_report import GeneralCode, SecureChannelStatus, StatusReport
-from .transport import UdpTransport
+from twin.protocol.case import CaseResponder
+from twin.protocol.exchange import Deliver, Exchange, ExchangeFailed, MessageLayer, Send, SessionClosed
+from twin.node.mdns import Advertiser, Commissionable, Mrp, Operational
+from twin.protocol.message import ProtocolId, SecureChannelOpcode
+from twin.protocol.pairing import DiscoveryCapabilities, SetupPayload, passcode_and_discriminator
+from twin.protocol.pase import PaseResponder
+from twin.protocol.status_report import GeneralCode, SecureChannelStatus, StatusReport
+from twin.node.transport import UdpTransport
 
 log = logging.getLogger(__name__)
 
@@ -406,7 +406,7 @@ class NodeManager:
         self.storage_dir = Path(storage_dir)
         self.bridge: Any = None
         if as_bridge:
-            from twin.bridge_node import build_bridge
+            from twin.aggregator import build_bridge
             self.bridge = build_bridge(home, room_sensors=room_sensors, allocation=self._load_allocation())
             self.devices = {self.bridge.id: self.bridge}
         else:
@@ -459,7 +459,7 @@ class NodeManager:
 
     # -- bridge mode ----------------------------------------------------------------------------
     def _allocation_path(self) -> Path:
-        from twin.bridge_node import BRIDGE_ID
+        from twin.aggregator import BRIDGE_ID
         return self._node_dir(BRIDGE_ID) / "bridge.json"
 
     def _load_allocation(self) -> dict[str, Any] | None:
@@ -477,7 +477,7 @@ class NodeManager:
     def _save_allocation(self) -> None:
         import json
 
-        from .files import write_atomic
+        from twin.node.files import write_atomic
         path = self._allocation_path()
         path.parent.mkdir(parents=True, exist_ok=True)
         data = json.dumps(self.bridge.allocation(), indent=1, sort_keys=True).encode()
@@ -574,10 +574,10 @@ class NodeManager:
         return self.storage_dir / device_id
 
     def _build_core(self, device: Any, pairing: Pairing) -> NodeCore:
-        from .attestation import DeviceCredentials
-        from .commissioning import NodeCommissioning
-        from .fabrics import FabricTable
-        from .im import EventNumbers, InteractionModelServer
+        from twin.protocol.attestation import DeviceCredentials
+        from twin.node.commissioning import NodeCommissioning
+        from twin.node.fabrics import FabricTable
+        from twin.node.im import EventNumbers, InteractionModelServer
         node_dir = self._node_dir(device.id)
         if self.reset_fabrics:
             FabricTable.reset(node_dir)

@@ -12,7 +12,7 @@ import logging
 import socket
 from typing import Any, Callable
 
-from .exchange import Action, Exchange, MessageLayer, Send
+from twin.protocol.exchange import Action, Exchange, MessageLayer, Send
 
 log = logging.getLogger(__name__)
 MATTER_PORT = 5540

@@ -1,0 +1,3 @@
+"""The application layer: the `twin` command line and the HTTP and MCP server assembly.
+
+It sits above every other package and nothing imports it."""

@@ -1,0 +1,146 @@
+"""HTTP surface: every SimuHome tool as `POST /tools/{name}`, plus the clock and health.
+
+    app = create_app(TwinBackend(home))      # then: uvicorn.run(app, host="127.0.0.1")
+
+- `GET  /tools`              the OpenAI function schemas of all tools
+- `POST /tools/{name}`       body: the tool's JSON arguments (`{}` or empty for none).
+                             200 with `{"ok": true, ...}`; 400 with `{"ok": false, "error":
+                             {...}}` for a failed call; 404 for an unknown tool.
+- `GET  /clock`              `{"tick", "time"}` (backends with a movable clock)
+- `POST /clock/advance`      body `{"seconds": N}`: move virtual time forward (twin only)
+- `GET  /history`            the session's tool-call history
+- `GET  /codes`              Matter pairing codes (manual and QR) of every device
+- `GET  /health`             liveness
+
+Calls run one at a time in a worker thread: the twin is single-threaded by design, and a
+long clock advance must not stall the event loop.
+"""
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any, Callable
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
+
+from bridge.backend import INVALID_ARGUMENT, UNKNOWN_TOOL, Backend, ClockControl, ToolError
+from bridge.tools import SCHEMAS_BY_NAME, TOOL_NAMES, TOOL_SCHEMAS, Session, call_tool
+
+_RESULT_SCHEMA = {"type": "object", "properties": {
+    "ok": {"type": "boolean"},
+    "error": {"type": "object", "properties": {
+        "code": {"type": "string"}, "message": {"type": "string"}, "accepted": {"type": "array"}}}},
+    "required": ["ok"], "additionalProperties": True}
+
+
+def _error(status: int, code: str, message: str, accepted: list | None = None) -> JSONResponse:
+    return JSONResponse({"ok": False, "error": ToolError(code, message, accepted).to_json()},
+                        status_code=status)
+
+
+async def _json_body(request: Request) -> Any:
+    raw = await request.body()
+    if not raw.strip():
+        return {}
+    return json.loads(raw)
+
+
+def create_app(backend: Backend, session: Session | None = None) -> FastAPI:
+    """A FastAPI app serving `backend`. `session` answers ask_user and records history."""
+    session = session if session is not None else Session()
+    lock = threading.Lock()
+    app = FastAPI(title="matter-twin tools",
+                  description="The SimuHome agent tool set over a matter-twin backend. "
+                              "Each tool is POST /tools/<name> with its arguments as the JSON body.",
+                  version="0.1.0")
+    app.state.backend = backend
+    app.state.session = session
+    app.state.lock = lock  # held around every backend call; a clock-driving thread takes it too
+
+    def locked(fn: Callable[..., Any], *args: Any) -> Any:
+        with lock:
+            return fn(*args)
+
+    async def run_tool(name: str, request: Request) -> JSONResponse:
+        try:
+            args = await _json_body(request)
+        except ValueError as err:
+            return _error(400, INVALID_ARGUMENT, f"request body is not JSON: {err}")
+        result = await run_in_threadpool(locked, call_tool, backend, name, args, session)
+        if result["ok"]:
+            return JSONResponse(result)
+        return JSONResponse(result, status_code=404 if result["error"]["code"] == UNKNOWN_TOOL else 400)
+
+    @app.get("/health", tags=["service"])
+    async def health() -> dict[str, Any]:
+        return {"status": "ok", "tools": len(TOOL_SCHEMAS)}
+
+    @app.get("/tools", tags=["tools"], summary="The tool schemas (OpenAI function-calling format)")
+    async def list_tools() -> list[dict[str, Any]]:
+        return TOOL_SCHEMAS
+
+    # One route per tool, so the OpenAPI document carries each tool's own request body.
+    for name in TOOL_NAMES:
+        fn = SCHEMAS_BY_NAME[name]
+
+        def make(tool: str) -> Callable[[Request], Any]:
+            async def endpoint(request: Request) -> JSONResponse:
+                return await run_tool(tool, request)
+            return endpoint
+
+        app.add_api_route(
+            f"/tools/{name}", make(name), methods=["POST"], tags=["tools"], summary=name,
+            description=fn["description"], name=f"tool_{name}",
+            responses={200: {"description": "The tool's result",
+                             "content": {"application/json": {"schema": _RESULT_SCHEMA}}},
+                       400: {"description": "The call failed; `error` says why and what is accepted"}},
+            openapi_extra={"requestBody": {"required": False, "content": {
+                "application/json": {"schema": fn["parameters"]}}}})
+
+    @app.post("/tools/{name}", tags=["tools"], include_in_schema=False)
+    async def unknown_tool(name: str) -> JSONResponse:
+        return _error(404, UNKNOWN_TOOL, f"there is no tool {name!r}", list(TOOL_NAMES))
+
+    @app.get("/history", tags=["service"], summary="Tool calls made through this server, in order")
+    async def history() -> list[dict[str, Any]]:
+        return session.history
+
+    @app.get("/codes", tags=["matter"], summary="Matter pairing codes (manual code, QR payload) per device")
+    async def codes() -> JSONResponse:
+        # `twin run --http` sets app.state.codes (with each node's port); otherwise derive them.
+        provider = getattr(app.state, "codes", None)
+        home = getattr(backend, "home", None)
+        if provider is None and home is None:
+            return _error(501, "UNSUPPORTED", "this backend has no twin home, so no pairing codes")
+        if provider is None:
+            from matter_twin.nodes import codes_rows
+            provider = lambda: codes_rows(home)  # noqa: E731
+        return JSONResponse({"ok": True, "codes": await run_in_threadpool(locked, provider)})
+
+    @app.get("/clock", tags=["clock"], summary="Current tick (0.1 s) and virtual time")
+    async def get_clock() -> JSONResponse:
+        if not isinstance(backend, ClockControl):
+            return JSONResponse({"ok": True, "time": await run_in_threadpool(locked, backend.current_time)})
+        return JSONResponse({"ok": True, **await run_in_threadpool(locked, backend.clock)})
+
+    @app.post("/clock/advance", tags=["clock"], summary="Advance virtual time by N seconds",
+              openapi_extra={"requestBody": {"required": True, "content": {"application/json": {
+                  "schema": {"type": "object", "properties": {"seconds": {"type": "number", "minimum": 0}},
+                             "required": ["seconds"]}}}}})
+    async def advance_clock(request: Request) -> JSONResponse:
+        if not isinstance(backend, ClockControl):
+            return _error(501, "UNSUPPORTED", "this backend's clock cannot be advanced (real time)")
+        try:
+            body = await _json_body(request)
+        except ValueError as err:
+            return _error(400, INVALID_ARGUMENT, f"request body is not JSON: {err}")
+        if not isinstance(body, dict) or "seconds" not in body:
+            return _error(400, INVALID_ARGUMENT, "body must be {\"seconds\": N}", ["seconds"])
+        try:
+            return JSONResponse({"ok": True, **await run_in_threadpool(locked, backend.advance, body["seconds"])})
+        except ToolError as err:
+            return _error(400, err.code, err.message, err.accepted)
+
+    return app
