@@ -20,7 +20,8 @@ from bridge.twin_backend import TwinBackend
 from clusters.values import to_json
 from twin.home import Home
 
-from scenarios.schema import DeviceGoal, Episode, InitialState, RoomGoal, TimedGoal
+from scenarios.judges import recognizes_problem
+from scenarios.schema import DeviceGoal, Episode, InitialState, RoomGoal, TimedGoal, Verdict
 
 #: Smallest change that counts as a direction, per room state (natural units).
 DIRECTION_EPSILON = {"temperature": 0.01, "humidity": 0.01, "pm10": 0.01, "illuminance": 0.5}
@@ -36,7 +37,7 @@ class EpisodeError(Exception):
 class Judge(Protocol):
     name: str
 
-    def judge(self, episode: Episode, session: Session, state_changed: bool) -> "Verdict":
+    def judge(self, episode: Episode, session: Session, state_changed: bool) -> Verdict:
         ...
 
 
@@ -54,13 +55,6 @@ class Agent(Protocol):
 
     def run(self, query: str, backend: TwinBackend, session: Session, max_steps: int) -> AgentOutput:
         ...
-
-
-@dataclass
-class Verdict:
-    passed: bool
-    failures: list[str] = field(default_factory=list)
-    votes: list[str] = field(default_factory=list)
 
 
 # ---- the initial home ----------------------------------------------------------------------
@@ -222,7 +216,6 @@ def classify_error(episode: Episode, record: dict[str, Any], missing: list[str],
     """Appendix E error type, where the record lets us tell (LJ needs a human: never derived)."""
     acted = any(h["tool"] in STATE_TOOLS and h["ok"] for h in record["history"])
     if not episode.feasible:
-        from scenarios.judges import recognizes_problem
         if record["state_changed"] and not recognizes_problem(episode, record["answer"] or ""):
             return "CB"
         return "CM"

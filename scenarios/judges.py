@@ -17,8 +17,7 @@ from typing import Any
 
 from bridge.tools import Session
 
-from scenarios.evaluate import Verdict
-from scenarios.schema import DeviceGoal, Episode, RoomGoal, TimedGoal
+from scenarios.schema import DeviceGoal, Episode, RoomGoal, TimedGoal, Verdict
 
 CANNOT = ("can't", "cannot", "can not", "unable", "not able", "not possible", "impossible",
           "isn't possible", "is not possible", "no way", "not feasible", "infeasible", "won't be able",

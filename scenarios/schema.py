@@ -13,6 +13,7 @@ that must hold at an exact offset from the start, and not one tick before).
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
@@ -187,3 +188,11 @@ def load_episodes(path: str | Path) -> list[Episode]:
         seen.add(episode.id)
         episodes.append(episode)
     return episodes
+
+
+@dataclass
+class Verdict:
+    """A judge's or the simulator's decision on one episode: passed, and why not."""
+    passed: bool
+    failures: list[str] = field(default_factory=list)
+    votes: list[str] = field(default_factory=list)

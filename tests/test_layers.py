@@ -1,0 +1,176 @@
+"""The house rules, checked on the code: layers import one way and no module closes a circle.
+
+Layers, lowest first (README "Layout"). A module may import its own layer and the layers
+below it, never above. Every import counts: top-level, inside functions and under
+TYPE_CHECKING, so an upward dependency cannot hide in a lazy import.
+"""
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PACKAGES = ("twin", "clusters", "bridge", "scenarios", "hardware", "matter_twin")
+#: (module prefix, rank); the longest matching prefix decides a module's layer.
+LAYERS = (
+    ("twin.protocol", 0),   # pure Matter protocol: no IO, nothing of clusters/ or twin/
+    ("clusters", 1),        # cluster servers and device compositions
+    ("twin", 2),            # the home: rooms, clock, physics, workflows, snapshots
+    ("twin.node", 3),       # node glue: runtime, IM server, commissioning, storage, transport
+    ("bridge", 4),          # the agent-facing tool API and its backends
+    ("scenarios", 5),       # the benchmark
+    ("hardware", 6),        # lab sessions (may run benchmark episodes)
+    ("matter_twin", 7),     # the application: CLI, HTTP and MCP assembly; nothing imports it
+)
+#: Standard-library and third-party modules that do IO: the protocol package may not import them.
+IO_MODULES = {"socket", "asyncio", "zeroconf", "ifaddr", "subprocess", "shutil", "tempfile", "os", "pathlib",
+              "threading", "selectors"}
+
+
+def layer(module: str) -> int:
+    best = max((p for p, _ in LAYERS if module == p or module.startswith(p + ".")), key=len)
+    return dict(LAYERS)[best]
+
+
+def project_modules(root: Path = REPO) -> dict[str, Path]:
+    mods = {}
+    for package in PACKAGES:
+        for path in sorted((root / package).rglob("*.py")):
+            parts = path.relative_to(root).with_suffix("").parts
+            mods[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return mods
+
+
+def imports_of(module: str, path: Path, known: set[str]) -> dict[str, int]:
+    """Every module this one imports -> the line of the first such import (absolute names)."""
+    tree = ast.parse(path.read_text(), str(path))
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: dict[str, int] = {}
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                head = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(head + ([node.module] if node.module else []))
+            names = [base] + [f"{base}.{a.name}" for a in node.names]
+        for name in names:
+            # `from pkg import module` imports the submodule; `from module import name` the module.
+            target = name if name in known else name.rpartition(".")[0] if name.rpartition(".")[0] in known else name
+            found.setdefault(target, node.lineno)
+    return found
+
+
+def graph(root: Path = REPO) -> tuple[dict[str, dict[str, int]], dict[str, Path]]:
+    mods = project_modules(root)
+    known = set(mods)
+    return {m: imports_of(m, p, known) for m, p in mods.items()}, mods
+
+
+def upward_imports(edges: dict[str, dict[str, int]], mods: dict[str, Path]) -> list[str]:
+    bad = []
+    for mod, targets in edges.items():
+        for target, line in targets.items():
+            if target in mods and target != mod and layer(target) > layer(mod):
+                bad.append(f"{mods[mod]}:{line}: {mod} (layer {layer(mod)}) imports {target} (layer {layer(target)})")
+            # The protocol package stands alone: nothing of clusters/ or the rest of twin/.
+            if layer(mod) == 0 and target in mods and layer(target) != 0:
+                bad.append(f"{mods[mod]}:{line}: the protocol module {mod} imports {target}")
+    return bad
+
+
+def circles(edges: dict[str, dict[str, int]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan), each a circle of imports."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    counter = [0]
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in edges.get(v, {}):
+            if w not in edges or w == v:
+                continue
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            # A package __init__ importing its own submodules is not a circle of design.
+            real = [m for m in component if not any(o.startswith(m + ".") for o in component)]
+            if len(real) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_runs_against_the_layer_order():
+    edges, mods = graph()
+    assert upward_imports(edges, mods) == []
+
+
+def test_no_circles():
+    edges, _ = graph()
+    assert circles(edges) == []
+
+
+def test_the_protocol_package_does_no_io():
+    edges, mods = graph()
+    offenders = []
+    for mod, targets in edges.items():
+        if layer(mod) != 0:
+            continue
+        offenders += [f"{mod} imports {t}" for t in targets if t.split(".")[0] in IO_MODULES]
+        tree = ast.parse(mods[mod].read_text())
+        offenders += [f"{mod}:{n.lineno} calls open()" for n in ast.walk(tree)
+                      if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "open"]
+    assert offenders == []
+
+
+@pytest.fixture
+def fake_tree(tmp_path: Path) -> Path:
+    for package in PACKAGES:
+        (tmp_path / package).mkdir()
+        (tmp_path / package / "__init__.py").write_text("")
+    (tmp_path / "twin" / "protocol").mkdir()
+    (tmp_path / "twin" / "protocol" / "__init__.py").write_text("")
+    return tmp_path
+
+
+def test_the_checker_catches_an_upward_import_even_inside_a_function(fake_tree: Path):
+    (fake_tree / "clusters" / "a.py").write_text("def f():\n    from bridge import b\n")
+    (fake_tree / "bridge" / "b.py").write_text("")
+    (fake_tree / "twin" / "protocol" / "p.py").write_text("from clusters import a\nimport socket\n")
+    edges, mods = graph(fake_tree)
+    bad = "\n".join(upward_imports(edges, mods))
+    assert "clusters.a (layer 1) imports bridge.b (layer 4)" in bad
+    assert "the protocol module twin.protocol.p imports clusters.a" in bad
+
+
+def test_the_checker_catches_a_circle_even_under_type_checking(fake_tree: Path):
+    (fake_tree / "twin" / "home.py").write_text("from twin.workflows import W\n")
+    (fake_tree / "twin" / "workflows.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from twin.home import Home\nW = 1\n")
+    edges, _ = graph(fake_tree)
+    assert circles(edges) == [["twin.home", "twin.workflows"]]
