@@ -1,6 +1,6 @@
 """The bridge config file: which devices make up a home, and where each one lives.
 
-A YAML (or JSON) file, validated with pydantic. Errors are one line, `ConfigError`:
+A YAML (or JSON) file, validated with pydantic. Errors are one line, `UserFileError`:
 "<file>: <field>: <problem>".
 
     name: My flat
@@ -42,22 +42,12 @@ from typing import Any, Literal, Optional
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from twin.schema import first_problem
+from twin.schema import UserFileError, first_problem
 
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$"
 STATES = ("temperature", "humidity", "illuminance", "pm10")
 DEFAULT_TIMEOUT = 10.0
 DEFAULT_COMMISSION_TIMEOUT = 120.0
-
-
-class ConfigError(Exception):
-    """A bad bridge config. `str()` is one line: "<file>: <field>: <problem>"."""
-
-    def __init__(self, source: str, path: str, problem: str):
-        self.source = str(source)
-        self.path = path
-        self.problem = " ".join(str(problem).split())
-        super().__init__(f"{self.source}: {self.path}: {self.problem}")
 
 
 class _Model(BaseModel):
@@ -264,19 +254,19 @@ class LoadedConfig:
         try:
             data = json.loads(path.read_text())
         except (OSError, ValueError) as err:
-            raise ConfigError(str(path), "(file)", f"unreadable bridge state file: {err}") from None
+            raise UserFileError(str(path), "(file)", f"unreadable bridge state file: {err}") from None
         return data if isinstance(data, dict) else {}
 
 
 # ---- loading ------------------------------------------------------------------------
 
-def _error(source: str, exc: ValidationError) -> ConfigError:
-    return ConfigError(source, *first_problem(exc, "(config)"))
+def _error(source: str, exc: ValidationError) -> UserFileError:
+    return UserFileError(source, *first_problem(exc, "(config)"))
 
 
 def parse_config(data: Any, source: str = "<config>", base_dir: Path | None = None) -> LoadedConfig:
     if not isinstance(data, dict):
-        raise ConfigError(source, "(top level)", "expected a mapping with rooms and devices; "
+        raise UserFileError(source, "(top level)", "expected a mapping with rooms and devices; "
                                                  f"got {type(data).__name__}")
     try:
         return LoadedConfig(BridgeConfig.model_validate(data), source, base_dir)
@@ -285,21 +275,21 @@ def parse_config(data: Any, source: str = "<config>", base_dir: Path | None = No
 
 
 def load_config(path: str | Path) -> LoadedConfig:
-    """Read and validate a bridge config; every failure is a ConfigError."""
+    """Read and validate a bridge config; every failure is a UserFileError."""
     source = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-        raise ConfigError(source, "(file)", f"cannot read: {reason}") from None
+        raise UserFileError(source, "(file)", f"cannot read: {reason}") from None
     try:
         data = json.loads(text) if source.lower().endswith(".json") else yaml.safe_load(text)
     except json.JSONDecodeError as exc:
-        raise ConfigError(source, f"line {exc.lineno} column {exc.colno}", f"JSON syntax error: {exc.msg}") from None
+        raise UserFileError(source, f"line {exc.lineno} column {exc.colno}", f"JSON syntax error: {exc.msg}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1} column {mark.column + 1}" if mark else "(yaml)"
-        raise ConfigError(source, where, f"YAML syntax error: {getattr(exc, 'problem', None) or exc}") from None
+        raise UserFileError(source, where, f"YAML syntax error: {getattr(exc, 'problem', None) or exc}") from None
     return parse_config(data, source, Path(path).resolve().parent)
 
 
@@ -310,6 +300,6 @@ def dump_config(config: BridgeConfig) -> str:
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
 
 
-__all__ = ["BridgeConfig", "ConfigError", "DeviceConfig", "LoadedConfig", "MatterRef", "RoomConfig",
+__all__ = ["BridgeConfig", "DeviceConfig", "LoadedConfig", "MatterRef", "RoomConfig",
            "RoomTwin", "STATES", "SensorRef", "TwinRef", "dump_config", "load_config",
            "normalize_pairing_code", "parse_config"]

@@ -750,8 +750,8 @@ class MatterBackend:
 
     def _make_device(self, spec: DeviceConfig) -> Any:
         if spec.matter is None:
-            from bridge.config import ConfigError
-            raise ConfigError(self.loaded.source, f"devices.{spec.id}.twin",
+            from twin.schema import UserFileError
+            raise UserFileError(self.loaded.source, f"devices.{spec.id}.twin",
                               "MatterBackend drives Matter devices only; use "
                               "bridge.mixed.load_backend for twin devices")
         return MatterDevice(spec, self.loaded, self.connection(self.config.server_of(spec.matter)))

@@ -19,9 +19,10 @@ import threading
 from pathlib import Path
 from typing import Any, Callable
 
-from bridge.config import ConfigError, DeviceConfig, LoadedConfig, load_config
+from bridge.config import DeviceConfig, LoadedConfig, load_config
 from bridge.matter_backend import MatterBackend, _wall_now
 from bridge.twin_backend import TwinBackend
+from twin.schema import UserFileError
 
 TICKS_PER_SECOND = 10
 
@@ -92,20 +93,20 @@ class MixedBackend(MatterBackend):
             if room.twin is not None:
                 twin = self._home(room.twin.home, f"rooms[{i}].twin.home")
                 if room.twin.room not in twin.home.rooms:
-                    raise ConfigError(loaded.source, f"rooms[{i}].twin.room", f"home has no room "
+                    raise UserFileError(loaded.source, f"rooms[{i}].twin.room", f"home has no room "
                                       f"{room.twin.room!r}; rooms: {', '.join(twin.home.rooms)}")
         super().__init__(loaded, now)
 
     def _home(self, name: str, where: str) -> TwinHome:
-        from twin.home import Home, HomeFileError
+        from twin.home import Home
         path = self.loaded.home_path(name)
         if path not in self._homes:
             try:
                 home = Home.default() if path == "default" else Home.load(path)
-            except HomeFileError as err:
-                raise ConfigError(self.loaded.source, where, str(err)) from None
+            except UserFileError as err:
+                raise UserFileError(self.loaded.source, where, str(err)) from None
             except (OSError, ValueError) as err:
-                raise ConfigError(self.loaded.source, where, f"cannot load home {path}: {err}") from None
+                raise UserFileError(self.loaded.source, where, f"cannot load home {path}: {err}") from None
             self._homes[path] = TwinHome(home, self._now)
         return self._homes[path]
 
@@ -115,7 +116,7 @@ class MixedBackend(MatterBackend):
         index = self.config.devices.index(spec)
         twin = self._home(spec.twin.home, f"devices[{index}].twin.home")
         if spec.twin.device not in twin.home.devices:
-            raise ConfigError(self.loaded.source, f"devices[{index}].twin.device",
+            raise UserFileError(self.loaded.source, f"devices[{index}].twin.device",
                               f"home has no device {spec.twin.device!r}; devices: "
                               + ", ".join(sorted(twin.home.devices)))
         return TwinDevice(spec, twin)
@@ -136,7 +137,7 @@ class MixedBackend(MatterBackend):
 
 def load_backend(config_path: str | Path) -> MatterBackend:
     """The backend a bridge config describes: `MatterBackend` when every device is a Matter
-    node, else `MixedBackend`. Config problems raise `ConfigError` (one line)."""
+    node, else `MixedBackend`. Config problems raise `UserFileError` (one line)."""
     loaded = load_config(config_path)
     config = loaded.config
     if any(d.twin is not None for d in config.devices) or any(r.twin is not None for r in config.rooms):

@@ -30,13 +30,13 @@ def _cli_error(message: str) -> Exception:
 
 def open_backend(config_path: Path) -> Any:
     """The backend a bridge config describes; config problems become one-line CliErrors."""
-    from bridge.config import ConfigError
+    from twin.schema import UserFileError
     from bridge.mixed import load_backend
     if not config_path.exists():
         raise _cli_error(f"{config_path}: no such file")
     try:
         return load_backend(config_path)
-    except ConfigError as err:
+    except UserFileError as err:
         raise _cli_error(str(err)) from None
 
 
@@ -105,11 +105,12 @@ def init(server: str = typer.Option("ws://127.0.0.1:5580/ws", "--server",
     """
     import yaml
 
-    from bridge.config import ConfigError, parse_config
+    from bridge.config import parse_config
+    from twin.schema import UserFileError
     data, notes = config_from_server(server)
     try:
         parse_config(data, "(generated)")
-    except ConfigError as err:  # a node label that makes an invalid id, say
+    except UserFileError as err:  # a node label that makes an invalid id, say
         raise _cli_error(str(err)) from None
     text = ("# Bridge config written by `twin bridge init` from " + server + "\n"
             + "".join(f"#   {n}\n" for n in notes)

@@ -41,14 +41,14 @@ from clusters.values import to_json
 from twin import physics
 from twin.clock import DEFAULT_START, TICKS_PER_SECOND, VirtualClock, parse_time
 from twin.physics import VARIABLES, Trajectory
-from twin.schema import HomeFileError, HomeSpec, UnknownIdError, parse_file
+from twin.schema import HomeSpec, UnknownIdError, UserFileError, parse_file
 from twin.workflows import Workflows
 
 SNAPSHOT_FORMAT = 1
 #: Rounds of (server events, workflows) allowed at one tick before we call it a loop.
 _MAX_ROUNDS = 1000
 
-__all__ = ["Home", "Room", "HomeFileError", "UnknownIdError", "InitialAttributeError"]
+__all__ = ["Home", "Room", "UserFileError", "UnknownIdError", "InitialAttributeError"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -404,7 +404,7 @@ class Home:
     # ---- home files ----------------------------------------------------------------
     @classmethod
     def from_spec(cls, spec: HomeSpec, seed: int | None = None, source: str = "<spec>") -> "Home":
-        """Build a home; any bad device option or attribute raises HomeFileError."""
+        """Build a home; any bad device option or attribute raises UserFileError."""
         if seed is None:
             seed = spec.seed if spec.seed is not None else 0
         home = cls(spec.name, seed, spec.start_time, spec.ambient.model_dump())
@@ -417,16 +417,16 @@ class Home:
                 try:
                     home.add_device(dev.id, dev.type, room.id, dev.name, dev.options, dev.attributes)
                 except InitialAttributeError as exc:
-                    raise HomeFileError(source, f"{where}.attributes.{exc.key}", exc.message) from None
+                    raise UserFileError(source, f"{where}.attributes.{exc.key}", exc.message) from None
                 except (MatterError, TypeError, ValueError) as exc:
                     # create_device rejected the type or its options
-                    raise HomeFileError(source, f"{where}.options", str(exc)) from None
+                    raise UserFileError(source, f"{where}.options", str(exc)) from None
         home._settle()
         return home
 
     @classmethod
     def load(cls, path: str | Path, seed: int | None = None) -> "Home":
-        """A home from a YAML or JSON file (pydantic-validated); errors are HomeFileError."""
+        """A home from a YAML or JSON file (pydantic-validated); errors are UserFileError."""
         return cls.from_spec(parse_file(path), seed, source=str(path))
 
     @classmethod

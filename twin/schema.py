@@ -4,7 +4,7 @@ A home file (YAML or JSON) names the home, its start time and ambient conditions
 its rooms with their devices. Device attributes can be given flat
 (`"1/Thermostat/SystemMode": 3`) or nested (`1: {Thermostat: {SystemMode: 3}}`); they
 are normalized to the flat form here and checked against the real cluster servers when
-the home is built (`Home.from_spec`). Every problem surfaces as `HomeFileError`, whose
+the home is built (`Home.from_spec`). Every problem surfaces as `UserFileError`, whose
 text is one line: "<file>: <field path>: <problem>".
 """
 from __future__ import annotations
@@ -25,8 +25,9 @@ from twin.clock import DEFAULT_START
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$"
 
 
-class HomeFileError(Exception):
-    """A bad home file. `str()` is one line: "<file>: <field path>: <problem>"."""
+class UserFileError(Exception):
+    """A bad user file (a home, a bridge config, ...): every loader raises this one type, so
+    an app prints any of them the same way. `str()` is one line: "<file>: <field path>: <problem>"."""
 
     def __init__(self, source: str, path: str, problem: str):
         self.source = str(source)
@@ -171,13 +172,13 @@ def first_problem(exc: ValidationError, default_path: str) -> tuple[str, str]:
     return path, message + more
 
 
-def validation_error(source: str, exc: ValidationError) -> HomeFileError:
-    return HomeFileError(source, *first_problem(exc, "(home)"))
+def validation_error(source: str, exc: ValidationError) -> UserFileError:
+    return UserFileError(source, *first_problem(exc, "(home)"))
 
 
 def parse_data(data: Any, source: str = "<home>") -> HomeSpec:
     if not isinstance(data, dict):
-        raise HomeFileError(source, "(top level)", f"expected a mapping with name, rooms, ...; "
+        raise UserFileError(source, "(top level)", f"expected a mapping with name, rooms, ...; "
                                                    f"got {type(data).__name__}")
     try:
         return HomeSpec.model_validate(data)
@@ -186,17 +187,17 @@ def parse_data(data: Any, source: str = "<home>") -> HomeSpec:
 
 
 def parse_file(path: str | Path) -> HomeSpec:
-    """Read and validate a YAML or JSON home file; every failure is a HomeFileError."""
+    """Read and validate a YAML or JSON home file; every failure is a UserFileError."""
     source = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise HomeFileError(source, "(file)", f"cannot read: {exc.strerror if isinstance(exc, OSError) else exc}") from None
+        raise UserFileError(source, "(file)", f"cannot read: {exc.strerror if isinstance(exc, OSError) else exc}") from None
     if source.lower().endswith(".json"):
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise HomeFileError(source, f"line {exc.lineno} column {exc.colno}",
+            raise UserFileError(source, f"line {exc.lineno} column {exc.colno}",
                                 f"JSON syntax error: {exc.msg}") from None
     else:
         try:
@@ -205,7 +206,7 @@ def parse_file(path: str | Path) -> HomeSpec:
             mark = getattr(exc, "problem_mark", None)
             where = f"line {mark.line + 1} column {mark.column + 1}" if mark else "(yaml)"
             problem = getattr(exc, "problem", None) or str(exc)
-            raise HomeFileError(source, where, f"YAML syntax error: {problem}") from None
+            raise UserFileError(source, where, f"YAML syntax error: {problem}") from None
     return parse_data(data, source)
 
 

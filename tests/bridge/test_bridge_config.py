@@ -12,7 +12,8 @@ import time
 import pytest
 
 from bridge.backend import Backend
-from bridge.config import ConfigError, load_config, parse_config
+from bridge.config import load_config, parse_config
+from twin.schema import UserFileError
 from bridge.mixed import MixedBackend, load_backend
 from bridge.tools import call_tool
 from netns import REPO
@@ -58,7 +59,7 @@ def test_a_good_config_parses_with_defaults():
 def test_bad_configs_name_the_file_the_field_and_the_problem(change, field, words):
     data = copy.deepcopy(BASE)
     change(data)
-    with pytest.raises(ConfigError) as info:
+    with pytest.raises(UserFileError) as info:
         parse_config(data, "home/bridge.yaml")
     message = str(info.value)
     assert message.startswith(f"home/bridge.yaml: {field}: "), message
@@ -66,14 +67,14 @@ def test_bad_configs_name_the_file_the_field_and_the_problem(change, field, word
 
 
 def test_file_level_errors(tmp_path):
-    with pytest.raises(ConfigError, match=r"missing\.yaml: \(file\): cannot read"):
+    with pytest.raises(UserFileError, match=r"missing\.yaml: \(file\): cannot read"):
         load_config(tmp_path / "missing.yaml")
     bad = tmp_path / "bad.yaml"
     bad.write_text("rooms: [\n")
-    with pytest.raises(ConfigError, match=r"bad\.yaml: line \d+ column \d+: YAML syntax error"):
+    with pytest.raises(UserFileError, match=r"bad\.yaml: line \d+ column \d+: YAML syntax error"):
         load_config(bad)
     bad.write_text("- just a list\n")
-    with pytest.raises(ConfigError, match=r"bad\.yaml: \(top level\): expected a mapping"):
+    with pytest.raises(UserFileError, match=r"bad\.yaml: \(top level\): expected a mapping"):
         load_config(bad)
 
 
@@ -82,16 +83,16 @@ def test_twin_references_are_checked_when_the_backend_is_built(tmp_path):
     data = {"rooms": [{"id": "r"}], "devices": [{"id": "x", "room": "r", "twin": {"device": "no_such"}}]}
     path.write_text(json.dumps(data))
     path = path.rename(tmp_path / "b.json")
-    with pytest.raises(ConfigError, match=r"b\.json: devices\[0\]\.twin\.device: home has no device 'no_such'"):
+    with pytest.raises(UserFileError, match=r"b\.json: devices\[0\]\.twin\.device: home has no device 'no_such'"):
         load_backend(path)
     data["devices"][0]["twin"] = {"home": "nowhere.yaml", "device": "lamp"}
     path.write_text(json.dumps(data))
-    with pytest.raises(ConfigError, match=r"devices\[0\]\.twin\.home: .*nowhere\.yaml"):
+    with pytest.raises(UserFileError, match=r"devices\[0\]\.twin\.home: .*nowhere\.yaml"):
         load_backend(path)
     data["devices"] = []
     data["rooms"][0]["twin"] = {"room": "cellar"}
     path.write_text(json.dumps(data))
-    with pytest.raises(ConfigError, match=r"rooms\[0\]\.twin\.room: home has no room 'cellar'"):
+    with pytest.raises(UserFileError, match=r"rooms\[0\]\.twin\.room: home has no room 'cellar'"):
         load_backend(path)
 
 

@@ -205,7 +205,8 @@ def test_the_same_tool_sequence_gives_the_same_observations_in_process_and_over_
 
 def test_a_room_sensor_can_be_a_node_to_commission_by_pairing_code():
     """The config behind the test above: sensors by pairing code, one of three ways only."""
-    from bridge.config import ConfigError, parse_config
+    from bridge.config import parse_config
+    from twin.schema import UserFileError
     room = {"id": "hall", "sensors": {"temperature": {"pairing_code": "MT:WGKT44QI14296J0DP10"},
                                       "pm10": {"pairing_code": "3365-582-1720", "endpoint": 4}}}
     sensors = parse_config({"server": SERVER_URL, "rooms": [room]}).config.rooms[0].sensors
@@ -219,13 +220,13 @@ def test_a_room_sensor_can_be_a_node_to_commission_by_pairing_code():
         try:
             parse_config({"server": SERVER_URL, "rooms": [{"id": "hall", "sensors": {"humidity": ref}}]},
                          "home.yaml")
-        except ConfigError as err:
+        except UserFileError as err:
             assert str(err).startswith("home.yaml: rooms[0].sensors.humidity") and problem in str(err), err
         else:
             raise AssertionError(f"accepted {ref}")
     try:
         parse_config({"rooms": [{"id": "hall", "sensors": {"pm10": {"pairing_code": "33655821720"}}}]}, "h.yaml")
-    except ConfigError as err:
+    except UserFileError as err:
         assert "rooms[0].sensors.pm10.server: missing" in str(err), err
     else:
         raise AssertionError("a pairing code without a server was accepted")

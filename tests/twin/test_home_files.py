@@ -7,7 +7,8 @@ import yaml
 
 from clusters.device import DEVICE_TYPES
 from twin.generator import generate_home, to_yaml
-from twin.home import Home, HomeFileError
+from twin.home import Home
+from twin.schema import UserFileError
 from twin.schema import HomeSpec, parse_file
 
 SIMUHOME_TYPES = {
@@ -47,7 +48,7 @@ def write(tmp_path, text, name="home.yaml"):
 
 def load_error(tmp_path, text, name="home.yaml"):
     path = write(tmp_path, text, name)
-    with pytest.raises(HomeFileError) as err:
+    with pytest.raises(UserFileError) as err:
         Home.load(path)
     message = str(err.value)
     assert "\n" not in message and message.startswith(f"{path}: ")
@@ -107,7 +108,7 @@ def test_home_file_errors_are_one_line(tmp_path, text, expected):
 
 
 def test_missing_file_and_bad_json(tmp_path):
-    with pytest.raises(HomeFileError, match=r"nope\.yaml: \(file\): cannot read"):
+    with pytest.raises(UserFileError, match=r"nope\.yaml: \(file\): cannot read"):
         Home.load(tmp_path / "nope.yaml")
     message = load_error(tmp_path, '{"rooms": [}', "home.json")
     assert ": line 1 column 12: JSON syntax error" in message
@@ -121,7 +122,7 @@ def test_default_home_file_lists_all_17_types():
     assert {"living_room", "kitchen", "bedroom", "bathroom", "utility_room"} <= {r["id"] for r in data["rooms"]}
     missing = SIMUHOME_TYPES - set(DEVICE_TYPES)
     if missing:  # until every type is registered the loader must say which one is missing
-        with pytest.raises(HomeFileError, match="unknown device type"):
+        with pytest.raises(UserFileError, match="unknown device type"):
             Home.default()
     else:
         home = Home.default(seed=1)
