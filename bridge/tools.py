@@ -406,13 +406,13 @@ def environment_rules(state: str) -> list[dict[str, Any]]:
     time constant of that pull).
     """
     from twin.physics import COEFFICIENTS as C
-    from twin.physics import _COOL_MODES, _HEAT_MODES  # the twin's own mode sets
+    from twin.physics import COOL_MODES, HEAT_MODES  # the twin's own mode sets
 
     def modes(ms: Any) -> str:
         return " or ".join(f"{int(m)} ({m.name[1:]})" for m in sorted(ms))
-    thermostat = (f"Thermostat.SystemMode {modes(_COOL_MODES)}: pulls down towards "
+    thermostat = (f"Thermostat.SystemMode {modes(COOL_MODES)}: pulls down towards "
                   "OccupiedCoolingSetpoint while the room is warmer; SystemMode "
-                  f"{modes(_HEAT_MODES)}: pulls up towards OccupiedHeatingSetpoint while the "
+                  f"{modes(HEAT_MODES)}: pulls up towards OccupiedHeatingSetpoint while the "
                   "room is colder; other modes do nothing")
     rules: dict[str, list[dict[str, Any]]] = {
         "temperature": [

@@ -97,8 +97,10 @@ SENSOR_QUANTITIES = {
 }
 
 _Mode = Clusters.Thermostat.Enums.SystemModeEnum
-_COOL_MODES = frozenset({_Mode.kCool, _Mode.kPrecooling, _Mode.kAuto})
-_HEAT_MODES = frozenset({_Mode.kHeat, _Mode.kEmergencyHeat, _Mode.kAuto})
+#: Thermostat SystemModes in which a device cools / heats; public because the
+#: get_environment_control_rules tool describes them to agents.
+COOL_MODES = frozenset({_Mode.kCool, _Mode.kPrecooling, _Mode.kAuto})
+HEAT_MODES = frozenset({_Mode.kHeat, _Mode.kEmergencyHeat, _Mode.kAuto})
 
 ALWAYS, ABOVE, BELOW = 0, 1, -1
 
@@ -225,9 +227,9 @@ def device_terms(device: Any) -> list[tuple[str, Term]]:
             mode = _attr(thermostat, "SystemMode")
             cool = _attr(thermostat, "OccupiedCoolingSetpoint")
             heat = _attr(thermostat, "OccupiedHeatingSetpoint")
-            if k > 0 and mode in _COOL_MODES and cool is not None:
+            if k > 0 and mode in COOL_MODES and cool is not None:
                 out.append(("temperature", Term(device.id, k, cool / 100.0, ABOVE)))
-            if k > 0 and mode in _HEAT_MODES and heat is not None:
+            if k > 0 and mode in HEAT_MODES and heat is not None:
                 out.append(("temperature", Term(device.id, k, heat / 100.0, BELOW)))
     if key in (*_HUMIDITY_DEVICES, "air_purifier"):
         ep = device.endpoints[min(e for e in device.endpoints if e != 0)]
