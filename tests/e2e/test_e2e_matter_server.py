@@ -55,7 +55,7 @@ def require_controller() -> str:
 
 
 def start_server(ns: Netns, workdir: Path) -> subprocess.Popen:
-    from twin.protocol.attestation import write_paa_trust_store
+    from twin.node.credentials import write_paa_trust_store
     exe = require_controller()
     paa = workdir / "paa"
     write_paa_trust_store(paa)  # with the .version stamp, so python-matter-server keeps it

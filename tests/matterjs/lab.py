@@ -75,7 +75,7 @@ def _require() -> str:
 
 @contextlib.contextmanager
 def lab(workdir: Path) -> Iterator[Lab]:
-    from twin.protocol.attestation import write_paa_trust_store
+    from twin.node.credentials import write_paa_trust_store
     exe = _require()
     scripts = workdir / "matterjs"
     scripts.mkdir()

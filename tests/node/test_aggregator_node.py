@@ -18,8 +18,8 @@ from test_node_im_matterjs import ask, check_reports, js  # noqa: F401 - js is a
 from test_node_im_server import Link, read, subscribe, values
 from twin.aggregator import BRIDGE_ID, build_bridge
 from twin.home import Home
-from twin.protocol.im_codec import (AttributeData, AttributePath, CommandData, CommandPath, InvokeRequest, Opcode,
-                                SubscribeResponse, WriteRequest, encode_value)
+from twin.protocol.interaction import AttributeData, AttributePath, CommandData, CommandPath, InvokeRequest, Opcode, SubscribeResponse, WriteRequest
+from twin.node.values import encode_value
 from twin.room_sensors import room_sensor_id
 
 ON_OFF, DESC, BDBI = C.OnOff.id, C.Descriptor.id, C.BridgedDeviceBasicInformation.id

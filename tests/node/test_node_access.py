@@ -16,9 +16,9 @@ from twin.node.access import ADMINISTER, MANAGE, OPERATE, VIEW, required_privile
 from twin.node.commissioning import NodeCommissioning
 from twin.protocol.exchange import MessageLayer
 from twin.node.fabrics import Fabric
-from twin.protocol.im_codec import (AttributeData, AttributePath, CommandData, CommandPath, EventPath, InvokeRequest,
-                                ReadRequest, ReportData, Struct, SubscribeRequest, WriteRequest, decode_tlv,
-                                encode_value)
+from twin.protocol.tlv import Struct, decode_tlv
+from twin.protocol.interaction import AttributeData, AttributePath, CommandData, CommandPath, EventPath, InvokeRequest, ReadRequest, ReportData, SubscribeRequest, WriteRequest
+from twin.node.values import encode_value
 from twin.protocol.session_types import EstablishedSession
 from test_node_im_server import CTRL, IM, KEYS, NODE, Link, values
 

@@ -20,9 +20,8 @@ from clusters.base import AccessContext, current_access
 from clusters.devices import create_device
 from clusters.status import MatterError, Status
 from twin.protocol import certs
-from twin.protocol.attestation import (
-    DeviceCredentials, decode_certification_declaration, verify_attestation_signature,
-)
+from twin.node.credentials import DeviceCredentials, development_cd_signing_cert
+from twin.protocol.attestation import decode_certification_declaration, verify_attestation_signature
 from twin.protocol.case import CaseInitiator, CaseResponder, FabricInfo
 from twin.node.commissioning import CommissioningWindow, NodeCommissioning, PakeParameters
 from twin.node.fabrics import FABRICS_FILE, FabricStorageError, FabricTable
@@ -189,7 +188,7 @@ def test_full_commissioning_sequence(node, credentials):
         verify_attestation_signature(att.attestationElements, challenge, att.attestationSignature, dac_cert)
         elements = read_tlv(att.attestationElements)
         assert elements[2] == nonce
-        cd = decode_certification_declaration(elements[1])  # verifies the CD signature
+        cd = decode_certification_declaration(elements[1], development_cd_signing_cert())  # verifies the CD signature
         assert cd.vendor_id == credentials.vendor_id and credentials.product_id in cd.product_ids
         assert cd.device_type_id == node.device.type.device_type_id
 

@@ -6,6 +6,7 @@ import random
 import pytest
 
 from twin.protocol import certs
+from twin.protocol.crypto import Crypto_GenerateKeypair
 from twin.node.fabrics import (
     FABRICS_FILE, Fabric, FabricError, FabricStorageError, FabricTable, FailSafe, NocStatus,
     check_root_certificate, is_cat_subject,
@@ -24,14 +25,14 @@ def make_fabric(index, seed=1, fabric_id=0xF1, node_id=0x10):
 def test_build_maps_chain_problems_to_noc_statuses():
     rng = random.Random(2)
     root, root_key = certs.mint_root(1, 5, rng=rng)
-    key = certs.generate_key(rng)
+    key = Crypto_GenerateKeypair(rng)
     not_operational, _ = certs.mint_noc(root, root_key, 0xFFFFFFFFFFFFFFFF, 5, key.public_key(), rng=rng)
     with pytest.raises(FabricError) as e:
         Fabric.build(1, root.to_tlv(), None, not_operational.to_tlv(), key, IPK, 1)
     assert e.value.status == NocStatus.kInvalidNodeOpId
     good, _ = certs.mint_noc(root, root_key, 7, 5, key.public_key(), rng=rng)
     with pytest.raises(FabricError) as e:
-        Fabric.build(1, root.to_tlv(), None, good.to_tlv(), certs.generate_key(rng), IPK, 1)
+        Fabric.build(1, root.to_tlv(), None, good.to_tlv(), Crypto_GenerateKeypair(rng), IPK, 1)
     assert e.value.status == NocStatus.kInvalidPublicKey
     other_root, _ = certs.mint_root(2, 5, rng=rng)
     with pytest.raises(FabricError) as e:
@@ -70,7 +71,7 @@ def test_committed_view_and_rollback(tmp_path):
     table.add_pending(make_fabric(2, seed=2, fabric_id=0xF2))
     old = table.get(1).noc
     rng = random.Random(9)
-    key = certs.generate_key(rng)
+    key = Crypto_GenerateKeypair(rng)
     # A NOC under fabric 1's root (same seed, same root key) for a new key, as UpdateNOC brings.
     root, root_key = certs.mint_root(1, 0xF1, rng=random.Random(1))
     assert root.public_key == table.get(1).root_public_key

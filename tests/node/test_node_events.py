@@ -13,8 +13,8 @@ from clusters.devices import create_device
 from twin.home import Home
 from twin.node import im as im_module
 from twin.node.im import CRITICAL, INFO
-from twin.protocol.im_codec import (AttributePath, ClusterPath, DataVersionFilter, EventFilter, EventPath, ReadRequest,
-                                ReportData, SubscribeRequest, SubscribeResponse, decode_typed)
+from twin.protocol.interaction import AttributePath, ClusterPath, DataVersionFilter, EventFilter, EventPath, ReadRequest, ReportData, SubscribeRequest, SubscribeResponse
+from twin.node.values import decode_typed
 from test_node_im_server import Link, values
 
 OPSTATE = C.OperationalState
@@ -216,7 +216,7 @@ def test_a_forked_home_does_not_carry_the_nodes_event_listeners():
 
 # ---- "C" quality and derived DataVersions ---------------------------------------------------------
 def test_uptime_is_read_but_its_changes_are_never_reported(tmp_path):
-    from twin.protocol.attestation import DeviceCredentials
+    from twin.node.credentials import DeviceCredentials
     from twin.node.commissioning import NodeCommissioning
     now = [0]
     device = create_device("light1", "on_off_light", rng=random.Random(1))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from twin.home import Home
-from twin.protocol.im_codec import Opcode, SubscribeResponse
+from twin.protocol.interaction import Opcode, SubscribeResponse
 
 import test_node_im_matterjs as base
 from test_node_im_matterjs import MATTERJS, MatterJs, ask

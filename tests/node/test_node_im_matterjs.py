@@ -17,7 +17,7 @@ from chip.clusters import Objects as C
 
 from clusters.device import DEVICE_TYPES
 from clusters.devices import create_device
-from twin.protocol.im_codec import InvokeResponse, Opcode, ReportData, SubscribeResponse, WriteResponse
+from twin.protocol.interaction import InvokeResponse, Opcode, ReportData, SubscribeResponse, WriteResponse
 
 from test_node_im_server import Link
 

@@ -16,11 +16,9 @@ from clusters.devices import create_device
 from clusters.status import Status
 from twin.protocol.exchange import Deliver, MessageLayer, Send, SessionClosed
 from twin.node.im import InteractionModelServer
-from twin.protocol.im_codec import (AttributeData, AttributePath, ClusterPath, CommandData, CommandPath,
-                                DataVersionFilter, InvokeRequest, InvokeResponse, Message, Opcode, ReadRequest,
-                                ReportData, StatusResponse, Struct, SubscribeRequest, SubscribeResponse,
-                                TimedRequest, WriteRequest, WriteResponse, decode_message, decode_tlv, decode_typed,
-                                encode_tlv, encode_value)
+from twin.protocol.tlv import Struct, decode_tlv, encode_tlv
+from twin.protocol.interaction import AttributeData, AttributePath, ClusterPath, CommandData, CommandPath, DataVersionFilter, InvokeRequest, InvokeResponse, Message, Opcode, ReadRequest, ReportData, StatusResponse, SubscribeRequest, SubscribeResponse, TimedRequest, WriteRequest, WriteResponse, decode_message
+from twin.node.values import decode_typed, encode_value
 from twin.protocol.message import ProtocolId
 from twin.protocol.session_types import EstablishedSession, SessionKeys
 
@@ -587,7 +585,7 @@ def test_every_derived_attribute_is_declared():
 
 def test_node_servers_tell_subscribers_of_fabric_changes_without_being_sampled(tmp_path):
     from test_node_runtime import make_fabric
-    from twin.protocol.attestation import DeviceCredentials
+    from twin.node.credentials import DeviceCredentials
     from twin.node.commissioning import NodeCommissioning
     device = light()
     credentials = DeviceCredentials.load_or_create(tmp_path / "dac", 0xFFF1, 0x8100, rng=random.Random(3))

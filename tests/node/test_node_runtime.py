@@ -18,7 +18,7 @@ from twin.node.runtime import HANDSHAKE_TIMEOUT_MS, NodeCore, Pairing, home_pair
 from twin.node.commissioning import NodeCommissioning
 from twin.node.fabrics import Fabric
 from twin.node.im import InteractionModelServer
-from twin.protocol.im_codec import AttributePath, Opcode, ReadRequest, decode_message
+from twin.protocol.interaction import AttributePath, Opcode, ReadRequest, decode_message
 from clusters.devices import create_device
 from chip.clusters import Objects as Clusters
 from chip.clusters.Types import NullValue

@@ -16,8 +16,9 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 from twin.protocol.certs import (
     BasicConstraints, CertificateError, MatterCertificate, compressed_fabric_id, matter_time,
-    mint_icac, mint_noc, mint_root, public_key_bytes, verify_chain,
+    mint_icac, mint_noc, mint_root, verify_chain,
 )
+from twin.protocol.crypto import public_key_bytes
 
 DATA = Path(__file__).parents[1] / "data" / "certs"
 NAMES = ["Root01", "ICA01", "Node01_02", "Root02", "ICA02", "Node02_01", "Node02_02"]

@@ -1,4 +1,5 @@
-"""Device attestation (twin/node/attestation.py): DAC chain, CD, attestation and CSR elements."""
+"""Device attestation (twin/protocol/attestation.py, credentials on disk in twin/node/credentials.py):
+DAC chain, CD, attestation and CSR elements."""
 
 import os
 import random
@@ -9,13 +10,14 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
+from twin.node.credentials import DEV_CREDENTIALS_DIR, TEST_PAA_CERT_PATH, DeviceCredentials, write_paa_trust_store
 from twin.protocol.attestation import (
-    DEV_CREDENTIALS_DIR, OID_PRODUCT_ID, OID_VENDOR_ID, TEST_PAA_CERT_PATH, AttestationError,
-    DeviceCredentials, _cms_signed_data, _cd_content, attestation_elements, certification_declaration,
-    decode_certification_declaration, generate_csr, nocsr_elements, product_id_for_device_type,
-    sign_attestation_elements, verify_attestation_signature, write_paa_trust_store,
+    OID_PRODUCT_ID, OID_VENDOR_ID, AttestationError, _cms_signed_data, _cd_content, attestation_elements,
+    certification_declaration, decode_certification_declaration, generate_csr, nocsr_elements,
+    product_id_for_device_type, sign_attestation_elements, verify_attestation_signature,
 )
-from twin.protocol.certs import _read_tlv, mint_noc, mint_root, public_key_bytes, verify_chain
+from twin.protocol.certs import mint_noc, mint_root, tlv_tree as _read_tlv, verify_chain
+from twin.protocol.crypto import public_key_bytes
 
 DATA = Path(__file__).parents[1] / "data" / "certs"
 CD_CERT = x509.load_pem_x509_certificate((DEV_CREDENTIALS_DIR / "Chip-Test-CD-Signing-Cert.pem").read_bytes())

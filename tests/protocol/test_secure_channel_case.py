@@ -6,6 +6,7 @@ from chip.tlv import uint
 
 from twin.protocol import case as case_mod
 from twin.protocol import certs
+from twin.protocol.crypto import Crypto_GenerateKeypair
 from twin.protocol.case import CaseInitiator, CaseResponder, FabricInfo, destination_id
 from twin.protocol.message import SecureChannelOpcode as Opcode
 from twin.protocol.pase import decode_struct, encode_struct
@@ -266,4 +267,4 @@ def test_fabric_info_rejects_mismatched_key():
     root, root_key = certs.mint_root(1, FABRIC_ID, rng=rng)
     noc, _ = certs.mint_noc(root, root_key, 0x11, FABRIC_ID, rng=rng)
     with pytest.raises(certs.CertificateError, match="does not match"):
-        FabricInfo.from_certificates(1, root.to_tlv(), noc.to_tlv(), None, certs.generate_key(rng), EPOCH_KEY)
+        FabricInfo.from_certificates(1, root.to_tlv(), noc.to_tlv(), None, Crypto_GenerateKeypair(rng), EPOCH_KEY)

@@ -10,7 +10,7 @@ from clusters.air_quality import Level, pm10_air_quality
 from clusters.devices import DEVICE_TYPES, NODE_ONLY_TYPES, create_device
 from clusters.status import MatterError, Status
 from twin.home import Home
-from twin.protocol.im_codec import encode_value
+from twin.node.values import encode_value
 from twin.room_sensors import room_sensor_devices, room_sensor_id
 
 

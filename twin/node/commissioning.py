@@ -41,7 +41,8 @@ from chip.clusters.Types import NullValue
 
 from clusters.base import AccessContext, ClusterServer, Clusters, MatterError, Status, current_access
 from clusters.device import Device
-from twin.protocol.attestation import DeviceCredentials, attestation_elements, generate_csr, nocsr_elements
+from twin.node.credentials import DeviceCredentials
+from twin.protocol.attestation import attestation_elements, generate_csr, nocsr_elements
 from twin.protocol.certs import CertificateError
 from twin.node.fabrics import IPK_KEY_SET_ID, MAX_CUMULATIVE_FAILSAFE_S, DEFAULT_FAILSAFE_EXPIRY_S, Fabric, FabricError, FabricTable, FailSafe, NocStatus, check_root_certificate, is_cat_subject, is_operational_node_id
 from twin.protocol.spake2p import PBKDF_MAX_ITERATIONS, PBKDF_MAX_SALT_LEN, PBKDF_MIN_ITERATIONS, PBKDF_MIN_SALT_LEN, Spake2pError, make_verifier, parse_verifier

@@ -35,7 +35,8 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from clusters.values import from_json, to_json
 from twin.protocol.case import FabricInfo
 from twin.node.files import write_atomic
-from twin.protocol.certs import CertificateError, MatterCertificate, compressed_fabric_id, public_key_bytes, verify_chain
+from twin.protocol.certs import CertificateError, MatterCertificate, compressed_fabric_id, verify_chain
+from twin.protocol.crypto import public_key_bytes
 
 __all__ = ["Fabric", "FabricTable", "FailSafe", "FabricError", "FabricStorageError", "NocStatus",
            "FABRICS_FILE", "MIN_FABRIC_INDEX", "MAX_FABRIC_INDEX", "IPK_KEY_SET_ID",

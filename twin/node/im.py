@@ -73,7 +73,9 @@ from clusters.status import MatterError, Status
 from clusters.values import to_json
 
 from twin.protocol.exchange import ExchangeError
-from twin.protocol.im_codec import FABRIC_INDEX_TAG, AttributeData, AttributePath, AttributeReport, AttributeStatus, CodecError, CommandData, CommandPath, CommandStatus, EventData, EventPath, EventReport, EventStatus, InvokeRequest, InvokeResponse, InvokeResponseIB, Message, Opcode, Raw, ReadRequest, ReportData, StatusIB, StatusResponse, Struct, SubscribeRequest, SubscribeResponse, TimedRequest, Typed, WriteRequest, WriteResponse, decode_message, decode_typed, encode_value, list_item_type
+from twin.protocol.tlv import CodecError, Raw, Struct
+from twin.protocol.interaction import FABRIC_INDEX_TAG, AttributeData, AttributePath, AttributeReport, AttributeStatus, CommandData, CommandPath, CommandStatus, EventData, EventPath, EventReport, EventStatus, InvokeRequest, InvokeResponse, InvokeResponseIB, Message, Opcode, ReadRequest, ReportData, StatusIB, StatusResponse, SubscribeRequest, SubscribeResponse, TimedRequest, WriteRequest, WriteResponse, decode_message
+from twin.node.values import Typed, decode_typed, encode_value, list_item_type
 from twin.protocol.message import ProtocolId
 
 log = logging.getLogger(__name__)

@@ -574,7 +574,7 @@ class NodeManager:
         return self.storage_dir / device_id
 
     def _build_core(self, device: Any, pairing: Pairing) -> NodeCore:
-        from twin.protocol.attestation import DeviceCredentials
+        from twin.node.credentials import DeviceCredentials
         from twin.node.commissioning import NodeCommissioning
         from twin.node.fabrics import FabricTable
         from twin.node.im import EventNumbers, InteractionModelServer

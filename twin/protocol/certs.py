@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import os
 import random
+import secrets
 import struct
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Iterable, Union
+from typing import Any, Iterable, Union
 
-from chip.tlv import TLVReader, TLVWriter
+from chip.tlv import uint
 from cryptography import x509
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
@@ -29,11 +29,14 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature, encode_dss_signature
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
+from twin.protocol.crypto import CryptoError, Crypto_GenerateKeypair, load_public_key, public_key_bytes
+from twin.protocol.der import DerError, DerReader, der_element, der_int, der_oid, der_seq, read_oid
+from twin.protocol.tlv import ARRAY, END_OF_CONTAINER, LIST, STRUCT, CodecError, Fields, Tag, TLVReader, TLVWriter
+
 __all__ = [
     "CertificateError", "MatterCertificate", "BasicConstraints", "verify_chain",
-    "compressed_fabric_id", "mint_root", "mint_icac", "mint_noc", "generate_key",
-    "public_key_bytes", "public_key_from_bytes", "key_id", "matter_time", "MATTER_EPOCH",
-    "KeyUsage", "KeyPurpose", "DN_TAG",
+    "compressed_fabric_id", "mint_root", "mint_icac", "mint_noc", "key_id", "matter_time",
+    "MATTER_EPOCH", "KeyUsage", "KeyPurpose", "DN_TAG", "tlv_tree",
 ]
 
 MATTER_EPOCH = datetime(2000, 1, 1, tzinfo=timezone.utc)
@@ -117,7 +120,9 @@ class BasicConstraints:
     path_len: int | None = None
 
 
-Extension = tuple[int, object]  # (tag, BasicConstraints | int | tuple[int,...] | bytes)
+Extension = tuple[int, object]
+#: A decoded TLV element in wire order: (context tag, kind, value); containers hold lists of nodes.
+TLVNode = tuple[Any, str, Any]  # (tag, BasicConstraints | int | tuple[int,...] | bytes)
 
 
 # --- the certificate -------------------------------------------------------------------
@@ -211,13 +216,13 @@ class MatterCertificate:
         return kinds[0] if kinds else "other"
 
     def public_key_object(self) -> ec.EllipticCurvePublicKey:
-        return public_key_from_bytes(self.public_key)
+        return _public_key(self.public_key)
 
     # -- TLV --
     @classmethod
     def from_tlv(cls, data: bytes) -> "MatterCertificate":
         """Decode the Matter TLV form; raises CertificateError naming what is wrong."""
-        root = _read_tlv(bytes(data))
+        root = tlv_tree(bytes(data))
         if root[0] is not None or root[1] != "struct":
             raise CertificateError("a Matter certificate is an anonymous TLV structure")
         fields = root[2]
@@ -241,37 +246,37 @@ class MatterCertificate:
     def to_tlv(self) -> bytes:
         self._check()
         w = TLVWriter()
-        w.startStructure(None)
-        w.putBytes(_T_SERIAL, self.serial_number)
-        w.putUnsignedInt(_T_SIG_ALGO, self.signature_algorithm)
+        w.start(None, STRUCT)
+        w.octets(_T_SERIAL, self.serial_number)
+        w.uint(_T_SIG_ALGO, self.signature_algorithm)
         _dn_to_tlv(w, _T_ISSUER, self.issuer)
-        w.putUnsignedInt(_T_NOT_BEFORE, self.not_before)
-        w.putUnsignedInt(_T_NOT_AFTER, self.not_after)
+        w.uint(_T_NOT_BEFORE, self.not_before)
+        w.uint(_T_NOT_AFTER, self.not_after)
         _dn_to_tlv(w, _T_SUBJECT, self.subject)
-        w.putUnsignedInt(_T_PK_ALGO, self.public_key_algorithm)
-        w.putUnsignedInt(_T_CURVE, self.curve_id)
-        w.putBytes(_T_PUBKEY, self.public_key)
-        w.startPath(_T_EXTENSIONS)
+        w.uint(_T_PK_ALGO, self.public_key_algorithm)
+        w.uint(_T_CURVE, self.curve_id)
+        w.octets(_T_PUBKEY, self.public_key)
+        w.start(_T_EXTENSIONS, LIST)
         for tag, val in self.extensions:
-            if tag == _EXT_BASIC:
-                w.startStructure(_EXT_BASIC)
-                w.putBool(1, val.is_ca)
+            if isinstance(val, BasicConstraints):
+                w.start(_EXT_BASIC, STRUCT)
+                w.boolean(1, val.is_ca)
                 if val.path_len is not None:
-                    w.putUnsignedInt(2, val.path_len)
-                w.endContainer()
-            elif tag == _EXT_KEY_USAGE:
-                w.putUnsignedInt(tag, val)
-            elif tag == _EXT_EKU:
-                w.startArray(tag)
+                    w.uint(2, val.path_len)
+                w.end()
+            elif isinstance(val, int):
+                w.uint(tag, val)
+            elif isinstance(val, tuple):
+                w.start(tag, ARRAY)
                 for p in val:
-                    w.putUnsignedInt(None, p)
-                w.endContainer()
+                    w.uint(None, p)
+                w.end()
             else:
-                w.putBytes(tag, val)
-        w.endContainer()
-        w.putBytes(_T_SIGNATURE, self.signature)
-        w.endContainer()
-        return bytes(w.encoding)
+                w.octets(tag, val)
+        w.end()
+        w.octets(_T_SIGNATURE, self.signature)
+        w.end()
+        return bytes(w.buf)
 
     # -- X.509 --
     def tbs_der(self) -> bytes:
@@ -281,8 +286,8 @@ class MatterCertificate:
 
     def to_der(self) -> bytes:
         r, s = int.from_bytes(self.signature[:32], "big"), int.from_bytes(self.signature[32:], "big")
-        return _seq(self.tbs_der(), _seq(_oid(_OID_ECDSA_SHA256)),
-                    _tlv(0x03, b"\x00" + encode_dss_signature(r, s)))
+        return der_seq(self.tbs_der(), der_seq(der_oid(_OID_ECDSA_SHA256)),
+                    der_element(0x03, b"\x00" + encode_dss_signature(r, s)))
 
     def to_x509(self) -> x509.Certificate:
         return x509.load_der_x509_certificate(self.to_der())
@@ -295,6 +300,8 @@ class MatterCertificate:
             cert = _from_der(der)
         except CertificateError:
             raise
+        except DerError as e:
+            raise CertificateError(str(e)) from None
         except (ValueError, IndexError, KeyError, struct.error) as e:
             raise CertificateError(f"malformed X.509 certificate: {e}") from None
         if cert.to_der() != der:
@@ -310,7 +317,7 @@ class MatterCertificate:
     def verify_signature(self, issuer_public_key: bytes | ec.EllipticCurvePublicKey) -> None:
         """Raise CertificateError unless `issuer_public_key` signed this certificate."""
         key = issuer_public_key if isinstance(issuer_public_key, ec.EllipticCurvePublicKey) \
-            else public_key_from_bytes(issuer_public_key)
+            else _public_key(issuer_public_key)
         r, s = int.from_bytes(self.signature[:32], "big"), int.from_bytes(self.signature[32:], "big")
         try:
             key.verify(encode_dss_signature(r, s), self.tbs_der(), ec.ECDSA(hashes.SHA256()))
@@ -385,44 +392,43 @@ def _check_extension(tag: int, val: object) -> None:
         raise CertificateError(f"unknown extension tag {tag}; accepted 1..6")
 
 
-# --- TLV reading (chip.tlv gives a typed decoding tree; walk it strictly) --------------
+# --- TLV reading: a (tag, kind, value) tree in wire order, so the checks can be exact ---------
 
-_KINDS = (("Unsigned Integer", "uint"), ("Signed Integer", "int"), ("Boolean", "bool"),
-          ("UTF-8 String", "str"), ("Byte String", "bytes"), ("Structure", "struct"),
-          ("Array", "array"), ("Path", "list"), ("Null", "null"), ("Floating Point", "float"))
+def _kind(value: object) -> str:
+    if isinstance(value, Fields):
+        return value.kind
+    for typ, kind in ((bool, "bool"), (uint, "uint"), (int, "int"), (str, "str"), (bytes, "bytes"),
+                      (list, "array"), (type(None), "null"), (float, "float")):
+        if isinstance(value, typ):
+            return kind
+    raise CertificateError(f"unexpected TLV value {value!r}")
 
 
-def _read_tlv(data: bytes):
-    reader = TLVReader(data)
+def tlv_tree(data: bytes) -> TLVNode:
+    """One TLV element as (tag, kind, value); containers hold lists of such nodes."""
+    reader = TLVReader(bytes(data), ordered=True)
+    elements = []
     try:
-        reader.get()
-    except (struct.error, KeyError, ValueError, IndexError) as e:
+        while reader.pos < len(reader.data):
+            elements.append(reader.element())
+    except CodecError as e:
         raise CertificateError(f"malformed TLV (truncated or invalid element): {e}") from None
-    if len(reader.decoding) != 1:
+    if len(elements) != 1 or elements[0][1] is END_OF_CONTAINER:
         raise CertificateError("certificate TLV must be exactly one element with nothing after it")
-    return _node(reader.decoding[0])
+    return _node(*elements[0])
 
 
-def _node(d: dict):
-    if "profileTag" in d:
+def _node(tag: Tag, value: Any) -> TLVNode:
+    if isinstance(tag, tuple):
         raise CertificateError("profile-specific TLV tags are not used in Matter certificates")
-    etype = d["type"]
-    kind = next((k for prefix, k in _KINDS if etype.startswith(prefix)), None)
-    if kind is None:
-        raise CertificateError(f"unexpected TLV element {etype!r}")
-    value = d.get("value")
-    if kind in ("struct", "array", "list"):
-        children = d[etype]
-        if not children or children[-1]["type"] != "End of Collection":
-            raise CertificateError("TLV container is truncated (no end-of-container)")
-        value = [_node(c) for c in children[:-1]]
-    elif kind == "str" and not isinstance(value, str):
-        raise CertificateError("TLV UTF-8 string is not valid UTF-8")
-    elif kind in ("uint", "int"):
-        value = int(value)
-    elif kind == "bytes":
-        value = bytes(value)
-    return d["tag"], kind, value
+    kind = _kind(value)
+    if kind in ("struct", "list"):
+        return tag, kind, [_node(t, v) for t, v in value]
+    if kind == "array":
+        return tag, kind, [_node(None, v) for v in value]
+    if kind in ("uint", "int"):
+        return tag, kind, int(value)
+    return tag, kind, value
 
 
 def _dn_from_tlv(items, what: str) -> DN:
@@ -442,13 +448,13 @@ def _dn_from_tlv(items, what: str) -> DN:
 
 
 def _dn_to_tlv(w: TLVWriter, tag: int, dn: DN) -> None:
-    w.startPath(tag)
+    w.start(tag, LIST)
     for t, v in dn:
         if isinstance(v, int):
-            w.putUnsignedInt(t, v)
+            w.uint(t, v)
         else:
-            w.putString(t, v)
-    w.endContainer()
+            w.utf8(t, v)
+    w.end()
 
 
 def _extensions_from_tlv(items) -> tuple[Extension, ...]:
@@ -473,47 +479,15 @@ def _extensions_from_tlv(items) -> tuple[Extension, ...]:
     return tuple(out)
 
 
-# --- DER writing -----------------------------------------------------------------------
-
-def _der_len(n: int) -> bytes:
-    if n < 0x80:
-        return bytes([n])
-    b = n.to_bytes((n.bit_length() + 7) // 8, "big")
-    return bytes([0x80 | len(b)]) + b
-
-
-def _tlv(tag: int, content: bytes) -> bytes:
-    return bytes([tag]) + _der_len(len(content)) + content
-
-
-def _seq(*parts: bytes) -> bytes:
-    return _tlv(0x30, b"".join(parts))
-
-
-def _oid(dotted: str) -> bytes:
-    arcs = [int(a) for a in dotted.split(".")]
-    body = bytearray()
-    for arc in [arcs[0] * 40 + arcs[1]] + arcs[2:]:
-        chunk = [arc & 0x7F]
-        arc >>= 7
-        while arc:
-            chunk.insert(0, 0x80 | (arc & 0x7F))
-            arc >>= 7
-        body += bytes(chunk)
-    return _tlv(0x06, bytes(body))
-
-
-def _int(v: int) -> bytes:
-    return _tlv(0x02, v.to_bytes(v.bit_length() // 8 + 1, "big"))
-
+# --- DER writing (the X.509 form of a Matter certificate) -----------------------------------------------------------------------
 
 def _time_der(t: int) -> bytes:
     if t == 0:
-        return _tlv(0x18, b"99991231235959Z")
+        return der_element(0x18, b"99991231235959Z")
     dt = MATTER_EPOCH + timedelta(seconds=t)
     if dt.year >= 2050:
-        return _tlv(0x18, dt.strftime("%Y%m%d%H%M%SZ").encode())
-    return _tlv(0x17, dt.strftime("%y%m%d%H%M%SZ").encode())
+        return der_element(0x18, dt.strftime("%Y%m%d%H%M%SZ").encode())
+    return der_element(0x17, dt.strftime("%y%m%d%H%M%SZ").encode())
 
 
 def _name_der(dn: DN) -> bytes:
@@ -527,102 +501,52 @@ def _name_der(dn: DN) -> bytes:
         else:
             text = val
             stag = 0x16 if base == 16 else (0x13 if tag & 0x80 else 0x0C)
-        rdns.append(_tlv(0x31, _seq(_oid(_ATTR_OID[base]), _tlv(stag, text.encode()))))
-    return _seq(*rdns)
+        rdns.append(der_element(0x31, der_seq(der_oid(_ATTR_OID[base]), der_element(stag, text.encode()))))
+    return der_seq(*rdns)
 
 
 def _bits_der(bits: int) -> bytes:
     """A named-bit BIT STRING: bit 0 is the most significant bit of the first byte."""
     if bits == 0:
-        return _tlv(0x03, b"\x00")
+        return der_element(0x03, b"\x00")
     nbytes = (bits.bit_length() + 7) // 8
     body = bytes(int(f"{(bits >> (8 * i)) & 0xFF:08b}"[::-1], 2) for i in range(nbytes))
     unused = (body[-1] & -body[-1]).bit_length() - 1  # trailing zero bits of the last byte
-    return _tlv(0x03, bytes([unused]) + body)
+    return der_element(0x03, bytes([unused]) + body)
 
 
 def _extension_der(tag: int, val) -> bytes:
     if tag == _EXT_FUTURE:
         return val
     if tag == _EXT_BASIC:
-        inner = _seq((_tlv(0x01, b"\xff") if val.is_ca else b"")
-                     + (_int(val.path_len) if val.path_len is not None else b""))
+        inner = der_seq((der_element(0x01, b"\xff") if val.is_ca else b"")
+                     + (der_int(val.path_len) if val.path_len is not None else b""))
     elif tag == _EXT_KEY_USAGE:
         inner = _bits_der(val)
     elif tag == _EXT_EKU:
-        inner = _seq(*[_oid(_KEY_PURPOSE_OID[p]) for p in val])
+        inner = der_seq(*[der_oid(_KEY_PURPOSE_OID[p]) for p in val])
     elif tag == _EXT_SKID:
-        inner = _tlv(0x04, val)
+        inner = der_element(0x04, val)
     else:  # authority key id: SEQUENCE { [0] IMPLICIT keyIdentifier }
-        inner = _seq(_tlv(0x80, val))
-    critical = _tlv(0x01, b"\xff") if tag in _CRITICAL_EXTS else b""
-    return _seq(_oid(_EXT_OID[tag]), critical, _tlv(0x04, inner))
+        inner = der_seq(der_element(0x80, val))
+    critical = der_element(0x01, b"\xff") if tag in _CRITICAL_EXTS else b""
+    return der_seq(der_oid(_EXT_OID[tag]), critical, der_element(0x04, inner))
 
 
 def _tbs_der(c: MatterCertificate) -> bytes:
-    return _seq(
-        _tlv(0xA0, _int(2)),
-        _tlv(0x02, c.serial_number),
-        _seq(_oid(_OID_ECDSA_SHA256)),
+    return der_seq(
+        der_element(0xA0, der_int(2)),
+        der_element(0x02, c.serial_number),
+        der_seq(der_oid(_OID_ECDSA_SHA256)),
         _name_der(c.issuer),
-        _seq(_time_der(c.not_before), _time_der(c.not_after)),
+        der_seq(_time_der(c.not_before), _time_der(c.not_after)),
         _name_der(c.subject),
-        _seq(_seq(_oid(_OID_EC_PUBLIC_KEY), _oid(_OID_PRIME256V1)), _tlv(0x03, b"\x00" + c.public_key)),
-        _tlv(0xA3, _seq(*[_extension_der(t, v) for t, v in c.extensions])),
+        der_seq(der_seq(der_oid(_OID_EC_PUBLIC_KEY), der_oid(_OID_PRIME256V1)), der_element(0x03, b"\x00" + c.public_key)),
+        der_element(0xA3, der_seq(*[_extension_der(t, v) for t, v in c.extensions])),
     )
 
 
-# --- DER reading -----------------------------------------------------------------------
-
-class _Der:
-    def __init__(self, data: bytes):
-        self.data, self.pos = data, 0
-
-    def done(self) -> bool:
-        return self.pos >= len(self.data)
-
-    def peek(self) -> int | None:
-        return None if self.done() else self.data[self.pos]
-
-    def read(self, expect: int | None = None, what: str = "element") -> tuple[int, bytes, bytes]:
-        """Return (tag, content, whole element bytes)."""
-        d, start = self.data, self.pos
-        if start + 2 > len(d):
-            raise CertificateError(f"DER truncated reading {what}")
-        tag, n, p = d[start], d[start + 1], start + 2
-        if expect is not None and tag != expect:
-            raise CertificateError(f"DER {what}: tag {tag:#04x}, expected {expect:#04x}")
-        if n & 0x80:
-            k = n & 0x7F
-            if k == 0 or k > 4 or p + k > len(d):
-                raise CertificateError(f"DER {what}: unsupported length encoding")
-            n, p = int.from_bytes(d[p:p + k], "big"), p + k
-        if p + n > len(d):
-            raise CertificateError(f"DER {what}: length runs past the end")
-        self.pos = p + n
-        return tag, d[p:p + n], d[start:p + n]
-
-    def end(self, what: str) -> None:
-        if not self.done():
-            raise CertificateError(f"DER {what}: unexpected trailing data")
-
-
-def _oid_str(body: bytes) -> str:
-    arcs, v = [], 0
-    for b in body:
-        v = (v << 7) | (b & 0x7F)
-        if not b & 0x80:
-            arcs.append(v)
-            v = 0
-    if not arcs:
-        raise CertificateError("empty OID")
-    first = min(arcs[0] // 40, 2)
-    return ".".join(str(a) for a in [first, arcs[0] - 40 * first] + arcs[1:])
-
-
-def _read_oid(r: _Der, what: str) -> str:
-    return _oid_str(r.read(0x06, what)[1])
-
+# --- DER reading (the X.509 form of a Matter certificate) -----------------------------------------------------------------------
 
 def _time_from_der(tag: int, body: bytes) -> int:
     text = body.decode("ascii")
@@ -641,12 +565,12 @@ def _time_from_der(tag: int, body: bytes) -> int:
 
 
 def _name_from_der(body: bytes, what: str) -> DN:
-    r, out = _Der(body), []
+    r, out = DerReader(body), []
     while not r.done():
-        rdn = _Der(r.read(0x31, f"{what} RDN")[1])
-        atv = _Der(rdn.read(0x30, f"{what} attribute")[1])
+        rdn = DerReader(r.read(0x31, f"{what} RDN")[1])
+        atv = DerReader(rdn.read(0x30, f"{what} attribute")[1])
         rdn.end(f"{what} RDN (one attribute per RDN only)")
-        oid = _read_oid(atv, f"{what} attribute type")
+        oid = read_oid(atv, f"{what} attribute type")
         stag, sbody, _ = atv.read(None, f"{what} attribute value")
         atv.end(f"{what} attribute")
         if oid not in _OID_ATTR:
@@ -674,8 +598,8 @@ def _bits_from_der(body: bytes) -> int:
 
 
 def _extension_from_der(whole: bytes, body: bytes) -> Extension:
-    r = _Der(body)
-    oid = _read_oid(r, "extension id")
+    r = DerReader(body)
+    oid = read_oid(r, "extension id")
     if r.peek() == 0x01:
         r.read(0x01, "extension critical flag")
     value = r.read(0x04, "extension value")[1]
@@ -683,9 +607,9 @@ def _extension_from_der(whole: bytes, body: bytes) -> Extension:
     tag = _OID_EXT.get(oid)
     if tag is None:
         return _EXT_FUTURE, whole
-    v = _Der(value)
+    v = DerReader(value)
     if tag == _EXT_BASIC:
-        inner = _Der(v.read(0x30, "basic constraints")[1])
+        inner = DerReader(v.read(0x30, "basic constraints")[1])
         is_ca = inner.peek() == 0x01 and inner.read(0x01, "cA")[1] == b"\xff"
         path = int.from_bytes(inner.read(0x02, "pathLen")[1], "big") if inner.peek() == 0x02 else None
         inner.end("basic constraints")
@@ -693,10 +617,10 @@ def _extension_from_der(whole: bytes, body: bytes) -> Extension:
     elif tag == _EXT_KEY_USAGE:
         result = _bits_from_der(v.read(0x03, "key usage")[1])
     elif tag == _EXT_EKU:
-        inner = _Der(v.read(0x30, "extended key usage")[1])
+        inner = DerReader(v.read(0x30, "extended key usage")[1])
         purposes = []
         while not inner.done():
-            p = _read_oid(inner, "key purpose")
+            p = read_oid(inner, "key purpose")
             if p not in _OID_KEY_PURPOSE:
                 raise CertificateError(f"key purpose {p} has no Matter TLV form")
             purposes.append(_OID_KEY_PURPOSE[p])
@@ -704,7 +628,7 @@ def _extension_from_der(whole: bytes, body: bytes) -> Extension:
     elif tag == _EXT_SKID:
         result = v.read(0x04, "subject key id")[1]
     else:
-        inner = _Der(v.read(0x30, "authority key id")[1])
+        inner = DerReader(v.read(0x30, "authority key id")[1])
         result = inner.read(0x80, "authority keyIdentifier")[1]
         inner.end("authority key id (only keyIdentifier is allowed)")
     v.end("extension value")
@@ -712,12 +636,12 @@ def _extension_from_der(whole: bytes, body: bytes) -> Extension:
 
 
 def _from_der(der: bytes) -> MatterCertificate:
-    outer = _Der(der)
-    cert = _Der(outer.read(0x30, "Certificate")[1])
+    outer = DerReader(der)
+    cert = DerReader(outer.read(0x30, "Certificate")[1])
     outer.end("Certificate")
-    tbs = _Der(cert.read(0x30, "TBSCertificate")[1])
-    alg = _Der(cert.read(0x30, "signatureAlgorithm")[1])
-    if _read_oid(alg, "signature algorithm") != _OID_ECDSA_SHA256:
+    tbs = DerReader(cert.read(0x30, "TBSCertificate")[1])
+    alg = DerReader(cert.read(0x30, "signatureAlgorithm")[1])
+    if read_oid(alg, "signature algorithm") != _OID_ECDSA_SHA256:
         raise CertificateError("only ecdsa-with-SHA256 signatures have a Matter TLV form")
     sig_bits = cert.read(0x03, "signatureValue")[1]
     cert.end("Certificate")
@@ -726,27 +650,27 @@ def _from_der(der: bytes) -> MatterCertificate:
     r_, s_ = decode_dss_signature(sig_bits[1:])
     signature = r_.to_bytes(32, "big") + s_.to_bytes(32, "big")
 
-    if tbs.read(0xA0, "version")[1] != _int(2):
+    if tbs.read(0xA0, "version")[1] != der_int(2):
         raise CertificateError("only X.509 v3 certificates have a Matter TLV form")
     serial = tbs.read(0x02, "serialNumber")[1]
-    alg = _Der(tbs.read(0x30, "TBS signature")[1])
-    if _read_oid(alg, "TBS signature algorithm") != _OID_ECDSA_SHA256:
+    alg = DerReader(tbs.read(0x30, "TBS signature")[1])
+    if read_oid(alg, "TBS signature algorithm") != _OID_ECDSA_SHA256:
         raise CertificateError("only ecdsa-with-SHA256 signatures have a Matter TLV form")
     issuer = _name_from_der(tbs.read(0x30, "issuer")[1], "issuer")
-    validity = _Der(tbs.read(0x30, "validity")[1])
+    validity = DerReader(tbs.read(0x30, "validity")[1])
     nb_tag, nb, _ = validity.read(None, "notBefore")
     na_tag, na, _ = validity.read(None, "notAfter")
     validity.end("validity")
     subject = _name_from_der(tbs.read(0x30, "subject")[1], "subject")
-    spki = _Der(tbs.read(0x30, "subjectPublicKeyInfo")[1])
-    algo = _Der(spki.read(0x30, "public key algorithm")[1])
-    if _read_oid(algo, "key algorithm") != _OID_EC_PUBLIC_KEY or _read_oid(algo, "curve") != _OID_PRIME256V1:
+    spki = DerReader(tbs.read(0x30, "subjectPublicKeyInfo")[1])
+    algo = DerReader(spki.read(0x30, "public key algorithm")[1])
+    if read_oid(algo, "key algorithm") != _OID_EC_PUBLIC_KEY or read_oid(algo, "curve") != _OID_PRIME256V1:
         raise CertificateError("only EC P-256 public keys have a Matter TLV form")
     pk_bits = spki.read(0x03, "subjectPublicKey")[1]
     if not pk_bits or pk_bits[0] != 0:
         raise CertificateError("malformed public key BIT STRING")
-    exts_outer = _Der(tbs.read(0xA3, "extensions")[1])
-    exts = _Der(exts_outer.read(0x30, "extensions")[1])
+    exts_outer = DerReader(tbs.read(0xA3, "extensions")[1])
+    exts = DerReader(exts_outer.read(0x30, "extensions")[1])
     tbs.end("TBSCertificate")
     extensions = []
     while not exts.done():
@@ -758,26 +682,10 @@ def _from_der(der: bytes) -> MatterCertificate:
         extensions=tuple(extensions), signature=signature)
 
 
-# --- keys ------------------------------------------------------------------------------
-
-def generate_key(rng: random.Random | None = None) -> ec.EllipticCurvePrivateKey:
-    """A new P-256 key: from the OS CSPRNG, or reproducibly from `rng` (twin/test use only)."""
-    if rng is None:
-        return ec.generate_private_key(ec.SECP256R1())
-    n = 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551
-    return ec.derive_private_key(rng.getrandbits(256) % (n - 1) + 1, ec.SECP256R1())
-
-
-def public_key_bytes(key: ec.EllipticCurvePublicKey | ec.EllipticCurvePrivateKey) -> bytes:
-    if isinstance(key, ec.EllipticCurvePrivateKey):
-        key = key.public_key()
-    return key.public_bytes(serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)
-
-
-def public_key_from_bytes(data: bytes) -> ec.EllipticCurvePublicKey:
+def _public_key(data: bytes) -> ec.EllipticCurvePublicKey:
     try:
-        return ec.EllipticCurvePublicKey.from_encoded_point(ec.SECP256R1(), bytes(data))
-    except ValueError:
+        return load_public_key(bytes(data))
+    except CryptoError:
         raise CertificateError("public key is not a valid P-256 point") from None
 
 
@@ -895,7 +803,7 @@ def _check_issued_by(cert: MatterCertificate, issuer: MatterCertificate, name: s
 # --- minting ---------------------------------------------------------------------------
 
 def _serial(rng: random.Random | None) -> bytes:
-    raw = bytearray(rng.randbytes(8) if rng is not None else os.urandom(8))
+    raw = bytearray(rng.randbytes(8) if rng is not None else secrets.token_bytes(8))
     raw[0] = (raw[0] & 0x7F) or 0x01  # positive and DER-minimal as an INTEGER
     return bytes(raw)
 
@@ -909,7 +817,7 @@ def _sign(fields: dict, issuer_key: ec.EllipticCurvePrivateKey) -> MatterCertifi
 
 def _pub(key) -> bytes:
     if isinstance(key, (bytes, bytearray)):
-        public_key_from_bytes(key)  # validates the point
+        _public_key(key)  # validates the point
         return bytes(key)
     return public_key_bytes(key)
 
@@ -918,7 +826,7 @@ def mint_root(rcac_id: int, fabric_id: int | None = None, *, key: ec.EllipticCur
               rng: random.Random | None = None, not_before: int = DEFAULT_NOT_BEFORE, not_after: int = 0,
               path_len: int | None = None) -> tuple[MatterCertificate, ec.EllipticCurvePrivateKey]:
     """A self-signed RCAC. Returns (certificate, its private key)."""
-    key = key or generate_key(rng)
+    key = key or Crypto_GenerateKeypair(rng)
     pk = public_key_bytes(key)
     dn: DN = ((20, rcac_id),) + (((21, fabric_id),) if fabric_id is not None else ())
     return _sign(dict(
@@ -933,7 +841,7 @@ def mint_icac(issuer: MatterCertificate, issuer_key: ec.EllipticCurvePrivateKey,
               rng: random.Random | None = None, not_before: int = DEFAULT_NOT_BEFORE,
               not_after: int = 0) -> tuple[MatterCertificate, ec.EllipticCurvePrivateKey]:
     """An ICAC signed by `issuer` (an RCAC). Returns (certificate, its private key)."""
-    key = key or generate_key(rng)
+    key = key or Crypto_GenerateKeypair(rng)
     pk = public_key_bytes(key)
     if fabric_id is None:
         fabric_id = issuer.fabric_id
@@ -956,7 +864,7 @@ def mint_noc(issuer: MatterCertificate, issuer_key: ec.EllipticCurvePrivateKey, 
     """
     key = None
     if public_key is None:
-        key = generate_key(rng)
+        key = Crypto_GenerateKeypair(rng)
         public_key = key.public_key()
     pk = _pub(public_key)
     dn: DN = ((17, node_id), (21, fabric_id)) + tuple((22, c) for c in cats)

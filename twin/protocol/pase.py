@@ -23,12 +23,14 @@ message layer (`message.SecureChannelOpcode`, `status_report`).
 from __future__ import annotations
 
 import random
+from typing import Any
 
-from chip.tlv import TLVReader, TLVWriter, uint
+from chip.tlv import uint
 
 from twin.protocol.crypto import Crypto_Hash, Crypto_KDF, default_rng
 from twin.protocol.message import MessageFormatError, ProtocolId, SecureChannelOpcode
 from twin.protocol.session_types import EstablishedSession, SessionKeys
+from twin.protocol.tlv import CodecError, Struct, encode_tlv, decode_tlv
 from twin.protocol.status_report import GeneralCode, SecureChannelStatus, StatusReport
 from twin.protocol.spake2p import Spake2pError, Spake2pProver, Spake2pVerifier, check_pbkdf_parameters, compute_w0_w1, parse_verifier
 
@@ -62,24 +64,25 @@ class HandshakeError(Exception):
 
 # --- TLV ----------------------------------------------------------------------------------
 
-def encode_struct(fields: dict) -> bytes:
-    """An anonymous TLV structure; None values are left out (optional fields)."""
-    writer = TLVWriter()
-    writer.put(None, {tag: value for tag, value in fields.items() if value is not None})
-    return bytes(writer.encoding)
+def encode_struct(fields: dict[int, Any]) -> bytes:
+    """An anonymous TLV structure, fields in tag order; None values are left out (optional fields)."""
+    return encode_tlv(_in_tag_order({tag: value for tag, value in fields.items() if value is not None}))
 
 
-def decode_struct(payload: bytes, what: str) -> dict:
+def _in_tag_order(value: Any) -> Any:
+    """Plain dicts (nested too) as structures sorted by tag, the canonical order peers expect."""
+    if type(value) is dict:
+        return Struct((tag, _in_tag_order(value[tag])) for tag in sorted(value))
+    return value
+
+
+def decode_struct(payload: bytes, what: str) -> Struct:
     """Exactly one terminated anonymous TLV structure, as {context tag: value}."""
     try:
-        reader = TLVReader(bytes(payload))
-        top = reader.get()
-    except Exception as e:  # chip.tlv raises struct.error, KeyError, ValueError on garbage
-        raise HandshakeError(SecureChannelStatus.INVALID_PARAMETER, f"{what} is not valid TLV: {e!r}") from None
-    value = top.get("Any")
-    decoding = reader.decoding
-    if (not isinstance(value, dict) or len(decoding) != 1
-            or decoding[0].get("Structure", [{}])[-1].get("type") != "End of Collection"):
+        value = decode_tlv(bytes(payload))
+    except CodecError as e:
+        raise HandshakeError(SecureChannelStatus.INVALID_PARAMETER, f"{what} is not valid TLV: {e}") from None
+    if not isinstance(value, Struct):
         raise HandshakeError(SecureChannelStatus.INVALID_PARAMETER, f"{what} must be one anonymous TLV structure")
     return value
 

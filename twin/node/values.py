@@ -1,0 +1,211 @@
+"""Matter values encoded by their declared chip type (`chip.clusters.Objects`).
+
+`uint` is TLV unsigned, `int` signed, `float32` a 4-byte float and `float` an 8-byte double,
+enums and bitmaps unsigned, `Nullable` a TLV null, lists arrays and structs by field tag. Peers
+(matter.js, the CHIP SDK) check these types. `decode_typed` checks a generic decoded value
+against the type it should have and answers with Matter status codes, which is why this lives
+in the node glue and not in the pure TLV codec: it needs the cluster value model.
+"""
+from __future__ import annotations
+
+import enum
+import types
+import typing
+from dataclasses import dataclass
+from typing import Any
+
+from chip.clusters.ClusterObjects import ClusterObject
+from chip.clusters.Types import Nullable, NullValue
+from chip.tlv import float32, uint
+
+from clusters.status import MatterError, Status
+from clusters.values import from_json, type_name
+from twin.protocol.interaction import FABRIC_INDEX_TAG
+from twin.protocol.tlv import ARRAY, STRUCT, CodecError, Struct, TLVWriter
+
+
+@dataclass(frozen=True)
+class Typed:
+    """A Matter value to encode by its declared chip type (an attribute value, command fields)."""
+    typ: Any
+    value: Any
+
+    def write_tlv(self, writer: TLVWriter, tag: int | None) -> None:
+        encode_typed(writer, tag, self.typ, self.value)
+
+def _union_parts(typ: Any) -> tuple[bool, bool, Any] | None:
+    """(nullable, optional, inner type) of a Union, or None when `typ` is not a Union."""
+    if typing.get_origin(typ) not in (typing.Union, types.UnionType):
+        return None
+    args = typing.get_args(typ)
+    inner = [a for a in args if a is not Nullable and a is not type(None)]
+    if len(inner) != 1:
+        raise CodecError(f"unsupported union type {typ!r}")
+    return Nullable in args, type(None) in args, inner[0]
+
+
+def list_item_type(typ: Any) -> Any | None:
+    """The element type when `typ` (maybe nullable/optional) is a list, else None."""
+    parts = _union_parts(typ)
+    inner = parts[2] if parts else typ
+    if typing.get_origin(inner) is list:
+        return (typing.get_args(inner) or (Any,))[0]
+    return None
+
+
+def encode_typed(w: TLVWriter, tag: int | None, typ: Any, value: Any, what: str = "value") -> None:
+    """Write `value` as the TLV type its declared chip type `typ` calls for."""
+    parts = _union_parts(typ)
+    if parts is not None:
+        nullable, _, inner = parts
+        if value is NullValue:
+            if not nullable:
+                raise CodecError(f"{what} is null but {type_name(typ)} is not nullable")
+            w.null(tag)
+            return
+        if value is None:
+            raise CodecError(f"{what} is absent; optional fields are omitted by their struct")
+        typ = inner
+    if typing.get_origin(typ) is list:
+        (item,) = typing.get_args(typ) or (Any,)
+        if not isinstance(value, (list, tuple)):
+            raise CodecError(f"{what}={value!r} is not a list")
+        w.start(tag, ARRAY)
+        for i, v in enumerate(value):
+            encode_typed(w, None, item, v, f"{what}[{i}]")
+        w.end()
+        return
+    if typ is Any:
+        w.generic(tag, value)
+        return
+    if not isinstance(typ, type):
+        raise CodecError(f"{what}: unsupported declared type {typ!r}")
+    if issubclass(typ, ClusterObject):
+        if not isinstance(value, ClusterObject):
+            raise CodecError(f"{what}={value!r} is not a {typ.__name__}")
+        w.start(tag, STRUCT)
+        for f in typ.descriptor.Fields:
+            v = getattr(value, f.Label, None)
+            parts = _union_parts(f.Type)
+            if v is None:
+                if parts and parts[1]:
+                    continue   # optional field, absent
+                if not (parts and parts[0]):
+                    raise CodecError(f"{what}.{f.Label} is missing and not optional")
+                v = NullValue   # a nullable field left None by its builder
+            encode_typed(w, f.Tag, f.Type, v, f"{what}.{f.Label}")
+        w.end()
+    elif issubclass(typ, bool):
+        if not isinstance(value, bool):
+            raise CodecError(f"{what}={value!r} is not a boolean")
+        w.boolean(tag, value)
+    elif issubclass(typ, (enum.Enum, uint)):   # enums and bitmaps are unsigned on the wire
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise CodecError(f"{what}={value!r} is not an unsigned integer")
+        w.uint(tag, int(value))
+    elif issubclass(typ, float32):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise CodecError(f"{what}={value!r} is not a number")
+        w.float32(tag, float(value))
+    elif issubclass(typ, float):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise CodecError(f"{what}={value!r} is not a number")
+        w.float64(tag, float(value))
+    elif issubclass(typ, int):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise CodecError(f"{what}={value!r} is not an integer")
+        w.sint(tag, int(value))
+    elif issubclass(typ, str):
+        if not isinstance(value, str):
+            raise CodecError(f"{what}={value!r} is not a string")
+        w.utf8(tag, value)
+    elif issubclass(typ, bytes):
+        if not isinstance(value, (bytes, bytearray)):
+            raise CodecError(f"{what}={value!r} is not an octet string")
+        w.octets(tag, value)
+    else:
+        raise CodecError(f"{what}: unsupported declared type {typ.__name__}")
+
+
+def encode_value(typ: Any, value: Any) -> bytes:
+    """One Matter value as an anonymous TLV element, by its declared type."""
+    w = TLVWriter()
+    encode_typed(w, None, typ, value)
+    return bytes(w.buf)
+
+
+def decode_typed(typ: Any, raw: Any, what: str = "value",
+                 bad: Status = Status.INVALID_DATA_TYPE) -> Any:
+    """Check a decoded TLV value against chip type `typ` and build the Matter value.
+
+    A wrong wire type raises MatterError(`bad`) (INVALID_COMMAND for command fields); an enum
+    value the spec does not define raises CONSTRAINT_ERROR. Unknown struct fields are ignored,
+    as the spec asks of receivers; a missing FabricIndex is left 0 for the IM to fill in.
+    """
+    def wrong() -> MatterError:
+        return MatterError(bad, f"{what}={raw!r} is not a {type_name(typ)}")
+
+    parts = _union_parts(typ)
+    if parts is not None:
+        nullable, _, inner = parts
+        if raw is None:
+            if nullable:
+                return NullValue
+            raise MatterError(bad, f"{what} may not be null ({type_name(typ)})")
+        typ = inner
+    elif raw is None:
+        raise MatterError(bad, f"{what} may not be null ({type_name(typ)})")
+    if typing.get_origin(typ) is list:
+        (item,) = typing.get_args(typ) or (Any,)
+        if not isinstance(raw, list):
+            raise wrong()
+        return [decode_typed(item, v, f"{what}[{i}]", bad) for i, v in enumerate(raw)]
+    if typ is Any:
+        return raw
+    if not isinstance(typ, type):
+        raise MatterError(Status.FAILURE, f"{what}: unsupported declared type {typ!r}")
+    if issubclass(typ, ClusterObject):
+        if not isinstance(raw, Struct):
+            raise wrong()
+        values: dict[str, Any] = {}
+        for f in typ.descriptor.Fields:
+            if f.Tag in raw:
+                values[f.Label] = decode_typed(f.Type, raw[f.Tag], f"{what}.{f.Label}", bad)
+            elif (_union_parts(f.Type) or (False, False))[1]:
+                values[f.Label] = None
+            elif f.Tag == FABRIC_INDEX_TAG:
+                values[f.Label] = 0
+            else:
+                raise MatterError(bad, f"{what}: missing field {f.Label} (tag {f.Tag}, {type_name(f.Type)})")
+        return typ(**values)
+    if issubclass(typ, bool):
+        if not isinstance(raw, bool):
+            raise wrong()
+        return raw
+    if issubclass(typ, enum.Enum):
+        if isinstance(raw, bool) or not isinstance(raw, int) or raw < 0:
+            raise wrong()
+        return from_json(typ, int(raw), what)   # CONSTRAINT_ERROR for undefined values/bits
+    if issubclass(typ, uint):
+        if isinstance(raw, bool) or not isinstance(raw, int) or raw < 0:
+            raise wrong()
+        return int(raw)
+    if issubclass(typ, float):
+        if not isinstance(raw, float):
+            raise wrong()
+        return float(raw)
+    if issubclass(typ, int):
+        if isinstance(raw, bool) or not isinstance(raw, int):
+            raise wrong()
+        return int(raw)
+    if issubclass(typ, str):
+        if not isinstance(raw, str):
+            raise wrong()
+        return raw
+    if issubclass(typ, bytes):
+        if not isinstance(raw, bytes):
+            raise wrong()
+        return raw
+    raise MatterError(Status.FAILURE, f"{what}: unsupported declared type {typ!r}")
+
+
