@@ -144,3 +144,15 @@ def test_failsafe_timer_rules():
     assert fs.rollback(table) == [] and not fs.armed and fs.pending_root is None
     with pytest.raises(ValueError):
         fs.arm(0, 0)
+
+
+def test_the_table_writes_through_an_injected_storage():
+    from twin.node.files import MemoryStorage
+    storage = MemoryStorage()
+    table = FabricTable.from_storage(storage)
+    assert storage.data is None and len(table) == 0
+    table.set_counter("reboot_count", 3)
+    assert storage.data is not None and json.loads(storage.data)["counters"] == {"reboot_count": 3}
+    assert FabricTable.from_storage(storage).counters == {"reboot_count": 3}
+    with pytest.raises(FabricStorageError, match="^memory: unreadable"):
+        FabricTable.from_storage(MemoryStorage(b"{"))

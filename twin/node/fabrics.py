@@ -34,7 +34,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 from clusters.values import from_json, to_json
 from twin.protocol.case import FabricInfo
-from twin.node.files import write_atomic
+from twin.node.files import FileStorage, Storage
 from twin.protocol.certs import CertificateError, MatterCertificate, compressed_fabric_id, verify_chain
 from twin.protocol.crypto import public_key_bytes
 
@@ -186,10 +186,14 @@ _NOC_FIELDS = ("noc", "icac", "operational_key", "node_id")
 class FabricTable:
     """Fabrics by index, with staging for AddNOC/UpdateNOC and atomic persistence."""
 
-    def __init__(self, node_dir: str | os.PathLike | None = None, max_fabrics: int = 16):
+    def __init__(self, node_dir: str | os.PathLike | None = None, max_fabrics: int = 16, *,
+                 storage: Storage | None = None):
+        """Persist to `storage`; or to `node_dir/fabrics.json`; with neither, nothing is persisted."""
         if not 1 <= max_fabrics <= MAX_FABRIC_INDEX:
             raise ValueError(f"max_fabrics {max_fabrics} outside 1..254")
-        self.path = Path(node_dir) / FABRICS_FILE if node_dir is not None else None
+        if storage is None and node_dir is not None:
+            storage = FileStorage(Path(node_dir) / FABRICS_FILE)
+        self.storage = storage
         self.max_fabrics = max_fabrics
         self.fabrics: dict[int, Fabric] = {}
         self.next_index = MIN_FABRIC_INDEX
@@ -291,11 +295,10 @@ class FabricTable:
                 "counters": dict(sorted(self.counters.items())), "settings": self.settings}
 
     def save(self) -> None:
-        """Write the committed state atomically (no-op for a table without a directory)."""
-        if self.path is None:
+        """Write the committed state through the storage (no-op for a table without storage)."""
+        if self.storage is None:
             return
-        data = json.dumps(self.to_json(), indent=1, sort_keys=True).encode()
-        write_atomic(self.path, data)
+        self.storage.save(json.dumps(self.to_json(), indent=1, sort_keys=True).encode())
 
     def set_counter(self, name: str, value: int) -> None:
         """Store a persistent counter now (with the committed fabrics, as `save` does)."""
@@ -307,11 +310,18 @@ class FabricTable:
         """The table kept in `node_dir` (created empty when there is none yet)."""
         directory = Path(node_dir)
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-        table = cls(directory, max_fabrics)
-        if not table.path.exists():
+        return cls.from_storage(FileStorage(directory / FABRICS_FILE), max_fabrics)
+
+    @classmethod
+    def from_storage(cls, storage: Storage, max_fabrics: int = 16) -> "FabricTable":
+        """The table kept in `storage` (empty when nothing was stored yet); writes go back there."""
+        table = cls(max_fabrics=max_fabrics, storage=storage)
+        where = storage.name
+        stored = storage.load()
+        if stored is None:
             return table
         try:
-            data = json.loads(table.path.read_text())
+            data = json.loads(stored.decode())
             if data.get("version") != FORMAT_VERSION:
                 raise ValueError(f"format version {data.get('version')!r}; this build reads {FORMAT_VERSION}")
             fabrics = [Fabric.from_json(f) for f in data["fabrics"]]
@@ -319,16 +329,16 @@ class FabricTable:
             table.counters = {str(k): int(v) for k, v in data["counters"].items()}
             table.settings = dict(data["settings"])
         except FabricError as e:
-            raise FabricStorageError(f"{table.path}: stored certificates do not verify: {e}") from None
+            raise FabricStorageError(f"{where}: stored certificates do not verify: {e}") from None
         except Exception as e:  # corrupt JSON, missing keys, bad hex/PEM: one clear line
-            raise FabricStorageError(f"{table.path}: unreadable fabric storage ({type(e).__name__}: {e}); "
+            raise FabricStorageError(f"{where}: unreadable fabric storage ({type(e).__name__}: {e}); "
                                      "fix or delete the file (twin run --reset-fabrics)") from None
         for fabric in fabrics:
             if fabric.fabric_index in table.fabrics:
-                raise FabricStorageError(f"{table.path}: fabric index {fabric.fabric_index} appears twice")
+                raise FabricStorageError(f"{where}: fabric index {fabric.fabric_index} appears twice")
             table.fabrics[fabric.fabric_index] = fabric
         if len(table.fabrics) > max_fabrics:
-            raise FabricStorageError(f"{table.path}: holds {len(table.fabrics)} fabrics; this node supports {max_fabrics}")
+            raise FabricStorageError(f"{where}: holds {len(table.fabrics)} fabrics; this node supports {max_fabrics}")
         return table
 
     @classmethod

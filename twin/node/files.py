@@ -1,9 +1,10 @@
-"""Crash-safe writes for the node's storage directory."""
+"""The node's storage: crash-safe file writes, and the blob stores state machines write through."""
 from __future__ import annotations
 
 import os
 import tempfile
 from pathlib import Path
+from typing import Protocol
 
 
 def write_atomic(path: Path, data: bytes) -> None:
@@ -28,3 +29,43 @@ def write_atomic(path: Path, data: bytes) -> None:
         os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
+
+
+class Storage(Protocol):
+    """Where a state machine keeps one blob (the fabric table): it never touches files itself."""
+
+    name: str   # names the place in error messages
+
+    def load(self) -> bytes | None:
+        """The stored bytes, or None when nothing was stored yet."""
+
+    def save(self, data: bytes) -> None:
+        """Replace the stored bytes (all or nothing)."""
+
+
+class FileStorage:
+    """A blob in one file, written atomically (`write_atomic`)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.name = str(path)
+
+    def load(self) -> bytes | None:
+        return self.path.read_bytes() if self.path.exists() else None
+
+    def save(self, data: bytes) -> None:
+        write_atomic(self.path, data)
+
+
+class MemoryStorage:
+    """A blob in memory: for tests and for nodes that should forget everything on exit."""
+
+    def __init__(self, data: bytes | None = None, name: str = "memory") -> None:
+        self.data = data
+        self.name = name
+
+    def load(self) -> bytes | None:
+        return self.data
+
+    def save(self, data: bytes) -> None:
+        self.data = bytes(data)

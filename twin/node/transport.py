@@ -1,4 +1,4 @@
-"""Thin asyncio UDP shell around the sans-IO `MessageLayer`: one socket (port) per node.
+"""Thin asyncio UDP shell around a sans-IO message layer (`DatagramEndpoint`): one socket (port) per node.
 
 The socket is IPv6 dual-stack where the host allows it (IPv4 peers then appear as ::ffff:a.b.c.d),
 else plain IPv4. Wall-clock time enters here, as the event loop's monotonic clock in ms, and only
@@ -10,7 +10,7 @@ import asyncio
 import ipaddress
 import logging
 import socket
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
 from twin.protocol.exchange import Action, Exchange, MessageLayer, Send
 
@@ -39,8 +39,19 @@ def _make_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
+class DatagramEndpoint(Protocol):
+    """What the UDP shell drives: a sans-IO message layer (`MessageLayer`, or a node's core
+    that wraps one). It takes datagrams and the time, and returns actions and its next timer."""
+
+    def receive(self, datagram: bytes, peer_address: Any, now_ms: float) -> list[Action]: ...
+
+    def on_timer(self, now_ms: float) -> list[Action]: ...
+
+    def next_timer(self) -> float | None: ...
+
+
 class UdpTransport(asyncio.DatagramProtocol):
-    def __init__(self, layer: MessageLayer, on_event: Callable[[Action], None]):
+    def __init__(self, layer: DatagramEndpoint, on_event: Callable[[Action], None]):
         self.layer = layer
         self.on_event = on_event
         self._transport: asyncio.DatagramTransport | None = None
@@ -48,7 +59,7 @@ class UdpTransport(asyncio.DatagramProtocol):
         self._loop: asyncio.AbstractEventLoop | None = None
 
     @classmethod
-    async def open(cls, layer: MessageLayer, on_event: Callable[[Action], None], host: str = "::",
+    async def open(cls, layer: DatagramEndpoint, on_event: Callable[[Action], None], host: str = "::",
                    port: int = MATTER_PORT) -> UdpTransport:
         loop = asyncio.get_running_loop()
         sock = _make_socket(host, port)
@@ -84,7 +95,11 @@ class UdpTransport(asyncio.DatagramProtocol):
 
     # -- driving the layer ----------------------------------------------------------------------
     def send(self, exchange: Exchange, opcode: int, payload: bytes, reliable: bool = True) -> None:
-        self._run(lambda: self.layer.send(exchange, opcode, payload, self.now_ms(), reliable=reliable), raise_=True)
+        """Originate a message (a controller's side): only a bare `MessageLayer` opens exchanges."""
+        layer = self.layer
+        if not isinstance(layer, MessageLayer):
+            raise TypeError(f"sending needs a MessageLayer, this transport drives a {type(layer).__name__}")
+        self._run(lambda: layer.send(exchange, opcode, payload, self.now_ms(), reliable=reliable), raise_=True)
 
     def execute(self, actions: list[Action]) -> None:
         """Carry out actions the caller got from the layer directly (e.g. from close_session)."""
