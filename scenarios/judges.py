@@ -23,10 +23,10 @@ MISSING = ("no ", "not find", "doesn't exist", "does not exist", "not exist", "i
            "there is no", "there's no", "missing", "not found", "don't see", "do not see",
            "doesn't have", "does not have", "not available", "unavailable", "couldn't find")
 CONFLICT = ("conflict", "contradict", "inconsistent", "mismatch", "doesn't match", "does not match",
-            "discrepan", "don't line up", "doesn't line up", "not line up", "doesn't add up",
+            "discrepan", "don't match", "do not match", "don't line up", "doesn't line up", "not line up", "doesn't add up",
             "does not add up", "differ")
 IMPLIED = {  # infeasibility kind -> the words an answer needs for it
-    "missing_device": MISSING + CANNOT, "no_actuator": MISSING + CANNOT, "at_capacity": CANNOT,
+    "missing_device": MISSING + CANNOT, "no_actuator": CANNOT, "at_capacity": CANNOT,
     "time_conflict": CONFLICT, "completion_conflict": CONFLICT, "deadline": CANNOT,
 }
 #: Tolerance when matching a reported room value (natural units).
@@ -113,6 +113,10 @@ SUCCESS = re.compile(r"\bi(?:'ve| have)? (?:now |just )?(?:scheduled|turned|swit
 #: A value given for a device: "is on", "set to 40", "at 40 %", "level is 89".
 DEVICE_VALUE = re.compile(r"\b(?:is|are|was) (?:on|off|running|set)\b|\bset to\b|\bat \d|\d+\s*(?:%|percent|°)|"
                           r"\blevel (?:is|of) \d", re.IGNORECASE)
+#: Refusing or asking back (O.2.6/O.2.7 "resolution policy") on a timing conflict.
+RESOLVES = re.compile(r"\?|\b(?:have not|haven't|did not|didn't|won't|will not|not) (?:be )?(?:scheduled?|done|set|"
+                      r"act|go ahead|proceed)|\bplease (?:tell|confirm|let me know|choose|pick)|\bwhich (?:time|one)",
+                      re.IGNORECASE)
 RAW_OUTPUT = re.compile(r"[{\[]\s*\"\w+\"\s*:")
 #: A query sentence this long (words) repeated in the answer counts as echoing the query.
 ECHO_WORDS = 4
@@ -246,7 +250,10 @@ class RuleJudge:
        names one of each keyword group (the device type, the limit) — "infeasibility recognition",
        "specific reasoning", "device analysis";
     R4 infeasible: it names the rooms involved and, for timing episodes, one true time (±1 min);
-    R5 QT4-2/QT4-3: the agent read the operating appliance (CountdownTime) before answering.
+    R5 QT4-2/QT4-3: the agent read the operating appliance (CountdownTime) before answering;
+    R6 QT2-IF no actuator: it says it cannot (O.2.4 "explicitly states it CANNOT"), not only
+       that a device is missing; timing conflicts: it refuses or asks which time is meant
+       (O.2.6/O.2.7 "resolution policy").
 
     Precision (the answer says nothing it must not):
     P1 nothing changed: a question (QT1) or an infeasible request leaves the home untouched —
@@ -299,6 +306,9 @@ class RuleJudge:
             wanted = [int(t[:2]) * 60 + int(t[3:]) for t in inf.times]
             if not any(_near(s, w) for s in said for w in wanted):
                 failures.append(f"the answer names none of the times {', '.join(inf.times)} (±1 min)")
+        if inf.kind in ("time_conflict", "completion_conflict") and not (RESOLVES.search(answer)
+                                                                         or _has_any(answer, CANNOT)):
+            failures.append("the answer neither refuses nor asks which time is meant")
         if inf.anchor_device_id and not _read_device(session.history, inf.anchor_device_id):
             failures.append(f"the agent never read the state of {inf.anchor_device_id}")
         return failures
