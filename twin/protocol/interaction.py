@@ -230,6 +230,8 @@ class AttributeData(_Block):
         w.start(tag, STRUCT)
         if self.data_version is not None:
             w.uint(0, self.data_version)
+        if self.path is None:
+            raise CodecError("AttributeData.path is required")
         self.path.write(w, 1)
         w.generic(2, self.data)   # None here is a TLV null (a nullable attribute's value)
         w.end()
@@ -432,5 +434,6 @@ def decode_message(opcode: int, payload: bytes) -> Message:
     raw = decode_tlv(payload)
     if not isinstance(raw, Struct):
         raise CodecError(f"{cls.__name__} is not a TLV structure")
-    return cls.read(raw)
+    message: Message = cls.read(raw)
+    return message
 

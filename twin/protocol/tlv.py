@@ -151,7 +151,9 @@ class TLVWriter:
             self.null(tag)
         elif isinstance(value, bool):
             self.boolean(tag, value)
-        elif isinstance(value, (uint, enum.Enum)):
+        elif isinstance(value, enum.Enum):
+            self.uint(tag, int(value.value))
+        elif isinstance(value, uint):
             self.uint(tag, int(value))
         elif isinstance(value, int):
             self.sint(tag, value)
@@ -162,7 +164,7 @@ class TLVWriter:
         elif isinstance(value, str):
             self.utf8(tag, value)
         elif isinstance(value, (bytes, bytearray)):
-            self.octets(tag, value)
+            self.octets(tag, bytes(value))
         elif isinstance(value, dict):
             self.start(tag, LIST if isinstance(value, TagList) else STRUCT)
             for t, v in value.items():
