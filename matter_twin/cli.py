@@ -12,61 +12,28 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Optional, Protocol
+from typing import Any, Callable, Optional
 
-import click
 import typer
-from rich.console import Console, Group, RenderableType
+import uvicorn
+from rich.console import Console, RenderableType
 from rich.live import Live
-from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
+from bridge.tools import TOOL_NAMES, TOOL_SCHEMAS, Session, call_tool
+from bridge.twin_backend import TwinBackend
+from matter_twin import cli_bridge, nodes
 from matter_twin.cli_bench import bench_app
+from matter_twin.cli_bridge import bridge_app
+from matter_twin.console import (CliError, TwinApp, codes_rows, err_console, fast_forward, load_home, one_line,
+                                 print_codes, room_table)
+from matter_twin.http import create_app
+from twin import generator
+from twin.clock import TICKS_PER_SECOND, Pacer
+from twin.node.runtime import DEFAULT_BASE_PORT
+from twin.schema import to_yaml
 
-TICKS_PER_SECOND = 10
-FAST_FORWARD_CHUNK = 3000  # ticks per progress update (five virtual minutes)
-
-err_console = Console(stderr=True)
-
-
-class CliError(Exception):
-    """Bad input from the user: printed as one line, exit code 2."""
-
-
-# Typer may vendor its own click; catch usage errors from whichever one parses the line.
-_CLICK_ERRORS = tuple({click.ClickException,
-                       *(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")})
-_ABORTS = tuple({click.Abort, typer.Abort, KeyboardInterrupt})
-
-
-class _App(typer.Typer):
-    """Typer, but every usage error and bad input is one line on stderr, never a traceback."""
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        kwargs.setdefault("standalone_mode", False)
-        try:
-            code = super().__call__(*args, **kwargs)
-        except CliError as err:
-            _one_line(str(err))
-            sys.exit(2)
-        except _CLICK_ERRORS as err:
-            if err.format_message():  # empty after no_args_is_help printed the help
-                _one_line(err.format_message())
-            sys.exit(err.exit_code)
-        except _ABORTS:
-            _one_line("interrupted")
-            sys.exit(130)
-        if isinstance(code, int):
-            sys.exit(code)
-        return code
-
-
-def _one_line(message: str) -> None:
-    print("error: " + " ".join(str(message).split()), file=sys.stderr)
-
-
-
-app = _App(name="twin", add_completion=False, no_args_is_help=True,
+app = TwinApp(name="twin", add_completion=False, no_args_is_help=True,
            pretty_exceptions_enable=False, rich_markup_mode="markdown",
            help="A Matter-protocol digital twin of a smart home.\n\n"
                 "Every simulated device is a Matter node; rooms follow physics on a 0.1 s "
@@ -77,10 +44,9 @@ app = _App(name="twin", add_completion=False, no_args_is_help=True,
                 "    twin tool get_rooms '{}'\n\n"
                 "    twin home generate --seed 7 --rooms 4 --devices 12 -o home.yaml\n\n"
                 "    twin serve --home home.yaml --port 8080")
-home_app = _App(name="home", no_args_is_help=True, help="Create and inspect home files.")
+home_app = TwinApp(name="home", no_args_is_help=True, help="Create and inspect home files.")
 app.add_typer(home_app, name="home")
 app.add_typer(bench_app, name="bench")
-from matter_twin.cli_bridge import bridge_app  # noqa: E402  (the bridge's own sub-commands)
 app.add_typer(bridge_app, name="bridge")
 
 HomeOption = typer.Option(None, "--home", help="Home file (YAML or JSON). Default: the built-in home.",
@@ -91,80 +57,11 @@ SeedOption = typer.Option(None, "--seed", help="Seed of the home's random genera
                           "(default: the home file's seed, or 0).", show_default=False)
 
 
-def load_home(home_file: Optional[Path], seed: Optional[int]) -> Any:
-    """The home to run: from a file, or the built-in default. Bad files raise CliError."""
-    from twin.home import Home, HomeFileError
-    if home_file is not None and not home_file.exists():
-        raise CliError(f"{home_file}: no such file")
-    try:
-        if home_file is None:
-            return Home.default(seed=0 if seed is None else seed)
-        return Home.load(home_file, seed=seed)
-    except HomeFileError as err:
-        raise CliError(str(err)) from None
-    except (OSError, ValueError) as err:
-        raise CliError(f"{home_file}: {err}") from None
-
-
 # ---- twin run --------------------------------------------------------------------------
-
-
-class RunExtension(Protocol):
-    """Something that runs alongside `twin run`: the extension point for Matter nodes.
-
-    A factory in `RUN_EXTENSIONS` is called with the home before the run starts. The
-    extension's `start(console)` may bring devices up (for example as Matter nodes inside a
-    network namespace) and print pairing codes; `panel()` adds a renderable below the room
-    table on each refresh (None for nothing); `stop()` runs on the way out, also on Ctrl-C.
-    All three are called on the runner's thread, between clock steps.
-    """
-
-    def start(self, console: Console) -> None: ...
-
-    def panel(self) -> RenderableType | None: ...
-
-    def stop(self) -> None: ...
-
-
-RUN_EXTENSIONS: list[Callable[[Any], RunExtension]] = []
-
-
-def room_table(home: Any, speed: str = "") -> Table:
-    title = f"{home.name} — {home.clock.format() if hasattr(home.clock, 'format') else home.now}"
-    table = Table(title=title, caption=f"tick {home.clock.tick}" + (f" · speed {speed}" if speed else ""))
-    table.add_column("Room")
-    for column in ("Temperature °C", "Humidity %RH", "Illuminance lux", "PM10 µg/m³", "Devices"):
-        table.add_column(column, justify="right")
-    for room_id, room in home.rooms.items():
-        table.add_row(room.name or room_id, f"{room.temperature:.2f}", f"{room.humidity:.2f}",
-                      f"{room.illuminance:.0f}", f"{room.pm10:.1f}", str(len(home.devices_in(room_id))))
-    return table
-
-
-def _view(home: Any, speed: str, extensions: list[RunExtension]) -> RenderableType:
-    parts: list[RenderableType] = [room_table(home, speed)]
-    parts.extend(p for p in (e.panel() for e in extensions) if p is not None)
-    return Group(*parts)
-
-
-def fast_forward(home: Any, ticks: int, console: Console = err_console) -> None:
-    """Step `ticks` ticks as fast as possible, with a progress bar on a terminal."""
-    columns = (TextColumn("fast-forward"), BarColumn(), TextColumn("{task.fields[time]}"),
-               TimeRemainingColumn())
-    with Progress(*columns, console=console, transient=True,
-                  disable=not console.is_terminal or ticks < 10 * FAST_FORWARD_CHUNK) as progress:
-        task = progress.add_task("ff", total=ticks, time="")
-        done = 0
-        while done < ticks:
-            n = min(FAST_FORWARD_CHUNK, ticks - done)
-            home.advance(n / TICKS_PER_SECOND)  # event-driven: jumps between events
-            done += n
-            progress.update(task, completed=done, time=str(home.now))
 
 
 def _real_time(home: Any, speed: float, end_tick: int | None, view: Callable[[], RenderableType],
                console: Console) -> None:
-    from twin.clock import Pacer
     pacer = Pacer(speed, time.monotonic(), home.clock.tick)
     with Live(view(), console=console, refresh_per_second=4, transient=not console.is_terminal) as live:
         while end_tick is None or home.clock.tick < end_tick:
@@ -194,7 +91,7 @@ def run(home_file: Optional[Path] = HomeOption, seed: Optional[int] = SeedOption
                                      "credentials, fabrics and counters (one directory per device)."),
         reset_fabrics: bool = typer.Option(False, "--reset-fabrics", help="Forget every commissioning "
                                            "before starting (the nodes open their windows again)."),
-        base_port: int = typer.Option(5540, "--base-port", help="UDP port of the first node; the others follow."),
+        base_port: int = typer.Option(DEFAULT_BASE_PORT, "--base-port", help="UDP port of the first node; the others follow."),
         interface: Optional[str] = typer.Option(None, "--interface", help="Advertise on this network "
                                                 "interface only (default: all).", show_default=False),
         http_port: Optional[int] = typer.Option(None, "--http", help="Also serve the tool API on "
@@ -238,27 +135,21 @@ def run(home_file: Optional[Path] = HomeOption, seed: Optional[int] = SeedOption
         raise CliError(f"--duration {duration} must be >= 0 seconds")
     if factor is None and duration is None:
         raise CliError("--speed max needs --duration SECONDS (fast-forwarding forever never ends)")
-    from matter_twin import nodes as cli_node
     if matter and factor is None:
         raise CliError("--matter needs a real-time run (--speed N); --speed max only fast-forwards")
-    nodes = factor is not None and (matter if matter is not None else cli_node.matter_default()[0])
+    with_nodes = factor is not None and (matter if matter is not None else nodes.matter_default()[0])
     if http_port is not None and not 0 < http_port < 65536:
         raise CliError(f"--http {http_port} is not a TCP port")
     home = load_home(home_file, seed)
     start_tick = home.clock.tick
     end_tick = None if duration is None else start_tick + round(duration * TICKS_PER_SECOND)
-    extensions = [factory(home) for factory in RUN_EXTENSIONS]
     interrupted = False
-    started: list[RunExtension] = []
     try:
-        for ext in extensions:
-            ext.start(err_console)
-            started.append(ext)
         if factor is None:
             fast_forward(home, end_tick - start_tick)
-        elif nodes or http_port is not None:
+        elif with_nodes or http_port is not None:
             try:
-                interrupted = cli_node.run(home, factor, end_tick, err_console, matter=nodes, storage=storage,
+                interrupted = nodes.run(home, factor, end_tick, err_console, matter=with_nodes, storage=storage,
                                            reset_fabrics=reset_fabrics, base_port=base_port,
                                            interface=interface, http_port=http_port, as_bridge=as_bridge)
             except (OSError, ValueError) as err:  # port in use, unknown interface, foreign storage
@@ -266,12 +157,9 @@ def run(home_file: Optional[Path] = HomeOption, seed: Optional[int] = SeedOption
         else:
             print(f"running {home.name!r}: {len(home.rooms)} rooms, {len(home.devices)} devices "
                   f"at speed {factor:g} from {home.now}; Ctrl-C to stop", file=sys.stderr, flush=True)
-            _real_time(home, factor, end_tick, lambda: _view(home, speed, extensions), err_console)
+            _real_time(home, factor, end_tick, lambda: room_table(home, speed), err_console)
     except KeyboardInterrupt:
         interrupted = True
-    finally:
-        for ext in reversed(started):
-            ext.stop()
     if as_json:
         print(json.dumps(home.snapshot(), indent=2, ensure_ascii=False))
     else:
@@ -299,13 +187,12 @@ def codes(home_file: Optional[Path] = HomeOption, seed: Optional[int] = SeedOpti
 
         chip-tool pairing code 1 34970112332 --paa-trust-store-path PAA_DIR
     """
-    from matter_twin import nodes as cli_node
     home = load_home(home_file, seed)
-    rows = cli_node.codes_rows(home)
+    rows = codes_rows(home)
     if as_json:
         print(json.dumps(rows, indent=2, ensure_ascii=False))
         return
-    cli_node.print_codes(Console(), rows)
+    print_codes(Console(), rows)
 
 
 # ---- twin tool -------------------------------------------------------------------------
@@ -332,8 +219,6 @@ def tool(name: str = typer.Argument(..., help="Tool name, e.g. get_room_devices.
 
         twin tool get_cluster_doc '{"query": "fan speed", "top_k": 2}'
     """
-    from bridge.tools import TOOL_NAMES, Session, call_tool
-    from bridge.twin_backend import TwinBackend
     if name not in TOOL_NAMES:
         raise CliError(f"unknown tool {name!r}; tools: {', '.join(TOOL_NAMES)}")
     try:
@@ -345,8 +230,7 @@ def tool(name: str = typer.Argument(..., help="Tool name, e.g. get_room_devices.
     if not advance >= 0:
         raise CliError(f"--advance {advance} must be >= 0 seconds")
     if backend_config is not None:  # a bridge config: twin devices, Matter nodes or both
-        from matter_twin.cli_bridge import run_tool
-        result = run_tool(backend_config, name, parsed)
+        result = cli_bridge.run_tool(backend_config, name, parsed)
     else:
         home = load_home(home_file, seed)
         if advance:
@@ -354,7 +238,7 @@ def tool(name: str = typer.Argument(..., help="Tool name, e.g. get_room_devices.
         result = call_tool(TwinBackend(home), name, parsed, Session())
     print(json.dumps(result, indent=2, ensure_ascii=False))
     if not result["ok"]:
-        _one_line(f"{result['error']['code']}: {result['error']['message']}")
+        one_line(f"{result['error']['code']}: {result['error']['message']}")
         raise typer.Exit(1)
 
 
@@ -368,7 +252,6 @@ def list_tools(as_json: bool = typer.Option(False, "--json", help="Print the Ope
 
         twin tools --json > tools.json
     """
-    from bridge.tools import TOOL_SCHEMAS
     if as_json:
         print(json.dumps(TOOL_SCHEMAS, indent=2, ensure_ascii=False))
         return
@@ -400,8 +283,6 @@ def home_generate(seed: int = typer.Option(0, "--seed", help="Seed: same seed, s
 
         twin run --home home.yaml
     """
-    from twin import generator
-    from twin.schema import to_yaml
     if rooms < 1 or devices < 0:
         raise CliError("--rooms must be >= 1 and --devices >= 0")
     try:
@@ -443,17 +324,12 @@ def serve(home_file: Optional[Path] = HomeOption, seed: Optional[int] = SeedOpti
 
         curl -s -X POST localhost:8080/clock/advance -d '{"seconds": 600}'
     """
-    import uvicorn
-
-    from matter_twin.http import create_app
-    from bridge.twin_backend import TwinBackend
     if speed < 0:
         raise CliError(f"--speed {speed} must be >= 0")
     if not 0 < port < 65536:
         raise CliError(f"--port {port} is not a TCP port")
     if backend_config is not None:  # real time: the bridge's devices live on the wall clock
-        from matter_twin.cli_bridge import serve as serve_backend
-        return serve_backend(backend_config, host, port)
+        return cli_bridge.serve(backend_config, host, port)
     home = load_home(home_file, seed)
     app_ = create_app(TwinBackend(home))
     stop = threading.Event()
@@ -468,7 +344,6 @@ def serve(home_file: Optional[Path] = HomeOption, seed: Optional[int] = SeedOpti
 
 def _drive_clock(home: Any, speed: float, lock: threading.Lock, stop: threading.Event) -> None:
     """Background pacing for `twin serve --speed`: steps the home under the app's lock."""
-    from twin.clock import Pacer
     pacer = Pacer(speed, time.monotonic(), home.clock.tick)
     while not stop.wait(0.1):
         target = pacer.target(time.monotonic())
@@ -496,15 +371,13 @@ def mcp(backend_config: Optional[Path] = BackendOption, home_file: Optional[Path
 
         twin mcp --backend bridge.yaml --http 8765     # http://127.0.0.1:8765/mcp
     """
-    from matter_twin import cli_bridge as bridge_cli
     if http is not None and not 0 < http < 65536:
         raise CliError(f"--http {http} is not a TCP port")
     if backend_config is not None:
-        backend = bridge_cli.open_backend(backend_config)
+        backend = cli_bridge.open_backend(backend_config)
     else:
-        from bridge.twin_backend import TwinBackend
         backend = TwinBackend(load_home(home_file, seed))
-    bridge_cli.mcp(backend, http, host)
+    cli_bridge.mcp(backend, http, host)
 
 
 if __name__ == "__main__":

@@ -11,33 +11,32 @@ import sys
 from pathlib import Path
 from typing import Any, Optional
 
-import click
 import typer
+import uvicorn
+import yaml
+
+from bridge.backend import ToolError
+from bridge.config import parse_config
+from bridge.matter_backend import MatterConnection
+from bridge.mixed import load_backend
+from bridge.tools import Session, call_tool
+from matter_twin.console import CliError
+from matter_twin.http import create_app
+from matter_twin.mcp_server import run_http, run_stdio
+from twin.schema import UserFileError
 
 bridge_app = typer.Typer(name="bridge", no_args_is_help=True,
                          help="Bridge configs: homes made of twin devices and Matter nodes.")
 
 
-class BridgeCliError(click.ClickException):
-    """Bad input: twin's CLI prints it as one line and exits 2 (a ClickException, so this
-    works however twin/cli.py was started, `twin` or `python -m matter_twin.cli`)."""
-    exit_code = 2
-
-
-def _cli_error(message: str) -> Exception:
-    return BridgeCliError(" ".join(str(message).split()))
-
-
 def open_backend(config_path: Path) -> Any:
     """The backend a bridge config describes; config problems become one-line CliErrors."""
-    from twin.schema import UserFileError
-    from bridge.mixed import load_backend
     if not config_path.exists():
-        raise _cli_error(f"{config_path}: no such file")
+        raise CliError(f"{config_path}: no such file")
     try:
         return load_backend(config_path)
     except UserFileError as err:
-        raise _cli_error(str(err)) from None
+        raise CliError(str(err)) from None
 
 
 def close_backend(backend: Any) -> None:
@@ -53,13 +52,11 @@ def _slug(text: str) -> str:
 def config_from_server(url: str, timeout: float = 10.0) -> tuple[dict[str, Any], list[str]]:
     """A starting config from the nodes a python-matter-server knows: every node in one room
     "unassigned". Returns the config data and one comment line per node."""
-    from bridge.backend import ToolError
-    from bridge.matter_backend import MatterConnection
     conn = MatterConnection(url, timeout)
     try:
         nodes = conn.nodes()
     except ToolError as err:
-        raise _cli_error(f"{url}: {err.message}") from None
+        raise CliError(f"{url}: {err.message}") from None
     finally:
         conn.close()
     devices, notes, used = [], [], set()
@@ -103,15 +100,11 @@ def init(server: str = typer.Option("ws://127.0.0.1:5580/ws", "--server",
 
         twin tool --backend bridge.yaml get_rooms '{}'
     """
-    import yaml
-
-    from bridge.config import parse_config
-    from twin.schema import UserFileError
     data, notes = config_from_server(server)
     try:
         parse_config(data, "(generated)")
     except UserFileError as err:  # a node label that makes an invalid id, say
-        raise _cli_error(str(err)) from None
+        raise CliError(str(err)) from None
     text = ("# Bridge config written by `twin bridge init` from " + server + "\n"
             + "".join(f"#   {n}\n" for n in notes)
             + yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
@@ -119,17 +112,16 @@ def init(server: str = typer.Option("ws://127.0.0.1:5580/ws", "--server",
         sys.stdout.write(text)
         return
     if output.exists() and not force:
-        raise _cli_error(f"{output} exists; use --force to overwrite it")
+        raise CliError(f"{output} exists; use --force to overwrite it")
     try:
         output.write_text(text)
     except OSError as err:
-        raise _cli_error(f"{output}: {err.strerror or err}") from None
+        raise CliError(f"{output}: {err.strerror or err}") from None
     print(f"wrote {output}: {len(data['devices'])} device(s) from {server}", file=sys.stderr)
 
 
 def run_tool(config_path: Path, name: str, args: dict[str, Any]) -> dict[str, Any]:
     """`twin tool --backend CONFIG NAME ARGS`: one tool call against the config's backend."""
-    from bridge.tools import Session, call_tool
     backend = open_backend(config_path)
     try:
         return call_tool(backend, name, args, Session())
@@ -139,9 +131,6 @@ def run_tool(config_path: Path, name: str, args: dict[str, Any]) -> dict[str, An
 
 def serve(config_path: Path, host: str, port: int) -> None:
     """`twin serve --backend CONFIG`: the HTTP tool API over the config's backend."""
-    import uvicorn
-
-    from matter_twin.http import create_app
     backend = open_backend(config_path)
     try:
         uvicorn.run(create_app(backend), host=host, port=port, log_level="info")
@@ -151,7 +140,6 @@ def serve(config_path: Path, host: str, port: int) -> None:
 
 def mcp(backend: Any, http_port: Optional[int], host: str = "127.0.0.1") -> None:
     """`twin mcp`: the MCP server over `backend`, on stdio or streamable HTTP."""
-    from matter_twin.mcp_server import run_http, run_stdio
     try:
         if http_port is None:
             run_stdio(backend)
@@ -162,4 +150,4 @@ def mcp(backend: Any, http_port: Optional[int], host: str = "127.0.0.1") -> None
         close_backend(backend)
 
 
-__all__ = ["BridgeCliError", "bridge_app", "config_from_server", "mcp", "open_backend", "run_tool", "serve"]
+__all__ = ["bridge_app", "config_from_server", "mcp", "open_backend", "run_tool", "serve"]

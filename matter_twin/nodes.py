@@ -1,6 +1,6 @@
-"""The Matter side of the `twin` CLI: `twin codes`, and `twin run` with nodes and HTTP.
+"""The Matter side of the `twin` CLI: `twin run` with nodes and HTTP.
 
-`twin/cli.py` holds the commands; the work is here. With Matter nodes (or `--http`) the home
+`matter_twin/cli.py` holds the commands; the work is here. With Matter nodes (or `--http`) the home
 runs in an asyncio loop that also carries every node's UDP port, mDNS and the HTTP tool API,
 so the simulation, the nodes and the tools see one home; tool calls from HTTP worker threads
 hold the same lock as the loop.
@@ -13,6 +13,9 @@ restart with the same directory keeps every commissioning; `--reset-fabrics` for
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import ipaddress
+import logging
 import os
 import signal
 import sys
@@ -20,43 +23,19 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import ifaddr
+import uvicorn
 from rich.console import Console
-from rich.table import Table
+from rich.live import Live
+
+from bridge.twin_backend import TwinBackend
+from matter_twin.console import print_codes, room_table
+from matter_twin.http import create_app
+from twin.node.runtime import DEFAULT_BASE_PORT, NodeManager, run_home
 
 DEFAULT_STORAGE = Path(".storage")
 
-__all__ = ["DEFAULT_STORAGE", "codes_table", "codes_rows", "print_codes", "matter_default", "run", "run_async"]
-
-
-def codes_rows(home: Any, seed: int | None = None) -> list[dict[str, Any]]:
-    """Each node's pairing codes (no sockets opened): the home's devices, then each room's
-    sensor node (`sensors@<room>`)."""
-    from twin.node.runtime import device_name, home_pairings, served_devices
-    devices = served_devices(home)
-    return [{**p.to_json(), "name": device_name(home, devices[device_id])}
-            for device_id, p in home_pairings(home, seed, devices).items()]
-
-
-def codes_table(rows: list[dict[str, Any]], title: str = "Matter pairing codes") -> Table:
-    table = Table(title=title)
-    for column in ("Device", "Manual code", "QR payload", "Discriminator", "Port"):
-        table.add_column(column, no_wrap=True)
-    for row in rows:
-        code = row["manual_code"]
-        table.add_row(row["device"], f"{code[:4]}-{code[4:7]}-{code[7:]}", row["qr_code"],
-                      str(row["discriminator"]), str(row.get("port", "")))
-    return table
-
-
-def print_codes(console: Console, rows: list[dict[str, Any]]) -> None:
-    """A table on a terminal; one plain `pairing:` line per device otherwise (logs, pipes)."""
-    if console.is_terminal:
-        console.print(codes_table(rows))
-        return
-    for row in rows:
-        port = f" port {row['port']}" if "port" in row else ""
-        console.print(f"pairing: {row['device']} manual {row['manual_code']} qr {row['qr_code']} "
-                      f"discriminator {row['discriminator']}{port}", soft_wrap=True, highlight=False)
+__all__ = ["DEFAULT_STORAGE", "matter_default", "run", "run_async"]
 
 
 def _in_initial_network_namespace() -> bool:
@@ -83,9 +62,6 @@ def interface_settings(name: str | None) -> tuple[list[str] | None, Any]:
     """(addresses to advertise, zeroconf interfaces) for `--interface NAME` (None: all)."""
     if name is None:
         return None, None
-    import ipaddress
-
-    import ifaddr
     for adapter in ifaddr.get_adapters():
         if adapter.nice_name == name or adapter.name == name:
             addresses, interfaces = [], []
@@ -110,10 +86,6 @@ class _QuietServer:
 
     @staticmethod
     def make(app: Any, host: str, port: int) -> Any:
-        import contextlib
-
-        import uvicorn
-
         class Server(uvicorn.Server):
             @contextlib.contextmanager
             def capture_signals(self):  # type: ignore[override]
@@ -124,20 +96,17 @@ class _QuietServer:
 
 async def run_async(home: Any, speed: float, end_tick: int | None, console: Console, *,
                     matter: bool = True, storage: Path = DEFAULT_STORAGE, reset_fabrics: bool = False,
-                    base_port: int = 5540, interface: str | None = None,
+                    base_port: int = DEFAULT_BASE_PORT, interface: str | None = None,
                     http_port: int | None = None, http_host: str = "127.0.0.1",
                     view: Any = None, as_bridge: bool = False) -> bool:
     """Run the home in real time (or at `speed`) with its nodes and/or the HTTP API.
 
     Returns True when stopped by Ctrl-C / SIGTERM, False when `end_tick` was reached.
     """
-    from twin.node.runtime import NodeManager, run_home
     lock: Any = threading.Lock()
     server = None
     manager = None
     if http_port is not None:
-        from matter_twin.http import create_app
-        from bridge.twin_backend import TwinBackend
         app = create_app(TwinBackend(home))
         lock = app.state.lock  # tool calls in worker threads hold it; so do we
     if matter:
@@ -192,14 +161,10 @@ async def run_async(home: Any, speed: float, end_tick: int | None, console: Cons
 
 def run(home: Any, speed: float, end_tick: int | None, console: Console, **options: Any) -> bool:
     """`run_async` from synchronous code, with a live room table on a terminal."""
-    import logging
     logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.WARNING)
     logging.getLogger("twin.node.runtime").setLevel(logging.INFO)  # sessions established, PASE failures
     if not console.is_terminal:
         return asyncio.run(run_async(home, speed, end_tick, console, **options))
-    from rich.live import Live
-
-    from matter_twin.cli import room_table
     with Live(room_table(home, f"{speed:g}"), console=console, refresh_per_second=4) as live:
         return asyncio.run(run_async(home, speed, end_tick, console,
                                      view=lambda: live.update(room_table(home, f"{speed:g}")), **options))

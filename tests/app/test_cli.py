@@ -9,6 +9,10 @@ import time
 import httpx
 import pytest
 
+# Imported at collection, not under capsys: importing it pulls in mcp, whose stdio client binds
+# sys.stderr as a default argument (a capsys stream has no fileno for later MCP tests).
+from matter_twin.cli import app
+
 HOME_YAML = """\
 name: CLI home
 seed: 4
@@ -130,7 +134,6 @@ def test_ctrl_c_stops_cleanly(home_file):
 ])
 def test_bad_input_is_one_line_and_exit_2(home_file, args, fragment, capsys):
     # In process (same code path as the console script) to keep the file fast.
-    from matter_twin.cli import app
     with pytest.raises(SystemExit) as exit_:
         app([home_file if a == "HOME" else a for a in args], prog_name="twin")
     out = capsys.readouterr()
@@ -206,7 +209,6 @@ def test_home_generate_writes_a_home_that_runs(tmp_path):
 
 
 def test_home_generate_rejects_impossible_sizes(capsys):
-    from matter_twin.cli import app
     with pytest.raises(SystemExit) as exit_:
         app(["home", "generate", "--rooms", "4", "--devices", "2"], prog_name="twin")
     err = capsys.readouterr().err.strip().splitlines()

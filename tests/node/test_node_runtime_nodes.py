@@ -8,7 +8,7 @@ import random
 
 from chip.clusters import Objects as Clusters
 
-from matter_twin.nodes import codes_rows
+from matter_twin.console import codes_rows
 from twin.home import Home
 from twin.node.runtime import MatterNode, NodeManager, home_pairings
 
