@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-TICKS_PER_SECOND = 10
+from clusters.base import TICKS_PER_SECOND  # one tick, 0.1 s: the unit every cluster server counts in
 TICK = timedelta(milliseconds=100)
 DEFAULT_START = datetime(2025, 6, 1, 9, 0, 0)
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
