@@ -11,6 +11,10 @@ INVALID_ARGUMENT, NOT_FOUND, UNAVAILABLE). A call never raises.
 Argument names are the paper's dotted ones (`device.id`, `cluster.id`, ...); the
 underscore forms (`device_id`) are accepted too. Clusters, attributes and commands may be
 given by spec name or numeric id (`"OnOff"`, `6`, `"6"`, `"0x0006"`).
+
+Each tool's arguments are one pydantic model (`TOOL_MODELS`; the two that are also workflow
+steps come from twin/commands.py). Validation, the OpenAI schemas here, the MCP and HTTP
+schemas and the tool docs are all derived from those models.
 """
 from __future__ import annotations
 
@@ -19,7 +23,13 @@ import datetime as _dt
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from pydantic import Field
+
 from clusters.status import MatterError
+
+from twin.commands import (ArgumentError, Arguments, ExecuteCommand, Id, Integer, Text, WorkflowStep,
+                           WriteAttribute, endpoint_number, parameters_schema, parse_arguments,
+                           parse_step, plain_id)
 
 from bridge.backend import INVALID_ARGUMENT, NOT_FOUND, TIME_FORMAT, UNAVAILABLE, UNKNOWN_TOOL, Backend, ToolError
 
@@ -40,23 +50,11 @@ class Session:
         return self.answer is not None
 
 
-# ---- schemas ------------------------------------------------------------------------------
+# ---- the tools' arguments: one model each, the only description of them ---------------------
 
-_ID = {"type": ["string", "integer"]}
-
-
-def _prop(schema: dict[str, Any], description: str) -> dict[str, Any]:
-    return {**schema, "description": description}
-
-
-_DEVICE = _prop({"type": "string"}, "Device id, as listed by get_room_devices (e.g. \"living_room_light_1\").")
-_ROOM = _prop({"type": "string"}, "Room id, as listed by get_rooms (e.g. \"living_room\").")
-_ENDPOINT = _prop(_ID, "Endpoint id (an integer, e.g. 1), as listed by get_device_structure.")
-_ENDPOINT_OPT = _prop(_ID, "Endpoint id; optional, defaults to the first endpoint that has the cluster.")
-_CLUSTER = _prop(_ID, "Cluster by spec name (\"OnOff\", \"LevelControl\") or numeric id (6).")
-_ATTRIBUTE = _prop(_ID, "Attribute by spec name (\"CurrentLevel\") or numeric id.")
-_COMMAND = _prop(_ID, "Command by spec name (\"MoveToLevel\") or numeric id.")
-_WORKFLOW = _prop({"type": "string"}, "Workflow id, as returned by schedule_workflow.")
+_ROOM = "Room id, as listed by get_rooms (e.g. \"living_room\")."
+_ENDPOINT_OPTIONAL = "Endpoint id; optional, defaults to the first endpoint that has the cluster."
+_WORKFLOW = "Workflow id, as returned by schedule_workflow."
 
 STATES = ("temperature", "humidity", "illuminance", "pm10")
 STATE_ALIASES = {"temp": "temperature", "temperature": "temperature", "humidity": "humidity",
@@ -64,182 +62,146 @@ STATE_ALIASES = {"temp": "temperature", "temperature": "temperature", "humidity"
                  "brightness": "illuminance", "lux": "illuminance", "pm10": "pm10",
                  "pm": "pm10", "air_quality": "pm10", "air quality": "pm10", "dust": "pm10"}
 
-_STEP = {
-    "type": "object",
-    "properties": {
-        "tool": {"type": "string", "enum": ["execute_command", "write_attribute"],
-                 "description": "Which tool the step calls."},
-        "args": {"type": "object", "description": "The arguments that tool takes, exactly as if called directly."},
-    },
-    "required": ["tool", "args"],
-    "additionalProperties": False,
+
+class Finish(Arguments):
+    """Complete the task and return the final natural-language answer."""
+    answer: Text = Field(description="Final response text for the user.")
+
+
+class GetEnvironmentControlRules(Arguments):
+    """Get control rules for a specific environmental state: which device types and settings
+    raise or lower it."""
+    state: Text = Field(description="Environmental state: temperature (temp), humidity, "
+                        "illuminance (light) or pm10 (air_quality).")
+
+
+class AskUser(Arguments):
+    """Ask the user a question to gather additional information, clarify ambiguity, confirm
+    preferences, or get missing details."""
+    question: Text = Field(description="The question for the user.")
+
+
+class _DeviceOnly(Arguments):
+    device_id: Text = Field(description=ExecuteCommand.model_fields["device_id"].description)
+
+
+class GetAllAttributes(_DeviceOnly):
+    """Get all attributes of a device, keyed "<endpoint>.<Cluster>.<Attribute>"."""
+
+
+class GetAttribute(Arguments):
+    """Get a specific attribute of a device."""
+    device_id: Text = Field(description=WriteAttribute.model_fields["device_id"].description)
+    cluster_id: Id = Field(description=WriteAttribute.model_fields["cluster_id"].description)
+    attribute_id: Id = Field(description=WriteAttribute.model_fields["attribute_id"].description)
+    endpoint_id: Id = Field(None, description=_ENDPOINT_OPTIONAL)
+
+
+class GetDeviceStructure(_DeviceOnly):
+    """Get device structure (endpoints, clusters, attributes, and commands)."""
+
+
+class GetRooms(Arguments):
+    """Get all rooms in the home along with their display names."""
+
+
+class GetRoomDevices(Arguments):
+    """Get all devices in a room."""
+    room_id: Text = Field(description=_ROOM)
+
+
+class GetRoomStates(Arguments):
+    """Get environmental states of a room: temperature in 0.01 °C (2300 = 23.00 °C), humidity
+    in 0.01 %RH (5500 = 55.00 %), illuminance in lux, PM10 in µg/m³."""
+    room_id: Text = Field(description=_ROOM)
+
+
+class GetClusterDoc(Arguments):
+    """Search the Matter cluster documentation (attributes, commands, value ranges,
+    cross-cluster rules)."""
+    query: Text = Field(description="What to look for, e.g. \"fan speed percent\".")
+    top_k: Integer = Field(ge=1, le=20, description="How many cluster documents to return (1-20).")
+
+
+class GetCurrentTime(Arguments):
+    """Get current virtual time as human-friendly string "YYYY-MM-DD HH:MM:SS"."""
+
+
+class ScheduleWorkflow(Arguments):
+    """Schedule a sequential workflow of steps at a virtual absolute time. Steps run in order
+    at start_time. Success means scheduled, not that every step will succeed."""
+    start_time: Text = Field(description="Absolute virtual time \"YYYY-MM-DD HH:MM:SS\".")
+    steps: list[WorkflowStep] = Field(min_length=1, description=(
+        "Steps, each {\"tool\": \"execute_command\"|\"write_attribute\", "
+        "\"args\": {...that tool's arguments...}}."))
+
+
+class _WorkflowOnly(Arguments):
+    workflow_id: Text = Field(description=_WORKFLOW)
+
+
+class CancelWorkflow(_WorkflowOnly):
+    """Cancel a scheduled workflow by id."""
+
+
+class GetWorkflowStatus(_WorkflowOnly):
+    """Get workflow status by id."""
+
+
+class GetWorkflowList(Arguments):
+    """Get list of workflows with optional filtering."""
+    status: Text = Field(None, description="Only workflows with this status "
+                         "(e.g. scheduled, completed, failed, cancelled).")
+
+
+#: Every tool's argument model, in the order of the paper's Table 5.
+TOOL_MODELS: dict[str, type[Arguments]] = {
+    "finish": Finish, "get_environment_control_rules": GetEnvironmentControlRules,
+    "ask_user": AskUser, "execute_command": ExecuteCommand, "write_attribute": WriteAttribute,
+    "get_all_attributes": GetAllAttributes, "get_attribute": GetAttribute,
+    "get_device_structure": GetDeviceStructure, "get_rooms": GetRooms,
+    "get_room_devices": GetRoomDevices, "get_room_states": GetRoomStates,
+    "get_cluster_doc": GetClusterDoc, "get_current_time": GetCurrentTime,
+    "schedule_workflow": ScheduleWorkflow, "cancel_workflow": CancelWorkflow,
+    "get_workflow_status": GetWorkflowStatus, "get_workflow_list": GetWorkflowList,
 }
 
 
-def _tool(name: str, description: str, properties: dict[str, Any] | None = None,
-          required: tuple[str, ...] = ()) -> dict[str, Any]:
-    return {"type": "function", "function": {
-        "name": name, "description": description,
-        "parameters": {"type": "object", "properties": properties or {},
-                       "required": list(required), "additionalProperties": False}}}
+def tool_description(name: str) -> str:
+    """What the tool does, as agents read it: its model's docstring on one line."""
+    return " ".join((TOOL_MODELS[name].__doc__ or "").split())
+
+
+def arguments_schema(name: str) -> dict[str, Any]:
+    """The JSON schema of a tool's arguments, from its model (OpenAI, MCP and OpenAPI use it)."""
+    return parameters_schema(TOOL_MODELS[name])
 
 
 #: OpenAI function-calling schemas, in the order of the paper's Table 5.
 TOOL_SCHEMAS: list[dict[str, Any]] = [
-    _tool("finish", "Complete the task and return the final natural-language answer.",
-          {"answer": _prop({"type": "string"}, "Final response text for the user.")}, ("answer",)),
-    _tool("get_environment_control_rules",
-          "Get control rules for a specific environmental state: which device types and "
-          "settings raise or lower it.",
-          {"state": _prop({"type": "string"}, "Environmental state: temperature (temp), humidity, "
-                          "illuminance (light) or pm10 (air_quality).")}, ("state",)),
-    _tool("ask_user", "Ask the user a question to gather additional information, clarify "
-          "ambiguity, confirm preferences, or get missing details.",
-          {"question": _prop({"type": "string"}, "The question for the user.")}, ("question",)),
-    _tool("execute_command", "Execute a command on a device (e.g., turn on light, set level, "
-          "set setpoint).",
-          {"device.id": _DEVICE, "endpoint.id": _ENDPOINT, "cluster.id": _CLUSTER,
-           "command.id": _COMMAND,
-           "args": _prop({"type": "object"}, "Command fields by spec label, e.g. {\"level\": 128, "
-                         "\"transitionTime\": 0, \"optionsMask\": 0, \"optionsOverride\": 0}; "
-                         "{} for commands without fields.")},
-          ("device.id", "endpoint.id", "cluster.id", "command.id", "args")),
-    _tool("write_attribute", "Directly set a device attribute value.",
-          {"device.id": _DEVICE, "cluster.id": _CLUSTER, "attribute.id": _ATTRIBUTE,
-           "value": {"description": "New value (JSON: number, boolean, string, null, object or list)."},
-           "endpoint.id": _ENDPOINT_OPT},
-          ("device.id", "cluster.id", "attribute.id", "value")),
-    _tool("get_all_attributes", "Get all attributes of a device, keyed "
-          "\"<endpoint>.<Cluster>.<Attribute>\".", {"device.id": _DEVICE}, ("device.id",)),
-    _tool("get_attribute", "Get a specific attribute of a device.",
-          {"device.id": _DEVICE, "cluster.id": _CLUSTER, "attribute.id": _ATTRIBUTE,
-           "endpoint.id": _ENDPOINT_OPT},
-          ("device.id", "cluster.id", "attribute.id")),
-    _tool("get_device_structure", "Get device structure (endpoints, clusters, attributes, and "
-          "commands).", {"device.id": _DEVICE}, ("device.id",)),
-    _tool("get_rooms", "Get all rooms in the home along with their display names."),
-    _tool("get_room_devices", "Get all devices in a room.", {"room.id": _ROOM}, ("room.id",)),
-    _tool("get_room_states", "Get environmental states of a room: temperature in 0.01 °C (2300 = 23.00 °C), "
-          "humidity in 0.01 %RH (5500 = 55.00 %), illuminance in lux, PM10 in µg/m³.", {"room.id": _ROOM}, ("room.id",)),
-    _tool("get_cluster_doc", "Search the Matter cluster documentation (attributes, commands, "
-          "value ranges, cross-cluster rules).",
-          {"query": _prop({"type": "string"}, "What to look for, e.g. \"fan speed percent\"."),
-           "top_k": _prop({"type": "integer", "minimum": 1, "maximum": 20},
-                          "How many cluster documents to return (1-20).")},
-          ("query", "top_k")),
-    _tool("get_current_time", "Get current virtual time as human-friendly string "
-          "\"YYYY-MM-DD HH:MM:SS\"."),
-    _tool("schedule_workflow", "Schedule a sequential workflow of steps at a virtual absolute "
-          "time. Steps run in order at start_time. Success means scheduled, not that every "
-          "step will succeed.",
-          {"start_time": _prop({"type": "string"}, "Absolute virtual time \"YYYY-MM-DD HH:MM:SS\"."),
-           "steps": _prop({"type": "array", "items": _STEP, "minItems": 1},
-                          "Steps, each {\"tool\": \"execute_command\"|\"write_attribute\", "
-                          "\"args\": {...that tool's arguments...}}.")},
-          ("start_time", "steps")),
-    _tool("cancel_workflow", "Cancel a scheduled workflow by id.", {"workflow.id": _WORKFLOW},
-          ("workflow.id",)),
-    _tool("get_workflow_status", "Get workflow status by id.", {"workflow.id": _WORKFLOW},
-          ("workflow.id",)),
-    _tool("get_workflow_list", "Get list of workflows with optional filtering.",
-          {"status": _prop({"type": "string"}, "Only workflows with this status "
-                           "(e.g. scheduled, completed, failed, cancelled).")}),
-]
+    {"type": "function", "function": {"name": name, "description": tool_description(name),
+                                      "parameters": arguments_schema(name)}}
+    for name in TOOL_MODELS]
 
 SCHEMAS_BY_NAME: dict[str, dict[str, Any]] = {s["function"]["name"]: s["function"] for s in TOOL_SCHEMAS}
 TOOL_NAMES: tuple[str, ...] = tuple(sorted(SCHEMAS_BY_NAME))
 
 
-# ---- argument validation (a small JSON-schema subset, enough for the schemas above) ---------
-
-_JSON_TYPES = {"string": str, "integer": int, "number": (int, float), "boolean": bool,
-               "object": dict, "array": list, "null": type(None)}
-
-
-def _type_ok(value: Any, typ: str) -> bool:
-    if typ in ("integer", "number") and isinstance(value, bool):
-        return False
-    if typ == "integer" and isinstance(value, float) and value.is_integer():
-        return True
-    return isinstance(value, _JSON_TYPES[typ])
-
-
-def _check(value: Any, schema: dict[str, Any], where: str) -> None:
-    typ = schema.get("type")
-    if typ is not None:
-        types = [typ] if isinstance(typ, str) else typ
-        if not any(_type_ok(value, t) for t in types):
-            raise ToolError(INVALID_ARGUMENT, f"{where} must be {' or '.join(types)}, "
-                            f"got {type(value).__name__} {value!r}")
-    if "enum" in schema and value not in schema["enum"]:
-        raise ToolError(INVALID_ARGUMENT, f"{where}={value!r} is not accepted",
-                        accepted=list(schema["enum"]))
-    if "minimum" in schema and value < schema["minimum"] or "maximum" in schema and value > schema["maximum"]:
-        raise ToolError(INVALID_ARGUMENT, f"{where}={value!r} is outside "
-                        f"{schema.get('minimum', '-inf')}..{schema.get('maximum', 'inf')}")
-    if isinstance(value, list):
-        if len(value) < schema.get("minItems", 0):
-            raise ToolError(INVALID_ARGUMENT, f"{where} needs at least {schema['minItems']} item(s)")
-        for i, item in enumerate(value):
-            _check(item, schema.get("items", {}), f"{where}[{i}]")
-    if isinstance(value, dict) and "properties" in schema:
-        _check_object(value, schema, where)
-
-
-def _check_object(args: dict[str, Any], schema: dict[str, Any], where: str) -> None:
-    props = schema["properties"]
-    if schema.get("additionalProperties") is False:
-        unknown = [k for k in args if k not in props]
-        if unknown:
-            raise ToolError(INVALID_ARGUMENT, f"{where}: unknown argument(s) {', '.join(unknown)}",
-                            accepted=list(props))
-    missing = [k for k in schema.get("required", ()) if k not in args]
-    if missing:
-        raise ToolError(INVALID_ARGUMENT, f"{where}: missing required argument(s) {', '.join(missing)}",
-                        accepted=list(props))
-    for key, value in args.items():
-        _check(value, props[key], f"{where}.{key}" if where else key)
-
-
 def normalize_args(name: str, args: Any) -> dict[str, Any]:
-    """Validate `args` for tool `name` and return them keyed by the canonical names."""
-    schema = SCHEMAS_BY_NAME[name]["parameters"]
-    if args is None:
-        args = {}
-    if not isinstance(args, dict):
-        raise ToolError(INVALID_ARGUMENT, f"{name} takes a JSON object of arguments, got "
-                        f"{type(args).__name__}", accepted=list(schema["properties"]))
-    aliases = {p.replace(".", "_"): p for p in schema["properties"] if "." in p}
-    out: dict[str, Any] = {}
-    for key, value in args.items():
-        canonical = aliases.get(key, key)
-        if canonical in out:
-            raise ToolError(INVALID_ARGUMENT, f"{name}: {canonical} given twice ({key!r} and {canonical!r})")
-        out[canonical] = value
-    _check_object(out, schema, name)
-    return out
-
-
-def _id(value: Any) -> Any:
-    """A cluster/attribute/command/endpoint id: ints and numeric strings become int."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str):
-        text = value.strip()
-        try:
-            return int(text, 16) if text.lower().startswith("0x") else int(text) if text.isdigit() else text
-        except ValueError:
-            return text
-    return value
+    """Validate `args` for tool `name` through its model; return them keyed by the
+    canonical (dotted) names, as given (no defaults added)."""
+    try:
+        parsed = parse_arguments(TOOL_MODELS[name], args, name)
+    except ArgumentError as err:
+        raise ToolError(INVALID_ARGUMENT, err.message, err.accepted) from None
+    return parsed.model_dump(by_alias=True, exclude_unset=True)
 
 
 def _endpoint(value: Any) -> int | None:
-    if value is None:
-        return None
-    endpoint = _id(value)
-    if not isinstance(endpoint, int):
-        raise ToolError(INVALID_ARGUMENT, f"endpoint.id must be an integer, got {value!r}")
-    return endpoint
+    try:
+        return endpoint_number(value)
+    except ArgumentError as err:
+        raise ToolError(INVALID_ARGUMENT, err.message) from None
 
 
 # ---- the tools ------------------------------------------------------------------------------
@@ -280,19 +242,19 @@ def _get_all_attributes(backend: Backend, args: dict, session: Session) -> dict:
 
 def _get_attribute(backend: Backend, args: dict, session: Session) -> dict:
     out = backend.read_attribute(args["device.id"], _endpoint(args.get("endpoint.id")),
-                                 _id(args["cluster.id"]), _id(args["attribute.id"]))
+                                 plain_id(args["cluster.id"]), plain_id(args["attribute.id"]))
     return {"device_id": args["device.id"], **out}
 
 
 def _write_attribute(backend: Backend, args: dict, session: Session) -> dict:
     out = backend.write_attribute(args["device.id"], _endpoint(args.get("endpoint.id")),
-                                  _id(args["cluster.id"]), _id(args["attribute.id"]), args["value"])
+                                  plain_id(args["cluster.id"]), plain_id(args["attribute.id"]), args["value"])
     return {"device_id": args["device.id"], **out}
 
 
 def _execute_command(backend: Backend, args: dict, session: Session) -> dict:
-    out = backend.invoke(args["device.id"], _endpoint(args["endpoint.id"]), _id(args["cluster.id"]),
-                         _id(args["command.id"]), args["args"])
+    out = backend.invoke(args["device.id"], _endpoint(args["endpoint.id"]), plain_id(args["cluster.id"]),
+                         plain_id(args["command.id"]), args["args"])
     return {"device_id": args["device.id"], **out}
 
 
@@ -322,11 +284,10 @@ def _schedule_workflow(backend: Backend, args: dict, session: Session) -> dict:
     steps = []
     for i, step in enumerate(args["steps"]):
         try:
-            step_args = normalize_args(step["tool"], step["args"])
-        except ToolError as err:
-            raise ToolError(err.code, f"steps[{i}]: {err.message}", err.accepted) from None
-        _endpoint(step_args.get("endpoint.id"))  # reject non-integer endpoints now, not at run time
-        steps.append({"tool": step["tool"], "args": step_args})
+            tool, step_args = parse_step(step, i)  # the same check the workflow table makes
+        except ArgumentError as err:
+            raise ToolError(INVALID_ARGUMENT, err.message, err.accepted) from None
+        steps.append({"tool": tool, "args": step_args.model_dump(by_alias=True, exclude_unset=True)})
     return backend.schedule_workflow(start, steps)
 
 
@@ -370,7 +331,7 @@ _HANDLERS: dict[str, Callable[[Backend, dict, Session], dict]] = {
     "cancel_workflow": _cancel_workflow, "get_workflow_status": _get_workflow_status,
     "get_workflow_list": _get_workflow_list, "ask_user": _ask_user, "finish": _finish,
 }
-assert set(_HANDLERS) == set(SCHEMAS_BY_NAME)
+assert set(_HANDLERS) == set(TOOL_MODELS)
 
 
 def call_tool(backend: Backend, name: str, args: Any = None, session: Session | None = None) -> dict:
@@ -466,5 +427,6 @@ def environment_rules(state: str) -> list[dict[str, Any]]:
     return out
 
 
-__all__ = ["NOT_FOUND", "ROOM_STATE_UNITS", "SCHEMAS_BY_NAME", "TOOL_NAMES", "TOOL_SCHEMAS",
-           "Session", "ToolError", "call_tool", "environment_rules", "normalize_args"]
+__all__ = ["NOT_FOUND", "ROOM_STATE_UNITS", "SCHEMAS_BY_NAME", "TOOL_MODELS", "TOOL_NAMES",
+           "TOOL_SCHEMAS", "Session", "ToolError", "arguments_schema", "call_tool",
+           "environment_rules", "normalize_args", "tool_description"]

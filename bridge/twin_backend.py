@@ -13,6 +13,8 @@ from clusters.base import GLOBAL_ATTRIBUTES
 from clusters.status import MatterError, Status
 from clusters.values import to_json
 
+from twin.commands import ArgumentError
+
 from bridge.backend import INVALID_ARGUMENT, NOT_FOUND, TIME_FORMAT, ToolError
 
 
@@ -169,6 +171,8 @@ class TwinBackend:
             start = start.replace(tzinfo=self.home.now.tzinfo)
         try:
             workflow = self.home.workflows.schedule(start, steps)
+        except ArgumentError as err:
+            raise ToolError(INVALID_ARGUMENT, err.message, err.accepted) from None
         except ValueError as err:
             raise ToolError(INVALID_ARGUMENT, str(err)) from None
         return self._workflow_json(workflow)

@@ -26,7 +26,7 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from bridge.backend import INVALID_ARGUMENT, UNKNOWN_TOOL, Backend, ClockControl, ToolError
-from bridge.tools import SCHEMAS_BY_NAME, TOOL_NAMES, TOOL_SCHEMAS, Session, call_tool
+from bridge.tools import TOOL_NAMES, TOOL_SCHEMAS, Session, arguments_schema, call_tool, tool_description
 
 _RESULT_SCHEMA = {"type": "object", "properties": {
     "ok": {"type": "boolean"},
@@ -81,9 +81,10 @@ def create_app(backend: Backend, session: Session | None = None) -> FastAPI:
     async def list_tools() -> list[dict[str, Any]]:
         return TOOL_SCHEMAS
 
-    # One route per tool, so the OpenAPI document carries each tool's own request body.
+    # One route per tool, so the OpenAPI document carries each tool's own request body,
+    # taken from the tool's argument model. The body is documented, not validated by
+    # FastAPI: call_tool validates it, so a bad body gets the tools' structured error.
     for name in TOOL_NAMES:
-        fn = SCHEMAS_BY_NAME[name]
 
         def make(tool: str) -> Callable[[Request], Any]:
             async def endpoint(request: Request) -> JSONResponse:
@@ -92,12 +93,12 @@ def create_app(backend: Backend, session: Session | None = None) -> FastAPI:
 
         app.add_api_route(
             f"/tools/{name}", make(name), methods=["POST"], tags=["tools"], summary=name,
-            description=fn["description"], name=f"tool_{name}",
+            description=tool_description(name), name=f"tool_{name}",
             responses={200: {"description": "The tool's result",
                              "content": {"application/json": {"schema": _RESULT_SCHEMA}}},
                        400: {"description": "The call failed; `error` says why and what is accepted"}},
             openapi_extra={"requestBody": {"required": False, "content": {
-                "application/json": {"schema": fn["parameters"]}}}})
+                "application/json": {"schema": arguments_schema(name)}}}})
 
     @app.post("/tools/{name}", tags=["tools"], include_in_schema=False)
     async def unknown_tool(name: str) -> JSONResponse:
@@ -115,7 +116,7 @@ def create_app(backend: Backend, session: Session | None = None) -> FastAPI:
         if provider is None and home is None:
             return _error(501, "UNSUPPORTED", "this backend has no twin home, so no pairing codes")
         if provider is None:
-            from matter_twin.nodes import codes_rows
+            from matter_twin.console import codes_rows
             provider = lambda: codes_rows(home)  # noqa: E731
         return JSONResponse({"ok": True, "codes": await run_in_threadpool(locked, provider)})
 

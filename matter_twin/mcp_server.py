@@ -4,10 +4,11 @@
     run_stdio(backend)                       # MCP over stdin/stdout
     run_http(backend, port=8765)             # streamable HTTP at http://127.0.0.1:8765/mcp
 
-Every tool is listed with its JSON schema (the same `TOOL_SCHEMAS` the HTTP surface and the
-agents use). A call returns the tool's JSON result twice: as text content (for clients that
-read text) and as structured content; a failed tool call sets `isError` and its result
-carries the error code, message and what is accepted, so an agent can correct itself.
+Every tool is listed with its JSON schema, derived from the tool's argument model like the
+HTTP surface's and the agents' (`TOOL_SCHEMAS`). A call returns the tool's JSON result
+twice: as text content (for clients that read text) and as structured content; a failed
+tool call sets `isError` and its result carries the error code, message and what is
+accepted, so an agent can correct itself.
 Calls run one at a time in a worker thread: the twin is single-threaded, and a Matter call
 may wait on the network.
 """
@@ -22,14 +23,15 @@ import mcp_types as types
 from mcp.server.lowlevel import Server
 
 from bridge.backend import Backend
-from bridge.tools import TOOL_SCHEMAS, Session, call_tool
+from bridge.tools import TOOL_MODELS, Session, arguments_schema, call_tool, tool_description
 
 SERVER_NAME = "matter-twin"
 
 
 def mcp_tools() -> list[types.Tool]:
-    return [types.Tool(name=s["function"]["name"], description=s["function"]["description"],
-                       input_schema=s["function"]["parameters"]) for s in TOOL_SCHEMAS]
+    """Every tool, its input schema taken from its argument model (as the OpenAI schemas are)."""
+    return [types.Tool(name=name, description=tool_description(name), input_schema=arguments_schema(name))
+            for name in TOOL_MODELS]
 
 
 def create_server(backend: Backend, session: Session | None = None) -> Server:

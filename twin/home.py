@@ -42,7 +42,7 @@ from twin import physics
 from twin.clock import DEFAULT_START, TICKS_PER_SECOND, VirtualClock, parse_time
 from twin.physics import VARIABLES, Trajectory
 from twin.schema import HomeSpec, UnknownIdError, UserFileError, parse_file
-from twin.workflows import Workflows
+from twin.workflows import StepFailed, Workflows
 
 SNAPSHOT_FORMAT = 1
 #: Rounds of (server events, workflows) allowed at one tick before we call it a loop.
@@ -132,7 +132,7 @@ class Home:
         self.rooms: dict[str, Room] = {}
         self.devices: dict[str, Device] = {}
         self.events: list[dict[str, Any]] = []
-        self.workflows = Workflows(self)
+        self.workflows = Workflows(self.clock, self._run_step)
         self._meta: dict[str, _DeviceMeta] = {}
         self._room_devices: dict[str, list[str]] = {}
         self._servers_cache: list[ClusterServer] | None = []  # settle order; None: rebuild
@@ -232,6 +232,21 @@ class Home:
         except (KeyError, TypeError):
             raise UnknownIdError(f"no device {device_id!r}; devices: "
                                  + ", ".join(sorted(self.devices))) from None
+
+    def _run_step(self, tool: str, args: dict[str, Any]) -> Any:
+        """Run one workflow step on this home's devices, through `Device.invoke`/`write`
+        like the tools and the Matter node; a refusal is the step's recorded failure."""
+        try:
+            device = self.device(args["device_id"])
+            if tool == "execute_command":
+                response = device.invoke(args["cluster_id"], args["command_id"], args["args"],
+                                         endpoint_id=args["endpoint_id"])
+                return to_json(response) if response is not None else None
+            device.write(args["cluster_id"], args["attribute_id"], args["value"],
+                         endpoint_id=args.get("endpoint_id"))
+            return None
+        except (MatterError, UnknownIdError) as exc:
+            raise StepFailed(str(exc)) from None
 
     def room_of(self, device_id: str) -> str:
         return self._meta[self.device(device_id).id].room

@@ -1,9 +1,12 @@
-"""Scheduled workflows: a list of tool steps run in order at one virtual tick.
+"""Scheduled workflows: a list of tool steps run in order at one tick of a clock.
 
-Steps are the SimuHome tool calls `execute_command` and `write_attribute`, with the tools'
-argument names in dotted (`device.id`) or underscore (`device_id`) form. They run through
-`Device.invoke` / `Device.write`, the same entry point as the tools and the Matter node,
-so the cross-cluster rules apply identically. Scheduling only checks the shape of the steps
+Steps are the SimuHome tool calls `execute_command` and `write_attribute`, validated by the
+tools' own argument models (twin/commands.py), so a step has the tools' spelling and a bad
+step the tools' error. The table knows nothing of homes or networks: it is given a clock
+and a function that runs one step. The Home runs steps through `Device.invoke` /
+`Device.write` (the entry point of the tools and the Matter node, so the cross-cluster
+rules apply identically); the Matter backend runs them through the tools against itself
+and moves the clock with the wall clock. Scheduling only checks the shape of the steps
 (as in SimuHome, success means "scheduled", not "will succeed"); the first failing step
 marks the workflow failed with its error and the remaining steps are recorded as skipped.
 """
@@ -11,71 +14,37 @@ from __future__ import annotations
 
 import copy
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
-
-from clusters.status import MatterError
-from clusters.values import to_json
+from typing import Any, Callable, Protocol
 
 from twin.clock import parse_time
+from twin.commands import parse_step
 from twin.schema import UnknownIdError
-
-if TYPE_CHECKING:
-    from twin.home import Home
 
 STATUSES = ("scheduled", "running", "completed", "failed", "cancelled")
 
-#: tool -> (required argument names, optional argument names), canonical underscore form.
-TOOLS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "execute_command": (("device_id", "endpoint_id", "cluster_id", "command_id"), ("args",)),
-    "write_attribute": (("device_id", "cluster_id", "attribute_id", "value"), ("endpoint_id",)),
-}
+
+class Clock(Protocol):
+    """What the table needs of a clock: the current tick, and the tick of a time."""
+    tick: int
+
+    def tick_at(self, when: datetime | str) -> int: ...
+
+    def format(self, tick: int | None = None) -> str: ...
+
+
+class StepFailed(Exception):
+    """A step that ran and failed; `str()` is what the workflow records as its error."""
+
+
+#: Runs one step: (tool, arguments with underscore names) -> JSON result; raises StepFailed.
+RunStep = Callable[[str, dict[str, Any]], Any]
 
 
 def normalize_step(step: Any, index: int) -> dict[str, Any]:
-    """Validate one step's shape; return {"tool", "args"} with underscore argument names."""
-    where = f"step {index + 1}"
-    if not isinstance(step, dict) or "tool" not in step or "args" not in step:
-        raise ValueError(f"{where}: expected {{'tool': ..., 'args': {{...}}}}, got {step!r}")
-    extra = set(step) - {"tool", "args"}
-    if extra:
-        raise ValueError(f"{where}: unknown key(s) {', '.join(sorted(map(str, extra)))}; "
-                         "a step has only 'tool' and 'args'")
-    tool = step["tool"]
-    if tool not in TOOLS:
-        raise ValueError(f"{where}: tool {tool!r} cannot be scheduled; accepted: "
-                         + ", ".join(TOOLS))
-    raw = step["args"]
-    if not isinstance(raw, dict):
-        raise ValueError(f"{where}: args must be an object, got {raw!r}")
-    required, optional = TOOLS[tool]
-    args: dict[str, Any] = {}
-    for key, value in raw.items():
-        name = str(key).replace(".", "_")
-        if name not in required + optional:
-            raise ValueError(f"{where}: {tool} has no argument {key!r}; accepted: "
-                             + ", ".join(n.replace("_", ".", 1) for n in required + optional))
-        if name in args:
-            raise ValueError(f"{where}: argument {key!r} given twice")
-        args[name] = value
-    missing = [n for n in required if n not in args]
-    if missing:
-        raise ValueError(f"{where}: {tool} is missing " + ", ".join(
-            n.replace("_", ".", 1) for n in missing))
-    if not isinstance(args["device_id"], str):
-        raise ValueError(f"{where}: device.id must be a string, got {args['device_id']!r}")
-    for name in ("endpoint_id", "cluster_id", "command_id", "attribute_id"):
-        value = args.get(name)
-        if name in args and (isinstance(value, bool) or not isinstance(value, (str, int))):
-            raise ValueError(f"{where}: {name.replace('_', '.', 1)} must be a name or a number, "
-                             f"got {value!r}")
-    if tool == "execute_command":
-        args.setdefault("args", {})
-        if args["args"] is None:
-            args["args"] = {}
-        if not isinstance(args["args"], dict):
-            raise ValueError(f"{where}: args.args must be an object of command fields, "
-                             f"got {args['args']!r}")
-    return {"tool": tool, "args": args}
+    """Validate one step (an `ArgumentError`, a ValueError, if bad); return
+    {"tool", "args"} with underscore argument names, as workflows store them."""
+    tool, args = parse_step(step, index)
+    return {"tool": tool, "args": args.model_dump(exclude_unset=True)}
 
 
 class Workflow:
@@ -126,15 +95,17 @@ class Workflow:
 
 
 class Workflows:
-    """The home's workflow table. Ids are w1, w2, ... in scheduling order."""
+    """A workflow table (the home's, or a Matter backend's). Ids are w1, w2, ... in
+    scheduling order."""
 
-    def __init__(self, home: "Home"):
-        self._home = home
+    def __init__(self, clock: Clock, run_step: RunStep):
+        self._clock = clock
+        self._run_step = run_step
         self._items: dict[str, Workflow] = {}
         self._counter = 0
 
     def schedule(self, start: datetime | str, steps: list[dict[str, Any]]) -> Workflow:
-        clock = self._home.clock
+        clock = self._clock
         when = parse_time(start)
         tick = clock.tick_at(when)
         if tick < clock.tick:
@@ -167,7 +138,7 @@ class Workflows:
     def list(self) -> list[Workflow]:
         return list(self._items.values())
 
-    # ---- driven by the home's time loop -----------------------------------------------
+    # ---- driven by the clock's owner -----------------------------------------------------
     def next_tick(self) -> int | None:
         ticks = [wf.start_tick for wf in self._items.values() if wf.status == "scheduled"]
         return min(ticks) if ticks else None
@@ -188,8 +159,8 @@ class Workflows:
                 wf.results[i] = {"status": "skipped"}
                 continue
             try:
-                result = self._execute(step)
-            except (MatterError, UnknownIdError) as exc:
+                result = self._run_step(step["tool"], step["args"])
+            except StepFailed as exc:
                 message = str(exc)
                 wf.results[i] = {"status": "error", "error": message, "tick": tick}
                 wf.status = "failed"
@@ -199,17 +170,6 @@ class Workflows:
         if wf.status == "running":
             wf.status = "completed"
         wf.finished_tick = tick
-
-    def _execute(self, step: dict[str, Any]) -> Any:
-        args = step["args"]
-        device = self._home.device(args["device_id"])
-        if step["tool"] == "execute_command":
-            response = device.invoke(args["cluster_id"], args["command_id"], args["args"],
-                                     endpoint_id=args["endpoint_id"])
-            return to_json(response) if response is not None else None
-        device.write(args["cluster_id"], args["attribute_id"], args["value"],
-                     endpoint_id=args.get("endpoint_id"))
-        return None
 
     # ---- persistence ------------------------------------------------------------------
     def state(self) -> dict[str, Any]:

@@ -121,3 +121,14 @@ def test_openapi_documents_each_tools_body(server):
     body = spec["paths"]["/tools/execute_command"]["post"]["requestBody"]["content"]["application/json"]
     assert body["schema"]["required"] == ["device.id", "endpoint.id", "cluster.id", "command.id", "args"]
     assert "/clock/advance" in spec["paths"] and "/tools/get_rooms" in spec["paths"]
+
+
+def test_openapi_body_of_every_tool_is_its_argument_model(server):
+    from bridge.tools import TOOL_MODELS
+    from twin.commands import parameters_schema
+    client, *_ = server
+    paths = client.get("/openapi.json").json()["paths"]
+    for name, model in TOOL_MODELS.items():
+        post = paths[f"/tools/{name}"]["post"]
+        assert post["requestBody"]["content"]["application/json"]["schema"] == parameters_schema(model), name
+        assert post["description"] == " ".join(model.__doc__.split())

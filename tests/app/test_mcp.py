@@ -133,3 +133,14 @@ def test_streamable_http_mcp_session_against_the_matter_backend(the_lab):
     assert not toggle["is_error"] and toggled["result"]["value"] is False
     assert too_bright["is_error"] and too_bright["result"]["error"]["code"] == "CONSTRAINT_ERROR"
     assert json.loads((the_lab.workdir / "mcp.state.json").read_text())["nodes"]["light"]["node_id"] >= 1
+
+
+def test_mcp_input_schemas_are_the_argument_models():
+    from bridge.tools import TOOL_MODELS
+    from matter_twin.mcp_server import mcp_tools
+    from twin.commands import parameters_schema
+    listed = {t.name: t for t in mcp_tools()}
+    assert list(listed) == list(TOOL_MODELS)
+    for name, model in TOOL_MODELS.items():
+        assert listed[name].input_schema == parameters_schema(model), name
+        assert listed[name].description == " ".join(model.__doc__.split())

@@ -214,3 +214,48 @@ def test_bm25_prefers_rarer_terms():
     index = docs.BM25(["fan speed percent", "fan mode", "light level"])
     scores = index.scores("fan percent")
     assert scores[0] > scores[1] > scores[2] == 0
+
+
+# ---- one model per tool: every schema is derived from it ------------------------------------
+
+def test_every_openai_schema_is_its_tools_model():
+    from bridge.tools import TOOL_MODELS
+    from twin.commands import parameters_schema
+    assert list(TOOL_MODELS) == [s["function"]["name"] for s in TOOL_SCHEMAS]
+    for name, model in TOOL_MODELS.items():
+        fn = SCHEMAS_BY_NAME[name]
+        assert fn["parameters"] == parameters_schema(model), name
+        assert fn["description"] == " ".join(model.__doc__.split()), name
+        # the arguments are the model's fields, dotted as SimuHome writes ids
+        assert list(fn["parameters"]["properties"]) == [f.alias for f in model.model_fields.values()], name
+        for field in model.model_fields.values():
+            assert fn["parameters"]["properties"][field.alias]["description"] == field.description
+            assert (field.alias in fn["parameters"]["required"]) == field.is_required()
+
+
+def test_validation_follows_the_model_not_a_copy_of_it(monkeypatch):
+    from bridge import tools
+    from pydantic import Field
+    from twin.commands import Integer
+
+    class Doc(tools.GetClusterDoc):
+        top_k: Integer = Field(ge=1, le=5, description="fewer")
+    monkeypatch.setitem(tools.TOOL_MODELS, "get_cluster_doc", Doc)
+    r = call_tool(NoBackend(), "get_cluster_doc", {"query": "fan", "top_k": 6})
+    assert r["error"]["code"] == "INVALID_ARGUMENT" and "top_k=6 is outside 1..5" in r["error"]["message"]
+
+
+def test_a_step_with_a_bad_argument_gets_the_tools_own_error():
+    bad = {"device.id": "x", "endpoint.id": 1, "cluster.id": "OnOff", "command.id": True, "args": {}}
+    direct = call_tool(NoBackend(), "execute_command", bad)["error"]
+    step = call_tool(NoBackend(), "schedule_workflow", {"start_time": "2025-06-01 09:10:00", "steps": [
+        {"tool": "write_attribute", "args": {"device.id": "x", "cluster.id": 6, "attribute.id": 0, "value": 1}},
+        {"tool": "execute_command", "args": bad}]})["error"]
+    assert direct["code"] == step["code"] == "INVALID_ARGUMENT"
+    assert direct["message"] == "execute_command.command.id must be string or integer, got bool True"
+    assert step["message"] == "steps[1]: " + direct["message"]
+    missing = call_tool(NoBackend(), "write_attribute", {"device_id": "x"})["error"]
+    step = call_tool(NoBackend(), "schedule_workflow", {"start_time": "2025-06-01 09:10:00", "steps": [
+        {"tool": "write_attribute", "args": {"device_id": "x"}}]})["error"]
+    assert step == {**missing, "message": "steps[0]: " + missing["message"]}
+    assert missing["accepted"] == ["device.id", "cluster.id", "attribute.id", "value", "endpoint.id"]

@@ -303,3 +303,15 @@ def test_every_device_of_the_default_home_answers_every_read_tool():
             result = call_tool(backend, tool, {"device.id": device_id})
             assert result["ok"], (device_id, tool, result)
             json.dumps(result)
+
+
+def test_the_home_rejects_a_bad_step_with_the_tools_error(call, home):
+    from twin.commands import ArgumentError
+    bad = {"tool": "execute_command", "args": {"device_id": "l", "endpoint.id": "kitchen",
+                                              "cluster.id": "OnOff", "command.id": "On", "args": {}}}
+    tool = call("schedule_workflow", {"start_time": "2025-06-01 09:10:00", "steps": [bad]}, ok=False)["error"]
+    with pytest.raises(ArgumentError) as err:
+        home.workflows.schedule("2025-06-01 09:10:00", [bad])
+    assert tool == {"code": "INVALID_ARGUMENT", "message": err.value.message}
+    assert tool["message"] == "steps[0]: endpoint.id must be an integer, got 'kitchen'"
+    assert home.workflows.list() == []

@@ -276,7 +276,7 @@ def test_workflow_validation_and_cancel():
         home.workflows.schedule("2025-06-01 09:00:30", [cmd("l", 1, "OnOff", "On")])
     with pytest.raises(ValueError, match="accepted: execute_command, write_attribute"):
         home.workflows.schedule("2025-06-01 10:00:00", [{"tool": "reboot", "args": {}}])
-    with pytest.raises(ValueError, match="missing command.id"):
+    with pytest.raises(ValueError, match=r"missing required argument\(s\) command\.id"):
         home.workflows.schedule("2025-06-01 10:00:00", [{"tool": "execute_command", "args": {
             "device.id": "l", "endpoint.id": 1, "cluster.id": "OnOff"}}])
     with pytest.raises(ValueError, match="not a date and time"):
