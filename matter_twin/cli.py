@@ -96,9 +96,9 @@ def run(home_file: Optional[Path] = HomeOption, seed: Optional[int] = SeedOption
                                                 "interface only (default: all).", show_default=False),
         http_port: Optional[int] = typer.Option(None, "--http", help="Also serve the tool API on "
                                                 "127.0.0.1:PORT (as `twin serve` does).", show_default=False),
-        as_bridge: bool = typer.Option(False, "--as-bridge", help="Serve the whole home as ONE Matter Bridge "
-                                       "node (Aggregator plus a bridged endpoint per device and room "
-                                       "sensor): one commissioning adds everything.")) -> None:
+        aggregator: bool = typer.Option(False, "--aggregator", "--as-bridge", help="Serve the whole home as "
+                                        "ONE Matter Bridge node (an Aggregator plus a bridged endpoint per "
+                                        "device and room sensor): one commissioning adds everything.")) -> None:
     """Run the home: rooms and devices evolve on the virtual clock.
 
     Every device is a Matter node that a controller (Home Assistant, chip-tool) commissions
@@ -120,7 +120,7 @@ def run(home_file: Optional[Path] = HomeOption, seed: Optional[int] = SeedOption
 
         twin run --storage ~/twin-fabrics --http 8080   # nodes plus the tool API
 
-        twin run --as-bridge                          # the whole home as one Matter bridge
+        twin run --aggregator                         # the whole home as one Matter bridge node
     """
     if speed.strip().lower() == "max":
         factor = None
@@ -151,7 +151,7 @@ def run(home_file: Optional[Path] = HomeOption, seed: Optional[int] = SeedOption
             try:
                 interrupted = nodes.run(home, factor, end_tick, err_console, matter=with_nodes, storage=storage,
                                            reset_fabrics=reset_fabrics, base_port=base_port,
-                                           interface=interface, http_port=http_port, as_bridge=as_bridge)
+                                           interface=interface, http_port=http_port, as_bridge=aggregator)
             except (OSError, ValueError) as err:  # port in use, unknown interface, foreign storage
                 raise CliError(str(err)) from None
         else:

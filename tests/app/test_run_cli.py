@@ -65,3 +65,13 @@ def test_nodes_stay_off_under_pytest_in_the_machines_own_namespace():
 def test_matter_default_is_on_outside_tests(monkeypatch):
     monkeypatch.delenv("PYTEST_CURRENT_TEST")
     assert matter_default() == (True, "")
+
+
+def test_aggregator_mode_is_documented_under_both_names():
+    """`--aggregator` is the name; `--as-bridge`, the first wave's spelling, still works."""
+    proc = twin("run", "--help")
+    assert proc.returncode == 0, proc.stderr
+    assert "--aggregator" in proc.stdout and "--as-bridge" in proc.stdout
+    assert "twin run --aggregator" in proc.stdout
+    ok = twin("run", "--as-bridge", "--speed", "max", "--duration", "1", "--json")
+    assert ok.returncode == 0 and '"clock"' in ok.stdout, ok.stderr

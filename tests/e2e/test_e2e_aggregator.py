@@ -1,4 +1,4 @@
-"""Acceptance: `twin run --as-bridge` serves the whole home as ONE Matter Bridge node, and
+"""Acceptance: `twin run --aggregator` (alias `--as-bridge`) serves the whole home as ONE Matter Bridge node, and
 python-matter-server (inside a namespace this module creates) commissions it once:
 
 - `GET /codes` lists one node; one commissioning brings every device and room sensor;
@@ -21,13 +21,13 @@ from e2e_twin import server_value_json, twin_lab
 
 pytestmark = pytest.mark.e2e   # a namespace, python-matter-server or matter.js
 
-MODULE = "test_e2e_bridge_mode"
+MODULE = "test_e2e_aggregator"
 LIGHTS = ("living_room_light", "kitchen_light", "bedroom_light", "bathroom_light", "utility_room_light")
 
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    with twin_lab(tmp_path_factory.mktemp("bridge-mode"), "bm", "--as-bridge") as the_lab:
+    with twin_lab(tmp_path_factory.mktemp("bridge-mode"), "bm", "--aggregator") as the_lab:
         yield the_lab
 
 
