@@ -62,16 +62,43 @@ def generate(out: Path = typer.Option(DEFAULT_EPISODES, help="JSONL file to writ
 
 @bench_app.command()
 def validate(episodes: Path = typer.Option(DEFAULT_EPISODES, help="Episodes JSONL."),
-             solve: bool = typer.Option(True, help="Also run the reference solver and the null agent.")):
-    """Check every episode: schema, replay, goal ids, reference solves it, null agent does not."""
+             solve: bool = typer.Option(True, help="Also run the reference solver, the null agent and the "
+                                                   "adversarial agents (validity bounds).")):
+    """Check every episode (schema, replay, goal ids, reference solves it, null agent does not), then the
+    validity bounds: reference 100 %, null and adversarial agents 0 % where they must fail."""
+    from scenarios.validate import bound_problems, bounds_table, score_bounds
     from scenarios.validate import validate as check
     items = _episodes(episodes, None, None)
     found = check(items, solve)
+    if solve and not found:
+        scores = score_bounds(items)
+        typer.echo(bounds_table(items, scores))
+        found = bound_problems(items, scores)
     for p in found:
         typer.echo(p)
     if found:
         _fail(f"{len(found)} problem(s) in {len(items)} episodes")
-    typer.echo(f"{len(items)} episodes valid")
+    typer.echo(f"{len(items)} episodes valid" + ("; every bound holds" if solve else ""))
+
+
+@bench_app.command("judge-agreement")
+def judge_agreement(labels: Path = typer.Option(None, help="Labelled answers JSONL (default: the committed set)."),
+                    episodes: Path = typer.Option(DEFAULT_EPISODES, help="Episodes JSONL."),
+                    llm_url: Optional[str] = typer.Option(None, help="OpenAI-compatible base URL: also measure an LLM judge."),
+                    model: Optional[str] = typer.Option(None, help="Model name of the LLM judge."),
+                    api_key: Optional[str] = typer.Option(None, envvar="OPENAI_API_KEY", help="API key.")):
+    """Accuracy of the rule judge (and an LLM judge, if given) on hand-labelled answers, per label."""
+    from scenarios.agreement import DEFAULT_LABELS, agreement_table, judge_labels, load_labels
+    from scenarios.judges import LLMJudge, RuleJudge
+    if (llm_url is None) != (model is None):
+        _fail("--llm-url and --model go together")
+    try:
+        rows = load_labels(labels or DEFAULT_LABELS)
+    except (OSError, ValueError) as exc:
+        _fail(str(exc))
+    judges = [RuleJudge()] + ([LLMJudge(model, base_url=llm_url, api_key=api_key)] if model else [])
+    result = judge_labels(_episodes(episodes, None, None), rows, judges)
+    typer.echo(agreement_table(result, [j.name for j in judges]))
 
 
 @bench_app.command()

@@ -4,11 +4,18 @@ Checks per episode: the home replays (every setup call succeeds) and lands on `s
 goals and required actions name rooms and devices that exist (infeasible episodes may name a
 missing device only in their query); the reference solver succeeds (simulator or rule judge)
 and, for state-changing episodes, the null agent fails.
+
+Then the validity bounds over the whole set (`score_bounds`): the reference solver must pass
+every episode, and the null agent and the adversarial agents (scenarios/agents/adversarial.py)
+must score 0 on every category they must fail — a judge that lets one through is not valid.
 """
 from __future__ import annotations
 
+from collections import Counter
+from typing import Any
+
 from scenarios.evaluate import EpisodeError, build_home, run_episode
-from scenarios.schema import DeviceGoal, Episode, RoomGoal, TimedGoal
+from scenarios.schema import CATEGORIES, DeviceGoal, Episode, RoomGoal, TimedGoal
 
 
 def problems(episode: Episode, solve: bool = True) -> list[str]:
@@ -50,3 +57,52 @@ def validate(episodes: list[Episode], solve: bool = True) -> list[str]:
     for episode in episodes:
         found += problems(episode, solve)
     return found
+
+
+# ---- validity bounds: who must solve what, who must fail what ---------------------------------------------
+def bound_agents() -> dict[str, tuple[Any, tuple[str, ...]]]:
+    """{name: (agent class, categories it must fail)}; the reference must pass everything."""
+    from scenarios.agents.adversarial import ActOnEverything, AnswerCopier, KeywordStuffer
+    from scenarios.agents.reference import ReferenceAgent
+    from scenarios.agents.simple import NullAgent
+    return {"reference": (ReferenceAgent, ()), "null": (NullAgent, CATEGORIES),
+            "stuffer": (KeywordStuffer, KeywordStuffer.must_fail),
+            "act-all": (ActOnEverything, ActOnEverything.must_fail),
+            "copier": (AnswerCopier, AnswerCopier.must_fail)}
+
+
+def score_bounds(episodes: list[Episode]) -> dict[str, Counter]:
+    """Successes per category of every bound agent, scored by the rule judge."""
+    from scenarios.judges import RuleJudge
+    judge = RuleJudge()
+    agents = bound_agents()
+    scores = {name: Counter() for name in agents}
+    for episode in episodes:
+        start = build_home(episode)
+        for name, (agent, _) in agents.items():
+            scores[name][episode.category] += run_episode(episode, agent(), judge, start=start)["success"]
+    return scores
+
+
+def bound_problems(episodes: list[Episode], scores: dict[str, Counter]) -> list[str]:
+    total = Counter(e.category for e in episodes)
+    out = [f"reference solves {scores['reference'][c]}/{total[c]} of {c}"
+           for c in CATEGORIES if scores["reference"][c] < total[c]]
+    for name, (_, must_fail) in bound_agents().items():
+        out += [f"{name} passes {scores[name][c]}/{total[c]} of {c}, where it must fail every one"
+                for c in must_fail if scores[name][c]]
+    return out
+
+
+def bounds_table(episodes: list[Episode], scores: dict[str, Counter]) -> str:
+    """Successes per agent and category; `*` marks a category the agent must fail entirely."""
+    total = Counter(e.category for e in episodes)
+    cats = [c for c in CATEGORIES if total[c]]
+    lines = ["agent      " + " ".join(f"{c:>9}" for c in cats)]
+    for name, (_, must_fail) in bound_agents().items():
+        lines.append(f"{name:10} " + " ".join(f"{str(scores[name][c]) + ('*' if c in must_fail else ''):>9}"
+                                              for c in cats))
+    lines.append(f"{'episodes':10} " + " ".join(f"{total[c]:>9}" for c in cats))
+    lines.append("* = must score 0 (null: does nothing; stuffer: every excuse and name; act-all: acts on "
+                 "everything, then answers like the reference; copier: raw tool output)")
+    return "\n".join(lines)
