@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from bridge.config import DeviceConfig, LoadedConfig, load_config
-from bridge.matter_backend import MatterBackend, _wall_now
+from bridge.matter_backend import MatterBackend, wall_now
 from bridge.twin_backend import TwinBackend
 from twin.schema import UserFileError
 
@@ -85,7 +85,7 @@ class MixedBackend(MatterBackend):
     """Implements `bridge.backend.Backend` for any bridge config: twin devices in process,
     Matter devices through python-matter-server, one home."""
 
-    def __init__(self, loaded: LoadedConfig, now: Callable[[], _dt.datetime] = _wall_now):
+    def __init__(self, loaded: LoadedConfig, now: Callable[[], _dt.datetime] = wall_now):
         self._homes: dict[str, TwinHome] = {}
         self._now = now
         self.loaded = loaded

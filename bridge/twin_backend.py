@@ -6,15 +6,13 @@ Matter errors become `ToolError`s that list what would have been accepted.
 """
 from __future__ import annotations
 
-import datetime as _dt
 from typing import Any
 
 from clusters.base import GLOBAL_ATTRIBUTES
 from clusters.status import MatterError, Status
 from clusters.values import to_json
 
-from twin.commands import ArgumentError
-
+from bridge import workflow_calls
 from bridge.backend import INVALID_ARGUMENT, NOT_FOUND, TIME_FORMAT, ToolError
 
 
@@ -163,50 +161,16 @@ class TwinBackend:
         return self.home.now.strftime(TIME_FORMAT)
 
     def schedule_workflow(self, start_time: str, steps: list[dict[str, Any]]) -> dict[str, Any]:
-        try:
-            start = _dt.datetime.strptime(start_time, TIME_FORMAT)
-        except ValueError:
-            raise ToolError(INVALID_ARGUMENT, f"start_time {start_time!r} is not \"YYYY-MM-DD HH:MM:SS\"") from None
-        if self.home.now.tzinfo is not None:
-            start = start.replace(tzinfo=self.home.now.tzinfo)
-        try:
-            workflow = self.home.workflows.schedule(start, steps)
-        except ArgumentError as err:
-            raise ToolError(INVALID_ARGUMENT, err.message, err.accepted) from None
-        except ValueError as err:
-            raise ToolError(INVALID_ARGUMENT, str(err)) from None
-        return self._workflow_json(workflow)
-
-    @staticmethod
-    def _workflow_json(workflow: Any) -> dict[str, Any]:
-        return workflow.to_json()
-
-    def _known_workflows(self) -> list[str]:
-        return [self._workflow_json(w)["workflow_id"] for w in self.home.workflows.list()]
-
-    def _workflow(self, workflow_id: str) -> Any:
-        try:
-            workflow = self.home.workflows.get(workflow_id)
-        except (KeyError, ValueError):
-            workflow = None
-        if workflow is None:
-            raise ToolError(NOT_FOUND, f"there is no workflow {workflow_id!r}",
-                            accepted=self._known_workflows())
-        return workflow
+        return workflow_calls.schedule_workflow(self.home.workflows, start_time, steps, self.home.now.tzinfo)
 
     def cancel_workflow(self, workflow_id: str) -> dict[str, Any]:
-        self._workflow(workflow_id)
-        try:
-            workflow = self.home.workflows.cancel(workflow_id)
-        except ValueError as err:  # already running, finished or cancelled
-            raise ToolError(Status.INVALID_IN_STATE.name, str(err)) from None
-        return self._workflow_json(workflow)
+        return workflow_calls.cancel_workflow(self.home.workflows, workflow_id)
 
     def workflow_status(self, workflow_id: str) -> dict[str, Any]:
-        return self._workflow_json(self._workflow(workflow_id))
+        return workflow_calls.workflow_status(self.home.workflows, workflow_id)
 
     def workflows(self) -> list[dict[str, Any]]:
-        return [self._workflow_json(w) for w in self.home.workflows.list()]
+        return workflow_calls.workflows(self.home.workflows)
 
     # ---- ClockControl --------------------------------------------------------------
     def clock(self) -> dict[str, Any]:

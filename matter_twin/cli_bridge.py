@@ -17,7 +17,7 @@ import yaml
 
 from bridge.backend import ToolError
 from bridge.config import parse_config
-from bridge.matter_backend import MatterConnection
+from bridge.matter_connection import MatterConnection
 from bridge.mixed import load_backend
 from bridge.tools import Session, call_tool
 from matter_twin.console import CliError
