@@ -34,6 +34,7 @@ apt_install() {
 
 step "iproute2" "command -v ip" "apt_install iproute2"
 step "openssl" "command -v openssl" "apt_install openssl"
+step "node and npm (matter.js)" "command -v node && command -v npm" "apt_install nodejs npm"
 step "libnl-route-3-200" "dpkg -s libnl-route-3-200 | grep -q 'Status: install ok installed'" \
     "apt_install libnl-route-3-200"
 step "/data (chip-core ini files)" "test -d /data -a -w /data" "mkdir -p /data"
