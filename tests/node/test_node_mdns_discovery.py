@@ -16,7 +16,8 @@ import tempfile
 from pathlib import Path
 
 from netns import append_line, wait_for_line
-from twin.node.mdns import Advertiser, Commissionable
+from twin.node.advertiser import Advertiser
+from twin.protocol.mdns import Commissionable
 
 pytestmark = pytest.mark.e2e   # a namespace, python-matter-server or matter.js
 

@@ -11,7 +11,7 @@ from chip.clusters import Objects as C
 from test_node_runtime import make_fabric
 
 from twin.home import Home
-from twin.node.mdns import Commissionable, Operational
+from twin.protocol.mdns import Commissionable, Operational
 from twin.node.runtime import MatterNode, NodeManager, run_home
 
 

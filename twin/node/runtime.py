@@ -32,7 +32,8 @@ from chip.clusters import Objects as Clusters
 
 from twin.protocol.case import CaseResponder
 from twin.protocol.exchange import Deliver, Exchange, ExchangeFailed, MessageLayer, Send, SessionClosed
-from twin.node.mdns import Advertiser, Commissionable, Mrp, Operational
+from twin.node.advertiser import Advertiser
+from twin.protocol.mdns import Commissionable, Mrp, Operational
 from twin.protocol.message import ProtocolId, SecureChannelOpcode
 from twin.protocol.pairing import DiscoveryCapabilities, SetupPayload, passcode_and_discriminator
 from twin.protocol.pase import PaseResponder
