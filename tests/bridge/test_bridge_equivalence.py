@@ -148,7 +148,7 @@ def both_paths(config: str) -> tuple[list[Any], list[Any]]:
 
 
 def test_the_same_tool_sequence_gives_the_same_observations_in_process_and_over_matter(tmp_path):
-    from matter_twin.nodes import codes_rows
+    from matter_twin.console import codes_rows
     from twin.home import Home
     home = Home.default()
     codes = {row["device"]: row for row in codes_rows(home)}
