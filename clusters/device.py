@@ -12,6 +12,7 @@ from typing import Any, Callable
 from chip.clusters import Objects as Clusters
 
 from clusters.base import ClusterServer
+from clusters.rules import check_invoke, check_write
 from clusters.status import MatterError, Status
 
 ROOT_NODE_DEVICE_TYPE = (0x0016, 3)
@@ -141,14 +142,12 @@ class Device:
         return self.locate(cluster, endpoint_id).read(attribute)
 
     def write(self, cluster: Any, attribute: Any, value: Any, endpoint_id: int | None = None) -> None:
-        from clusters.rules import check_write
         server = self.locate(cluster, endpoint_id)
         name = server.resolve_attribute(attribute)
         check_write(self, server, name, value)
         server.write(name, value)
 
     def invoke(self, cluster: Any, command: Any, fields: Any = None, endpoint_id: int | None = None) -> Any:
-        from clusters.rules import check_invoke
         server = self.locate(cluster, endpoint_id)
         name = server.resolve_command(command)
         check_invoke(self, server, name, fields)

@@ -71,12 +71,40 @@ from clusters.base import TICKS_PER_SECOND, AccessContext, ClusterServer, curren
 from clusters.device import Device
 from clusters.status import MatterError, Status
 from clusters.values import to_json
-
-from twin.protocol.exchange import ExchangeError
-from twin.protocol.tlv import CodecError, Raw, Struct
-from twin.protocol.interaction import FABRIC_INDEX_TAG, AttributeData, AttributePath, AttributeReport, AttributeStatus, CommandData, CommandPath, CommandStatus, EventData, EventPath, EventReport, EventStatus, InvokeRequest, InvokeResponse, InvokeResponseIB, Message, Opcode, ReadRequest, ReportData, StatusIB, StatusResponse, SubscribeRequest, SubscribeResponse, TimedRequest, WriteRequest, WriteResponse, decode_message
+from twin.node.access import AclCheck
 from twin.node.values import Typed, decode_typed, encode_value, list_item_type
+from twin.protocol.exchange import ExchangeError
+from twin.protocol.interaction import (
+    FABRIC_INDEX_TAG,
+    AttributeData,
+    AttributePath,
+    AttributeReport,
+    AttributeStatus,
+    CommandData,
+    CommandPath,
+    CommandStatus,
+    EventData,
+    EventPath,
+    EventReport,
+    EventStatus,
+    InvokeRequest,
+    InvokeResponse,
+    InvokeResponseIB,
+    Message,
+    Opcode,
+    ReadRequest,
+    ReportData,
+    StatusIB,
+    StatusResponse,
+    SubscribeRequest,
+    SubscribeResponse,
+    TimedRequest,
+    WriteRequest,
+    WriteResponse,
+    decode_message,
+)
 from twin.protocol.message import ProtocolId
+from twin.protocol.tlv import CodecError, Raw, Struct
 
 log = logging.getLogger(__name__)
 
@@ -959,7 +987,6 @@ class InteractionModelServer:
 
 # ---- helpers -------------------------------------------------------------------------------
 def _acl_check(device: Device) -> AccessCheck | None:
-    from twin.node.access import AclCheck
     root = device.endpoints.get(0)
     server = root.servers.get(Clusters.AccessControl.id) if root is not None else None
     node = getattr(server, "node", None)

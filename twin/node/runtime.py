@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import json
 import logging
 import random
 import time
@@ -30,15 +31,23 @@ from typing import Any, Callable
 
 from chip.clusters import Objects as Clusters
 
+from twin.aggregator import BRIDGE_ID, build_bridge
+from twin.clock import TICKS_PER_SECOND, Pacer
+from twin.node.advertiser import Advertiser
+from twin.node.commissioning import NodeCommissioning
+from twin.node.credentials import DeviceCredentials
+from twin.node.fabrics import FabricTable
+from twin.node.files import write_atomic
+from twin.node.im import EventNumbers, InteractionModelServer
+from twin.node.transport import UdpTransport
 from twin.protocol.case import CaseResponder
 from twin.protocol.exchange import Deliver, Exchange, ExchangeFailed, MessageLayer, Send, SessionClosed
-from twin.node.advertiser import Advertiser
 from twin.protocol.mdns import Commissionable, Mrp, Operational
 from twin.protocol.message import ProtocolId, SecureChannelOpcode
 from twin.protocol.pairing import DiscoveryCapabilities, SetupPayload, passcode_and_discriminator
 from twin.protocol.pase import PaseResponder
 from twin.protocol.status_report import GeneralCode, SecureChannelStatus, StatusReport
-from twin.node.transport import UdpTransport
+from twin.room_sensors import room_sensor_devices
 
 log = logging.getLogger(__name__)
 
@@ -136,7 +145,6 @@ def served_devices(home: Any, room_sensors: bool = True) -> dict[str, Any]:
     `sensors@<room>`, twin/room_sensors.py), so a controller reads rooms as real sensors."""
     devices = dict(home.devices)
     if room_sensors:
-        from twin.room_sensors import room_sensor_devices
         devices.update((d.id, d) for d in room_sensor_devices(home).values())
     return devices
 
@@ -407,7 +415,6 @@ class NodeManager:
         self.storage_dir = Path(storage_dir)
         self.bridge: Any = None
         if as_bridge:
-            from twin.aggregator import build_bridge
             self.bridge = build_bridge(home, room_sensors=room_sensors, allocation=self._load_allocation())
             self.devices = {self.bridge.id: self.bridge}
         else:
@@ -460,12 +467,10 @@ class NodeManager:
 
     # -- bridge mode ----------------------------------------------------------------------------
     def _allocation_path(self) -> Path:
-        from twin.aggregator import BRIDGE_ID
         return self._node_dir(BRIDGE_ID) / "bridge.json"
 
     def _load_allocation(self) -> dict[str, Any] | None:
         """The saved endpoint assignment, so controllers keep their endpoint ids."""
-        import json
         path = self._allocation_path()
         if not path.exists():
             return None
@@ -476,9 +481,7 @@ class NodeManager:
                              "delete it to number the bridged endpoints afresh") from exc
 
     def _save_allocation(self) -> None:
-        import json
 
-        from twin.node.files import write_atomic
         path = self._allocation_path()
         path.parent.mkdir(parents=True, exist_ok=True)
         data = json.dumps(self.bridge.allocation(), indent=1, sort_keys=True).encode()
@@ -575,10 +578,6 @@ class NodeManager:
         return self.storage_dir / device_id
 
     def _build_core(self, device: Any, pairing: Pairing) -> NodeCore:
-        from twin.node.credentials import DeviceCredentials
-        from twin.node.commissioning import NodeCommissioning
-        from twin.node.fabrics import FabricTable
-        from twin.node.im import EventNumbers, InteractionModelServer
         node_dir = self._node_dir(device.id)
         if self.reset_fabrics:
             FabricTable.reset(node_dir)
@@ -658,7 +657,6 @@ async def run_home(home: Any, speed: float, lock: Any = None, on_step: Callable[
     After every step `on_step()` runs (the node manager's turn). It wakes at least every
     `max_sleep` seconds, so the simulation keeps pace with the wall clock.
     """
-    from twin.clock import TICKS_PER_SECOND, Pacer
     lock = lock if lock is not None else contextlib.nullcontext()
     loop = asyncio.get_running_loop()
     pacer = Pacer(speed, loop.time(), home.clock.tick)
