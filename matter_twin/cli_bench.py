@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Optional
 
 import typer
 
 from scenarios.schema import CATEGORIES, DEFAULT_EPISODES, EpisodeFileError, dump_episode, load_episodes
-
 
 bench_app = typer.Typer(help="The SimuHome benchmark: 600 seeded episodes in 12 categories, agents, "
                              "simulator and judge scoring, reports.", no_args_is_help=True)
@@ -47,7 +45,7 @@ def _episodes(path: Path, categories: list[str] | None, limit: int | None):
 def generate(out: Path = typer.Option(DEFAULT_EPISODES, help="JSONL file to write."),
              seed: int = typer.Option(None, help="Generator seed (default: the benchmark's fixed seed)."),
              per_category: int = typer.Option(50, min=1, help="Episodes per category."),
-             category: Optional[list[str]] = typer.Option(None, help="Only these categories (repeatable).")):
+             category: list[str] | None = typer.Option(None, help="Only these categories (repeatable).")):
     """Generate the episode set. With the defaults it reproduces scenarios/data/episodes.jsonl byte for byte."""
     from scenarios.generate import SEED
     from scenarios.generate import generate as gen
@@ -84,9 +82,10 @@ def validate(episodes: Path = typer.Option(DEFAULT_EPISODES, help="Episodes JSON
 @bench_app.command("judge-agreement")
 def judge_agreement(labels: Path = typer.Option(None, help="Labelled answers JSONL (default: the committed set)."),
                     episodes: Path = typer.Option(DEFAULT_EPISODES, help="Episodes JSONL."),
-                    llm_url: Optional[str] = typer.Option(None, help="OpenAI-compatible base URL: also measure an LLM judge."),
-                    model: Optional[str] = typer.Option(None, help="Model name of the LLM judge."),
-                    api_key: Optional[str] = typer.Option(None, envvar="OPENAI_API_KEY", help="API key.")):
+                    llm_url: str | None = typer.Option(None, help="OpenAI-compatible base URL: also measure an "
+                                                                  "LLM judge."),
+                    model: str | None = typer.Option(None, help="Model name of the LLM judge."),
+                    api_key: str | None = typer.Option(None, envvar="OPENAI_API_KEY", help="API key.")):
     """Accuracy of the rule judge (and an LLM judge, if given) on hand-labelled answers, per label."""
     from scenarios.agreement import DEFAULT_LABELS, agreement_table, judge_labels, load_labels
     from scenarios.judges import LLMJudge, RuleJudge
@@ -108,11 +107,11 @@ def run(agent: str = typer.Option(..., help="reference | null | openai:MODEL"),
         workers: int = typer.Option(4, min=1, help="Episodes run at once, each on its own twin."),
         judge: str = typer.Option("rule", help="rule | openai:MODEL (majority of three)."),
         mode: str = typer.Option("json", help="ReAct protocol for openai agents: json | tools."),
-        base_url: Optional[str] = typer.Option(None, envvar="OPENAI_BASE_URL", help="OpenAI-compatible API base URL."),
-        api_key: Optional[str] = typer.Option(None, envvar="OPENAI_API_KEY", help="API key."),
+        base_url: str | None = typer.Option(None, envvar="OPENAI_BASE_URL", help="OpenAI-compatible API base URL."),
+        api_key: str | None = typer.Option(None, envvar="OPENAI_API_KEY", help="API key."),
         max_steps: int = typer.Option(30, min=1, help="Model turns per episode."),
-        category: Optional[list[str]] = typer.Option(None, help="Only these categories (repeatable)."),
-        limit: Optional[int] = typer.Option(None, min=1, help="At most this many episodes per category.")):
+        category: list[str] | None = typer.Option(None, help="Only these categories (repeatable)."),
+        limit: int | None = typer.Option(None, min=1, help="At most this many episodes per category.")):
     """Run an agent over the episodes and score them."""
     from scenarios.runner import load_results, make_agent, make_judge
     from scenarios.runner import run as run_all
@@ -130,7 +129,7 @@ def run(agent: str = typer.Option(..., help="reference | null | openai:MODEL"),
 
 @bench_app.command()
 def report(dirs: list[Path] = typer.Argument(..., help="Run directories (one agent each)."),
-           out: Optional[Path] = typer.Option(None, help="Where to write report.md and charts (default: the first run).")):
+           out: Path | None = typer.Option(None, help="Where to write report.md and charts (default: the first run).")):
     """Write report.md (Table 1 and Table 3 layouts, error taxonomy) and PNG charts."""
     from scenarios.report import write_report
     try:

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from bridge.tools import Session, call_tool
-
 from scenarios.evaluate import AgentOutput, Judge, run_episode
 from scenarios.schema import Episode
 
@@ -61,7 +60,8 @@ def judge_labels(episodes: list[Episode], labels: list[dict[str, str]], judges: 
 
 def accuracy(rows: list[dict[str, Any]], judge: str) -> dict[str, tuple[int, int]]:
     """{label or "all": (judged as the label says, labelled)}."""
-    right, total = Counter(), Counter()
+    right: Counter[str] = Counter()
+    total: Counter[str] = Counter()
     for row in rows:
         for key in (row["label"], "all"):
             total[key] += 1

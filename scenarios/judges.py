@@ -13,7 +13,6 @@ from collections import Counter
 from typing import Any
 
 from bridge.tools import Session
-
 from scenarios.schema import DeviceGoal, Episode, RoomGoal, TimedGoal, Verdict
 
 CANNOT = ("can't", "cannot", "can not", "unable", "not able", "not possible", "impossible",
@@ -23,7 +22,8 @@ MISSING = ("no ", "not find", "doesn't exist", "does not exist", "not exist", "i
            "there is no", "there's no", "missing", "not found", "don't see", "do not see",
            "doesn't have", "does not have", "not available", "unavailable", "couldn't find")
 CONFLICT = ("conflict", "contradict", "inconsistent", "mismatch", "doesn't match", "does not match",
-            "discrepan", "don't match", "do not match", "don't line up", "doesn't line up", "not line up", "doesn't add up",
+            "discrepan", "don't match", "do not match", "don't line up", "doesn't line up", "not line up",
+            "doesn't add up",
             "does not add up", "differ")
 IMPLIED = {  # infeasibility kind -> the words an answer needs for it
     "missing_device": MISSING + CANNOT, "no_actuator": CANNOT, "at_capacity": CANNOT,
@@ -333,7 +333,8 @@ class RuleJudge:
         rooms, devices = related(episode)
         named_rooms, named_devices = named_things(episode, answer)
         if named_rooms - rooms:
-            failures.append(f"the answer names rooms unrelated to the request: {', '.join(sorted(named_rooms - rooms))}")
+            failures.append("the answer names rooms unrelated to the request: "
+                            + ", ".join(sorted(named_rooms - rooms)))
         if named_devices - devices:
             failures.append(f"the answer names devices unrelated to the request: "
                             f"{', '.join(sorted(named_devices - devices))}")

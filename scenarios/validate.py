@@ -71,12 +71,12 @@ def bound_agents() -> dict[str, tuple[Any, tuple[str, ...]]]:
             "copier": (AnswerCopier, AnswerCopier.must_fail)}
 
 
-def score_bounds(episodes: list[Episode]) -> dict[str, Counter]:
+def score_bounds(episodes: list[Episode]) -> dict[str, Counter[str]]:
     """Successes per category of every bound agent, scored by the rule judge."""
     from scenarios.judges import RuleJudge
     judge = RuleJudge()
     agents = bound_agents()
-    scores = {name: Counter() for name in agents}
+    scores: dict[str, Counter[str]] = {name: Counter() for name in agents}
     for episode in episodes:
         start = build_home(episode)
         for name, (agent, _) in agents.items():
@@ -84,8 +84,8 @@ def score_bounds(episodes: list[Episode]) -> dict[str, Counter]:
     return scores
 
 
-def bound_problems(episodes: list[Episode], scores: dict[str, Counter]) -> list[str]:
-    total = Counter(e.category for e in episodes)
+def bound_problems(episodes: list[Episode], scores: dict[str, Counter[str]]) -> list[str]:
+    total: Counter[str] = Counter(e.category for e in episodes)
     out = [f"reference solves {scores['reference'][c]}/{total[c]} of {c}"
            for c in CATEGORIES if scores["reference"][c] < total[c]]
     for name, (_, must_fail) in bound_agents().items():
@@ -94,9 +94,9 @@ def bound_problems(episodes: list[Episode], scores: dict[str, Counter]) -> list[
     return out
 
 
-def bounds_table(episodes: list[Episode], scores: dict[str, Counter]) -> str:
+def bounds_table(episodes: list[Episode], scores: dict[str, Counter[str]]) -> str:
     """Successes per agent and category; `*` marks a category the agent must fail entirely."""
-    total = Counter(e.category for e in episodes)
+    total: Counter[str] = Counter(e.category for e in episodes)
     cats = [c for c in CATEGORIES if total[c]]
     lines = ["agent      " + " ".join(f"{c:>9}" for c in cats)]
     for name, (_, must_fail) in bound_agents().items():

@@ -19,7 +19,6 @@ import re
 from typing import Any
 
 from bridge.tools import Session, call_tool
-
 from scenarios import actions as A
 from scenarios.evaluate import AgentOutput
 from scenarios.schema import CATEGORIES
@@ -33,7 +32,7 @@ _CLOCK = re.compile(r"\b\d{1,2}:\d{2}\s*(?:[AP]M)?", re.IGNORECASE)
 ACT_SLOTS = {"level": 100, "pct": 50, "deg": 20.0, "n": 1}
 
 
-def _read_everything(backend: Any, session: Session) -> list[dict]:
+def _read_everything(backend: Any, session: Session) -> list[dict[str, Any]]:
     """get_rooms, the time, and every room's states and devices, every device's attributes."""
     rooms = call_tool(backend, "get_rooms", {}, session).get("rooms", [])
     call_tool(backend, "get_current_time", {}, session)
@@ -89,7 +88,7 @@ class ActOnEverything:
         return ReferenceAgent().run(query, backend, session, max_steps)
 
     @staticmethod
-    def moves(backend: Any, session: Session, device_id: str, type_key: str) -> list[dict]:
+    def moves(backend: Any, session: Session, device_id: str, type_key: str) -> list[dict[str, Any]]:
         """Calls that leave the device somewhere else than it was: off if it is on, else every
         action of its type; the other mode, the other end, pause or start for the rest."""
         def read(cluster: str, attribute: str, endpoint: int = 1) -> Any:

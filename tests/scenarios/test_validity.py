@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import pytest
+from openai_stub import OpenAIStub
 from typer.testing import CliRunner
 
 from matter_twin.cli_bench import bench_app
@@ -9,8 +10,6 @@ from scenarios.agreement import LABELS, accuracy, judge_labels, load_labels
 from scenarios.judges import RuleJudge
 from scenarios.schema import CATEGORIES, DEFAULT_EPISODES, load_episodes
 from scenarios.validate import bound_agents, bound_problems, score_bounds
-
-from openai_stub import OpenAIStub
 
 
 @pytest.fixture(scope="module")
