@@ -194,9 +194,10 @@ class MessageLayer:
         if exchange.closed:
             return actions
         exchange.closing = True
-        if exchange.mrp.pending_ack is not None and not exchange.session.closed:
-            actions += self._ack_now(exchange.session, exchange.exchange_id, exchange.is_initiator,
-                                     exchange.mrp.take_ack())
+        ack = exchange.mrp.pending_ack
+        if ack is not None and not exchange.session.closed:
+            exchange.mrp.take_ack()
+            actions += self._ack_now(exchange.session, exchange.exchange_id, exchange.is_initiator, ack)
         self._maybe_finish(exchange)
         return self._drain() + actions
 
@@ -212,8 +213,9 @@ class MessageLayer:
                 continue
             session = exchange.session
             if exchange.mrp.ack_due(now_ms):
-                actions += self._ack_now(session, exchange.exchange_id, exchange.is_initiator,
-                                         exchange.mrp.take_ack())
+                ack = exchange.mrp.take_ack()
+                if ack is not None:  # always: a due ack time is only set together with the pending ack
+                    actions += self._ack_now(session, exchange.exchange_id, exchange.is_initiator, ack)
             result = exchange.mrp.retransmit_due(now_ms, base_interval(session, now_ms), self.rng)
             if result is False:
                 self._remove(exchange)
@@ -238,6 +240,8 @@ class MessageLayer:
         if header.privacy or header.control:
             return [Dropped("privacy and control (MCSP) messages are not supported; accepted: P=0, C=0")]
 
+        session: Session | None
+        plain: bytes | None
         if header.session_id == 0:
             found = self._unsecured_for(header)
             if isinstance(found, Dropped):

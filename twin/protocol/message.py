@@ -313,18 +313,18 @@ class ReceptionState:
         self.max_counter = max_counter
         self.window = 0
 
-    def _behind(self, counter: int) -> int:
-        """How far counter is behind max (>0), 0 when equal, <0 when ahead."""
+    def _behind(self, counter: int, max_counter: int) -> int:
+        """How far counter is behind max_counter (>0), 0 when equal, <0 when ahead."""
         if self.mode is CounterMode.ENCRYPTED_UNICAST:
-            return self.max_counter - counter
-        ahead = (counter - self.max_counter) & MAX_UINT32
+            return max_counter - counter
+        ahead = (counter - max_counter) & MAX_UINT32
         # With rollover, up to 2^31-1 ahead (mod 2^32) is "ahead"; the rest is behind.
-        return -ahead if 0 < ahead < (1 << 31) else (self.max_counter - counter) & MAX_UINT32
+        return -ahead if 0 < ahead < (1 << 31) else (max_counter - counter) & MAX_UINT32
 
     def is_duplicate(self, counter: int) -> bool:
         if self.max_counter is None:
             return False  # trust first
-        behind = self._behind(counter)
+        behind = self._behind(counter, self.max_counter)
         if behind < 0:
             return False
         if behind == 0:
@@ -337,7 +337,7 @@ class ReceptionState:
         if self.max_counter is None:
             self.max_counter, self.window = counter, 0
             return
-        behind = self._behind(counter)
+        behind = self._behind(counter, self.max_counter)
         if behind < 0:
             shift = -behind
             # the old max becomes bit shift-1; everything else slides up by shift

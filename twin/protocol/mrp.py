@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Any
+from typing import Literal, Mapping, Protocol
 
 MRP_MAX_TRANSMISSIONS = 5
 MRP_BACKOFF_BASE = 1.6
@@ -29,7 +29,17 @@ SESSION_ACTIVE_INTERVAL_MS = 300
 SESSION_ACTIVE_THRESHOLD_MS = 4000
 
 
-def peer_intervals(peer_mrp: dict | None) -> tuple[int, int, int]:
+class PeerActivity(Protocol):
+    """What the interval choice reads from a session (unsecured or secure)."""
+
+    @property
+    def peer_mrp(self) -> Mapping[str, int] | None: ...
+
+    @property
+    def last_peer_activity_ms(self) -> float: ...
+
+
+def peer_intervals(peer_mrp: Mapping[str, int] | None) -> tuple[int, int, int]:
     """(idle interval, active interval, active threshold) in ms from the peer's session parameters,
     keyed by spec name (SESSION_IDLE_INTERVAL, SESSION_ACTIVE_INTERVAL, SESSION_ACTIVE_THRESHOLD)."""
     p = peer_mrp or {}
@@ -38,7 +48,7 @@ def peer_intervals(peer_mrp: dict | None) -> tuple[int, int, int]:
             int(p.get("SESSION_ACTIVE_THRESHOLD", SESSION_ACTIVE_THRESHOLD_MS)))
 
 
-def base_interval(session: Any, now_ms: float) -> int:
+def base_interval(session: PeerActivity, now_ms: float) -> int:
     """The peer's active interval if we heard from it within its active threshold, else idle."""
     idle, active, threshold = peer_intervals(session.peer_mrp)
     return active if now_ms - session.last_peer_activity_ms < threshold else idle
@@ -92,13 +102,14 @@ class ReliableState:
 
     # -- timers -----------------------------------------------------------------------------
     def next_deadline(self) -> float | None:
-        deadlines = [d for d in (self.ack_due_ms, self.outstanding and self.outstanding.due_ms) if d is not None]
+        due = self.outstanding.due_ms if self.outstanding is not None else None
+        deadlines = [d for d in (self.ack_due_ms, due) if d is not None]
         return min(deadlines) if deadlines else None
 
     def ack_due(self, now_ms: float) -> bool:
         return self.ack_due_ms is not None and now_ms >= self.ack_due_ms
 
-    def retransmit_due(self, now_ms: float, interval_ms: float, rng: random.Random) -> bytes | None | bool:
+    def retransmit_due(self, now_ms: float, interval_ms: float, rng: random.Random) -> bytes | None | Literal[False]:
         """At the retransmission deadline: the datagram to resend, or False when MRP gives up
         (outstanding cleared). None when nothing is due."""
         out = self.outstanding

@@ -132,7 +132,7 @@ def parse_qr_code(text: str) -> SetupPayload:
         raise PairingCodeError(f"QR payload {text!r} holds {len(data)} bytes; at least "
                                f"{_QR_BYTES} are needed")
     packed = int.from_bytes(data[:_QR_BYTES], "little")
-    fields = {}
+    fields: dict[str, int] = {}
     for name, bits in _QR_FIELDS:
         fields[name] = packed & ((1 << bits) - 1)
         packed >>= bits
@@ -142,7 +142,10 @@ def parse_qr_code(text: str) -> SetupPayload:
         raise PairingCodeError("QR payload padding bits are not 0")
     if fields["flow"] == 3:
         raise PairingCodeError("QR payload commissioning flow 3 is reserved; 0, 1 or 2 accepted")
-    return SetupPayload(optional_tlv=data[_QR_BYTES:], **fields)
+    return SetupPayload(
+        passcode=fields["passcode"], discriminator=fields["discriminator"], vendor_id=fields["vendor_id"],
+        product_id=fields["product_id"], flow=CommissioningFlow(fields["flow"]),
+        discovery=DiscoveryCapabilities(fields["discovery"]), optional_tlv=data[_QR_BYTES:])
 
 
 def _base38_encode(data: bytes) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 import struct
-from typing import Any, Iterator
+from typing import Any, ClassVar, Iterator, Literal
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESCCM
@@ -30,7 +30,7 @@ class UnsecuredSession:
     """Carries PASE/CASE handshakes (session id 0). The initiator names itself with a random
     ephemeral node id in the source field; the responder echoes it as the destination."""
 
-    is_secure = False
+    is_secure: ClassVar[Literal[False]] = False
     local_session_id = UNSECURED_SESSION_ID
     peer_session_id = UNSECURED_SESSION_ID
     peer_node_id = None
@@ -41,7 +41,7 @@ class UnsecuredSession:
         self.is_initiator = is_initiator
         self.peer_address = peer_address
         self.reception = ReceptionState(CounterMode.UNENCRYPTED)
-        self.peer_mrp: dict = {}  # filled by the handshake when the peer sends its session parameters
+        self.peer_mrp: dict[str, int] = {}  # filled by the handshake when the peer sends its session parameters
         self.last_peer_activity_ms = now_ms
         self.last_activity_ms = now_ms
         self.closed = False
@@ -65,7 +65,7 @@ class UnsecuredSession:
 class SecureSession:
     """A PASE or CASE session. Counter state is updated by the caller only after `open` succeeded."""
 
-    is_secure = True
+    is_secure: ClassVar[Literal[True]] = True
 
     def __init__(self, established: EstablishedSession, peer_address: Any, now_ms: float,
                  rng: random.Random, local_node_id: int = UNSPECIFIED_NODE_ID):
@@ -87,7 +87,7 @@ class SecureSession:
         self.counter = MessageCounter(rng, rollover=False)
         self.reception = ReceptionState(CounterMode.ENCRYPTED_UNICAST)
         self.peer_address = peer_address
-        self.peer_mrp: dict = dict(established.peer_mrp or {})
+        self.peer_mrp: dict[str, int] = dict(established.peer_mrp or {})
         # The handshake just heard from the peer, so it counts as active.
         self.last_peer_activity_ms = now_ms
         self.last_activity_ms = now_ms

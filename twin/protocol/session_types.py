@@ -19,4 +19,4 @@ class EstablishedSession:
     is_initiator: bool
     peer_node_id: int | None  # CASE: operational node id of peer; PASE: None
     fabric_index: int | None  # CASE only
-    peer_mrp: dict | None  # SESSION_IDLE_INTERVAL / SESSION_ACTIVE_INTERVAL etc. if the peer sent them
+    peer_mrp: dict[str, int] | None  # SESSION_IDLE_INTERVAL / SESSION_ACTIVE_INTERVAL etc. if the peer sent them

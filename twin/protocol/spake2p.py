@@ -48,8 +48,9 @@ class Spake2pError(Exception):
     """Bad input to SPAKE2+: a point not on the curve, bad parameters, or failed key confirmation."""
 
 
-def _encode(point) -> bytes:
-    return point.to_bytes("uncompressed")
+def _encode(point: PointJacobi) -> bytes:
+    encoded: bytes = point.to_bytes("uncompressed")  # ecdsa is untyped; to_bytes returns bytes
+    return encoded
 
 
 def decode_point(data: bytes) -> PointJacobi:
@@ -104,7 +105,8 @@ def _len_prefixed(*items: bytes) -> bytes:
 class _Transcript:
     """Derives Ka, Ke, KcA, KcB from the points both sides agree on."""
 
-    def __init__(self, context, id_prover, id_verifier, X, Y, Z, V, w0):
+    def __init__(self, context: bytes, id_prover: bytes, id_verifier: bytes, X: bytes, Y: bytes,
+                 Z: PointJacobi, V: PointJacobi, w0: int) -> None:
         tt = _len_prefixed(
             context, id_prover, id_verifier, _encode(_M), _encode(_N), X, Y, _encode(Z), _encode(V),
             w0.to_bytes(CRYPTO_GROUP_SIZE_BYTES, "big"),
