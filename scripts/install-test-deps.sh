@@ -54,3 +54,4 @@ mkdir -p "$ROOT/.cache" && { test -f "$ROOT/.cache/.gitignore" || echo '*' > "$R
 step "@matter/main@$MATTERJS_VERSION" \
     "test \"\$(node -p \"require('$MATTERJS_DIR/node_modules/@matter/main/package.json').version\")\" = $MATTERJS_VERSION" \
     "mkdir -p '$MATTERJS_DIR' && (cd '$MATTERJS_DIR' && { test -f package.json || echo '{\"private\": true}' > package.json; } && npm install --silent --no-audit --no-fund @matter/main@$MATTERJS_VERSION)"
+PYTHON="$PY" bash scripts/install-home-assistant.sh  # Home Assistant 2024.3.3 + python-matter-server 5.7.0 in .cache/ha-venv
