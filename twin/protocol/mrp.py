@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Literal, Mapping, Protocol
+from collections.abc import Mapping
+from typing import Literal, Protocol
 
 MRP_MAX_TRANSMISSIONS = 5
 MRP_BACKOFF_BASE = 1.6

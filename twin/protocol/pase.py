@@ -23,14 +23,15 @@ message layer (`message.SecureChannelOpcode`, `status_report`).
 from __future__ import annotations
 
 import random
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Literal, overload
 
 from chip.tlv import uint
 
 from twin.protocol.crypto import Crypto_Hash, Crypto_KDF, default_rng
 from twin.protocol.message import MessageFormatError, ProtocolId, SecureChannelOpcode
 from twin.protocol.session_types import EstablishedSession, SessionKeys
-from twin.protocol.tlv import CodecError, Struct, encode_tlv, decode_tlv
+from twin.protocol.tlv import CodecError, Struct, Tag, decode_tlv, encode_tlv
 from twin.protocol.status_report import GeneralCode, SecureChannelStatus, StatusReport
 from twin.protocol.spake2p import Spake2pError, Spake2pProver, Spake2pVerifier, check_pbkdf_parameters, compute_w0_w1, parse_verifier
 
@@ -87,7 +88,15 @@ def decode_struct(payload: bytes, what: str) -> Struct:
     return value
 
 
-def field_bytes(s: dict, tag: int, what: str, length: int | None = None, optional: bool = False) -> bytes | None:
+@overload
+def field_bytes(s: Mapping[Tag, Any], tag: int, what: str, length: int | None = None,
+                optional: Literal[False] = False) -> bytes: ...
+@overload
+def field_bytes(s: Mapping[Tag, Any], tag: int, what: str, length: int | None = None, *,
+                optional: bool) -> bytes | None: ...
+def field_bytes(s: Mapping[Tag, Any], tag: int, what: str, length: int | None = None,
+                optional: bool = False) -> bytes | None:
+    """The octet string at `tag`; None only when `optional` and the field is absent (or null)."""
     value = s.get(tag)
     if value is None and optional:
         return None
@@ -99,7 +108,7 @@ def field_bytes(s: dict, tag: int, what: str, length: int | None = None, optiona
     return value
 
 
-def field_uint(s: dict, tag: int, what: str, max_value: int) -> int:
+def field_uint(s: Mapping[Tag, Any], tag: int, what: str, max_value: int) -> int:
     value = s.get(tag)
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= max_value:
         raise HandshakeError(SecureChannelStatus.INVALID_PARAMETER,
@@ -107,7 +116,7 @@ def field_uint(s: dict, tag: int, what: str, max_value: int) -> int:
     return int(value)
 
 
-def encode_session_parameters(params: dict | None) -> dict | None:
+def encode_session_parameters(params: Mapping[str, int] | None) -> dict[int, int] | None:
     if not params:
         return None
     unknown = set(params) - set(SESSION_PARAMETER_TAGS)
@@ -116,14 +125,14 @@ def encode_session_parameters(params: dict | None) -> dict | None:
     return {SESSION_PARAMETER_TAGS[name]: uint(value) for name, value in params.items()}
 
 
-def decode_session_parameters(value) -> dict | None:
+def decode_session_parameters(value: object) -> dict[str, int] | None:
     """Known session parameters by spec name; unknown tags are ignored (forward compatible)."""
     if value is None:
         return None
     if not isinstance(value, dict):
         raise HandshakeError(SecureChannelStatus.INVALID_PARAMETER, "session parameters must be a TLV structure")
-    out = {}
-    for tag, v in value.items():
+    out: dict[str, int] = {}
+    for tag in value:
         name = _SESSION_PARAMETER_NAMES.get(tag)
         if name is not None:
             out[name] = field_uint(value, tag, name, 0xFFFFFFFF)
@@ -147,7 +156,8 @@ class Handshake:
 
     is_initiator: bool
 
-    def __init__(self, local_session_id: int, rng: random.Random | None, session_params: dict | None):
+    def __init__(self, local_session_id: int, rng: random.Random | None,
+                 session_params: Mapping[str, int] | None) -> None:
         check_session_id(local_session_id)
         self.local_session_id = local_session_id
         self.rng = rng or default_rng()
@@ -222,13 +232,16 @@ def _spake_error(e: Spake2pError) -> HandshakeError:
 # --- PASE ------------------------------------------------------------------------------------
 
 class _Pase(Handshake):
-    def __init__(self, local_session_id, rng, session_params):
+    def __init__(self, local_session_id: int, rng: random.Random | None,
+                 session_params: Mapping[str, int] | None) -> None:
         super().__init__(local_session_id, rng, session_params)
         self.peer_session_id: int | None = None
-        self.peer_params: dict | None = None
+        self.peer_params: dict[str, int] | None = None
         self._ke: bytes | None = None
 
     def _established(self) -> EstablishedSession:
+        # Only reached once the last step ran: the peer's session id and Ke are both set by then.
+        assert self.peer_session_id is not None and self._ke is not None, "PASE established before its last step"
         return EstablishedSession(
             local_session_id=self.local_session_id, peer_session_id=self.peer_session_id,
             keys=derive_session_keys(self._ke, b""), is_initiator=self.is_initiator,
@@ -241,7 +254,7 @@ class PaseResponder(_Pase):
     is_initiator = False
 
     def __init__(self, verifier: bytes, salt: bytes, iterations: int, local_session_id: int,
-                 rng: random.Random | None = None, session_params: dict | None = None):
+                 rng: random.Random | None = None, session_params: Mapping[str, int] | None = None) -> None:
         super().__init__(local_session_id, rng, session_params)
         check_pbkdf_parameters(salt, iterations)  # raises Spake2pError: a setup bug, not peer input
         self._w0, self._L = parse_verifier(verifier)
@@ -249,14 +262,14 @@ class PaseResponder(_Pase):
         self._spake: Spake2pVerifier | None = None
         self._expect = SecureChannelOpcode.PBKDFParamRequest
 
-    def _dispatch(self, opcode, payload):
+    def _dispatch(self, opcode: SecureChannelOpcode, payload: bytes) -> list[tuple[int, bytes]]:
         if opcode == SecureChannelOpcode.PBKDFParamRequest:
             return self._on_pbkdf_request(payload)
         if opcode == SecureChannelOpcode.PASE_Pake1:
             return self._on_pake1(payload)
         return self._on_pake3(payload)
 
-    def _on_pbkdf_request(self, payload):
+    def _on_pbkdf_request(self, payload: bytes) -> list[tuple[int, bytes]]:
         s = decode_struct(payload, "PBKDFParamRequest")
         initiator_random = field_bytes(s, 1, "initiatorRandom", RANDOM_SIZE)
         self.peer_session_id = field_uint(s, 2, "initiatorSessionId", 0xFFFF)
@@ -279,24 +292,30 @@ class PaseResponder(_Pase):
         self._expect = SecureChannelOpcode.PASE_Pake1
         return [(SecureChannelOpcode.PBKDFParamResponse, response)]
 
-    def _on_pake1(self, payload):
+    def _spake_verifier(self) -> Spake2pVerifier:
+        # Pake1 and Pake3 are only expected after the PBKDFParamRequest step made the verifier.
+        assert self._spake is not None, "SPAKE2+ verifier used before PBKDFParamRequest"
+        return self._spake
+
+    def _on_pake1(self, payload: bytes) -> list[tuple[int, bytes]]:
         s = decode_struct(payload, "Pake1")
         pA = field_bytes(s, 1, "pA", 65)
         try:
-            pB, cB = self._spake.respond(pA)
+            pB, cB = self._spake_verifier().respond(pA)
         except Spake2pError as e:
             raise _spake_error(e) from None
         self._expect = SecureChannelOpcode.PASE_Pake3
         return [(SecureChannelOpcode.PASE_Pake2, encode_struct({1: pB, 2: cB}))]
 
-    def _on_pake3(self, payload):
+    def _on_pake3(self, payload: bytes) -> list[tuple[int, bytes]]:
         s = decode_struct(payload, "Pake3")
         cA = field_bytes(s, 1, "cA", 32)
+        spake = self._spake_verifier()
         try:
-            self._spake.confirm(cA)
+            spake.confirm(cA)
         except Spake2pError as e:
             raise _spake_error(e) from None
-        self._ke = self._spake.Ke
+        self._ke = spake.Ke
         return self._succeed()
 
 
@@ -306,7 +325,8 @@ class PaseInitiator(_Pase):
     is_initiator = True
 
     def __init__(self, passcode: int, local_session_id: int, rng: random.Random | None = None,
-                 session_params: dict | None = None, pbkdf_parameters: tuple[int, bytes] | None = None):
+                 session_params: Mapping[str, int] | None = None,
+                 pbkdf_parameters: tuple[int, bytes] | None = None) -> None:
         super().__init__(local_session_id, rng, session_params)
         self._passcode = passcode
         # (iterations, salt) if already known (e.g. from an earlier attempt): the node then omits them.
@@ -329,12 +349,12 @@ class PaseInitiator(_Pase):
         self._expect = SecureChannelOpcode.PBKDFParamResponse
         return [(SecureChannelOpcode.PBKDFParamRequest, self._request)]
 
-    def _dispatch(self, opcode, payload):
+    def _dispatch(self, opcode: SecureChannelOpcode, payload: bytes) -> list[tuple[int, bytes]]:
         if opcode == SecureChannelOpcode.PBKDFParamResponse:
             return self._on_pbkdf_response(payload)
         return self._on_pake2(payload)
 
-    def _on_pbkdf_response(self, payload):
+    def _on_pbkdf_response(self, payload: bytes) -> list[tuple[int, bytes]]:
         s = decode_struct(payload, "PBKDFParamResponse")
         if field_bytes(s, 1, "initiatorRandom", RANDOM_SIZE) != self._random:
             raise HandshakeError(SecureChannelStatus.INVALID_PARAMETER, "PBKDFParamResponse echoes a different initiatorRandom")
@@ -353,20 +373,25 @@ class PaseInitiator(_Pase):
             w0, w1 = compute_w0_w1(self._passcode, salt, iterations)
         except Spake2pError as e:
             raise _spake_error(e) from None
+        # PBKDFParamResponse is only expected after start() stored the request.
+        assert self._request is not None, "PBKDFParamResponse handled before start()"
         context = Crypto_Hash(SPAKE2P_CONTEXT_PREFIX + self._request + payload)
         self._spake = Spake2pProver(context, w0, w1, rng=self.rng)
         self._expect = SecureChannelOpcode.PASE_Pake2
         return [(SecureChannelOpcode.PASE_Pake1, encode_struct({1: self._spake.X}))]
 
-    def _on_pake2(self, payload):
+    def _on_pake2(self, payload: bytes) -> list[tuple[int, bytes]]:
         s = decode_struct(payload, "Pake2")
         pB = field_bytes(s, 1, "pB", 65)
         cB = field_bytes(s, 2, "cB", 32)
+        spake = self._spake
+        # Pake2 is only expected after the PBKDFParamResponse step made the prover.
+        assert spake is not None, "SPAKE2+ prover used before PBKDFParamResponse"
         try:
-            cA = self._spake.finish(pB)
-            self._spake.confirm(cB)
+            cA = spake.finish(pB)
+            spake.confirm(cB)
         except Spake2pError as e:
             raise _spake_error(e) from None
-        self._ke = self._spake.Ke
+        self._ke = spake.Ke
         self._expect = SecureChannelOpcode.StatusReport
         return [(SecureChannelOpcode.PASE_Pake3, encode_struct({1: cA}))]
