@@ -27,9 +27,10 @@ destination id, INVALID_PARAMETER for everything else (bad TLV, MIC, chain, sign
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Iterable
+from typing import Any
 
 from chip.tlv import uint
 from cryptography.hazmat.primitives.asymmetric import ec
@@ -40,6 +41,7 @@ from twin.protocol.pase import RANDOM_SIZE, Handshake, HandshakeError, decode_se
 from twin.protocol.message import SecureChannelOpcode
 from twin.protocol.session_types import EstablishedSession
 from twin.protocol.status_report import SecureChannelStatus
+from twin.protocol.tlv import Tag
 
 IPK_SIZE = 16
 RESUMPTION_ID_SIZE = 16
@@ -110,13 +112,14 @@ def _invalid(message: str) -> HandshakeError:
 
 
 class _Case(Handshake):
-    def __init__(self, local_session_id, rng, session_params, at):
+    def __init__(self, local_session_id: int, rng: random.Random | None,
+                 session_params: Mapping[str, int] | None, at: int | None) -> None:
         super().__init__(local_session_id, rng, session_params)
         self._at = at  # Matter epoch seconds for certificate validity, from the caller's clock
         self.fabric: FabricInfo | None = None
         self.peer_session_id: int | None = None
         self.peer_node_id: int | None = None
-        self.peer_params: dict | None = None
+        self.peer_params: dict[str, int] | None = None
         # CASE Authenticated Tags from the peer's NOC, for access control (EstablishedSession has no slot).
         self.peer_cats: tuple[int, ...] = ()
         self._eph = Crypto_GenerateKeypair(self.rng)
@@ -125,46 +128,66 @@ class _Case(Handshake):
         self._shared: bytes | None = None
         self._messages: list[bytes] = []  # raw Sigma1, Sigma2, Sigma3 for the transcript hash
 
-    def _ecdh(self, peer_eph_pub: bytes) -> None:
+    def _ecdh(self, peer_eph_pub: bytes) -> bytes:
+        """Derive and keep the shared secret with the peer's ephemeral key; returns it."""
         try:
-            self._shared = Crypto_ECDH(self._eph, peer_eph_pub)
+            shared = Crypto_ECDH(self._eph, peer_eph_pub)
         except CryptoError as e:
             raise _invalid(f"peer ephemeral key: {e}") from None
-        self._peer_eph_pub = peer_eph_pub
+        self._shared, self._peer_eph_pub = shared, peer_eph_pub
+        return shared
+
+    # The step order guarantees these are set before use: the initiator gets its fabric in the
+    # constructor, the responder picks it from Sigma1; both run ECDH on the first Sigma they read.
+    def _our_fabric(self) -> FabricInfo:
+        assert self.fabric is not None, "CASE fabric used before Sigma1 chose it"
+        return self.fabric
+
+    def _shared_secret(self) -> bytes:
+        assert self._shared is not None, "CASE shared secret used before ECDH"
+        return self._shared
+
+    def _peer_eph(self) -> bytes:
+        assert self._peer_eph_pub is not None, "peer ephemeral key used before ECDH"
+        return self._peer_eph_pub
 
     def _transcript_hash(self) -> bytes:
         return Crypto_Hash(b"".join(self._messages))
 
     def _s3k(self) -> bytes:
-        return Crypto_KDF(self._shared, self.fabric.ipk + self._transcript_hash(), SIGMA3_INFO, 128)
+        return Crypto_KDF(self._shared_secret(), self._our_fabric().ipk + self._transcript_hash(), SIGMA3_INFO, 128)
 
-    def _verify_peer(self, tbe: dict, receiver_eph_pub: bytes, what: str) -> int:
+    def _verify_peer(self, tbe: Mapping[Tag, Any], receiver_eph_pub: bytes, what: str) -> int:
         """Check the peer's chain and signature from a decrypted TBEData; returns its node id."""
+        fabric = self._our_fabric()
         noc = field_bytes(tbe, 1, f"{what} NOC")
         icac = field_bytes(tbe, 2, f"{what} ICAC", optional=True)
         signature = field_bytes(tbe, 3, f"{what} signature", 64)
         try:
-            node_id, fabric_id, noc_key = verify_chain(noc, icac, self.fabric.rcac, self._at)
+            node_id, fabric_id, noc_key = verify_chain(noc, icac, fabric.rcac, self._at)
         except CertificateError as e:
             raise _invalid(f"{what} certificate chain: {e}") from None
-        if fabric_id != self.fabric.fabric_id:
-            raise _invalid(f"{what} NOC fabric id {fabric_id:#x}; expected {self.fabric.fabric_id:#x}")
-        if not Crypto_Verify(noc_key, _tbs(noc, icac, self._peer_eph_pub, receiver_eph_pub), signature):
+        if fabric_id != fabric.fabric_id:
+            raise _invalid(f"{what} NOC fabric id {fabric_id:#x}; expected {fabric.fabric_id:#x}")
+        if not Crypto_Verify(noc_key, _tbs(noc, icac, self._peer_eph(), receiver_eph_pub), signature):
             raise _invalid(f"{what} signature does not verify with the NOC public key")
         self.peer_cats = MatterCertificate.from_tlv(noc).case_authenticated_tags
         return node_id
 
-    def _sign_tbe(self, extra: dict) -> bytes:
-        f = self.fabric
-        signature = Crypto_Sign(f.operational_key, _tbs(f.noc, f.icac, self._eph_pub, self._peer_eph_pub))
+    def _sign_tbe(self, extra: dict[int, Any]) -> bytes:
+        f = self._our_fabric()
+        signature = Crypto_Sign(f.operational_key, _tbs(f.noc, f.icac, self._eph_pub, self._peer_eph()))
         return encode_struct({1: f.noc, 2: f.icac, 3: signature, **extra})
 
     def _established(self) -> EstablishedSession:
-        keys = derive_session_keys(self._shared, self.fabric.ipk + self._transcript_hash())
+        fabric = self._our_fabric()
+        keys = derive_session_keys(self._shared_secret(), fabric.ipk + self._transcript_hash())
+        # Only reached after the Sigma that carries the peer's session id was accepted.
+        assert self.peer_session_id is not None, "CASE established before the peer's session id was known"
         return EstablishedSession(
             local_session_id=self.local_session_id, peer_session_id=self.peer_session_id, keys=keys,
             is_initiator=self.is_initiator, peer_node_id=self.peer_node_id,
-            fabric_index=self.fabric.fabric_index, peer_mrp=self.peer_params)
+            fabric_index=fabric.fabric_index, peer_mrp=self.peer_params)
 
 
 class CaseResponder(_Case):
@@ -173,18 +196,18 @@ class CaseResponder(_Case):
     is_initiator = False
 
     def __init__(self, fabrics: Iterable[FabricInfo], local_session_id: int, rng: random.Random | None = None,
-                 session_params: dict | None = None, at: int | None = None):
+                 session_params: Mapping[str, int] | None = None, at: int | None = None) -> None:
         super().__init__(local_session_id, rng, session_params, at)
         self._fabrics = fabrics
         self.resumption_requested = False
         self._expect = SecureChannelOpcode.CASE_Sigma1
 
-    def _dispatch(self, opcode, payload):
+    def _dispatch(self, opcode: SecureChannelOpcode, payload: bytes) -> list[tuple[int, bytes]]:
         if opcode == SecureChannelOpcode.CASE_Sigma1:
             return self._on_sigma1(payload)
         return self._on_sigma3(payload)
 
-    def _on_sigma1(self, payload):
+    def _on_sigma1(self, payload: bytes) -> list[tuple[int, bytes]]:
         s = decode_struct(payload, "Sigma1")
         initiator_random = field_bytes(s, 1, "initiatorRandom", RANDOM_SIZE)
         peer_session_id = field_uint(s, 2, "initiatorSessionId", 0xFFFF)
@@ -203,11 +226,11 @@ class CaseResponder(_Case):
             raise HandshakeError(SecureChannelStatus.NO_SHARED_TRUST_ROOTS,
                                  "destinationId matches no fabric of this node (wrong IPK, root, fabric or node id)")
         self.fabric, self.peer_session_id, self.peer_params = fabric, peer_session_id, peer_params
-        self._ecdh(peer_eph_pub)
+        shared = self._ecdh(peer_eph_pub)
         self._messages.append(payload)
 
         responder_random = self.rng.randbytes(RANDOM_SIZE)
-        s2k = Crypto_KDF(self._shared, fabric.ipk + responder_random + self._eph_pub + self._transcript_hash(),
+        s2k = Crypto_KDF(shared, fabric.ipk + responder_random + self._eph_pub + self._transcript_hash(),
                          SIGMA2_INFO, 128)
         tbe2 = self._sign_tbe({4: self.rng.randbytes(RESUMPTION_ID_SIZE)})
         sigma2 = encode_struct({
@@ -221,7 +244,7 @@ class CaseResponder(_Case):
         self._expect = SecureChannelOpcode.CASE_Sigma3
         return [(SecureChannelOpcode.CASE_Sigma2, sigma2)]
 
-    def _on_sigma3(self, payload):
+    def _on_sigma3(self, payload: bytes) -> list[tuple[int, bytes]]:
         s = decode_struct(payload, "Sigma3")
         encrypted3 = field_bytes(s, 1, "encrypted3")
         try:
@@ -239,7 +262,8 @@ class CaseInitiator(_Case):
     is_initiator = True
 
     def __init__(self, fabric: FabricInfo, peer_node_id: int, local_session_id: int,
-                 rng: random.Random | None = None, session_params: dict | None = None, at: int | None = None):
+                 rng: random.Random | None = None, session_params: Mapping[str, int] | None = None,
+                 at: int | None = None) -> None:
         super().__init__(local_session_id, rng, session_params, at)
         self.fabric = fabric
         self.target_node_id = peer_node_id
@@ -251,7 +275,7 @@ class CaseInitiator(_Case):
         sigma1 = encode_struct({
             1: initiator_random,
             2: uint(self.local_session_id),
-            3: self.fabric.destination_id(initiator_random, self.target_node_id),
+            3: self._our_fabric().destination_id(initiator_random, self.target_node_id),
             4: self._eph_pub,
             5: self._local_params,
         })
@@ -259,18 +283,18 @@ class CaseInitiator(_Case):
         self._expect = SecureChannelOpcode.CASE_Sigma2
         return [(SecureChannelOpcode.CASE_Sigma1, sigma1)]
 
-    def _dispatch(self, opcode, payload):
+    def _dispatch(self, opcode: SecureChannelOpcode, payload: bytes) -> list[tuple[int, bytes]]:
         return self._on_sigma2(payload)
 
-    def _on_sigma2(self, payload):
+    def _on_sigma2(self, payload: bytes) -> list[tuple[int, bytes]]:
         s = decode_struct(payload, "Sigma2")
         responder_random = field_bytes(s, 1, "responderRandom", RANDOM_SIZE)
         peer_session_id = field_uint(s, 2, "responderSessionId", 0xFFFF)
         peer_eph_pub = field_bytes(s, 3, "responderEphPubKey", 65)
         encrypted2 = field_bytes(s, 4, "encrypted2")
         peer_params = decode_session_parameters(s.get(5))
-        self._ecdh(peer_eph_pub)
-        s2k = Crypto_KDF(self._shared, self.fabric.ipk + responder_random + peer_eph_pub + self._transcript_hash(),
+        shared = self._ecdh(peer_eph_pub)
+        s2k = Crypto_KDF(shared, self._our_fabric().ipk + responder_random + peer_eph_pub + self._transcript_hash(),
                          SIGMA2_INFO, 128)
         try:
             tbe2 = Crypto_AEAD_DecryptVerify(s2k, encrypted2, b"", TBE_DATA2_NONCE)
