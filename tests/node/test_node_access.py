@@ -8,19 +8,30 @@ import random
 import pytest
 from chip.clusters import Objects as C
 from chip.clusters.Types import NullValue
+from test_node_im_server import CTRL, IM, KEYS, NODE, Link, values
 
 from clusters.devices import create_device
 from clusters.status import Status
-from twin.protocol import certs
 from twin.node.access import ADMINISTER, MANAGE, OPERATE, VIEW, required_privilege, subject_matches
 from twin.node.commissioning import NodeCommissioning
-from twin.protocol.exchange import MessageLayer
 from twin.node.fabrics import Fabric
-from twin.protocol.tlv import Struct, decode_tlv
-from twin.protocol.interaction import AttributeData, AttributePath, CommandData, CommandPath, EventPath, InvokeRequest, ReadRequest, ReportData, SubscribeRequest, WriteRequest
 from twin.node.values import encode_value
+from twin.protocol import certs
+from twin.protocol.exchange import MessageLayer
+from twin.protocol.interaction import (
+    AttributeData,
+    AttributePath,
+    CommandData,
+    CommandPath,
+    EventPath,
+    InvokeRequest,
+    ReadRequest,
+    ReportData,
+    SubscribeRequest,
+    WriteRequest,
+)
 from twin.protocol.session_types import EstablishedSession
-from test_node_im_server import CTRL, IM, KEYS, NODE, Link, values
+from twin.protocol.tlv import Struct, decode_tlv
 
 AC = C.AccessControl
 Entry, Target = AC.Structs.AccessControlEntryStruct, AC.Structs.AccessControlTargetStruct
@@ -209,3 +220,23 @@ def test_acl_change_events_go_to_their_own_fabric_only(node):
                 if r.event_data]
     assert acl_events(admin_a) == [changed, changed]   # the old entry removed, the new one added
     assert acl_events(admin_b) == []
+
+
+def test_a_subscription_to_nothing_the_peer_may_read_is_refused(node):
+    """Issue #12 item 9: a peer with no ACL entry could subscribe although it may read nothing."""
+    device, commissioning = node
+    stranger = Peer(device, 0x77, 1)
+    for request in (SubscribeRequest(0, 10, attribute_requests=[AttributePath(1, ON_OFF, 0)]),
+                    SubscribeRequest(0, 10, attribute_requests=[AttributePath()]),
+                    SubscribeRequest(0, 10, event_requests=[EventPath()])):
+        (answer,) = stranger.request(request)
+        assert answer.status == Status.INVALID_ACTION
+    im = stranger.im
+    assert not im.subscriptions
+    # Viewing one cluster is enough to subscribe to a path that covers it.
+    commissioning.table.get(1).acl.append(Entry(
+        privilege=VIEW, authMode=CASE, subjects=[0x77],
+        targets=[Target(cluster=ON_OFF, endpoint=NullValue, deviceType=NullValue)], fabricIndex=1))
+    primed = stranger.request(SubscribeRequest(0, 10, attribute_requests=[AttributePath()]))
+    assert {k[1] for k in values(primed)} == {ON_OFF}
+    assert len(im.subscriptions) == 1

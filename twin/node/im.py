@@ -60,8 +60,9 @@ import dataclasses
 import logging
 import random
 import typing
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from chip.clusters import Objects as Clusters
 from chip.clusters.ClusterObjects import ClusterCommand, ClusterEvent, ClusterObject
@@ -182,7 +183,7 @@ class Subscription:
     active: bool = False                  # SubscribeResponse sent
     last_report_ms: float = 0.0
     dirty: set[Key] = field(default_factory=set)
-    busy: "_Pending | None" = None        # a report (or the priming) waiting for its answer
+    busy: _Pending | None = None        # a report (or the priming) waiting for its answer
     event_paths: list[EventPath] = field(default_factory=list)
     event_min: int = 0                    # next event number to report
     events_due: bool = False              # a matching event is waiting
@@ -703,6 +704,10 @@ class InteractionModelServer:
             return self._status(exchange, Status.INVALID_ACTION, now_ms)
         if not message.attribute_requests and not message.event_requests:
             return self._status(exchange, Status.INVALID_ACTION, now_ms)
+        if not self._may_read_any(message.attribute_requests or [], message.event_requests or [], access):
+            # As the CHIP SDK does: a subscription to nothing the peer may read is refused
+            # outright (its read would only answer UNSUPPORTED_ACCESS per path).
+            return self._status(exchange, Status.INVALID_ACTION, now_ms)
         if not message.keep_subscriptions:
             for old in [s for s in self.subscriptions.values() if _same_peer(s.session, session)]:
                 self._remove(old)
@@ -726,6 +731,38 @@ class InteractionModelServer:
         self._watch_derived(now_ms)
         chunks = self._report_chunks(items, sub_id, for_read=False, events=events)
         return self._start(exchange, "priming", chunks, now_ms, subscription=sub)
+
+    def _may_read_any(self, paths: list[AttributePath], event_paths: list[EventPath],
+                      access: AccessContext) -> bool:
+        """Does the peer have read access to anything these paths name? A concrete path is
+        checked on its ids (whether or not it exists), a wildcard on what it expands to."""
+        if self.access_check is None:
+            return True
+        for path in paths:
+            if path.concrete:
+                if self._allowed("read", access, path.endpoint, path.cluster, path.attribute):
+                    return True
+                continue
+            try:
+                targets = self._expand(path)
+            except MatterError:
+                continue
+            if any(self._allowed("read", access, ep, server.id, server.attribute_class(name).attribute_id)
+                   for ep, server, name in targets):
+                return True
+        for path in event_paths:
+            for ep_id, endpoint in self.device.endpoints.items():
+                if path.endpoint not in (None, ep_id):
+                    continue
+                for cluster_id in endpoint.servers:
+                    if path.cluster not in (None, cluster_id):
+                        continue
+                    if self._allowed("event", access, ep_id, cluster_id, path.event or 0):
+                        return True
+            if path.endpoint is not None and path.cluster is not None and self._allowed(
+                    "event", access, path.endpoint, path.cluster, path.event or 0):
+                return True
+        return False
 
     def _watch(self) -> None:
         """Listen to every server (node-only servers may have been added since last time)."""
