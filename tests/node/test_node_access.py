@@ -15,7 +15,7 @@ from clusters.status import Status
 from twin.node.access import ADMINISTER, MANAGE, OPERATE, VIEW, required_privilege, subject_matches
 from twin.node.commissioning import NodeCommissioning
 from twin.node.fabrics import Fabric
-from twin.node.values import encode_value
+from twin.node.values import encode_value, list_item_type
 from twin.protocol import certs
 from twin.protocol.exchange import MessageLayer
 from twin.protocol.interaction import (
@@ -240,3 +240,30 @@ def test_a_subscription_to_nothing_the_peer_may_read_is_refused(node):
     primed = stranger.request(SubscribeRequest(0, 10, attribute_requests=[AttributePath()]))
     assert {k[1] for k in values(primed)} == {ON_OFF}
     assert len(im.subscriptions) == 1
+
+
+def test_an_admin_rewrites_its_acl_the_sdk_way_in_one_write(node):
+    """Issue #12 item 7: the CHIP SDK writes the ACL as [] then one append per entry in one
+    WriteRequest; access is decided once per path for the whole interaction, so the admin
+    who empties the list may still append (and does not lock itself out)."""
+    device, commissioning = node
+    admin = Peer(device, ADMIN_A, 1)
+    typ = AC.Attributes.Acl.attribute_type.Type
+    path = AttributePath(0, AC.id, AC.Attributes.Acl.attribute_id)
+    append = AttributePath(0, AC.id, AC.Attributes.Acl.attribute_id, list_index=NullValue)
+    admin_entry = Entry(privilege=ADMINISTER, authMode=CASE, subjects=[ADMIN_A], targets=NullValue, fabricIndex=1)
+    user_entry = Entry(privilege=OPERATE, authMode=CASE, subjects=[USER_A], targets=NullValue, fabricIndex=1)
+    item = list_item_type(typ)
+    (response,) = admin.request(WriteRequest([
+        AttributeData(path, decode_tlv(encode_value(typ, []))),
+        AttributeData(append, decode_tlv(encode_value(item, admin_entry))),
+        AttributeData(append, decode_tlv(encode_value(item, user_entry)))]))
+    assert [r.status.status for r in response.write_responses] == [Status.SUCCESS] * 3
+    assert [e.subjects for e in commissioning.table.get(1).acl] == [[ADMIN_A], [USER_A]]
+    assert toggle(Peer(device, USER_A, 1)) == Status.SUCCESS
+    # A later interaction decides afresh: the same admin may still administer.
+    assert write_acl(admin, [admin_entry]) == Status.SUCCESS
+    # ... and one who lost Administer in an earlier interaction may not append.
+    user = Peer(device, USER_A, 1)
+    (response,) = user.request(WriteRequest([AttributeData(append, decode_tlv(encode_value(item, user_entry)))]))
+    assert response.write_responses[0].status.status == Status.UNSUPPORTED_ACCESS

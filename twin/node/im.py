@@ -259,6 +259,9 @@ class InteractionModelServer:
         self._pending: dict[Any, _Pending] = {}
         self._timed: dict[Any, float] = {}        # exchange -> TimedRequest deadline (ms)
         self._writes: dict[Any, tuple[bool, float]] = {}   # chunked write: exchange -> (timed, deadline)
+        #: Access decided per concrete path for a (chunked) write interaction, as the CHIP SDK
+        #: does: replacing a list with [] then appending keeps the privilege the write began with.
+        self._write_access: dict[Any, dict[tuple[int, int, int], bool]] = {}
         overhead = len(ReportData(subscription_id=0xFFFFFFFF, attribute_reports=[], more_chunked=True,
                                   suppress_response=True).encode())
         self._item_budget = max_payload - overhead
@@ -302,6 +305,7 @@ class InteractionModelServer:
         if exchange in self._writes:
             timed_write, _ = self._writes.pop(exchange)
             if not isinstance(message, WriteRequest):
+                self._write_access.pop(exchange, None)
                 return self._status(exchange, Status.INVALID_ACTION, now_ms)
             return self._write(exchange, message, timed_write, access, now_ms)
         timed = False
@@ -346,6 +350,7 @@ class InteractionModelServer:
         for exchange, (_, deadline) in list(self._writes.items()):
             if exchange.closed or now_ms >= deadline:   # the next write chunk never came
                 del self._writes[exchange]
+                self._write_access.pop(exchange, None)
                 actions += [] if exchange.closed else exchange.close(now_ms)
         if self._watched and self._next_sample_ms is None:   # watched since a re-composition
             self._next_sample_ms = now_ms + self.sample_ms
@@ -464,6 +469,7 @@ class InteractionModelServer:
             self._remove(pending.subscription)
         self._timed.pop(exchange, None)
         self._writes.pop(exchange, None)
+        self._write_access.pop(exchange, None)
 
     def _remove(self, sub: Subscription) -> None:
         self.subscriptions.pop(sub.id, None)
@@ -901,22 +907,32 @@ class InteractionModelServer:
     # ---- write ---------------------------------------------------------------------------
     def _write(self, exchange: Any, message: WriteRequest, timed: bool, access: AccessContext,
                now_ms: float) -> list:
-        statuses = [AttributeStatus(_concrete(ad.path), StatusIB(*self._write_one(ad, timed, access)))
+        decided = self._write_access.setdefault(exchange, {})
+        statuses = [AttributeStatus(_concrete(ad.path), StatusIB(*self._write_one(ad, timed, access, decided)))
                     for ad in message.write_requests]
         if message.more_chunked:
             self._writes[exchange] = (timed, now_ms + RESPONSE_TIMEOUT_MS)   # the next chunk comes here
+        else:
+            self._write_access.pop(exchange, None)
         if message.suppress_response:
             return [] if message.more_chunked else exchange.close(now_ms)
         return self._send(exchange, WriteResponse(statuses), now_ms, close=not message.more_chunked)
 
-    def _write_one(self, ad: AttributeData, timed: bool, access: AccessContext) -> tuple[int, int | None]:
+    def _write_one(self, ad: AttributeData, timed: bool, access: AccessContext,
+                   decided: dict[tuple[int, int, int], bool] | None = None) -> tuple[int, int | None]:
         path = ad.path
         try:
             if not path.concrete:
                 raise MatterError(Status.INVALID_ACTION, "write paths must name endpoint, cluster and attribute")
             server = self.device.locate(path.cluster, path.endpoint)
             name = server.resolve_attribute(path.attribute)
-            if not self._allowed("write", access, path.endpoint, path.cluster, path.attribute):
+            key = (path.endpoint, path.cluster, path.attribute)
+            allowed = decided.get(key) if decided is not None else None
+            if allowed is None:
+                allowed = self._allowed("write", access, path.endpoint, path.cluster, path.attribute)
+                if decided is not None:
+                    decided[key] = allowed
+            if not allowed:
                 raise MatterError(Status.UNSUPPORTED_ACCESS, f"{server.name}.{name} may not be written by this peer")
             if name not in server.writable:
                 raise MatterError(Status.UNSUPPORTED_WRITE, f"{server.name}.{name} is read-only")
