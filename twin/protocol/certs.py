@@ -19,7 +19,8 @@ import secrets
 import struct
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Any, Iterable, Union
+from collections.abc import Iterable
+from typing import Any, TypeVar
 
 from chip.tlv import uint
 from cryptography import x509
@@ -110,7 +111,7 @@ _T_SERIAL, _T_SIG_ALGO, _T_ISSUER, _T_NOT_BEFORE, _T_NOT_AFTER, _T_SUBJECT = 1, 
 _T_PK_ALGO, _T_CURVE, _T_PUBKEY, _T_EXTENSIONS, _T_SIGNATURE = 7, 8, 9, 10, 11
 _EXT_BASIC, _EXT_KEY_USAGE, _EXT_EKU, _EXT_SKID, _EXT_AKID, _EXT_FUTURE = 1, 2, 3, 4, 5, 6
 
-DNValue = Union[int, str]
+DNValue = int | str
 DN = tuple[tuple[int, DNValue], ...]
 
 
@@ -120,9 +121,19 @@ class BasicConstraints:
     path_len: int | None = None
 
 
-Extension = tuple[int, object]
+#: Extension values by tag: basic constraints, key usage bits, key purposes, key ids or raw DER (future).
+ExtensionValue = BasicConstraints | int | tuple[int, ...] | bytes
+Extension = tuple[int, ExtensionValue]
 #: A decoded TLV element in wire order: (context tag, kind, value); containers hold lists of nodes.
-TLVNode = tuple[Any, str, Any]  # (tag, BasicConstraints | int | tuple[int,...] | bytes)
+TLVNode = tuple[int | None, str, Any]
+_T = TypeVar("_T")
+
+
+def _dn_uint(tag: int, val: DNValue) -> int:
+    """A Matter id DN attribute value; `_check` guarantees it for checked certificates."""
+    if not isinstance(val, int):
+        raise CertificateError(f"DN attribute {tag} needs an unsigned integer, got {val!r}")
+    return val
 
 
 # --- the certificate -------------------------------------------------------------------
@@ -151,39 +162,46 @@ class MatterCertificate:
                 return v
         return None
 
-    def _ext(self, tag: int):
+    @classmethod
+    def _dn_id(cls, dn: DN, tag: int) -> int | None:
+        v = cls._dn_get(dn, tag)
+        return None if v is None else _dn_uint(tag, v)
+
+    def _ext(self, tag: int, kind: type[_T]) -> _T | None:
         for t, v in self.extensions:
             if t == tag:
+                if not isinstance(v, kind):  # `_check` guarantees the type for checked certificates
+                    raise CertificateError(f"extension {tag} is {v!r}; expected {kind.__name__}")
                 return v
         return None
 
     @property
     def node_id(self) -> int | None:
-        return self._dn_get(self.subject, 17)
+        return self._dn_id(self.subject, 17)
 
     @property
     def fabric_id(self) -> int | None:
-        return self._dn_get(self.subject, 21)
+        return self._dn_id(self.subject, 21)
 
     @property
     def rcac_id(self) -> int | None:
-        return self._dn_get(self.subject, 20)
+        return self._dn_id(self.subject, 20)
 
     @property
     def icac_id(self) -> int | None:
-        return self._dn_get(self.subject, 19)
+        return self._dn_id(self.subject, 19)
 
     @property
     def issuer_fabric_id(self) -> int | None:
-        return self._dn_get(self.issuer, 21)
+        return self._dn_id(self.issuer, 21)
 
     @property
     def case_authenticated_tags(self) -> tuple[int, ...]:
-        return tuple(v for t, v in self.subject if t == 22)
+        return tuple(_dn_uint(t, v) for t, v in self.subject if t == 22)
 
     @property
     def basic_constraints(self) -> BasicConstraints | None:
-        return self._ext(_EXT_BASIC)
+        return self._ext(_EXT_BASIC, BasicConstraints)
 
     @property
     def is_ca(self) -> bool:
@@ -192,19 +210,19 @@ class MatterCertificate:
 
     @property
     def key_usage(self) -> int | None:
-        return self._ext(_EXT_KEY_USAGE)
+        return self._ext(_EXT_KEY_USAGE, int)
 
     @property
     def key_purposes(self) -> tuple[int, ...]:
-        return self._ext(_EXT_EKU) or ()
+        return self._ext(_EXT_EKU, tuple) or ()
 
     @property
     def subject_key_id(self) -> bytes | None:
-        return self._ext(_EXT_SKID)
+        return self._ext(_EXT_SKID, bytes)
 
     @property
     def authority_key_id(self) -> bytes | None:
-        return self._ext(_EXT_AKID)
+        return self._ext(_EXT_AKID, bytes)
 
     @property
     def cert_type(self) -> str:
@@ -351,11 +369,11 @@ class MatterCertificate:
         if not self.extensions:
             raise CertificateError("a Matter certificate must have at least one extension")
         seen = set()
-        for tag, val in self.extensions:
-            if tag in seen and tag != _EXT_FUTURE:
-                raise CertificateError(f"extension {tag} appears twice")
-            seen.add(tag)
-            _check_extension(tag, val)
+        for ext_tag, ext_val in self.extensions:
+            if ext_tag in seen and ext_tag != _EXT_FUTURE:
+                raise CertificateError(f"extension {ext_tag} appears twice")
+            seen.add(ext_tag)
+            _check_extension(ext_tag, ext_val)
 
 
 # --- validation helpers ----------------------------------------------------------------
@@ -431,8 +449,8 @@ def _node(tag: Tag, value: Any) -> TLVNode:
     return tag, kind, value
 
 
-def _dn_from_tlv(items, what: str) -> DN:
-    out = []
+def _dn_from_tlv(items: list[TLVNode], what: str) -> DN:
+    out: list[tuple[int, DNValue]] = []
     for tag, kind, val in items:
         if tag is None:
             raise CertificateError(f"{what} DN attribute without a context tag")
@@ -457,7 +475,7 @@ def _dn_to_tlv(w: TLVWriter, tag: int, dn: DN) -> None:
     w.end()
 
 
-def _extensions_from_tlv(items) -> tuple[Extension, ...]:
+def _extensions_from_tlv(items: list[TLVNode]) -> tuple[Extension, ...]:
     out: list[Extension] = []
     for tag, kind, val in items:
         if tag == _EXT_BASIC and kind == "struct":
@@ -499,6 +517,8 @@ def _name_der(dn: DN) -> bytes:
         elif base in _MATTER_32BIT:
             text, stag = f"{val:08X}", 0x0C
         else:
+            # tbs_der() ran _check: attributes other than Matter ids hold strings.
+            assert isinstance(val, str), f"DN attribute {tag} holds {val!r}"
             text = val
             stag = 0x16 if base == 16 else (0x13 if tag & 0x80 else 0x0C)
         rdns.append(der_element(0x31, der_seq(der_oid(_ATTR_OID[base]), der_element(stag, text.encode()))))
@@ -515,19 +535,26 @@ def _bits_der(bits: int) -> bytes:
     return der_element(0x03, bytes([unused]) + body)
 
 
-def _extension_der(tag: int, val) -> bytes:
+def _extension_der(tag: int, val: ExtensionValue) -> bytes:
+    # tbs_der() ran _check, which pairs each extension tag with its value type.
     if tag == _EXT_FUTURE:
+        assert isinstance(val, bytes)
         return val
     if tag == _EXT_BASIC:
+        assert isinstance(val, BasicConstraints)
         inner = der_seq((der_element(0x01, b"\xff") if val.is_ca else b"")
                      + (der_int(val.path_len) if val.path_len is not None else b""))
     elif tag == _EXT_KEY_USAGE:
+        assert isinstance(val, int)
         inner = _bits_der(val)
     elif tag == _EXT_EKU:
+        assert isinstance(val, tuple)
         inner = der_seq(*[der_oid(_KEY_PURPOSE_OID[p]) for p in val])
     elif tag == _EXT_SKID:
+        assert isinstance(val, bytes)
         inner = der_element(0x04, val)
     else:  # authority key id: SEQUENCE { [0] IMPLICIT keyIdentifier }
+        assert isinstance(val, bytes)
         inner = der_seq(der_element(0x80, val))
     critical = der_element(0x01, b"\xff") if tag in _CRITICAL_EXTS else b""
     return der_seq(der_oid(_EXT_OID[tag]), critical, der_element(0x04, inner))
@@ -565,7 +592,8 @@ def _time_from_der(tag: int, body: bytes) -> int:
 
 
 def _name_from_der(body: bytes, what: str) -> DN:
-    r, out = DerReader(body), []
+    r = DerReader(body)
+    out: list[tuple[int, DNValue]] = []
     while not r.done():
         rdn = DerReader(r.read(0x31, f"{what} RDN")[1])
         atv = DerReader(rdn.read(0x30, f"{what} attribute")[1])
@@ -613,12 +641,12 @@ def _extension_from_der(whole: bytes, body: bytes) -> Extension:
         is_ca = inner.peek() == 0x01 and inner.read(0x01, "cA")[1] == b"\xff"
         path = int.from_bytes(inner.read(0x02, "pathLen")[1], "big") if inner.peek() == 0x02 else None
         inner.end("basic constraints")
-        result: object = BasicConstraints(is_ca, path)
+        result: ExtensionValue = BasicConstraints(is_ca, path)
     elif tag == _EXT_KEY_USAGE:
         result = _bits_from_der(v.read(0x03, "key usage")[1])
     elif tag == _EXT_EKU:
         inner = DerReader(v.read(0x30, "extended key usage")[1])
-        purposes = []
+        purposes: list[int] = []
         while not inner.done():
             p = read_oid(inner, "key purpose")
             if p not in _OID_KEY_PURPOSE:
@@ -740,7 +768,8 @@ def verify_chain(noc: bytes, icac: bytes | None, rcac: bytes, at: int | None = N
             raise CertificateError("ICAC subject has no matter-icac-id")
         if not inter.is_ca or not (inter.key_usage or 0) & KeyUsage.keyCertSign:
             raise CertificateError("ICAC must be a CA with keyCertSign usage")
-        if root.basic_constraints.path_len == 0:
+        root_constraints = root.basic_constraints  # present: root.is_ca was checked above
+        if root_constraints is not None and root_constraints.path_len == 0:
             raise CertificateError("RCAC path length 0 forbids an intermediate certificate")
         _check_issued_by(inter, root, "ICAC", "RCAC")
         signer = inter
@@ -756,6 +785,8 @@ def verify_chain(noc: bytes, icac: bytes | None, rcac: bytes, at: int | None = N
     _check_issued_by(leaf, signer, "NOC", "ICAC" if inter is not None else "RCAC")
 
     node_id, fabric_id = leaf.node_id, leaf.fabric_id
+    if node_id is None:
+        raise CertificateError("NOC subject has no matter-node-id")
     if not 1 <= node_id <= _MAX_OPERATIONAL_NODE_ID:
         raise CertificateError(f"NOC node id {node_id:#x} is not an operational node id")
     if not fabric_id:
@@ -808,18 +839,27 @@ def _serial(rng: random.Random | None) -> bytes:
     return bytes(raw)
 
 
-def _sign(fields: dict, issuer_key: ec.EllipticCurvePrivateKey) -> MatterCertificate:
-    unsigned = MatterCertificate(signature=bytes(64), **fields)
+_UNSIGNED = bytes(64)  # placeholder signature of a certificate about to be signed
+
+
+def _sign(unsigned: MatterCertificate, issuer_key: ec.EllipticCurvePrivateKey) -> MatterCertificate:
     der_sig = issuer_key.sign(unsigned.tbs_der(), ec.ECDSA(hashes.SHA256()))
     r, s = decode_dss_signature(der_sig)
     return dataclasses.replace(unsigned, signature=r.to_bytes(32, "big") + s.to_bytes(32, "big"))
 
 
-def _pub(key) -> bytes:
+def _pub(key: bytes | bytearray | ec.EllipticCurvePublicKey) -> bytes:
     if isinstance(key, (bytes, bytearray)):
-        _public_key(key)  # validates the point
+        _public_key(bytes(key))  # validates the point
         return bytes(key)
     return public_key_bytes(key)
+
+
+def _authority_key_id(issuer: MatterCertificate) -> bytes:
+    skid = issuer.subject_key_id
+    if skid is None:  # the same complaint `_check` makes about the issued certificate
+        raise CertificateError(f"key identifier extension {_EXT_AKID} must be 20 bytes")
+    return skid
 
 
 def mint_root(rcac_id: int, fabric_id: int | None = None, *, key: ec.EllipticCurvePrivateKey | None = None,
@@ -829,11 +869,11 @@ def mint_root(rcac_id: int, fabric_id: int | None = None, *, key: ec.EllipticCur
     key = key or Crypto_GenerateKeypair(rng)
     pk = public_key_bytes(key)
     dn: DN = ((20, rcac_id),) + (((21, fabric_id),) if fabric_id is not None else ())
-    return _sign(dict(
+    return _sign(MatterCertificate(
         serial_number=_serial(rng), issuer=dn, not_before=not_before, not_after=not_after, subject=dn,
         public_key=pk, extensions=((1, BasicConstraints(True, path_len)),
                                    (2, KeyUsage.keyCertSign | KeyUsage.cRLSign),
-                                   (4, key_id(pk)), (5, key_id(pk)))), key), key
+                                   (4, key_id(pk)), (5, key_id(pk))), signature=_UNSIGNED), key), key
 
 
 def mint_icac(issuer: MatterCertificate, issuer_key: ec.EllipticCurvePrivateKey, icac_id: int,
@@ -846,11 +886,12 @@ def mint_icac(issuer: MatterCertificate, issuer_key: ec.EllipticCurvePrivateKey,
     if fabric_id is None:
         fabric_id = issuer.fabric_id
     dn: DN = ((19, icac_id),) + (((21, fabric_id),) if fabric_id is not None else ())
-    return _sign(dict(
+    return _sign(MatterCertificate(
         serial_number=_serial(rng), issuer=issuer.subject, not_before=not_before, not_after=not_after,
         subject=dn, public_key=pk, extensions=((1, BasicConstraints(True, 0)),
                                                (2, KeyUsage.keyCertSign | KeyUsage.cRLSign),
-                                               (4, key_id(pk)), (5, issuer.subject_key_id))), issuer_key), key
+                                               (4, key_id(pk)), (5, _authority_key_id(issuer))),
+        signature=_UNSIGNED), issuer_key), key
 
 
 def mint_noc(issuer: MatterCertificate, issuer_key: ec.EllipticCurvePrivateKey, node_id: int, fabric_id: int,
@@ -868,8 +909,9 @@ def mint_noc(issuer: MatterCertificate, issuer_key: ec.EllipticCurvePrivateKey, 
         public_key = key.public_key()
     pk = _pub(public_key)
     dn: DN = ((17, node_id), (21, fabric_id)) + tuple((22, c) for c in cats)
-    return _sign(dict(
+    return _sign(MatterCertificate(
         serial_number=_serial(rng), issuer=issuer.subject, not_before=not_before, not_after=not_after,
         subject=dn, public_key=pk, extensions=((1, BasicConstraints(False)), (2, KeyUsage.digitalSignature),
                                                (3, (KeyPurpose.clientAuth, KeyPurpose.serverAuth)),
-                                               (4, key_id(pk)), (5, issuer.subject_key_id))), issuer_key), key
+                                               (4, key_id(pk)), (5, _authority_key_id(issuer))),
+        signature=_UNSIGNED), issuer_key), key
