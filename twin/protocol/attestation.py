@@ -137,9 +137,9 @@ class CertificationDeclaration:
     signature: bytes = b""  # DER ECDSA signature over `content`
 
 
-def _cd_content(vendor_id, product_ids, device_type_id, certificate_id, security_level,
-                security_information, version_number, certification_type,
-                dac_origin_vendor_id, dac_origin_product_id) -> bytes:
+def _cd_content(vendor_id: int, product_ids: list[int], device_type_id: int, certificate_id: str,
+                security_level: int, security_information: int, version_number: int, certification_type: int,
+                dac_origin_vendor_id: int | None, dac_origin_product_id: int | None) -> bytes:
     checks = [
         (0 <= vendor_id <= 0xFFFF, "vendor id must be 16-bit"),
         (1 <= len(product_ids) <= 100 and all(0 <= p <= 0xFFFF for p in product_ids),
@@ -174,7 +174,7 @@ def _cd_content(vendor_id, product_ids, device_type_id, certificate_id, security
     return bytes(w.buf)
 
 
-def certification_declaration(vendor_id: int, product_ids, device_type_id: int, *,
+def certification_declaration(vendor_id: int, product_ids: Iterable[int], device_type_id: int, *,
                               certificate_id: str = "TWN00000MTWIN000-01", security_level: int = 0,
                               security_information: int = 0, version_number: int = 1,
                               certification_type: int = 0, dac_origin_vendor_id: int | None = None,
@@ -242,8 +242,11 @@ def decode_certification_declaration(cms: bytes, signing_cert: x509.Certificate 
         want = signing_cert.extensions.get_extension_for_class(x509.SubjectKeyIdentifier).value.digest
         if skid != want:
             raise AttestationError("CD signer key id does not match the signing certificate")
+        key = signing_cert.public_key()
+        if not isinstance(key, ec.EllipticCurvePublicKey):
+            raise AttestationError("the CD signing certificate must carry an EC public key")
         try:
-            signing_cert.public_key().verify(signature, content, ec.ECDSA(hashes.SHA256()))
+            key.verify(signature, content, ec.ECDSA(hashes.SHA256()))
         except InvalidSignature:
             raise AttestationError("CD signature does not verify with the signing certificate") from None
 
@@ -310,8 +313,11 @@ def verify_attestation_signature(elements: bytes, attestation_challenge: bytes, 
     if len(signature) != 64:
         raise AttestationError("attestation signature must be 64 bytes (r||s)")
     der = encode_dss_signature(int.from_bytes(signature[:32], "big"), int.from_bytes(signature[32:], "big"))
+    key = dac.public_key()
+    if not isinstance(key, ec.EllipticCurvePublicKey):
+        raise AttestationError("the DAC must carry an EC public key")
     try:
-        dac.public_key().verify(der, bytes(elements) + bytes(attestation_challenge), ec.ECDSA(hashes.SHA256()))
+        key.verify(der, bytes(elements) + bytes(attestation_challenge), ec.ECDSA(hashes.SHA256()))
     except InvalidSignature:
         raise AttestationError("attestation signature does not verify with the DAC") from None
 
