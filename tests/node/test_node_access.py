@@ -3,6 +3,7 @@ and AccessControl server) with two fabrics, admins and non-admin subjects, CATs,
 implicit Administer, ACL changes taking effect at once, and the privilege table."""
 from __future__ import annotations
 
+import collections
 import random
 
 import pytest
@@ -267,3 +268,39 @@ def test_an_admin_rewrites_its_acl_the_sdk_way_in_one_write(node):
     user = Peer(device, USER_A, 1)
     (response,) = user.request(WriteRequest([AttributeData(append, decode_tlv(encode_value(item, user_entry)))]))
     assert response.write_responses[0].status.status == Status.UNSUPPORTED_ACCESS
+
+
+def test_another_fabric_cannot_take_every_subscription_slot(node):
+    """Issue #12 item 8: a View-only peer of fabric 2 held all 64 subscription slots and fabric
+    1's admin got RESOURCE_EXHAUSTED. Each fabric now has a fair share; a fabric under its
+    share evicts from the one furthest over its own."""
+    from twin.node.im import MAX_SUBSCRIPTIONS
+    device, commissioning = node
+    commissioning.table.get(2).acl.append(
+        Entry(privilege=VIEW, authMode=CASE, subjects=[0x5555], targets=NullValue, fabricIndex=2))
+    hog, admin = Peer(device, 0x5555, 2), Peer(device, ADMIN_A, 1)
+    admin.im = hog.im   # one node: both sessions reach the same IM server
+    im = hog.im
+
+    def subscribe(link, paths=1):
+        messages = link.request(SubscribeRequest(0, 60, keep_subscriptions=True,
+                                                 attribute_requests=[AttributePath(1, ON_OFF, 0)] * paths))
+        return messages[-1]
+
+    hog_subs = [subscribe(hog, paths=2 if i == 5 else 1) for i in range(MAX_SUBSCRIPTIONS)]
+    assert all(getattr(m, "subscription_id", None) is not None for m in hog_subs)
+    assert len(im.subscriptions) == MAX_SUBSCRIPTIONS
+    # The admin gets a slot: the hog's subscription with the most paths goes.
+    answer = subscribe(admin)
+    assert getattr(answer, "subscription_id", None) is not None, answer
+    assert hog_subs[5].subscription_id not in im.subscriptions
+    assert len(im.subscriptions) == MAX_SUBSCRIPTIONS
+    # The hog, over its share (32 of 64 with two fabrics), cannot evict anyone back.
+    assert subscribe(hog).status == Status.RESOURCE_EXHAUSTED
+    # The admin may go on up to its share, each time at the expense of the hog's oldest.
+    for _ in range(MAX_SUBSCRIPTIONS // 2 - 1):
+        assert getattr(subscribe(admin), "subscription_id", None) is not None
+    assert hog_subs[0].subscription_id not in im.subscriptions
+    assert subscribe(admin).status == Status.RESOURCE_EXHAUSTED
+    fabrics = collections.Counter(s.session.fabric_index for s in im.subscriptions.values())
+    assert fabrics == {1: MAX_SUBSCRIPTIONS // 2, 2: MAX_SUBSCRIPTIONS // 2}

@@ -123,6 +123,10 @@ PUBLISHER_MAX_INTERVAL_LIMIT_S = 3600
 #: A max interval of 0 would report without pause; we raise it to at least this.
 MIN_MAX_INTERVAL_S = 1
 MAX_SUBSCRIPTIONS = 64
+#: Core spec "Subscribe Interaction Limits": a publisher supports at least 3 subscriptions per
+#: fabric. Each fabric present is guaranteed max(this, MAX_SUBSCRIPTIONS // fabrics) slots; a
+#: fabric under its share evicts from the fabric furthest over its own (see `_make_room`).
+MIN_SUBSCRIPTIONS_PER_FABRIC = 3
 
 # WildcardPathFlags (AttributePathIB tag 6)
 SKIP_ROOT_NODE = 0x01
@@ -717,7 +721,7 @@ class InteractionModelServer:
         if not message.keep_subscriptions:
             for old in [s for s in self.subscriptions.values() if _same_peer(s.session, session)]:
                 self._remove(old)
-        if len(self.subscriptions) >= MAX_SUBSCRIPTIONS:
+        if len(self.subscriptions) >= MAX_SUBSCRIPTIONS and not self._make_room(access.fabric_index):
             return self._status(exchange, Status.RESOURCE_EXHAUSTED, now_ms)
         sub_id = self.rng.getrandbits(32)
         while sub_id in self.subscriptions:
@@ -737,6 +741,30 @@ class InteractionModelServer:
         self._watch_derived(now_ms)
         chunks = self._report_chunks(items, sub_id, for_read=False, events=events)
         return self._start(exchange, "priming", chunks, now_ms, subscription=sub)
+
+    def _make_room(self, fabric_index: int | None) -> bool:
+        """All slots are taken: evict one subscription for a newcomer of `fabric_index`, if that
+        fabric holds fewer than its fair share and another holds more than its own.
+
+        The share of each fabric with subscriptions (the newcomer's included) is
+        max(MIN_SUBSCRIPTIONS_PER_FABRIC, MAX_SUBSCRIPTIONS // fabrics). As the spec's eviction
+        rule asks, the victim comes from the fabric most over its share: the subscription with
+        the most paths there, the oldest of those. PASE subscriptions (no fabric yet) count as
+        one more "fabric"."""
+        counts = collections.Counter(getattr(s.session, "fabric_index", None) for s in self.subscriptions.values())
+        share = max(MIN_SUBSCRIPTIONS_PER_FABRIC, MAX_SUBSCRIPTIONS // len(set(counts) | {fabric_index}))
+        if counts[fabric_index] >= share:
+            return False
+        over = [f for f, n in counts.items() if f != fabric_index and n > share]
+        if not over:
+            return False
+        crowded = max(over, key=lambda f: counts[f])
+        victim = max((s for s in self.subscriptions.values() if getattr(s.session, "fabric_index", None) == crowded),
+                     key=lambda s: len(s.paths) + len(s.event_paths))   # max keeps the first (oldest) of ties
+        log.info("subscription 0x%08x of fabric %s evicted for one of fabric %s (%d slots, share %d)",
+                 victim.id, crowded, fabric_index, MAX_SUBSCRIPTIONS, share)
+        self._remove(victim)
+        return True
 
     def _may_read_any(self, paths: list[AttributePath], event_paths: list[EventPath],
                       access: AccessContext) -> bool:
