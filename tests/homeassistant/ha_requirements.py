@@ -16,11 +16,12 @@ from homeassistant import bootstrap
 
 #: What the test uses beyond bootstrap's defaults: onboarding, the REST/websocket API, Matter.
 EXTRA = {"onboarding", "api", "websocket_api", "http", "auth", "config", "matter", "recorder",
-         *bootstrap.CORE_INTEGRATIONS, *bootstrap.LOGGING_INTEGRATIONS}
+         *bootstrap.CORE_INTEGRATIONS, *bootstrap.LOGGING_INTEGRATIONS,
+         # onboarding's core_config step starts these config flows (onboarding/views.py)
+         "google_translate", "tts", "met", "radio_browser", "shopping_list"}
 #: Pulled in only as after_dependencies of integrations we load, never set up by the test's config.
 NOT_LOADED = {"cloud", "hassio", "bluetooth", "usb", "zeroconf", "ssdp", "dhcp", "sentry",
-              "mqtt", "mqtt_eventstream", "stream", "camera", "ffmpeg", "tts", "media_source",
-              "assist_pipeline", "conversation"}
+              "mqtt", "mqtt_eventstream", "stream", "camera", "assist_pipeline", "conversation"}
 
 
 def closure(domains: set[str]) -> dict[str, dict]:

@@ -1,0 +1,210 @@
+"""Acceptance, end to end: a real Home Assistant (core 2024.3.3, its Matter integration and the
+python-matter-server 5.7.0 that release pins) onboards, adds Matter, commissions `twin run`'s
+nodes and drives them, all inside a network namespace this module creates.
+
+- onboarding and the Matter config flow through HA's REST API;
+- the light and the air conditioner commissioned by QR payload, the room's sensor node by its
+  manual code (`matter/commission` over HA's websocket API); their entities and domains;
+- a light, a thermostat and a sensor both ways: an HA service call changes the twin (read with
+  the twin's HTTP tool API), a change made through the tool API shows in HA's entity;
+- the twin restarts on the same --storage: does HA follow within 15 s? (issue #13 item 2:
+  today it does not; that one test is a strict xfail, so it turns red once it is fixed.)
+
+The home is tests/homeassistant/home.yaml: three nodes whose short discriminators differ, so
+the manual code (4 bits of discriminator) reaches the right node. The default home's 28 nodes
+share short discriminators until that is fixed (see HOME below).
+
+Needs scripts/install-home-assistant.sh (run by scripts/install-test-deps.sh): a missing
+piece fails loudly, never skips. The tests share one module-scoped lab and run in file order.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from ha_lab import HOME_FILE, ha, start_hass, start_matter_server
+from netns import Netns, network_namespace
+from test_e2e_matter_server import start_twin, stop, tail
+
+pytestmark = pytest.mark.e2e
+
+#: The home file the twin serves. None = the built-in default home (28 nodes); switch to it once
+#: short discriminators are distinct there (the manual-code test asserts they are).
+HOME: Path | None = HOME_FILE
+LIGHT, AC, SENSORS, ROOM = "living_room_light", "living_room_ac", "sensors@living_room", "living_room"
+#: How long the restart test waits for HA to follow (issue #13: within 15 s).
+RESTART_LIMIT = 15.0
+#: The restart test keeps measuring up to this long, so the report says how late HA was.
+RESTART_MEASURE = float(os.environ.get("MT_HA_RESTART_MEASURE", RESTART_LIMIT + 5))
+
+
+@dataclass
+class HaLab:
+    ns: Netns
+    workdir: Path
+    server: Any
+    hass: Any
+    twin: Any
+    token: str = ""
+    found: dict[str, Any] = field(default_factory=dict)   # what earlier tests learnt (entities)
+    twin_log: str = "twin-1.log"
+
+    def logs(self) -> str:
+        w = self.workdir
+        return (f"--- twin:\n{tail(w / self.twin_log)}\n--- matter-server 5.7.0:\n"
+                f"{tail(w / 'ha-matter-server.log', 8000)}\n--- hass:\n{tail(w / 'hass.log', 8000)}")
+
+    def call(self, action: str, *args: Any, timeout: float = 240, **kwargs: Any) -> Any:
+        """An ha_lab action inside the namespace; failures carry the three logs."""
+        if self.token:
+            kwargs["token"] = self.token
+        try:
+            result = self.ns.call(ha, action, *args, timeout=timeout, **kwargs)
+        except Exception as err:
+            raise AssertionError(f"{err}\n{self.logs()}") from None
+        print(action, json.dumps(result, indent=1, default=str))
+        return result
+
+    def need(self, key: str) -> Any:
+        if key not in self.found:
+            pytest.fail(f"an earlier test of this module did not get as far as {key!r}")
+        return self.found[key]
+
+
+def twin_args() -> tuple[str, ...]:
+    return ("--home", str(HOME)) if HOME is not None else ()
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HaLab]:
+    workdir = tmp_path_factory.mktemp("ha")
+    with network_namespace("ha") as ns:
+        server = start_matter_server(ns, workdir)
+        hass = start_hass(ns, workdir)
+        twin = None
+        try:
+            twin = start_twin(ns, workdir, "twin-1.log", *twin_args())
+            the_lab = HaLab(ns, workdir, server, hass, twin)
+            yield the_lab
+        finally:
+            if twin is not None:
+                stop(twin)
+            if "the_lab" in locals() and the_lab.twin is not twin:
+                stop(the_lab.twin)
+            stop(hass)
+            stop(server)
+
+
+def entity_of(entities: list[dict[str, Any]], domain: str, device_class: str | None = None) -> str:
+    matches = [e["entity_id"] for e in entities if e["domain"] == domain
+               and (device_class is None or e["device_class"] == device_class)]
+    assert matches, f"no {domain} entity (device_class {device_class}) in {entities}"
+    return matches[0]
+
+
+def test_onboard_and_add_matter(lab: HaLab):
+    onboarded = lab.call("onboard")
+    lab.token = onboarded["token"]
+    assert onboarded["api"] == {"message": "API running."}
+    assert all(step["done"] for step in onboarded["steps after"]), onboarded["steps after"]
+
+    matter = lab.call("add_matter")
+    assert matter["first step"]["step_id"] == "manual", matter
+    assert matter["result"]["type"] == "create_entry", matter
+    assert [e["state"] for e in matter["entries"]] == ["loaded"], matter
+
+
+def test_commission_by_qr_payload(lab: HaLab):
+    codes = twin_codes(lab)
+    light = lab.call("commission", codes[LIGHT]["qr_code"])
+    ac = lab.call("commission", codes[AC]["qr_code"])
+    lab.found["light"], lab.found["ac"] = light, ac
+
+    # The HA devices carry the twin's BasicInformation.
+    for added, device in ((light, LIGHT), (ac, AC)):
+        assert added["device"]["manufacturer"] == "matter-twin", added["device"]
+        assert added["device"]["name"] == codes[device]["name"], added["device"]
+    # Entities, their domains, and none left unavailable.
+    light_entity = entity_of(light["entities"], "light")
+    climate_entity = entity_of(ac["entities"], "climate")
+    lab.found["light entity"], lab.found["climate entity"] = light_entity, climate_entity
+    for added in (light, ac):
+        assert all(e["state"] not in (None, "unavailable") for e in added["entities"]), added["entities"]
+    assert [e for e in light["entities"] if e["entity_id"] == light_entity][0]["state"] == "off"
+
+
+def twin_codes(lab: HaLab) -> dict[str, dict[str, Any]]:
+    """The twin's pairing codes, from `twin codes` on the same home (same seed, same codes)."""
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-m", "matter_twin.cli", "codes", "--json", *twin_args()],
+                         check=True, capture_output=True, text=True)
+    return {row["device"]: row for row in json.loads(out.stdout)}
+
+
+def test_commission_by_manual_code(lab: HaLab):
+    codes = twin_codes(lab)
+    # A manual code carries discriminator >> 8 only: in this home no two nodes share it.
+    shorts = [row["discriminator"] >> 8 for row in codes.values()]
+    assert len(set(shorts)) == len(shorts), {d: r["discriminator"] >> 8 for d, r in codes.items()}
+    sensors = lab.call("commission", codes[SENSORS]["manual_code"])
+    lab.found["sensors"] = sensors
+    assert sensors["device"]["name"] == codes[SENSORS]["name"], sensors["device"]
+    entities = sensors["entities"]
+    assert {e["domain"] for e in entities} == {"sensor"}, entities
+    classes = {e["device_class"] for e in entities}
+    assert {"temperature", "humidity", "illuminance"} <= classes, entities
+    lab.found["lux entity"] = entity_of(entities, "sensor", "illuminance")
+    lab.found["temperature entity"] = entity_of(entities, "sensor", "temperature")
+    assert all(e["state"] not in (None, "unavailable", "unknown") for e in entities), entities
+
+
+def test_light_both_ways(lab: HaLab):
+    out = lab.call("light_both_ways", lab.need("light entity"), LIGHT)
+    # HA -> twin
+    assert out["twin on"] is True and out["twin level"] == 199, out
+    assert out["ha after turn_on"] == "on" and out["ha brightness"] == 200, out
+    # twin -> HA
+    assert out["ha after twin off"] == "off", out
+    assert out["ha brightness after twin level"] == round(100 * 255 / 254), out
+
+
+def test_thermostat_both_ways(lab: HaLab):
+    out = lab.call("thermostat_both_ways", lab.need("climate entity"), AC)
+    assert out["twin mode"] == 3 and out["twin setpoint"] == 2250, out     # HA -> twin
+    assert out["ha state after"] == "cool", out
+    assert out["ha temperature after twin"] == 24.0, out                    # twin -> HA
+    assert out["ha current_temperature"] == pytest.approx(out["twin local temperature"] / 100, abs=0.2), out
+
+
+def test_sensor_follows_twin_both_ways(lab: HaLab):
+    out = lab.call("sensor_follows_twin", lab.need("lux entity"), lab.need("temperature entity"),
+                   lab.need("light entity"), LIGHT, ROOM)
+    twin_lux, ha_lux = out["off: twin lux, ha lux"]
+    assert ha_lux == pytest.approx(twin_lux, abs=max(2.0, 0.02 * twin_lux)), out
+    assert float(out["ha temperature"]) == pytest.approx(out["twin temperature"], abs=0.2), out
+    assert out["twin lux after tool on"] > twin_lux, out
+    assert isinstance(out["ha lux after tool on"], float), out           # tool API -> twin -> HA
+    assert out["twin lux after ha off"] < out["twin lux after tool on"], out
+    assert isinstance(out["ha lux after ha off"], float), out            # HA -> twin -> HA
+
+
+@pytest.mark.xfail(strict=True, reason="issue #13 item 2: after `twin run` restarts on the same "
+                   "--storage, HA (python-matter-server 5.7.0) takes minutes to follow, not 15 s")
+def test_ha_follows_a_twin_restart_within_15_s(lab: HaLab):
+    entity = lab.need("light entity")
+    assert stop(lab.twin) == 0, tail(lab.workdir / lab.twin_log)
+    lab.twin_log = "twin-2.log"
+    lab.twin = start_twin(lab.ns, lab.workdir, lab.twin_log, *twin_args())
+    started = time.monotonic()
+    out = lab.call("follow_after_restart", entity, LIGHT, RESTART_MEASURE, timeout=RESTART_MEASURE + 120)
+    out["total seconds"] = time.monotonic() - started
+    print("restart:", json.dumps(out, default=str))
+    assert out["followed"] and out["twin->ha seconds"] <= RESTART_LIMIT, out
+    assert "ha toggle error" not in out and out["ha->twin seconds"] <= RESTART_LIMIT, out
