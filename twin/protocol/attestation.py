@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import random
 import secrets
+from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import Iterable
+from datetime import UTC, datetime
 
 from cryptography import x509
 from cryptography.exceptions import InvalidSignature
@@ -38,8 +38,8 @@ OID_PRODUCT_ID = x509.ObjectIdentifier("1.3.6.1.4.1.37244.2.2")
 
 # DAC/PAI validity: the CHIP verifier checks the chain at the DAC's not-before, which must
 # therefore lie inside the PAA's validity (from 2021-06-28). No expiry, like the test PAA.
-_NOT_BEFORE = datetime(2024, 1, 1, tzinfo=timezone.utc)
-_NOT_AFTER = datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone.utc)
+_NOT_BEFORE = datetime(2024, 1, 1, tzinfo=UTC)
+_NOT_AFTER = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)
 
 _OID_SIGNED_DATA = "1.2.840.113549.1.7.2"
 _OID_DATA = "1.2.840.113549.1.7.1"
@@ -146,9 +146,12 @@ def _cd_content(vendor_id: int, product_ids: list[int], device_type_id: int, cer
          "product ids must be 1..100 16-bit values"),
         (0 <= device_type_id <= 0xFFFFFFFF, "device type id must be 32-bit"),
         (len(certificate_id) == 19, "certificate id must be exactly 19 characters"),
-        (0 <= security_level <= 0xFF and 0 <= certification_type <= 0xFF, "security level and certification type are 8-bit"),
-        (0 <= security_information <= 0xFFFF and 0 <= version_number <= 0xFFFF, "security information and version are 16-bit"),
-        ((dac_origin_vendor_id is None) == (dac_origin_product_id is None), "DAC origin vendor and product go together"),
+        (0 <= security_level <= 0xFF and 0 <= certification_type <= 0xFF,
+         "security level and certification type are 8-bit"),
+        (0 <= security_information <= 0xFFFF and 0 <= version_number <= 0xFFFF,
+         "security information and version are 16-bit"),
+        ((dac_origin_vendor_id is None) == (dac_origin_product_id is None),
+         "DAC origin vendor and product go together"),
     ]
     for ok, msg in checks:
         if not ok:

@@ -36,9 +36,32 @@ from chip.tlv import uint
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from twin.protocol.certs import CertificateError, MatterCertificate, compressed_fabric_id, verify_chain
-from twin.protocol.crypto import CryptoError, Crypto_AEAD_DecryptVerify, Crypto_AEAD_GenerateEncrypt, Crypto_ECDH, Crypto_GenerateKeypair, Crypto_Hash, Crypto_HMAC, Crypto_KDF, Crypto_Sign, Crypto_Verify, constant_time_equal, public_key_bytes
-from twin.protocol.pase import RANDOM_SIZE, Handshake, HandshakeError, decode_session_parameters, decode_struct, derive_session_keys, encode_struct, field_bytes, field_uint
+from twin.protocol.crypto import (
+    Crypto_AEAD_DecryptVerify,
+    Crypto_AEAD_GenerateEncrypt,
+    Crypto_ECDH,
+    Crypto_GenerateKeypair,
+    Crypto_Hash,
+    Crypto_HMAC,
+    Crypto_KDF,
+    Crypto_Sign,
+    Crypto_Verify,
+    CryptoError,
+    constant_time_equal,
+    public_key_bytes,
+)
 from twin.protocol.message import SecureChannelOpcode
+from twin.protocol.pase import (
+    RANDOM_SIZE,
+    Handshake,
+    HandshakeError,
+    decode_session_parameters,
+    decode_struct,
+    derive_session_keys,
+    encode_struct,
+    field_bytes,
+    field_uint,
+)
 from twin.protocol.session_types import EstablishedSession
 from twin.protocol.status_report import SecureChannelStatus
 from twin.protocol.tlv import Tag
@@ -72,7 +95,7 @@ class FabricInfo:
 
     @classmethod
     def from_certificates(cls, fabric_index: int, rcac: bytes, noc: bytes, icac: bytes | None,
-                          operational_key: ec.EllipticCurvePrivateKey, ipk_epoch_key: bytes) -> "FabricInfo":
+                          operational_key: ec.EllipticCurvePrivateKey, ipk_epoch_key: bytes) -> FabricInfo:
         """Fill ids and root key from the chain; CertificateError if the chain or key do not fit."""
         node_id, fabric_id, noc_key = verify_chain(noc, icac, rcac)
         if public_key_bytes(operational_key) != noc_key:

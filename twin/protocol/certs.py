@@ -17,9 +17,9 @@ import hashlib
 import random
 import secrets
 import struct
-from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
 from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 from chip.tlv import uint
@@ -30,7 +30,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature, encode_dss_signature
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-from twin.protocol.crypto import CryptoError, Crypto_GenerateKeypair, load_public_key, public_key_bytes
+from twin.protocol.crypto import Crypto_GenerateKeypair, CryptoError, load_public_key, public_key_bytes
 from twin.protocol.der import DerError, DerReader, der_element, der_int, der_oid, der_seq, read_oid
 from twin.protocol.tlv import ARRAY, END_OF_CONTAINER, LIST, STRUCT, CodecError, Fields, Tag, TLVReader, TLVWriter
 
@@ -40,7 +40,7 @@ __all__ = [
     "MATTER_EPOCH", "KeyUsage", "KeyPurpose", "DN_TAG", "tlv_tree",
 ]
 
-MATTER_EPOCH = datetime(2000, 1, 1, tzinfo=timezone.utc)
+MATTER_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
 # Default not-before for minted certificates: fixed (deterministic), in the past, and
 # below 2050 so X.509 tools read it as a normal UTCTime.
 DEFAULT_NOT_BEFORE = 631152000  # 2020-01-01T00:00:00Z
@@ -228,7 +228,8 @@ class MatterCertificate:
     def cert_type(self) -> str:
         """'root', 'icac', 'noc', 'firmware' or 'other', from the subject DN."""
         tags = [t for t, _ in self.subject]
-        kinds = [k for k, t in (("root", 20), ("icac", 19), ("noc", 17), ("firmware", 18)) for _ in range(tags.count(t))]
+        kinds = [k for k, t in (("root", 20), ("icac", 19), ("noc", 17), ("firmware", 18))
+                 for _ in range(tags.count(t))]
         if len(kinds) > 1 or tags.count(21) > 1:
             raise CertificateError(f"subject DN must name one certificate type and at most one fabric id, has {kinds}")
         return kinds[0] if kinds else "other"
@@ -238,7 +239,7 @@ class MatterCertificate:
 
     # -- TLV --
     @classmethod
-    def from_tlv(cls, data: bytes) -> "MatterCertificate":
+    def from_tlv(cls, data: bytes) -> MatterCertificate:
         """Decode the Matter TLV form; raises CertificateError naming what is wrong."""
         root = tlv_tree(bytes(data))
         if root[0] is not None or root[1] != "struct":
@@ -311,7 +312,7 @@ class MatterCertificate:
         return x509.load_der_x509_certificate(self.to_der())
 
     @classmethod
-    def from_der(cls, der: bytes) -> "MatterCertificate":
+    def from_der(cls, der: bytes) -> MatterCertificate:
         """Convert X.509 DER; refuses certificates without an exact Matter TLV equivalent."""
         der = bytes(der)
         try:
@@ -329,7 +330,7 @@ class MatterCertificate:
         return cert
 
     @classmethod
-    def from_x509(cls, cert: x509.Certificate) -> "MatterCertificate":
+    def from_x509(cls, cert: x509.Certificate) -> MatterCertificate:
         return cls.from_der(cert.public_bytes(serialization.Encoding.DER))
 
     def verify_signature(self, issuer_public_key: bytes | ec.EllipticCurvePublicKey) -> None:
@@ -345,7 +346,8 @@ class MatterCertificate:
     # -- structural checks shared by every path in and out --
     def _check(self) -> None:
         if self.signature_algorithm != 1:
-            raise CertificateError(f"signature algorithm {self.signature_algorithm} unsupported; only 1 (ecdsa-with-SHA256)")
+            raise CertificateError(
+                f"signature algorithm {self.signature_algorithm} unsupported; only 1 (ecdsa-with-SHA256)")
         if self.public_key_algorithm != 1:
             raise CertificateError(f"public key algorithm {self.public_key_algorithm} unsupported; only 1 (ec-pub-key)")
         if self.curve_id != 1:
@@ -392,7 +394,8 @@ def _check_dn_attr(tag: int, val: DNValue) -> None:
 
 def _check_extension(tag: int, val: object) -> None:
     if tag == _EXT_BASIC:
-        if not isinstance(val, BasicConstraints) or (val.path_len is not None and not (val.is_ca and 0 <= val.path_len <= 255)):
+        if not isinstance(val, BasicConstraints) or (
+                val.path_len is not None and not (val.is_ca and 0 <= val.path_len <= 255)):
             raise CertificateError("basic constraints need is-ca, and a path length 0..255 only when is-ca")
     elif tag == _EXT_KEY_USAGE:
         if not isinstance(val, int) or not 0 < val <= 0x1FF:
@@ -497,7 +500,7 @@ def _extensions_from_tlv(items: list[TLVNode]) -> tuple[Extension, ...]:
     return tuple(out)
 
 
-# --- DER writing (the X.509 form of a Matter certificate) -----------------------------------------------------------------------
+# --- DER writing (the X.509 form of a Matter certificate) ---------------------------------------------
 
 def _time_der(t: int) -> bytes:
     if t == 0:
@@ -568,12 +571,13 @@ def _tbs_der(c: MatterCertificate) -> bytes:
         _name_der(c.issuer),
         der_seq(_time_der(c.not_before), _time_der(c.not_after)),
         _name_der(c.subject),
-        der_seq(der_seq(der_oid(_OID_EC_PUBLIC_KEY), der_oid(_OID_PRIME256V1)), der_element(0x03, b"\x00" + c.public_key)),
+        der_seq(der_seq(der_oid(_OID_EC_PUBLIC_KEY), der_oid(_OID_PRIME256V1)),
+                der_element(0x03, b"\x00" + c.public_key)),
         der_element(0xA3, der_seq(*[_extension_der(t, v) for t, v in c.extensions])),
     )
 
 
-# --- DER reading (the X.509 form of a Matter certificate) -----------------------------------------------------------------------
+# --- DER reading (the X.509 form of a Matter certificate) ---------------------------------------------
 
 def _time_from_der(tag: int, body: bytes) -> int:
     text = body.decode("ascii")
@@ -584,7 +588,7 @@ def _time_from_der(tag: int, body: bytes) -> int:
         raise CertificateError(f"unsupported X.509 time {text!r}")
     if text == "99991231235959Z":
         return 0
-    dt = datetime.strptime(text, "%Y%m%d%H%M%SZ").replace(tzinfo=timezone.utc)
+    dt = datetime.strptime(text, "%Y%m%d%H%M%SZ").replace(tzinfo=UTC)
     secs = int((dt - MATTER_EPOCH).total_seconds())
     if not 0 < secs <= 0xFFFFFFFF:
         raise CertificateError(f"time {text} is outside the 32-bit Matter epoch range")
@@ -608,7 +612,8 @@ def _name_from_der(body: bytes, what: str) -> DN:
         if tag in _MATTER_64BIT or tag in _MATTER_32BIT:
             width = 8 if tag in _MATTER_32BIT else 16
             if stag != 0x0C or len(text) != width or text.upper() != text:
-                raise CertificateError(f"{what} Matter attribute {oid} must be {width} upper-case hex digits in a UTF8String")
+                raise CertificateError(
+                    f"{what} Matter attribute {oid} must be {width} upper-case hex digits in a UTF8String")
             out.append((tag, int(text, 16)))
         elif stag == 0x13 and tag != 16:
             out.append((tag | 0x80, text))

@@ -59,9 +59,9 @@ def Crypto_KDF(input_key: bytes, salt: bytes, info: bytes, length_bits: int) -> 
 
 def Crypto_PBKDF(input_key: bytes, salt: bytes, iterations: int, length_bits: int) -> bytes:
     """PBKDF2-HMAC-SHA256."""
-    return PBKDF2HMAC(algorithm=hashes.SHA256(), length=length_bits // 8, salt=bytes(salt), iterations=iterations).derive(
-        bytes(input_key)
-    )
+    return PBKDF2HMAC(
+        algorithm=hashes.SHA256(), length=length_bits // 8, salt=bytes(salt), iterations=iterations
+    ).derive(bytes(input_key))
 
 
 def constant_time_equal(a: bytes, b: bytes) -> bool:
@@ -132,7 +132,9 @@ def Crypto_ECDH(private_key: ec.EllipticCurvePrivateKey, peer_public_key: bytes)
 
 def Crypto_AEAD_GenerateEncrypt(key: bytes, plaintext: bytes, aad: bytes, nonce: bytes) -> bytes:
     """AES-128-CCM with a 16-byte MIC; returns ciphertext || MIC."""
-    return AESCCM(bytes(key), tag_length=CRYPTO_AEAD_MIC_LENGTH_BYTES).encrypt(bytes(nonce), bytes(plaintext), bytes(aad))
+    return AESCCM(bytes(key), tag_length=CRYPTO_AEAD_MIC_LENGTH_BYTES).encrypt(
+        bytes(nonce), bytes(plaintext), bytes(aad)
+    )
 
 
 def Crypto_AEAD_DecryptVerify(key: bytes, ciphertext_and_mic: bytes, aad: bytes, nonce: bytes) -> bytes:

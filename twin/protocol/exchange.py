@@ -20,7 +20,16 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from twin.protocol.message import UNSPECIFIED_NODE_ID, CounterExhausted, MessageFormatError, MessageHeader, PayloadHeader, ProtocolId, SecureChannelOpcode, SessionType
+from twin.protocol.message import (
+    UNSPECIFIED_NODE_ID,
+    CounterExhausted,
+    MessageFormatError,
+    MessageHeader,
+    PayloadHeader,
+    ProtocolId,
+    SecureChannelOpcode,
+    SessionType,
+)
 from twin.protocol.mrp import MRP_MAX_TRANSMISSIONS, ReliableState, base_interval
 from twin.protocol.session import MIC_LENGTH, SecureSession, Session, SessionTable, UnsecuredSession
 from twin.protocol.session_types import EstablishedSession

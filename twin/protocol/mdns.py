@@ -6,7 +6,6 @@ record, testable without a network; the node glue's `Advertiser` publishes them.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
 
 __all__ = ["Mrp", "Commissionable", "Operational", "Service", "COMMISSIONABLE_TYPE", "OPERATIONAL_TYPE"]
 
@@ -103,7 +102,7 @@ class Operational:
         return [f"_I{self.compressed_fabric_id.hex().upper()}._sub.{OPERATIONAL_TYPE}"]
 
 
-Service = Union[Commissionable, Operational]
+Service = Commissionable | Operational
 
 
 def _check_range(name: str, value: int, low: int, high: int) -> None:

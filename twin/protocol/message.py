@@ -1,4 +1,6 @@
-"""Matter message format, message counters and duplicate detection (Core spec ch. 4, "Message Format" and "Message Counters").
+"""Matter message format, message counters and duplicate detection.
+
+Core spec ch. 4, "Message Format" and "Message Counters".
 
 Pure codecs and small state objects, no IO and no clock. A datagram is
 

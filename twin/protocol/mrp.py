@@ -14,8 +14,8 @@ exchange gives up.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Literal, Protocol
 
 MRP_MAX_TRANSMISSIONS = 5

@@ -31,10 +31,16 @@ from chip.tlv import uint
 from twin.protocol.crypto import Crypto_Hash, Crypto_KDF, default_rng
 from twin.protocol.message import MessageFormatError, ProtocolId, SecureChannelOpcode
 from twin.protocol.session_types import EstablishedSession, SessionKeys
-from twin.protocol.tlv import CodecError, Struct, Tag, decode_tlv, encode_tlv
+from twin.protocol.spake2p import (
+    Spake2pError,
+    Spake2pProver,
+    Spake2pVerifier,
+    check_pbkdf_parameters,
+    compute_w0_w1,
+    parse_verifier,
+)
 from twin.protocol.status_report import GeneralCode, SecureChannelStatus, StatusReport
-from twin.protocol.spake2p import Spake2pError, Spake2pProver, Spake2pVerifier, check_pbkdf_parameters, compute_w0_w1, parse_verifier
-
+from twin.protocol.tlv import CodecError, Struct, Tag, decode_tlv, encode_tlv
 
 SPAKE2P_CONTEXT_PREFIX = b"CHIP PAKE V1 Commissioning"
 SESSION_KEYS_INFO = b"SessionKeys"
@@ -203,7 +209,8 @@ class Handshake:
             self.result = self._established()
             self._expect = None
         elif success:
-            self._set_error(SecureChannelStatus.INVALID_PARAMETER, "peer reported success before the handshake was complete")
+            self._set_error(SecureChannelStatus.INVALID_PARAMETER,
+                            "peer reported success before the handshake was complete")
         else:
             self._set_error(code, f"peer ended the handshake: general code {general}, protocol code {code}")
 
@@ -357,7 +364,8 @@ class PaseInitiator(_Pase):
     def _on_pbkdf_response(self, payload: bytes) -> list[tuple[int, bytes]]:
         s = decode_struct(payload, "PBKDFParamResponse")
         if field_bytes(s, 1, "initiatorRandom", RANDOM_SIZE) != self._random:
-            raise HandshakeError(SecureChannelStatus.INVALID_PARAMETER, "PBKDFParamResponse echoes a different initiatorRandom")
+            raise HandshakeError(SecureChannelStatus.INVALID_PARAMETER,
+                                 "PBKDFParamResponse echoes a different initiatorRandom")
         field_bytes(s, 2, "responderRandom", RANDOM_SIZE)
         self.peer_session_id = field_uint(s, 3, "responderSessionId", 0xFFFF)
         if self._known_params is not None:

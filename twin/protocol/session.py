@@ -1,4 +1,6 @@
-"""Sessions (Core spec ch. 4, "Session Management"): the unsecured session, secure unicast sessions and the session table.
+"""Sessions (Core spec ch. 4, "Session Management").
+
+The unsecured session, secure unicast sessions and the session table.
 
 A session turns (header, plaintext) into a datagram and back. Secure sessions use AES-CCM-128 with a
 16-byte MIC; nonce = security flags (1) || message counter (4, LE) || source node id (8, LE), and the
@@ -9,7 +11,8 @@ from __future__ import annotations
 
 import random
 import struct
-from typing import Any, ClassVar, Iterator, Literal
+from collections.abc import Iterator
+from typing import Any, ClassVar, Literal
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESCCM

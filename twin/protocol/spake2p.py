@@ -20,7 +20,17 @@ import struct
 import ecdsa
 from ecdsa.ellipticcurve import INFINITY, PointJacobi
 
-from twin.protocol.crypto import CRYPTO_GROUP_SIZE_BYTES, CRYPTO_PUBLIC_KEY_SIZE_BYTES, Crypto_Hash, Crypto_HMAC, Crypto_KDF, Crypto_PBKDF, constant_time_equal, default_rng, random_scalar
+from twin.protocol.crypto import (
+    CRYPTO_GROUP_SIZE_BYTES,
+    CRYPTO_PUBLIC_KEY_SIZE_BYTES,
+    Crypto_Hash,
+    Crypto_HMAC,
+    Crypto_KDF,
+    Crypto_PBKDF,
+    constant_time_equal,
+    default_rng,
+    random_scalar,
+)
 
 _CURVE = ecdsa.NIST256p
 _G = _CURVE.generator

@@ -84,4 +84,5 @@ class StatusReport:
             general = GeneralCode(self.general_code).name
         except ValueError:
             general = str(self.general_code)
-        return f"StatusReport({general}, protocol 0x{self.vendor_id:04x}:{self.protocol_id:04x}, code 0x{self.protocol_code:04x})"
+        return (f"StatusReport({general}, protocol 0x{self.vendor_id:04x}:{self.protocol_id:04x}, "
+                f"code 0x{self.protocol_code:04x})")
