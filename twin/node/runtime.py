@@ -25,9 +25,10 @@ import json
 import logging
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from chip.clusters import Objects as Clusters
 
@@ -40,6 +41,7 @@ from twin.node.fabrics import FabricTable
 from twin.node.files import write_atomic
 from twin.node.im import EventNumbers, InteractionModelServer
 from twin.node.transport import UdpTransport
+from twin.node.window import CommissioningWindow
 from twin.protocol.case import CaseResponder
 from twin.protocol.exchange import Deliver, Exchange, ExchangeFailed, MessageLayer, Send, SessionClosed
 from twin.protocol.mdns import Commissionable, Mrp, Operational
@@ -51,10 +53,14 @@ from twin.room_sensors import room_sensor_devices
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Pairing", "home_pairings", "served_devices", "device_name", "NodeCore", "MatterNode", "NodeManager", "run_home",
-           "DEFAULT_BASE_PORT"]
+__all__ = ["Pairing", "home_pairings", "pairing_order", "served_devices", "WindowPlan", "plan_windows",
+           "device_name", "NodeCore", "MatterNode", "NodeManager", "run_home",
+           "DEFAULT_BASE_PORT", "DEFAULT_WINDOW_TIMEOUT_S", "SHORT_DISCRIMINATORS"]
 
 DEFAULT_BASE_PORT = 5540
+# A manual code carries 4 bits of the discriminator: at most this many open windows can each
+# be found by their own manual code.
+SHORT_DISCRIMINATORS = 16
 # A PASE/CASE handshake that stops halfway is abandoned after this long, so a vanished
 # commissioner cannot keep the node BUSY forever.
 HANDSHAKE_TIMEOUT_MS = 60_000
@@ -117,27 +123,43 @@ def home_pairings(home: Any, seed: int | None = None,
     `devices` (id -> Device) are the nodes to pair, default the home's devices; see
     `served_devices` for what the runtime serves.
 
-    A device's codes depend only on (seed, device id), so adding a device leaves the others'
-    codes alone; only a clash of 12-bit discriminators (QR codes must find exactly one node)
-    moves the later device id, in sorted order, to the next free value.
+    A device's codes depend only on (seed, device id) and the ids before it in `pairing_order`,
+    so adding a device moves no earlier device's codes. Two rules move a drawn discriminator:
+    - the first 16 nodes in that order get 16 different short discriminators (its upper 4 bits,
+      all a manual code carries), so a home of up to 16 nodes can open every window at once and
+      each manual code still finds exactly its own node (the lower 8 bits are kept);
+    - no two nodes share a 12-bit discriminator (a QR code must find exactly one node): a clash
+      moves the later id to the next free value.
     """
     seed = home.seed if seed is None else int(seed)
     devices = home.devices if devices is None else devices
     taken: set[int] = set()
+    shorts: set[int] = set()
     found: dict[str, Pairing] = {}
-    # The home's devices first, so extra nodes (room sensors) never move a device's codes.
-    for device_id in sorted(devices, key=lambda i: (i not in home.devices, i)):
+    for device_id in pairing_order(home, devices):
         device = devices[device_id]
         # A str seed is hashed with SHA-512 by `random`: stable across runs and processes.
         rng = random.Random(f"matter-twin pairing|{seed}|{device_id}")
         passcode, discriminator = passcode_and_discriminator(rng)
+        if len(shorts) < SHORT_DISCRIMINATORS:
+            short = discriminator >> 8
+            while short in shorts:
+                short = (short + 1) % SHORT_DISCRIMINATORS
+            discriminator = (short << 8) | (discriminator & 0xFF)
         while discriminator in taken:
             discriminator = (discriminator + 1) & 0xFFF
         taken.add(discriminator)
+        shorts.add(discriminator >> 8)
         found[device_id] = Pairing(device_id, passcode, discriminator,
                                    int(_basic_information(device, "VendorID")),
                                    int(_basic_information(device, "ProductID")))
     return {device_id: found[device_id] for device_id in devices}  # the given order
+
+
+def pairing_order(home: Any, devices: Any) -> list[str]:
+    """The order codes are assigned in, and windows opened at start: the home's devices by id,
+    then the extra nodes (room sensors) by id, so those never move a device's codes."""
+    return sorted(devices, key=lambda i: (i not in home.devices, i))
 
 
 def served_devices(home: Any, room_sensors: bool = True) -> dict[str, Any]:
@@ -154,6 +176,49 @@ def device_name(home: Any, device: Any) -> str:
     if device.id in home.devices:
         return home.device_info(device.id).get("name") or device.type.label
     return str(_basic_information(device, "NodeLabel") or device.type.label)
+
+
+# --- which commissioning windows may be open together ---------------------------------------
+
+DEFAULT_WINDOW_TIMEOUT_S = 900   # the spec's longest commissioning timeout (15 min)
+
+
+@dataclass(frozen=True)
+class WindowPlan:
+    """Which of the asked-for windows open (`opened`, in order) and which stay closed because an
+    earlier one holds their short discriminator (`held`: node -> the node holding it)."""
+    opened: tuple[str, ...]
+    held: dict[str, str]
+    asked: int
+
+    def notice(self) -> str:
+        """One line for the user when some stay closed ("" when all opened)."""
+        if not self.held:
+            return ""
+        more = (f"{self.asked} windows asked for, but a manual code carries only 4 bits of the discriminator, "
+                f"so at most {SHORT_DISCRIMINATORS} can be open with every manual code reaching its own node. "
+                if self.asked > SHORT_DISCRIMINATORS else "")
+        return (f"{more}{len(self.held)} commissioning window(s) stay closed, each sharing its manual code's "
+                f"short discriminator with an open one: {', '.join(sorted(self.held))}. "
+                "Open one with `twin pair DEVICE`, or use its QR code then.")
+
+
+def plan_windows(pairings: dict[str, Pairing], wanted: list[str],
+                 already_open: dict[str, int] | None = None) -> WindowPlan:
+    """Open the windows of `wanted` in order, skipping a node whose short discriminator an open
+    window (one of `already_open`, node -> discriminator, or an earlier one of `wanted`) has:
+    its manual code would find both nodes, and a controller may run PASE with the wrong one."""
+    holders = {d >> 8: node for node, d in (already_open or {}).items()}
+    opened: list[str] = []
+    held: dict[str, str] = {}
+    for node in wanted:
+        short = pairings[node].discriminator >> 8
+        if short in holders and holders[short] != node:
+            held[node] = holders[short]
+            continue
+        holders[short] = node
+        opened.append(node)
+    return WindowPlan(tuple(opened), held, len(wanted))
 
 
 # --- the sans-IO node ----------------------------------------------------------------------
@@ -410,7 +475,8 @@ class NodeManager:
     def __init__(self, home: Any, storage_dir: str | Path, base_port: int = DEFAULT_BASE_PORT,
                  host: str = "::", addresses: list[str] | None = None, interfaces: Any = None,
                  seed: int | None = None, lock: Any = None, rng: random.Random | None = None,
-                 reset_fabrics: bool = False, room_sensors: bool = True, as_bridge: bool = False):
+                 reset_fabrics: bool = False, room_sensors: bool = True, as_bridge: bool = False,
+                 open_windows: str | list[str] = "all", window_timeout_s: int | None = DEFAULT_WINDOW_TIMEOUT_S):
         self.home = home
         self.storage_dir = Path(storage_dir)
         self.bridge: Any = None
@@ -429,12 +495,24 @@ class NodeManager:
         self.rng = rng if rng is not None else random.SystemRandom()
         self.reset_fabrics = reset_fabrics
         self.pairings = home_pairings(home, seed, self.devices)
+        self.window_timeout_s = self._check_timeout(window_timeout_s)
+        if isinstance(open_windows, str) and open_windows in ("all", "none"):
+            self.open_windows: str | list[str] = open_windows
+        else:
+            names = [open_windows] if isinstance(open_windows, str) else list(open_windows)
+            unknown = [n for n in names if n not in self.devices]
+            if unknown:
+                raise ValueError(f"open windows: no node {', '.join(map(repr, unknown))}; accepted: all, none, "
+                                 f"or node ids ({', '.join(self.devices)})")
+            self.open_windows = list(dict.fromkeys(names))
+        self.window_plan = WindowPlan((), {}, 0)
         self.nodes: dict[str, MatterNode] = {}
         advertiser_options: dict[str, Any] = {"addresses": addresses}
         if interfaces is not None:
             advertiser_options["interfaces"] = interfaces
         self.advertiser = Advertiser(random.Random(self.rng.getrandbits(64)), **advertiser_options)
         self._wanted: dict[str, dict[tuple, Any]] = {}
+        self._closed_for: dict[str, list[str]] = {}   # opened node -> windows its opening closed
         self._published: dict[str, dict[tuple, Any]] = {}
         self._reconcilers: dict[str, asyncio.Task] = {}
         self._polls = 0
@@ -517,8 +595,105 @@ class NodeManager:
         for index, (device_id, pairing) in enumerate(self.pairings.items()):
             node = self.nodes.get(device_id)
             rows.append({**pairing.to_json(), "name": device_name(self.home, self.devices[device_id]),
-                         "port": node.port if node is not None else self.base_port + index})
+                         "port": node.port if node is not None else self.base_port + index,
+                         **self._window_state(node)})
         return rows
+
+    def _window_state(self, node: MatterNode | None) -> dict[str, Any]:
+        if node is None:
+            return {}
+        with self.lock:
+            window = node.core.commissioning.window
+            if not window.is_open:
+                return {"window": "closed"}
+            left = None
+            if window.expires_ms is not None:
+                left = max(0, (window.expires_ms - node.core.commissioning.now_ms() + 999) // 1000)
+            # An administrator's enhanced window has a discriminator (and code) of its own.
+            own = window.discriminator == node.core.pairing.discriminator
+            return {"window": "open" if own else "open (administrator's code)", "window_closes_in_s": left}
+
+    # -- commissioning windows --------------------------------------------------------------
+    @staticmethod
+    def _check_timeout(timeout_s: int | None) -> int | None:
+        low, high = CommissioningWindow.MIN_TIMEOUT_S, CommissioningWindow.MAX_TIMEOUT_S
+        if timeout_s is not None and not low <= timeout_s <= high:
+            raise ValueError(f"commissioning window timeout {timeout_s} s: the spec allows {low}..{high} s")
+        return timeout_s
+
+    def _open_now(self) -> dict[str, int]:
+        return {device_id: node.core.commissioning.window.discriminator
+                for device_id, node in self.nodes.items() if node.core.commissioning.window.is_open}
+
+    def _apply_window_plan(self) -> None:
+        """At start: open the windows asked for (`open_windows`), as many as keep every open
+        window's manual code unique; close the rest."""
+        order = pairing_order(self.home, self.devices)
+        with self.lock:
+            if self.open_windows == "all":   # every node without a fabric, as at power-on
+                wanted = [d for d in order if not len(self.nodes[d].core.commissioning.table)]
+            elif self.open_windows == "none":
+                wanted = []
+            else:
+                wanted = list(self.open_windows)
+            self.window_plan = plan_windows(self.pairings, wanted)
+            opened = set(self.window_plan.opened)
+            for device_id, node in self.nodes.items():
+                commissioning = node.core.commissioning
+                if commissioning.window.is_open and device_id not in opened:
+                    commissioning.window.close()
+                    commissioning.window_changed()
+            for device_id in self.window_plan.opened:
+                self._open_window(device_id, self.window_timeout_s)
+        if self.window_plan.held:
+            log.info("%s", self.window_plan.notice())
+
+    def _open_window(self, device_id: str, timeout_s: int | None) -> list[str]:
+        """Open `device_id`'s window with its own codes (lock held); close the open windows
+        whose manual codes would also find it. Returns those closed."""
+        node = self.nodes[device_id]
+        commissioning = node.core.commissioning
+        commissioning.window.open_initial(commissioning.now_ms(), timeout_s)
+        commissioning.window_changed()   # the window listener closes the clashing ones
+        node.core.touched = True
+        closed = self._closed_for.pop(device_id, [])
+        node.wake()                      # arm the timeout on the node's own timer
+        return closed
+
+    def open_window(self, device_id: str, timeout_s: int | None = None) -> dict[str, Any]:
+        """`twin pair DEVICE`: open the node's commissioning window with its own codes for
+        `timeout_s` (default the manager's), as a button press on a real product does. Any other
+        open window with the same short discriminator closes (the latest opening wins), so the
+        manual code reaches this node. Thread-safe. Returns its codes row plus `closed`."""
+        if device_id not in self.nodes:
+            raise ValueError(f"no node {device_id!r}; accepted: {', '.join(self.nodes)}")
+        timeout_s = self._check_timeout(self.window_timeout_s if timeout_s is None else timeout_s)
+        with self.lock:
+            closed = self._open_window(device_id, timeout_s)
+        for other in closed:
+            log.info("%s: commissioning window closed: %s opened one with the same short discriminator",
+                     other, device_id)
+        row = next(r for r in self.codes() if r["device"] == device_id)
+        return {**row, "closed": closed}
+
+    def _window_event(self, device_id: str, event: Any) -> None:
+        """A node's window opened (twin pair, an administrator, the last fabric removed): the
+        latest opening wins, so close every other open window with the same short
+        discriminator. Runs inside the commissioning state, with the lock held."""
+        if event.kind != "window_changed":
+            return
+        node = self.nodes.get(device_id)
+        discriminator = node.core.commissioning.window.discriminator if node is not None else None
+        if discriminator is None:
+            return
+        node.core.touched = True
+        for other_id, other in self.nodes.items():
+            window = other.core.commissioning.window
+            if other_id != device_id and window.is_open and window.discriminator >> 8 == discriminator >> 8:
+                window.close()
+                other.core.commissioning.window_changed()
+                other.core.touched = True
+                self._closed_for.setdefault(device_id, []).append(other_id)
 
     # -- lifecycle --------------------------------------------------------------------------
     async def start(self) -> None:
@@ -530,11 +705,16 @@ class NodeManager:
                 await node.start()
                 # Listeners fire in whatever thread changed the attribute (HTTP tools too).
                 core.im.on_dirty = node.wake
-                self.nodes[device_id] = node
+                self._adopt(device_id, node)
+            self._apply_window_plan()
             self.sync_advertisements()
         except BaseException:
             await self.stop()
             raise
+
+    def _adopt(self, device_id: str, node: MatterNode) -> None:
+        self.nodes[device_id] = node
+        node.core.commissioning.listeners.append(functools.partial(self._window_event, device_id))
 
     async def stop(self) -> None:
         """Withdraw every advertisement (mDNS goodbyes), then close the ports."""
