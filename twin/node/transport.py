@@ -10,7 +10,8 @@ import asyncio
 import ipaddress
 import logging
 import socket
-from typing import Any, Callable, Protocol
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from twin.protocol.exchange import Action, Exchange, MessageLayer, Send
 
@@ -22,7 +23,8 @@ def _make_socket(host: str, port: int) -> socket.socket:
     try:
         family = socket.AF_INET6 if ipaddress.ip_address(host).version == 6 else socket.AF_INET
     except ValueError:
-        raise ValueError(f"host {host!r}; accepted: an IPv4 or IPv6 address literal such as '::', '::1', '127.0.0.1'")
+        raise ValueError(f"host {host!r}; accepted: an IPv4 or IPv6 address literal such as "
+                         "'::', '::1', '127.0.0.1'") from None
     if family == socket.AF_INET6 and not socket.has_ipv6:
         family, host = socket.AF_INET, ("0.0.0.0" if host == "::" else host)
     sock = socket.socket(family, socket.SOCK_DGRAM)
@@ -50,12 +52,43 @@ class DatagramEndpoint(Protocol):
     def next_timer(self) -> float | None: ...
 
 
+class TimerSlot:
+    """When the shell's one timer should fire, given the layer's next deadline (sans-IO).
+
+    Under a flood the socket is readable at every turn of the event loop, and every datagram
+    re-asks the layer for its next deadline. Cancelling and re-arming the loop timer each time
+    would push a due deadline behind the next datagram for as long as the flood lasts, so:
+
+    - `arm(due)` says whether the loop timer must be (re)armed: only for a deadline earlier
+      than the one already armed. A later or vanished deadline keeps the armed one (an early
+      wake-up is harmless: `on_timer` acts only on what is due);
+    - `due(now)` tells the shell to run the layer's timers before it handles a datagram, so
+      expiries and retransmissions happen on time whatever the inbound load.
+    """
+
+    def __init__(self) -> None:
+        self.armed_ms: float | None = None
+
+    def arm(self, deadline_ms: float | None) -> bool:
+        if deadline_ms is None or (self.armed_ms is not None and self.armed_ms <= deadline_ms):
+            return False
+        self.armed_ms = deadline_ms
+        return True
+
+    def due(self, now_ms: float) -> bool:
+        return self.armed_ms is not None and self.armed_ms <= now_ms
+
+    def fired(self) -> None:
+        self.armed_ms = None
+
+
 class UdpTransport(asyncio.DatagramProtocol):
     def __init__(self, layer: DatagramEndpoint, on_event: Callable[[Action], None]):
         self.layer = layer
         self.on_event = on_event
         self._transport: asyncio.DatagramTransport | None = None
         self._timer: asyncio.TimerHandle | None = None
+        self._slot = TimerSlot()
         self._loop: asyncio.AbstractEventLoop | None = None
 
     @classmethod
@@ -83,7 +116,10 @@ class UdpTransport(asyncio.DatagramProtocol):
         self._loop = asyncio.get_running_loop()
 
     def datagram_received(self, data: bytes, addr: Any) -> None:
-        self._run(lambda: self.layer.receive(data, addr, self.now_ms()))
+        now = self.now_ms()
+        if self._slot.due(now):
+            self._on_timer()   # timers first: a flood must not postpone what is due
+        self._run(lambda: self.layer.receive(data, addr, now))
 
     def error_received(self, exc: Exception) -> None:
         log.debug("UDP error: %r", exc)
@@ -92,6 +128,7 @@ class UdpTransport(asyncio.DatagramProtocol):
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+        self._slot.fired()
 
     # -- driving the layer ----------------------------------------------------------------------
     def send(self, exchange: Exchange, opcode: int, payload: bytes, reliable: bool = True) -> None:
@@ -130,13 +167,17 @@ class UdpTransport(asyncio.DatagramProtocol):
         self.execute(actions)
 
     def _arm_timer(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        due = self.layer.next_timer()
-        if due is not None and self._loop is not None and self._transport is not None:
-            self._timer = self._loop.call_at(due / 1000.0, self._on_timer)
+        """(Re)arm the loop timer only for an earlier deadline (see `TimerSlot`)."""
+        if self._loop is None or self._transport is None:
+            return
+        if self._slot.arm(self.layer.next_timer()):
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer = self._loop.call_at(self._slot.armed_ms / 1000.0, self._on_timer)
 
     def _on_timer(self) -> None:
-        self._timer = None
+        if self._timer is not None:
+            self._timer.cancel()   # when run early, from datagram_received
+            self._timer = None
+        self._slot.fired()
         self._run(lambda: self.layer.on_timer(self.now_ms()))
