@@ -9,25 +9,37 @@ from pathlib import Path
 
 import typer
 
-from scenarios.schema import CATEGORIES, DEFAULT_EPISODES, EpisodeFileError, dump_episode, load_episodes
+from matter_twin.console import CliError, one_line
+from scenarios.agreement import DEFAULT_LABELS, agreement_table, judge_labels, load_labels
+from scenarios.generate import SEED
+from scenarios.generate import generate as gen
+from scenarios.judges import LLMJudge, RuleJudge
+from scenarios.report import write_report
+from scenarios.runner import load_results, make_agent, make_judge
+from scenarios.runner import run as run_all
+from scenarios.schema import CATEGORIES, DEFAULT_EPISODES, dump_episode, load_episodes
+from scenarios.validate import bound_problems, bounds_table, score_bounds
+from scenarios.validate import validate as check
+from twin.schema import UserFileError
 
 bench_app = typer.Typer(help="The SimuHome benchmark: 600 seeded episodes in 12 categories, agents, "
                              "simulator and judge scoring, reports.", no_args_is_help=True)
 
 
 def _fail(message: str) -> None:
-    typer.secho(message, fg="red", err=True)
+    """A check that did not pass (not bad input): one line, exit code 1."""
+    one_line(message)
     raise typer.Exit(1)
 
 
 def _episodes(path: Path, categories: list[str] | None, limit: int | None):
     try:
         episodes = load_episodes(path)
-    except EpisodeFileError as exc:
-        _fail(str(exc))
+    except UserFileError as exc:
+        raise CliError(str(exc)) from None
     unknown = [c for c in categories or [] if c not in CATEGORIES]
     if unknown:
-        _fail(f"unknown category {', '.join(unknown)}; accepted: {', '.join(CATEGORIES)}")
+        raise CliError(f"unknown category {', '.join(unknown)}; accepted: {', '.join(CATEGORIES)}")
     if categories:
         episodes = [e for e in episodes if e.category in categories]
     if limit is not None:
@@ -47,10 +59,8 @@ def generate(out: Path = typer.Option(DEFAULT_EPISODES, help="JSONL file to writ
              per_category: int = typer.Option(50, min=1, help="Episodes per category."),
              category: list[str] | None = typer.Option(None, help="Only these categories (repeatable).")):
     """Generate the episode set. With the defaults it reproduces scenarios/data/episodes.jsonl byte for byte."""
-    from scenarios.generate import SEED
-    from scenarios.generate import generate as gen
     if category and any(c not in CATEGORIES for c in category):
-        _fail(f"unknown category; accepted: {', '.join(CATEGORIES)}")
+        raise CliError(f"unknown category; accepted: {', '.join(CATEGORIES)}")
     t0 = time.perf_counter()
     episodes = gen(SEED if seed is None else seed, per_category, tuple(category or CATEGORIES))
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -64,8 +74,6 @@ def validate(episodes: Path = typer.Option(DEFAULT_EPISODES, help="Episodes JSON
                                                    "adversarial agents (validity bounds).")):
     """Check every episode (schema, replay, goal ids, reference solves it, null agent does not), then the
     validity bounds: reference 100 %, null and adversarial agents 0 % where they must fail."""
-    from scenarios.validate import bound_problems, bounds_table, score_bounds
-    from scenarios.validate import validate as check
     items = _episodes(episodes, None, None)
     found = check(items, solve)
     if solve and not found:
@@ -87,14 +95,12 @@ def judge_agreement(labels: Path = typer.Option(None, help="Labelled answers JSO
                     model: str | None = typer.Option(None, help="Model name of the LLM judge."),
                     api_key: str | None = typer.Option(None, envvar="OPENAI_API_KEY", help="API key.")):
     """Accuracy of the rule judge (and an LLM judge, if given) on hand-labelled answers, per label."""
-    from scenarios.agreement import DEFAULT_LABELS, agreement_table, judge_labels, load_labels
-    from scenarios.judges import LLMJudge, RuleJudge
     if (llm_url is None) != (model is None):
-        _fail("--llm-url and --model go together")
+        raise CliError("--llm-url and --model go together")
     try:
         rows = load_labels(labels or DEFAULT_LABELS)
     except (OSError, ValueError) as exc:
-        _fail(str(exc))
+        raise CliError(str(exc)) from None
     judges = [RuleJudge()] + ([LLMJudge(model, base_url=llm_url, api_key=api_key)] if model else [])
     result = judge_labels(_episodes(episodes, None, None), rows, judges)
     typer.echo(agreement_table(result, [j.name for j in judges]))
@@ -113,14 +119,12 @@ def run(agent: str = typer.Option(..., help="reference | null | openai:MODEL"),
         category: list[str] | None = typer.Option(None, help="Only these categories (repeatable)."),
         limit: int | None = typer.Option(None, min=1, help="At most this many episodes per category.")):
     """Run an agent over the episodes and score them."""
-    from scenarios.runner import load_results, make_agent, make_judge
-    from scenarios.runner import run as run_all
     items = _episodes(episodes, category, limit)
     try:
         make_agent(agent, base_url, api_key, mode)
         scorer = make_judge(judge, base_url, api_key)
     except ValueError as exc:
-        _fail(str(exc))
+        raise CliError(str(exc)) from None
     run_all(items, lambda: make_agent(agent, base_url, api_key, mode), scorer, out, workers, max_steps)
     results = [r for r in load_results(out) if r["episode_id"] in {e.id for e in items}]
     ok = sum(bool(r["success"]) for r in results)
@@ -131,9 +135,8 @@ def run(agent: str = typer.Option(..., help="reference | null | openai:MODEL"),
 def report(dirs: list[Path] = typer.Argument(..., help="Run directories (one agent each)."),
            out: Path | None = typer.Option(None, help="Where to write report.md and charts (default: the first run).")):
     """Write report.md (Table 1 and Table 3 layouts, error taxonomy) and PNG charts."""
-    from scenarios.report import write_report
     try:
         path = write_report(dirs, out)
     except ValueError as exc:
-        _fail(str(exc))
+        raise CliError(str(exc)) from None
     typer.echo(f"wrote {path}")

@@ -25,18 +25,19 @@ FAST_FORWARD_CHUNK = 3000  # ticks per progress update (five virtual minutes)
 err_console = Console(stderr=True)
 
 
-class CliError(click.ClickException):
-    """Bad input from the user: printed as one line, exit code 2 (a ClickException, so it
-    is one line however the command was started, `twin` or `python -m matter_twin.cli`)."""
+# Typer may vendor its own click; catch usage errors from whichever one parses the line.
+_CLICK_ERRORS = tuple({click.ClickException,
+                       *(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")})
+
+
+class CliError(*_CLICK_ERRORS):  # type: ignore[misc]  # the ClickException(s) typer handles
+    """Bad input from the user: printed as one line, exit code 2 (the ClickException typer's
+    own parser handles, so it is one line however a command is started: `twin`,
+    `python -m matter_twin.cli`, or a sub-app invoked directly)."""
     exit_code = 2
 
     def __init__(self, message: str) -> None:
         super().__init__(" ".join(str(message).split()))
-
-
-# Typer may vendor its own click; catch usage errors from whichever one parses the line.
-_CLICK_ERRORS = tuple({click.ClickException,
-                       *(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")})
 _ABORTS = tuple({click.Abort, typer.Abort, KeyboardInterrupt})
 
 

@@ -20,7 +20,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from twin.schema import HomeSpec
+from twin.schema import HomeSpec, UserFileError
 
 #: The committed benchmark: 600 episodes, 50 per category.
 DEFAULT_EPISODES = Path(__file__).parent / "data" / "episodes.jsonl"
@@ -152,10 +152,6 @@ class Episode(_Model):
         return self.feasible and self.query_type != "QT1"
 
 
-class EpisodeFileError(Exception):
-    """A bad episodes file; `str()` is one line naming the file, the line and the field."""
-
-
 def dump_episode(episode: Episode) -> str:
     """One JSONL line; stable for identical episodes."""
     return json.dumps(episode.model_dump(mode="json"), sort_keys=True, ensure_ascii=False,
@@ -167,7 +163,7 @@ def load_episodes(path: str | Path) -> list[Episode]:
     try:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
-        raise EpisodeFileError(f"{source}: cannot read: {exc}") from None
+        raise UserFileError(source, "", f"cannot read: {exc}") from None
     episodes: list[Episode] = []
     seen: set[str] = set()
     for n, line in enumerate(lines, 1):
@@ -176,15 +172,15 @@ def load_episodes(path: str | Path) -> list[Episode]:
         try:
             data = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise EpisodeFileError(f"{source}:{n}: JSON syntax error: {exc.msg}") from None
+            raise UserFileError(f"{source}:{n}", "", f"JSON syntax error: {exc.msg}") from None
         try:
             episode = Episode.model_validate(data)
         except ValidationError as exc:
             err = exc.errors()[0]
             where = ".".join(str(p) for p in err["loc"]) or "(episode)"
-            raise EpisodeFileError(f"{source}:{n}: {where}: {err['msg']}") from None
+            raise UserFileError(f"{source}:{n}", where, err["msg"]) from None
         if episode.id in seen:
-            raise EpisodeFileError(f"{source}:{n}: id: duplicate episode id {episode.id!r}")
+            raise UserFileError(f"{source}:{n}", "id", f"duplicate episode id {episode.id!r}")
         seen.add(episode.id)
         episodes.append(episode)
     return episodes

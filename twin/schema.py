@@ -27,13 +27,14 @@ ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$"
 
 class UserFileError(Exception):
     """A bad user file (a home, a bridge config, ...): every loader raises this one type, so
-    an app prints any of them the same way. `str()` is one line: "<file>: <field path>: <problem>"."""
+    an app prints any of them the same way. `str()` is one line: "<file>: <field path>: <problem>"
+    (no field path for a problem of the whole file or line, e.g. "<file>:<line>: <problem>")."""
 
     def __init__(self, source: str, path: str, problem: str):
         self.source = str(source)
         self.path = path
         self.problem = " ".join(str(problem).split())
-        super().__init__(f"{self.source}: {self.path}: {self.problem}")
+        super().__init__(": ".join(part for part in (self.source, self.path, self.problem) if part))
 
 
 class UnknownIdError(KeyError):

@@ -2,25 +2,24 @@
 from __future__ import annotations
 
 import json
+
 import pytest
+from openai_stub import OpenAIStub, last_observation
 
 from bridge.tools import Session
+from matter_twin.cli_bench import bench_app
 from scenarios import templates as T
 from scenarios.agents.react import ReActAgent, parse_step
 from scenarios.agents.reference import ReferenceAgent
 from scenarios.agents.simple import NullAgent, ScriptedAgent
-from matter_twin.cli_bench import bench_app
-from scenarios.schema import DEFAULT_EPISODES
 from scenarios.evaluate import build_home, run_episode
 from scenarios.generate import generate, generate_category
 from scenarios.judges import LLMJudge, RuleJudge
 from scenarios.report import write_report
 from scenarios.runner import RESULTS, run
-from scenarios.schema import (CATEGORIES, Episode, EpisodeFileError, TimedGoal, dump_episode,
-                              load_episodes)
+from scenarios.schema import CATEGORIES, DEFAULT_EPISODES, Episode, TimedGoal, dump_episode, load_episodes
 from scenarios.validate import problems, validate
-
-from openai_stub import OpenAIStub, last_observation
+from twin.schema import UserFileError
 
 
 @pytest.fixture(scope="module")
@@ -94,11 +93,11 @@ def test_validator_flags_broken_episodes(episodes):
 def test_bad_episode_file_gives_one_line(tmp_path):
     path = tmp_path / "eps.jsonl"
     path.write_text('{"id": "x"}\n', encoding="utf-8")
-    with pytest.raises(EpisodeFileError) as err:
+    with pytest.raises(UserFileError) as err:
         load_episodes(path)
     assert str(err.value).startswith(f"{path}:1: ") and "\n" not in str(err.value)
     path.write_text("not json\n", encoding="utf-8")
-    with pytest.raises(EpisodeFileError, match=r":1: JSON syntax error"):
+    with pytest.raises(match=r":1: JSON syntax error"):
         load_episodes(path)
 
 
@@ -224,7 +223,7 @@ def test_cli_run_and_report(subset, tmp_path):
     result = runner.invoke(bench_app, ["report", str(tmp_path / "r")])
     assert result.exit_code == 0 and (tmp_path / "r" / "report.md").exists()
     result = runner.invoke(bench_app, ["run", "--agent", "gpt", "--episodes", str(eps), "--out", str(tmp_path / "x")])
-    assert result.exit_code == 1 and "unknown agent" in result.output
+    assert result.exit_code == 2 and "unknown agent" in result.output  # bad input: exit 2
     result = runner.invoke(bench_app, ["validate", "--episodes", str(eps)])
     assert result.exit_code == 0 and "12 episodes valid" in result.output
 

@@ -59,7 +59,7 @@ def test_llm_judge_agreement_through_the_cli(tmp_path):
     assert "| correct | 2 | 2/2 (100 %) | 2/2 (100 %) |" in result.output
     assert "llm:judge-model: kappa with the labels" in result.output and "agrees with rule on 2/10" in result.output
     result = CliRunner().invoke(bench_app, ["judge-agreement", "--model", "m"])
-    assert result.exit_code == 1 and "go together" in result.output
+    assert result.exit_code == 2 and "go together" in result.output  # bad input: exit 2
 
 
 def test_stuffed_answer_fails_even_where_recall_alone_would_pass(episodes):
