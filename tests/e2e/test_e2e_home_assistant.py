@@ -3,8 +3,9 @@ python-matter-server 5.7.0 that release pins) onboards, adds Matter, commissions
 nodes and drives them, all inside a network namespace this module creates.
 
 - onboarding and the Matter config flow through HA's REST API;
-- the light and the air conditioner commissioned by QR payload, the room's sensor node by its
-  manual code (`matter/commission` over HA's websocket API); their entities and domains;
+- the light and the heat pump (a Thermostat endpoint) commissioned by QR payload, the room's
+  sensor node by its manual code (`matter/commission` over HA's websocket API); their entities
+  and domains;
 - a light, a thermostat and a sensor both ways: an HA service call changes the twin (read with
   the twin's HTTP tool API), a change made through the tool API shows in HA's entity;
 - the twin restarts on the same --storage: does HA follow within 15 s? (issue #13 item 2:
@@ -37,7 +38,8 @@ pytestmark = pytest.mark.e2e
 #: The home file the twin serves. None = the built-in default home (28 nodes); switch to it once
 #: short discriminators are distinct there (the manual-code test asserts they are).
 HOME: Path | None = HOME_FILE
-LIGHT, AC, SENSORS, ROOM = "living_room_light", "living_room_ac", "sensors@living_room", "living_room"
+LIGHT, HEAT_PUMP, SENSORS, ROOM = "living_room_light", "living_room_heat_pump", "sensors@living_room", "living_room"
+THERMOSTAT_ENDPOINT = 2   # the heat pump's Thermostat (0x0301) endpoint
 #: How long the restart test waits for HA to follow (issue #13: within 15 s).
 RESTART_LIMIT = 15.0
 #: The restart test keeps measuring up to this long, so the report says how late HA was.
@@ -123,18 +125,18 @@ def test_onboard_and_add_matter(lab: HaLab):
 def test_commission_by_qr_payload(lab: HaLab):
     codes = twin_codes(lab)
     light = lab.call("commission", codes[LIGHT]["qr_code"])
-    ac = lab.call("commission", codes[AC]["qr_code"])
-    lab.found["light"], lab.found["ac"] = light, ac
+    heat_pump = lab.call("commission", codes[HEAT_PUMP]["qr_code"])
+    lab.found["light"], lab.found["heat pump"] = light, heat_pump
 
     # The HA devices carry the twin's BasicInformation.
-    for added, device in ((light, LIGHT), (ac, AC)):
+    for added, device in ((light, LIGHT), (heat_pump, HEAT_PUMP)):
         assert added["device"]["manufacturer"] == "matter-twin", added["device"]
         assert added["device"]["name"] == codes[device]["name"], added["device"]
     # Entities, their domains, and none left unavailable.
     light_entity = entity_of(light["entities"], "light")
-    climate_entity = entity_of(ac["entities"], "climate")
+    climate_entity = entity_of(heat_pump["entities"], "climate")
     lab.found["light entity"], lab.found["climate entity"] = light_entity, climate_entity
-    for added in (light, ac):
+    for added in (light, heat_pump):
         assert all(e["state"] not in (None, "unavailable") for e in added["entities"]), added["entities"]
     assert [e for e in light["entities"] if e["entity_id"] == light_entity][0]["state"] == "off"
 
@@ -176,7 +178,7 @@ def test_light_both_ways(lab: HaLab):
 
 
 def test_thermostat_both_ways(lab: HaLab):
-    out = lab.call("thermostat_both_ways", lab.need("climate entity"), AC)
+    out = lab.call("thermostat_both_ways", lab.need("climate entity"), HEAT_PUMP, THERMOSTAT_ENDPOINT)
     assert out["twin mode"] == 3 and out["twin setpoint"] == 2250, out     # HA -> twin
     assert out["ha state after"] == "cool", out
     assert out["ha temperature after twin"] == 24.0, out                    # twin -> HA
@@ -188,7 +190,8 @@ def test_sensor_follows_twin_both_ways(lab: HaLab):
                    lab.need("light entity"), LIGHT, ROOM)
     twin_lux, ha_lux = out["off: twin lux, ha lux"]
     assert ha_lux == pytest.approx(twin_lux, abs=max(2.0, 0.02 * twin_lux)), out
-    assert float(out["ha temperature"]) == pytest.approx(out["twin temperature"], abs=0.2), out
+    # the tool API gives temperature in 0.01 °C (as Matter does), HA in °C
+    assert float(out["ha temperature"]) == pytest.approx(out["twin temperature"] / 100, abs=0.2), out
     assert out["twin lux after tool on"] > twin_lux, out
     assert isinstance(out["ha lux after tool on"], float), out           # tool API -> twin -> HA
     assert out["twin lux after ha off"] < out["twin lux after tool on"], out

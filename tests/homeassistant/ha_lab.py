@@ -331,23 +331,23 @@ async def light_both_ways(ha_: Ha, entity: str, device: str) -> dict[str, Any]:
     return out
 
 
-async def thermostat_both_ways(ha_: Ha, entity: str, device: str) -> dict[str, Any]:
+async def thermostat_both_ways(ha_: Ha, entity: str, device: str, endpoint: int) -> dict[str, Any]:
     out: dict[str, Any] = {"ha before": await ha_.state(entity)}
-    out["twin mode before"] = await ha_.twin_attribute(device, 1, "Thermostat", "SystemMode")
+    out["twin mode before"] = await ha_.twin_attribute(device, endpoint, "Thermostat", "SystemMode")
     # HA -> twin: cool to 22.5 °C.
     await service(ha_, "climate", "set_hvac_mode", {"entity_id": entity, "hvac_mode": "cool"})
-    out["twin mode"], _ = await wait_twin(ha_, device, 1, "Thermostat", "SystemMode", 3)
+    out["twin mode"], _ = await wait_twin(ha_, device, endpoint, "Thermostat", "SystemMode", 3)
     started = time.monotonic()
     await service(ha_, "climate", "set_temperature", {"entity_id": entity, "temperature": 22.5})
     out["twin setpoint"], out["ha->twin seconds"] = await wait_twin(
-        ha_, device, 1, "Thermostat", "OccupiedCoolingSetpoint", 2250)
+        ha_, device, endpoint, "Thermostat", "OccupiedCoolingSetpoint", 2250)
     out["ha state after"], _ = await wait_ha(ha_, entity, "cool")
     # twin -> HA: the tool API writes the setpoint; HA's target temperature follows.
     started = time.monotonic()
-    await ha_.twin_tool("write_attribute", {"device.id": device, "endpoint.id": 1, "cluster.id": "Thermostat",
+    await ha_.twin_tool("write_attribute", {"device.id": device, "endpoint.id": endpoint, "cluster.id": "Thermostat",
                                            "attribute.id": "OccupiedCoolingSetpoint", "value": 2400})
     out["ha temperature after twin"], out["twin->ha seconds"] = await wait_ha(ha_, entity, 24.0, "temperature")
-    out["twin local temperature"] = await ha_.twin_attribute(device, 1, "Thermostat", "LocalTemperature")
+    out["twin local temperature"] = await ha_.twin_attribute(device, endpoint, "Thermostat", "LocalTemperature")
     out["ha current_temperature"] = (await ha_.state(entity))["attributes"].get("current_temperature")
     return out
 
@@ -376,6 +376,10 @@ async def sensor_follows_twin(ha_: Ha, lux_entity: str, temp_entity: str, light_
                 return value, time.monotonic() - started
             await asyncio.sleep(0.2)
 
+    # Start from the light off (the light test may have left it on), HA's sensor settled.
+    await ha_.twin_tool("execute_command", {"device.id": light, "endpoint.id": 1, "cluster.id": "OnOff",
+                                           "command.id": "Off", "args": {}})
+    await ha_lux_reaches((await ha_.twin_tool("get_room_states", {"room.id": room}))["illuminance"])
     out["off: twin lux, ha lux"] = await lux_pair()
     out["ha temperature"] = (await ha_.state(temp_entity))["state"]
     out["twin temperature"] = (await ha_.twin_tool("get_room_states", {"room.id": room}))["temperature"]
