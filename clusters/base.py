@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import contextvars
 import typing
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Iterable
+from typing import Any, ClassVar
 
 from chip.clusters import Objects as Clusters
 from chip.clusters.ClusterObjects import Cluster, ClusterCommand, ClusterEvent
 
+from clusters.constraints import check_command
 from clusters.status import MatterError, Status
 from clusters.values import from_json, to_json, type_name
 
@@ -223,6 +225,7 @@ class ClusterServer:
         name = self.resolve_command(command)
         cls = self.command_class(name)
         request = fields if isinstance(fields, cls) else from_json(cls, fields or {}, f"{self.name}.{name}")
+        check_command(request, f"{self.name}.{name}", self.name)   # widths, enums, bitmaps (IM and tools)
         handler = getattr(self, name)
         return handler(request)
 
@@ -249,7 +252,7 @@ class ClusterServer:
     def attach(self) -> None:
         """Called once the whole device is composed: subscribe to siblings here."""
 
-    def sibling(self, cluster: type[Cluster]) -> "ClusterServer | None":
+    def sibling(self, cluster: type[Cluster]) -> ClusterServer | None:
         """Another server on the same endpoint, if present."""
         if self.endpoint is None:
             return None

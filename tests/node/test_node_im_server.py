@@ -14,13 +14,33 @@ from clusters.base import ClusterServer, current_access
 from clusters.device import DEVICE_TYPES
 from clusters.devices import create_device
 from clusters.status import Status
-from twin.protocol.exchange import Deliver, MessageLayer, Send, SessionClosed
 from twin.node.im import InteractionModelServer
-from twin.protocol.tlv import Struct, decode_tlv, encode_tlv
-from twin.protocol.interaction import AttributeData, AttributePath, ClusterPath, CommandData, CommandPath, DataVersionFilter, InvokeRequest, InvokeResponse, Message, Opcode, ReadRequest, ReportData, StatusResponse, SubscribeRequest, SubscribeResponse, TimedRequest, WriteRequest, WriteResponse, decode_message
 from twin.node.values import decode_typed, encode_value
+from twin.protocol.exchange import Deliver, MessageLayer, Send, SessionClosed
+from twin.protocol.interaction import (
+    AttributeData,
+    AttributePath,
+    ClusterPath,
+    CommandData,
+    CommandPath,
+    DataVersionFilter,
+    InvokeRequest,
+    InvokeResponse,
+    Message,
+    Opcode,
+    ReadRequest,
+    ReportData,
+    StatusResponse,
+    SubscribeRequest,
+    SubscribeResponse,
+    TimedRequest,
+    WriteRequest,
+    WriteResponse,
+    decode_message,
+)
 from twin.protocol.message import ProtocolId
 from twin.protocol.session_types import EstablishedSession, SessionKeys
+from twin.protocol.tlv import Struct, decode_tlv, encode_tlv
 
 IM = ProtocolId.INTERACTION_MODEL
 KEYS = SessionKeys(i2r_key=bytes(range(16)), r2i_key=bytes(range(16, 32)), attestation_challenge=bytes(16))
@@ -276,7 +296,8 @@ def test_invoke_with_fields_and_a_response_command():
     target = [m.mode for m in mode.get("SupportedModes") if m.mode != mode.get("CurrentMode")][0]
     path = CommandPath(1, C.DishwasherMode.id, C.DishwasherMode.Commands.ChangeToMode.command_id)
     ib = invoke_status(link.request(InvokeRequest([CommandData(path, Struct({0: target}))])))
-    assert ib.command.path == CommandPath(1, C.DishwasherMode.id, C.DishwasherMode.Commands.ChangeToModeResponse.command_id)
+    assert ib.command.path == CommandPath(1, C.DishwasherMode.id,
+                                          C.DishwasherMode.Commands.ChangeToModeResponse.command_id)
     response = decode_typed(C.DishwasherMode.Commands.ChangeToModeResponse, ib.command.fields)
     assert response.status == 0 and mode.get("CurrentMode") == target
 
@@ -441,7 +462,8 @@ class Admin(ClusterServer):
         self.revoked += 1
 
 
-REVOKE = CommandPath(0, C.AdministratorCommissioning.id, C.AdministratorCommissioning.Commands.RevokeCommissioning.command_id)
+REVOKE = CommandPath(0, C.AdministratorCommissioning.id,
+                     C.AdministratorCommissioning.Commands.RevokeCommissioning.command_id)
 
 
 def test_timed_invoke():
@@ -559,11 +581,11 @@ def test_every_derived_attribute_is_declared():
     """What a `get()` override computes must be in `derived`, or subscribers never hear of it.
     Two overrides fire listeners themselves: the Descriptor (composition, through `changed()`)
     and BridgedDeviceBasicInformation (mirrors its source's listeners)."""
+    import twin.node.commissioning
+    import twin.node.servers.base
     from clusters.base import ClusterServer
     from clusters.bridged import BridgedDeviceBasicInformationServer
     from clusters.device import DescriptorServer
-    import twin.node.commissioning
-    import twin.node.servers.base
 
     def subclasses(cls):
         for sub in cls.__subclasses__():
@@ -586,8 +608,9 @@ def test_every_derived_attribute_is_declared():
 
 def test_node_servers_tell_subscribers_of_fabric_changes_without_being_sampled(tmp_path):
     from test_node_runtime import make_fabric
-    from twin.node.credentials import DeviceCredentials
+
     from twin.node.commissioning import NodeCommissioning
+    from twin.node.credentials import DeviceCredentials
     device = light()
     credentials = DeviceCredentials.load_or_create(tmp_path / "dac", 0xFFF1, 0x8100, rng=random.Random(3))
     node = NodeCommissioning(tmp_path, device, credentials, 20202021, 3840, random.Random(7), now_ms=lambda: 0)
@@ -800,3 +823,13 @@ def test_a_chunked_read_needs_status_responses_between_chunks():
     read(link, AttributePath())
     assert len(link.im._pending) == 1
     assert link.advance(60_000) == [] and link.im._pending == {} and link.im.next_timer() is None
+
+
+def test_a_command_field_beyond_its_type_is_a_constraint_error_over_matter():
+    """Issue #12 item 5: OnWithTimedOff's uint16 fields carried 0xFFFFFFFF into OnTime."""
+    device = light()
+    path = CommandPath(1, ON_OFF, C.OnOff.Commands.OnWithTimedOff.command_id)
+    ib = invoke_status(Link(device).request(InvokeRequest([CommandData(
+        path, Struct({0: 0, 1: 0xFFFFFFFF, 2: 0xFFFFFFFF}), ref=None)])))
+    assert ib.status.status.status == Status.CONSTRAINT_ERROR
+    assert device.read("OnOff", "OnTime") == 0 and device.read("OnOff", "OnOff") is False
