@@ -23,12 +23,12 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
-
 from ha_lab import HOME_FILE, ha, start_hass, start_matter_server
 from netns import Netns, network_namespace
 from test_e2e_matter_server import start_twin, stop, tail
@@ -198,16 +198,31 @@ def test_sensor_follows_twin_both_ways(lab: HaLab):
     assert isinstance(out["ha lux after ha off"], float), out            # HA -> twin -> HA
 
 
-@pytest.mark.xfail(strict=True, reason="issue #13 item 2: after `twin run` restarts on the same "
-                   "--storage, HA (python-matter-server 5.7.0) takes minutes to follow, not 15 s")
-def test_ha_follows_a_twin_restart_within_15_s(lab: HaLab):
-    entity = lab.need("light entity")
+class NotFollowed(AssertionError):
+    """HA did not follow the restarted twin in time: the one failure the restart test expects."""
+
+
+def test_twin_restarts_on_the_same_storage(lab: HaLab):
+    """The twin itself must come back (a crash here is a real failure, not the expected one)."""
+    lab.need("light entity")
     assert stop(lab.twin) == 0, tail(lab.workdir / lab.twin_log)
     lab.twin_log = "twin-2.log"
     lab.twin = start_twin(lab.ns, lab.workdir, lab.twin_log, *twin_args())
-    started = time.monotonic()
-    out = lab.call("follow_after_restart", entity, LIGHT, RESTART_MEASURE, timeout=RESTART_MEASURE + 120)
-    out["total seconds"] = time.monotonic() - started
+    lab.found["restarted at"] = time.monotonic()
+    log = (lab.workdir / lab.twin_log).read_text()
+    assert "PASE session" not in log   # nothing re-commissioned
+
+
+@pytest.mark.xfail(strict=True, raises=NotFollowed,
+                   reason="issue #13 item 2: after `twin run` restarts on the same --storage, HA "
+                   "(python-matter-server 5.7.0) takes far longer than 15 s to follow")
+def test_ha_follows_a_twin_restart_within_15_s(lab: HaLab):
+    entity = lab.need("light entity")
+    restarted = lab.need("restarted at")
+    out = lab.call("follow_after_restart", entity, LIGHT, RESTART_MEASURE, timeout=2 * RESTART_MEASURE + 120)
+    out["seconds since the twin was up"] = time.monotonic() - restarted
     print("restart:", json.dumps(out, default=str))
-    assert out["followed"] and out["twin->ha seconds"] <= RESTART_LIMIT, out
-    assert "ha toggle error" not in out and out["ha->twin seconds"] <= RESTART_LIMIT, out
+    if not (out["followed"] and out["twin->ha seconds"] <= RESTART_LIMIT):
+        raise NotFollowed(f"HA did not show the twin's change within {RESTART_LIMIT} s: {out}")
+    if "ha toggle error" in out or out["ha->twin seconds"] > RESTART_LIMIT:
+        raise NotFollowed(f"HA's service call did not reach the twin within {RESTART_LIMIT} s: {out}")

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from netns import REPO, Netns, wait_for_line
+from netns import REPO, Netns
 
 HA_VENV = Path(os.environ.get("HA_VENV", REPO / ".cache" / "ha-venv"))
 HA_PORT = 8123
@@ -197,7 +197,8 @@ async def onboard(ha_: Ha) -> dict[str, Any]:
     out["token"] = ha_.token
     await ha_.post("/api/onboarding/core_config")
     await ha_.post("/api/onboarding/analytics")
-    await ha_.post("/api/onboarding/integration", {"client_id": CLIENT_ID, "redirect_uri": f"{HA_URL}/?auth_callback=1"})
+    await ha_.post("/api/onboarding/integration",
+                   {"client_id": CLIENT_ID, "redirect_uri": f"{HA_URL}/?auth_callback=1"})
     out["steps after"] = await ha_.get("/api/onboarding")
     out["api"] = await ha_.get("/api/")
     return out
@@ -262,7 +263,8 @@ async def commission(ha_: Ha, code: str, settle: float = 20) -> dict[str, Any]:
         await asyncio.sleep(0.3)
     assert len(new) == 1, f"devices added: {new}"
     device_id, device = next(iter(new.items()))
-    out["device"] = {k: device.get(k) for k in ("id", "name", "manufacturer", "model", "sw_version", "identifiers")}
+    out["device"] = {k: device.get(k)
+                     for k in ("id", "name", "manufacturer", "model", "sw_version", "identifiers")}
     deadline = time.monotonic() + settle
     while True:
         entities = await _device_entities(ha_, device_id)
@@ -337,13 +339,11 @@ async def thermostat_both_ways(ha_: Ha, entity: str, device: str, endpoint: int)
     # HA -> twin: cool to 22.5 °C.
     await service(ha_, "climate", "set_hvac_mode", {"entity_id": entity, "hvac_mode": "cool"})
     out["twin mode"], _ = await wait_twin(ha_, device, endpoint, "Thermostat", "SystemMode", 3)
-    started = time.monotonic()
     await service(ha_, "climate", "set_temperature", {"entity_id": entity, "temperature": 22.5})
     out["twin setpoint"], out["ha->twin seconds"] = await wait_twin(
         ha_, device, endpoint, "Thermostat", "OccupiedCoolingSetpoint", 2250)
     out["ha state after"], _ = await wait_ha(ha_, entity, "cool")
     # twin -> HA: the tool API writes the setpoint; HA's target temperature follows.
-    started = time.monotonic()
     await ha_.twin_tool("write_attribute", {"device.id": device, "endpoint.id": endpoint, "cluster.id": "Thermostat",
                                            "attribute.id": "OccupiedCoolingSetpoint", "value": 2400})
     out["ha temperature after twin"], out["twin->ha seconds"] = await wait_ha(ha_, entity, 24.0, "temperature")
