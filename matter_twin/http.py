@@ -27,6 +27,7 @@ from starlette.concurrency import run_in_threadpool
 
 from bridge.backend import INVALID_ARGUMENT, UNKNOWN_TOOL, Backend, ClockControl, ToolError
 from bridge.tools import TOOL_NAMES, TOOL_SCHEMAS, Session, arguments_schema, call_tool, tool_description
+from twin.schema import MAX_NESTING, json_nesting
 
 _RESULT_SCHEMA = {"type": "object", "properties": {
     "ok": {"type": "boolean"},
@@ -40,10 +41,18 @@ def _error(status: int, code: str, message: str, accepted: list | None = None) -
                         status_code=status)
 
 
+class BodyTooDeep(ValueError):
+    """A JSON body nested deeper than twin.schema.MAX_NESTING (refused before parsing)."""
+
+
 async def _json_body(request: Request) -> Any:
     raw = await request.body()
     if not raw.strip():
         return {}
+    line = json_nesting(raw)
+    if line is not None:
+        raise BodyTooDeep(f"the request body nests deeper than {MAX_NESTING} levels (line {line}); "
+                          f"accepted: JSON with at most {MAX_NESTING} levels of objects and arrays")
     return json.loads(raw)
 
 
@@ -66,6 +75,8 @@ def create_app(backend: Backend, session: Session | None = None) -> FastAPI:
     async def run_tool(name: str, request: Request) -> JSONResponse:
         try:
             args = await _json_body(request)
+        except BodyTooDeep as err:
+            return _error(400, INVALID_ARGUMENT, str(err))
         except ValueError as err:
             return _error(400, INVALID_ARGUMENT, f"request body is not JSON: {err}")
         result = await run_in_threadpool(locked, call_tool, backend, name, args, session)

@@ -37,6 +37,54 @@ class UserFileError(Exception):
         super().__init__(": ".join(part for part in (self.source, self.path, self.problem) if part))
 
 
+#: How deeply a user file or a tool call's JSON may nest (mappings and lists). Real homes and
+#: configs nest about ten levels; the bound keeps parsers and validators off Python's
+#: recursion limit (a file nested thousands of levels deep raised RecursionError).
+MAX_NESTING = 64
+
+
+def json_nesting(text: str | bytes, limit: int = MAX_NESTING) -> int | None:
+    """The line at which JSON `text` nests deeper than `limit` (None: it does not), found by
+    scanning brackets outside strings, before any parser recurses into it."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", errors="replace")
+    depth, in_string, escaped, line = 0, False, False, 1
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > limit:
+                return line
+        elif ch in "]}":
+            depth -= 1
+        if ch == "\n":
+            line += 1
+    return None
+
+
+def check_nesting(data: Any, source: str, limit: int = MAX_NESTING) -> None:
+    """Raise UserFileError if parsed `data` nests deeper than `limit` (iterative: no recursion)."""
+    stack = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, (dict, list)):
+            if depth > limit:
+                raise too_deep(source, limit)
+            stack.extend((v, depth + 1) for v in (value.values() if isinstance(value, dict) else value))
+
+
+def too_deep(source: str, limit: int = MAX_NESTING, where: str = "(file)") -> UserFileError:
+    return UserFileError(source, where, f"nested too deeply; accepted: at most {limit} levels of mappings and lists")
+
+
 class UnknownIdError(KeyError):
     """A room, device or workflow id that does not exist; the message lists known ids."""
 
@@ -195,6 +243,9 @@ def parse_file(path: str | Path) -> HomeSpec:
     except (OSError, UnicodeDecodeError) as exc:
         raise UserFileError(source, "(file)", f"cannot read: {exc.strerror if isinstance(exc, OSError) else exc}") from None
     if source.lower().endswith(".json"):
+        line = json_nesting(text)
+        if line is not None:
+            raise too_deep(source, where=f"line {line}")
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
@@ -208,6 +259,9 @@ def parse_file(path: str | Path) -> HomeSpec:
             where = f"line {mark.line + 1} column {mark.column + 1}" if mark else "(yaml)"
             problem = getattr(exc, "problem", None) or str(exc)
             raise UserFileError(source, where, f"YAML syntax error: {problem}") from None
+        except RecursionError:   # YAML nests without brackets ("- - - - x"): no cheap pre-scan
+            raise too_deep(source) from None
+    check_nesting(data, source)
     return parse_data(data, source)
 
 
