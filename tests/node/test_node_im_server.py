@@ -833,3 +833,20 @@ def test_a_command_field_beyond_its_type_is_a_constraint_error_over_matter():
         path, Struct({0: 0, 1: 0xFFFFFFFF, 2: 0xFFFFFFFF}), ref=None)])))
     assert ib.status.status.status == Status.CONSTRAINT_ERROR
     assert device.read("OnOff", "OnTime") == 0 and device.read("OnOff", "OnOff") is False
+
+
+def test_a_read_or_subscribe_with_too_many_paths_is_paths_exhausted():
+    """Issue #12 item 4 (first part): 600 full wildcards fit one datagram and expanded to the
+    whole node 600 times in one receive(). Requests are bounded (the spec's minimum is 9)."""
+    from twin.node import im as im_module
+    device = light()
+    link = Link(device)
+    reads = counting_reads(device)
+    (answer,) = link.request(ReadRequest(attribute_requests=[AttributePath()] * 600))
+    assert isinstance(answer, StatusResponse) and answer.status == Status.PATHS_EXHAUSTED
+    (answer,) = link.request(SubscribeRequest(0, 10, attribute_requests=[AttributePath()] * 40))
+    assert isinstance(answer, StatusResponse) and answer.status == Status.PATHS_EXHAUSTED
+    assert not reads and not link.im.subscriptions
+    bound = im_module.MAX_PATHS_PER_REQUEST
+    assert bound >= 9
+    assert values(link.request(ReadRequest(attribute_requests=[AttributePath(1, ON_OFF, 0)] * bound)))

@@ -127,6 +127,11 @@ MAX_SUBSCRIPTIONS = 64
 #: fabric. Each fabric present is guaranteed max(this, MAX_SUBSCRIPTIONS // fabrics) slots; a
 #: fabric under its share evicts from the fabric furthest over its own (see `_make_room`).
 MIN_SUBSCRIPTIONS_PER_FABRIC = 3
+#: Paths (attribute + event) one ReadRequest or SubscribeRequest may carry. The spec's minimum
+#: is 9 per read and 3 per subscription; a request beyond this bound is answered
+#: PATHS_EXHAUSTED, as the CHIP SDK does when its path pool runs out (600 full wildcards fit
+#: one datagram and would expand to the whole node 600 times).
+MAX_PATHS_PER_REQUEST = 32
 
 # WildcardPathFlags (AttributePathIB tag 6)
 SKIP_ROOT_NODE = 0x01
@@ -700,6 +705,8 @@ class InteractionModelServer:
     def _read(self, exchange: Any, message: ReadRequest, access: AccessContext, now_ms: float) -> list:
         if not message.attribute_requests and not message.event_requests:
             return self._status(exchange, Status.INVALID_ACTION, now_ms)
+        if len(message.attribute_requests or ()) + len(message.event_requests or ()) > MAX_PATHS_PER_REQUEST:
+            return self._status(exchange, Status.PATHS_EXHAUSTED, now_ms)
         items = self._read_items(message.attribute_requests or [], message.data_version_filters,
                                  message.fabric_filtered, access)
         events = self._event_items(message.event_requests or [], _event_min(message.event_filters), access)
@@ -714,6 +721,8 @@ class InteractionModelServer:
             return self._status(exchange, Status.INVALID_ACTION, now_ms)
         if not message.attribute_requests and not message.event_requests:
             return self._status(exchange, Status.INVALID_ACTION, now_ms)
+        if len(message.attribute_requests or ()) + len(message.event_requests or ()) > MAX_PATHS_PER_REQUEST:
+            return self._status(exchange, Status.PATHS_EXHAUSTED, now_ms)
         if not self._may_read_any(message.attribute_requests or [], message.event_requests or [], access):
             # As the CHIP SDK does: a subscription to nothing the peer may read is refused
             # outright (its read would only answer UNSUPPORTED_ACCESS per path).
