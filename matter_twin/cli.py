@@ -11,8 +11,12 @@ import json
 import sys
 import threading
 import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any
 
 import typer
 import uvicorn
@@ -25,12 +29,22 @@ from bridge.twin_backend import TwinBackend
 from matter_twin import cli_bridge, nodes
 from matter_twin.cli_bench import bench_app
 from matter_twin.cli_bridge import bridge_app
-from matter_twin.console import (CliError, TwinApp, codes_rows, err_console, fast_forward, load_home, one_line,
-                                 print_codes, room_table)
+from matter_twin.console import (
+    CliError,
+    TwinApp,
+    codes_rows,
+    err_console,
+    fast_forward,
+    load_home,
+    one_line,
+    print_codes,
+    print_device_code,
+    room_table,
+)
 from matter_twin.http import create_app
 from twin import generator
 from twin.clock import TICKS_PER_SECOND, Pacer
-from twin.node.runtime import DEFAULT_BASE_PORT
+from twin.node.runtime import DEFAULT_BASE_PORT, DEFAULT_WINDOW_TIMEOUT_S
 from twin.schema import to_yaml
 
 app = TwinApp(name="twin", add_completion=False, no_args_is_help=True,
@@ -44,7 +58,10 @@ app = TwinApp(name="twin", add_completion=False, no_args_is_help=True,
                 "    twin tool get_rooms '{}'\n\n"
                 "    twin home generate --seed 7 --rooms 4 --devices 12 -o home.yaml\n\n"
                 "    twin serve --home home.yaml --port 8080")
-home_app = TwinApp(name="home", no_args_is_help=True, help="Create and inspect home files.")
+home_app = TwinApp(name="home", no_args_is_help=True, rich_markup_mode="markdown",
+                   help="Create and inspect home files.\n\nExamples:\n\n"
+                        "    twin home generate --seed 7 --rooms 4 --devices 12 -o home.yaml\n\n"
+                        "    twin run --home home.yaml")
 app.add_typer(home_app, name="home")
 app.add_typer(bench_app, name="bench")
 app.add_typer(bridge_app, name="bridge")
@@ -63,7 +80,8 @@ SeedOption = typer.Option(None, "--seed", help="Seed of the home's random genera
 def _real_time(home: Any, speed: float, end_tick: int | None, view: Callable[[], RenderableType],
                console: Console) -> None:
     pacer = Pacer(speed, time.monotonic(), home.clock.tick)
-    with Live(view(), console=console, refresh_per_second=4, transient=not console.is_terminal) as live:
+    # Transient: `run` prints the final table once afterwards (it used to show twice).
+    with Live(view(), console=console, refresh_per_second=4, transient=True) as live:
         while end_tick is None or home.clock.tick < end_tick:
             target = pacer.target(time.monotonic())
             if end_tick is not None:
@@ -77,32 +95,45 @@ def _real_time(home: Any, speed: float, end_tick: int | None, view: Callable[[],
 
 
 @app.command()
-def run(home_file: Optional[Path] = HomeOption, seed: Optional[int] = SeedOption,
+def run(home_file: Path | None = HomeOption, seed: int | None = SeedOption,
         speed: str = typer.Option("1", "--speed", help="Virtual seconds per wall second, "
                                   "or `max` to fast-forward."),
-        duration: Optional[float] = typer.Option(None, "--duration", help="Virtual seconds to run "
+        duration: float | None = typer.Option(None, "--duration", help="Virtual seconds to run "
                                                  "(required with `--speed max`). Default: until Ctrl-C.",
                                                  show_default=False),
         as_json: bool = typer.Option(False, "--json", help="Print the final snapshot as JSON on stdout."),
-        matter: Optional[bool] = typer.Option(None, "--matter/--no-matter", help="Run every device as a "
+        matter: bool | None = typer.Option(None, "--matter/--no-matter", help="Run every device as a "
                                               "commissionable Matter node (default: on, except under pytest "
                                               "in the machine's own network namespace).", show_default=False),
         storage: Path = typer.Option(Path(".storage"), "--storage", help="Where nodes keep attestation "
                                      "credentials, fabrics and counters (one directory per device)."),
         reset_fabrics: bool = typer.Option(False, "--reset-fabrics", help="Forget every commissioning "
                                            "before starting (the nodes open their windows again)."),
-        base_port: int = typer.Option(DEFAULT_BASE_PORT, "--base-port", help="UDP port of the first node; the others follow."),
-        interface: Optional[str] = typer.Option(None, "--interface", help="Advertise on this network "
+        base_port: int = typer.Option(DEFAULT_BASE_PORT, "--base-port",
+                                      help="UDP port of the first node; the others follow."),
+        interface: str | None = typer.Option(None, "--interface", help="Advertise on this network "
                                                 "interface only (default: all).", show_default=False),
-        http_port: Optional[int] = typer.Option(None, "--http", help="Also serve the tool API on "
+        http_port: int | None = typer.Option(None, "--http", help="Also serve the tool API on "
                                                 "127.0.0.1:PORT (as `twin serve` does).", show_default=False),
         aggregator: bool = typer.Option(False, "--aggregator", "--as-bridge", help="Serve the whole home as "
                                         "ONE Matter Bridge node (an Aggregator plus a bridged endpoint per "
-                                        "device and room sensor): one commissioning adds everything.")) -> None:
+                                        "device and room sensor): one commissioning adds everything."),
+        open_windows: str = typer.Option("all", "--open-windows", help="Whose commissioning windows open at "
+                                         "start: `all` (every node without a fabric), `none`, or ids separated "
+                                         "by commas. Windows whose manual codes would find each other stay "
+                                         "closed (at most 16 open) until `twin pair DEVICE`. `all-qr`: every "
+                                         "window, for QR-code pairing (labs); ambiguous manual codes show as "
+                                         "`QR only`."),
+        window_timeout: int = typer.Option(DEFAULT_WINDOW_TIMEOUT_S, "--window-timeout",
+                                           help="Seconds a commissioning window stays open (spec: 180..900)."),
+) -> None:
     """Run the home: rooms and devices evolve on the virtual clock.
 
     Every device is a Matter node that a controller (Home Assistant, chip-tool) commissions
     with the pairing code printed at start (also `twin codes`, and `GET /codes` with `--http`).
+    Like a product out of the box, a node opens its commissioning window at start for
+    `--window-timeout` seconds (15 min); `twin pair DEVICE --http PORT` opens it again later.
+    Every manual code printed reaches its own node; QR payloads always do.
     Fabrics survive restarts in `--storage`. The credentials are development ones (test PAA).
 
     At `--speed 1` virtual time follows the wall clock; `--speed 60` runs a virtual minute
@@ -121,6 +152,8 @@ def run(home_file: Optional[Path] = HomeOption, seed: Optional[int] = SeedOption
         twin run --storage ~/twin-fabrics --http 8080   # nodes plus the tool API
 
         twin run --aggregator                         # the whole home as one Matter bridge node
+
+        twin run --http 8080 --open-windows none       # no windows; later: twin pair kitchen_light --http 8080
     """
     if speed.strip().lower() == "max":
         factor = None
@@ -140,6 +173,8 @@ def run(home_file: Optional[Path] = HomeOption, seed: Optional[int] = SeedOption
     with_nodes = factor is not None and (matter if matter is not None else nodes.matter_default()[0])
     if http_port is not None and not 0 < http_port < 65536:
         raise CliError(f"--http {http_port} is not a TCP port")
+    if not 180 <= window_timeout <= 900:
+        raise CliError(f"--window-timeout {window_timeout}: the spec allows 180..900 seconds")
     home = load_home(home_file, seed)
     start_tick = home.clock.tick
     end_tick = None if duration is None else start_tick + round(duration * TICKS_PER_SECOND)
@@ -151,7 +186,9 @@ def run(home_file: Optional[Path] = HomeOption, seed: Optional[int] = SeedOption
             try:
                 interrupted = nodes.run(home, factor, end_tick, err_console, matter=with_nodes, storage=storage,
                                            reset_fabrics=reset_fabrics, base_port=base_port,
-                                           interface=interface, http_port=http_port, as_bridge=aggregator)
+                                           interface=interface, http_port=http_port, as_bridge=aggregator,
+                                           open_windows=_window_choice(open_windows),
+                                           window_timeout_s=window_timeout)
             except (OSError, ValueError) as err:  # port in use, unknown interface, foreign storage
                 raise CliError(str(err)) from None
         else:
@@ -168,20 +205,31 @@ def run(home_file: Optional[Path] = HomeOption, seed: Optional[int] = SeedOption
         err_console.print(f"interrupted at tick {home.clock.tick}")
 
 
+def _window_choice(text: str) -> str | list[str]:
+    choice = text.strip()
+    return choice if choice in ("all", "none") else [n.strip() for n in choice.split(",") if n.strip()]
+
+
 # ---- twin codes ------------------------------------------------------------------------
 
 @app.command()
-def codes(home_file: Optional[Path] = HomeOption, seed: Optional[int] = SeedOption,
+def codes(device: str | None = typer.Argument(None, help="Only this node, with its QR code drawn.",
+                                                 show_default=False),
+          home_file: Path | None = HomeOption, seed: int | None = SeedOption,
           as_json: bool = typer.Option(False, "--json", help="Print the codes as JSON.")) -> None:
-    """Print each device's Matter pairing codes: the 11-digit manual code and the `MT:` QR payload.
+    """Print each node's Matter pairing codes: the 11-digit manual code and the `MT:` QR payload.
 
     They follow from the home's seed and the device id, so they are the same on every run
-    (`twin run` prints them too). Give one to a controller in development mode, which must
-    trust the public test PAA (the twin's credentials are development ones).
+    (`twin run` prints them too). With DEVICE, one node's codes and a QR code to scan.
+    A code works while that node's commissioning window is open (`twin run` opens them at
+    start; `twin pair DEVICE` later). Give one to a controller in development mode, which
+    must trust the public test PAA (the twin's credentials are development ones).
 
     Examples:
 
         twin codes
+
+        twin codes kitchen_light                 # one node, with a QR code to scan
 
         twin codes --home home.yaml --json
 
@@ -189,10 +237,74 @@ def codes(home_file: Optional[Path] = HomeOption, seed: Optional[int] = SeedOpti
     """
     home = load_home(home_file, seed)
     rows = codes_rows(home)
+    if device is not None:
+        rows = [r for r in rows if r["device"] == device]
+        if not rows:
+            raise CliError(f"no node {device!r}; accepted: {', '.join(r['device'] for r in codes_rows(home))}")
     if as_json:
-        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        print(json.dumps(rows[0] if device is not None else rows, indent=2, ensure_ascii=False))
+    elif device is not None:
+        print_device_code(Console(), rows[0])
+    else:
+        print_codes(Console(), rows)
+
+
+# ---- twin pair -------------------------------------------------------------------------
+
+@app.command()
+def pair(device: str = typer.Argument(..., help="The node whose window to open (a device id, or "
+                                      "sensors@ROOM)."),
+         http_port: int = typer.Option(..., "--http", help="The `--http PORT` of the running `twin run`."),
+         host: str = typer.Option("127.0.0.1", "--host", help="Where that twin serves HTTP."),
+         timeout: int | None = typer.Option(None, "--timeout", show_default=False,
+                                               help="Seconds the window stays open (spec: 180..900; default: "
+                                               "the twin's --window-timeout)."),
+         as_json: bool = typer.Option(False, "--json", help="Print the answer as JSON.")) -> None:
+    """Open a node's commissioning window on a running twin, as a button press on a product does.
+
+    The twin must run with `--http PORT`; this calls its `POST /pair/DEVICE`. The node then
+    takes its own codes (printed, with a QR code) for `--timeout` seconds. Any other open
+    window whose manual code shares this node's short discriminator closes, so the manual
+    code reaches this node and no other.
+
+    Examples:
+
+        twin run --http 8080                     # in one terminal
+
+        twin pair living_room_tv --http 8080     # in another; then pair it in Home Assistant
+
+        twin pair sensors@kitchen --http 8080 --timeout 300
+    """
+    if not 0 < http_port < 65536:
+        raise CliError(f"--http {http_port} is not a TCP port")
+    if timeout is not None and not 180 <= timeout <= 900:
+        raise CliError(f"--timeout {timeout}: the spec allows 180..900 seconds")
+    url = f"http://{host}:{http_port}/pair/{urllib.parse.quote(device, safe='@')}"
+    body = json.dumps({} if timeout is None else {"timeout_s": timeout}).encode()
+    request = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"}, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            answer = json.loads(response.read())
+    except urllib.error.HTTPError as err:
+        try:
+            answer = json.loads(err.read())
+        except ValueError:
+            answer = {"error": {"message": f"HTTP {err.code} from {url}"}}
+        if err.code == 404 and answer.get("detail") == "Not Found":
+            raise CliError(f"{host}:{http_port} answers HTTP but has no /pair: is it `twin run --http`?") from None
+        raise CliError(answer.get("error", {}).get("message") or f"HTTP {err.code} from {url}") from None
+    except (urllib.error.URLError, OSError) as err:
+        reason = getattr(err, "reason", err)
+        raise CliError(f"no twin answers on {host}:{http_port} ({reason}); start one with "
+                       f"`twin run --http {http_port}`") from None
+    if as_json:
+        print(json.dumps(answer, indent=2, ensure_ascii=False))
         return
-    print_codes(Console(), rows)
+    console = Console()
+    print_device_code(console, answer["pairing"])
+    for other in answer["pairing"].get("closed", []):
+        err_console.print(f"closed the window of {other}: its manual code shares this one's short discriminator "
+                          f"(`twin pair {other} --http {http_port}` opens it again)", highlight=False)
 
 
 # ---- twin tool -------------------------------------------------------------------------
@@ -200,8 +312,8 @@ def codes(home_file: Optional[Path] = HomeOption, seed: Optional[int] = SeedOpti
 @app.command()
 def tool(name: str = typer.Argument(..., help="Tool name, e.g. get_room_devices."),
          args: str = typer.Argument("{}", help="The tool's arguments as a JSON object."),
-         home_file: Optional[Path] = HomeOption, seed: Optional[int] = SeedOption,
-         backend_config: Optional[Path] = BackendOption,
+         home_file: Path | None = HomeOption, seed: int | None = SeedOption,
+         backend_config: Path | None = BackendOption,
          advance: float = typer.Option(0.0, "--advance", help="Let this many virtual seconds pass "
                                        "before the call (the home starts fresh on every run).")) -> None:
     """Call one SimuHome tool on a fresh home and print its JSON result.
@@ -273,7 +385,7 @@ def list_tools(as_json: bool = typer.Option(False, "--json", help="Print the Ope
 def home_generate(seed: int = typer.Option(0, "--seed", help="Seed: same seed, same home."),
                   rooms: int = typer.Option(4, "--rooms", help="Number of rooms."),
                   devices: int = typer.Option(12, "--devices", help="Number of devices in all."),
-                  output: Optional[Path] = typer.Option(None, "-o", "--output",
+                  output: Path | None = typer.Option(None, "-o", "--output",
                                                         help="Write the YAML here (default: stdout).")) -> None:
     """Generate a random but reproducible home file.
 
@@ -303,8 +415,8 @@ def home_generate(seed: int = typer.Option(0, "--seed", help="Seed: same seed, s
 # ---- twin serve ------------------------------------------------------------------------
 
 @app.command()
-def serve(home_file: Optional[Path] = HomeOption, seed: Optional[int] = SeedOption,
-          backend_config: Optional[Path] = BackendOption,
+def serve(home_file: Path | None = HomeOption, seed: int | None = SeedOption,
+          backend_config: Path | None = BackendOption,
           host: str = typer.Option("127.0.0.1", "--host", help="Address to bind. Loopback by default; "
                                    "bind elsewhere only on purpose."),
           port: int = typer.Option(8080, "--port", help="TCP port."),
@@ -355,9 +467,9 @@ def _drive_clock(home: Any, speed: float, lock: threading.Lock, stop: threading.
 # ---- twin mcp --------------------------------------------------------------------------
 
 @app.command()
-def mcp(backend_config: Optional[Path] = BackendOption, home_file: Optional[Path] = HomeOption,
-        seed: Optional[int] = SeedOption,
-        http: Optional[int] = typer.Option(None, "--http", help="Serve streamable HTTP on this port "
+def mcp(backend_config: Path | None = BackendOption, home_file: Path | None = HomeOption,
+        seed: int | None = SeedOption,
+        http: int | None = typer.Option(None, "--http", help="Serve streamable HTTP on this port "
                                            "(endpoint /mcp) instead of stdio.", show_default=False),
         host: str = typer.Option("127.0.0.1", "--host", help="Address for --http. Loopback by default.")) -> None:
     """Serve the tools as an MCP server (stdio, or streamable HTTP with --http).

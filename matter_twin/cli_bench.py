@@ -23,7 +23,13 @@ from scenarios.validate import validate as check
 from twin.schema import UserFileError
 
 bench_app = typer.Typer(help="The SimuHome benchmark: 600 seeded episodes in 12 categories, agents, "
-                             "simulator and judge scoring, reports.", no_args_is_help=True)
+                             "simulator and judge scoring, reports.\n\n"
+                             "Examples:\n\n"
+                             "    twin bench run --agent reference --out runs/reference\n\n"
+                             "    twin bench run --agent openai:gpt-4o-mini --out runs/mini --limit 5\n\n"
+                             "    twin bench report runs/reference runs/mini\n\n"
+                             "    twin bench validate --no-solve",
+                        no_args_is_help=True, rich_markup_mode="markdown")
 
 
 def _fail(message: str) -> None:
@@ -58,7 +64,14 @@ def generate(out: Path = typer.Option(DEFAULT_EPISODES, help="JSONL file to writ
              seed: int = typer.Option(None, help="Generator seed (default: the benchmark's fixed seed)."),
              per_category: int = typer.Option(50, min=1, help="Episodes per category."),
              category: list[str] | None = typer.Option(None, help="Only these categories (repeatable).")):
-    """Generate the episode set. With the defaults it reproduces scenarios/data/episodes.jsonl byte for byte."""
+    """Generate the episode set. With the defaults it reproduces scenarios/data/episodes.jsonl byte for byte.
+
+    Examples:
+
+        twin bench generate --out /tmp/episodes.jsonl
+
+        twin bench generate --seed 7 --per-category 5 --category QT1-F --out small.jsonl
+    """
     if category and any(c not in CATEGORIES for c in category):
         raise CliError(f"unknown category; accepted: {', '.join(CATEGORIES)}")
     t0 = time.perf_counter()
@@ -73,7 +86,14 @@ def validate(episodes: Path = typer.Option(DEFAULT_EPISODES, help="Episodes JSON
              solve: bool = typer.Option(True, help="Also run the reference solver, the null agent and the "
                                                    "adversarial agents (validity bounds).")):
     """Check every episode (schema, replay, goal ids, reference solves it, null agent does not), then the
-    validity bounds: reference 100 %, null and adversarial agents 0 % where they must fail."""
+    validity bounds: reference 100 %, null and adversarial agents 0 % where they must fail.
+
+    Examples:
+
+        twin bench validate
+
+        twin bench validate --episodes small.jsonl --no-solve
+    """
     items = _episodes(episodes, None, None)
     found = check(items, solve)
     if solve and not found:
@@ -94,7 +114,14 @@ def judge_agreement(labels: Path = typer.Option(None, help="Labelled answers JSO
                                                                   "LLM judge."),
                     model: str | None = typer.Option(None, help="Model name of the LLM judge."),
                     api_key: str | None = typer.Option(None, envvar="OPENAI_API_KEY", help="API key.")):
-    """Accuracy of the rule judge (and an LLM judge, if given) on hand-labelled answers, per label."""
+    """Accuracy of the rule judge (and an LLM judge, if given) on hand-labelled answers, per label.
+
+    Examples:
+
+        twin bench judge-agreement
+
+        twin bench judge-agreement --llm-url http://127.0.0.1:8000/v1 --model qwen2.5-7b
+    """
     if (llm_url is None) != (model is None):
         raise CliError("--llm-url and --model go together")
     try:
@@ -118,7 +145,17 @@ def run(agent: str = typer.Option(..., help="reference | null | openai:MODEL"),
         max_steps: int = typer.Option(30, min=1, help="Model turns per episode."),
         category: list[str] | None = typer.Option(None, help="Only these categories (repeatable)."),
         limit: int | None = typer.Option(None, min=1, help="At most this many episodes per category.")):
-    """Run an agent over the episodes and score them."""
+    """Run an agent over the episodes and score them. Results go to `--out`/results.jsonl; a rerun
+    with the same `--out` resumes where it stopped.
+
+    Examples:
+
+        twin bench run --agent reference --out runs/reference
+
+        twin bench run --agent openai:gpt-4o-mini --out runs/mini --category QT1-F --limit 5
+
+        twin bench run --agent openai:qwen2.5-7b --base-url http://127.0.0.1:8000/v1 --out runs/qwen --mode tools
+    """
     items = _episodes(episodes, category, limit)
     try:
         make_agent(agent, base_url, api_key, mode)
@@ -134,7 +171,14 @@ def run(agent: str = typer.Option(..., help="reference | null | openai:MODEL"),
 @bench_app.command()
 def report(dirs: list[Path] = typer.Argument(..., help="Run directories (one agent each)."),
            out: Path | None = typer.Option(None, help="Where to write report.md and charts (default: the first run).")):
-    """Write report.md (Table 1 and Table 3 layouts, error taxonomy) and PNG charts."""
+    """Write report.md (Table 1 and Table 3 layouts, error taxonomy) and PNG charts.
+
+    Examples:
+
+        twin bench report runs/reference
+
+        twin bench report runs/reference runs/mini --out reports/
+    """
     try:
         path = write_report(dirs, out)
     except ValueError as exc:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import typer
 import uvicorn
@@ -25,8 +25,12 @@ from matter_twin.http import create_app
 from matter_twin.mcp_server import run_http, run_stdio
 from twin.schema import UserFileError
 
-bridge_app = typer.Typer(name="bridge", no_args_is_help=True,
-                         help="Bridge configs: homes made of twin devices and Matter nodes.")
+bridge_app = typer.Typer(name="bridge", no_args_is_help=True, rich_markup_mode="markdown",
+                         help="Bridge configs: homes made of twin devices and Matter nodes.\n\n"
+                              "Examples:\n\n"
+                              "    twin bridge init --server ws://127.0.0.1:5580/ws -o lab.yaml\n\n"
+                              "    twin tool --backend lab.yaml get_rooms '{}'\n\n"
+                              "    twin serve --backend lab.yaml --port 8080")
 
 
 def open_backend(config_path: Path) -> Any:
@@ -85,7 +89,7 @@ def config_from_server(url: str, timeout: float = 10.0) -> tuple[dict[str, Any],
 @bridge_app.command("init")
 def init(server: str = typer.Option("ws://127.0.0.1:5580/ws", "--server",
                                     help="python-matter-server WebSocket URL."),
-         output: Optional[Path] = typer.Option(None, "-o", "--output",
+         output: Path | None = typer.Option(None, "-o", "--output",
                                                help="Write the config here (default: stdout)."),
          force: bool = typer.Option(False, "--force", help="Overwrite an existing file.")) -> None:
     """Write a starting bridge config from the nodes a python-matter-server already has.
@@ -138,7 +142,7 @@ def serve(config_path: Path, host: str, port: int) -> None:
         close_backend(backend)
 
 
-def mcp(backend: Any, http_port: Optional[int], host: str = "127.0.0.1") -> None:
+def mcp(backend: Any, http_port: int | None, host: str = "127.0.0.1") -> None:
     """`twin mcp`: the MCP server over `backend`, on stdio or streamable HTTP."""
     try:
         if http_port is None:

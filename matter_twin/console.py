@@ -7,22 +7,34 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import click
+import segno
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
+from rich.text import Text
 
 from twin.clock import TICKS_PER_SECOND
 from twin.home import Home
-from twin.schema import UserFileError
 from twin.node.runtime import device_name, home_pairings, served_devices
+from twin.schema import UserFileError
 
 FAST_FORWARD_CHUNK = 3000  # ticks per progress update (five virtual minutes)
 
 err_console = Console(stderr=True)
+
+
+def _flag_type(self: Any, ctx: Any) -> Any:
+    """Typer >= 0.20 labels flags `<bool>` in help (`--json <bool>`): a flag takes no value."""
+    return None if getattr(self, "is_flag", False) else _TYPER_DISPLAY_TYPE(self, ctx)
+
+
+_TYPER_DISPLAY_TYPE = getattr(getattr(typer.core, "TyperOption", None), "display_type_rich", None)
+if _TYPER_DISPLAY_TYPE is not None:
+    typer.core.TyperOption.display_type_rich = _flag_type  # type: ignore[method-assign]
 
 
 # Typer may vendor its own click; catch usage errors from whichever one parses the line.
@@ -68,7 +80,7 @@ def one_line(message: str) -> None:
 
 
 
-def load_home(home_file: Optional[Path], seed: Optional[int]) -> Any:
+def load_home(home_file: Path | None, seed: int | None) -> Any:
     """The home to run: from a file, or the built-in default. Bad files raise CliError."""
     if home_file is not None and not home_file.exists():
         raise CliError(f"{home_file}: no such file")
@@ -117,25 +129,114 @@ def codes_rows(home: Any, seed: int | None = None) -> list[dict[str, Any]]:
             for device_id, p in home_pairings(home, seed, devices).items()]
 
 
-def codes_table(rows: list[dict[str, Any]], title: str = "Matter pairing codes") -> Table:
-    table = Table(title=title)
-    for column in ("Device", "Manual code", "QR payload", "Discriminator", "Port"):
-        table.add_column(column, no_wrap=True)
+def dashed(code: str) -> str:
+    """A manual code as people read it: 2365-661-8706 (21-digit codes: 4-3-4-5-5)."""
+    parts = [code[:4], code[4:7], code[7:11], code[11:16], code[16:]]
+    return "-".join(p for p in parts if p)
+
+
+def window_text(row: dict[str, Any]) -> str:
+    """`open 14:59`, `open`, `closed`, or "" when the row has no window state (`twin codes`)."""
+    state = row.get("window")
+    if state is None:
+        return ""
+    left = row.get("window_closes_in_s")
+    return f"{state} {left // 60}:{left % 60:02d}" if state == "open" and left is not None else state
+
+
+def manual_text(row: dict[str, Any]) -> str:
+    """The dashed manual code, or `QR only` where another open window shares its short
+    discriminator (`twin run --open-windows all-qr`): that code could reach the other node."""
+    return dashed(row["manual_code"]) if row.get("manual_code_usable", True) else "QR only"
+
+
+# Below this width the codes table becomes one block per device: the codes are never cut.
+_WIDE_CODES = 60
+
+
+def codes_table(rows: list[dict[str, Any]], title: str | None = "Matter pairing codes") -> Table:
+    """Device, manual code, QR payload (and the window, when known). The codes never wrap or
+    truncate; a long device id folds instead."""
+    table = Table(title=title, box=None, pad_edge=False, header_style="bold", title_justify="left")
+    table.add_column("Device", overflow="fold", min_width=8)
+    table.add_column("Manual code", no_wrap=True, min_width=13)
+    table.add_column("QR payload", no_wrap=True, min_width=22)
+    windows = any("window" in row for row in rows)
+    if windows:
+        table.add_column("Window", no_wrap=True)
     for row in rows:
-        code = row["manual_code"]
-        table.add_row(row["device"], f"{code[:4]}-{code[4:7]}-{code[7:]}", row["qr_code"],
-                      str(row["discriminator"]), str(row.get("port", "")))
+        cells = [row["device"], manual_text(row), row["qr_code"]]
+        table.add_row(*cells, *([window_text(row)] if windows else []))
     return table
 
 
-def print_codes(console: Console, rows: list[dict[str, Any]]) -> None:
-    """A table on a terminal; one plain `pairing:` line per device otherwise (logs, pipes)."""
+def print_code_blocks(console: Console, rows: list[dict[str, Any]]) -> None:
+    """Narrow terminals: a few short lines per device instead of a table."""
+    for row in rows:
+        window = window_text(row)
+        console.print(f"[bold]{row['device']}[/bold]" + (f"  (window {window})" if window else ""),
+                      overflow="fold", highlight=False)
+        # Label and code on one line where they fit (31 columns), else on lines of their own.
+        gap = "\n" if console.width < 9 + len(row["qr_code"]) else ""
+        console.print(f"  manual {gap}{manual_text(row)}", highlight=False, no_wrap=True, crop=False)
+        console.print(f"  QR     {gap}{row['qr_code']}", highlight=False, no_wrap=True, crop=False)
+
+
+def print_codes(console: Console, rows: list[dict[str, Any]], title: str | None = "Matter pairing codes") -> None:
+    """A table on a terminal (blocks below 60 columns); one plain `pairing:` line per device
+    otherwise (logs, pipes)."""
     if console.is_terminal:
-        console.print(codes_table(rows))
+        if console.width >= _WIDE_CODES:
+            console.print(codes_table(rows, title))
+        else:
+            if title:
+                console.print(f"[bold]{title}[/bold]")
+            print_code_blocks(console, rows)
         return
     for row in rows:
         port = f" port {row['port']}" if "port" in row else ""
-        console.print(f"pairing: {row['device']} manual {row['manual_code']} qr {row['qr_code']} "
-                      f"discriminator {row['discriminator']}{port}", soft_wrap=True, highlight=False)
+        window = f" window {window_text(row).replace(' ', '=')}" if "window" in row else ""
+        manual = row["manual_code"] if row.get("manual_code_usable", True) else "QR-only"
+        console.print(f"pairing: {row['device']} manual {manual} qr {row['qr_code']} "
+                      f"discriminator {row['discriminator']}{port}{window}", soft_wrap=True, highlight=False)
+
+
+def qr_matrix(payload: str, border: int = 2) -> list[list[bool]]:
+    """The QR symbol of `payload` as rows of modules (True: dark), quiet zone included."""
+    qr = segno.make(payload, error="m", micro=False)
+    return [[bool(m) for m in row] for row in qr.matrix_iter(scale=1, border=border)]
+
+
+def qr_text(payload: str, color: bool = True, border: int = 2) -> Text:
+    """A scannable QR code in text, two module rows per line (half blocks), so a version-2
+    symbol takes 29 columns and 15 lines. `color`: dark modules black on white whatever the
+    terminal's colours; without it "█" is a dark module (for light backgrounds and paper)."""
+    matrix = qr_matrix(payload, border)
+    if len(matrix) % 2:
+        matrix.append([False] * len(matrix[0]))
+    text = Text(no_wrap=True, overflow="ignore")
+    for top, bottom in zip(matrix[::2], matrix[1::2]):
+        for up, down in zip(top, bottom):
+            if color:
+                text.append("▀", style=f"{'black' if up else 'bright_white'} on {'black' if down else 'bright_white'}")
+            else:
+                text.append(_HALF_BLOCKS[(up, down)])
+        text.append("\n")
+    return text
+
+
+_HALF_BLOCKS = {(False, False): " ", (True, False): "▀", (False, True): "▄", (True, True): "█"}
+
+
+def print_device_code(console: Console, row: dict[str, Any]) -> None:
+    """One device's codes with its QR code drawn (`twin codes DEVICE`, `twin pair DEVICE`)."""
+    window = window_text(row)
+    name = f" ({row['name']})" if row.get("name") and row["name"] != row["device"] else ""
+    console.print(f"[bold]{row['device']}[/bold]{name}", overflow="fold", highlight=False)
+    if window:
+        console.print(f"  window  {window}", highlight=False)
+    console.print(f"  manual  {manual_text(row)}", highlight=False, no_wrap=True, crop=False)
+    console.print(f"  QR      {row['qr_code']}", highlight=False, no_wrap=True, crop=False)
+    console.print(qr_text(row["qr_code"], color=console.is_terminal), end="", crop=False)
 
 

@@ -10,6 +10,9 @@
 - `POST /clock/advance`      body `{"seconds": N}`: move virtual time forward (twin only)
 - `GET  /history`            the session's tool-call history
 - `GET  /codes`              Matter pairing codes (manual and QR) of every device
+- `POST /pair/{device}`      `twin run --http` only: open the node's commissioning window
+                             (body `{"timeout_s": 180..900}`, optional); answers its codes
+- `GET  /docs`               Swagger UI, served from the swagger-ui-bundle package (no CDN)
 - `GET  /health`             liveness
 
 Calls run one at a time in a worker thread: the twin is single-threaded by design, and a
@@ -19,11 +22,15 @@ from __future__ import annotations
 
 import json
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
 from starlette.concurrency import run_in_threadpool
+from swagger_ui_bundle import swagger_ui_path
 
 from bridge.backend import INVALID_ARGUMENT, UNKNOWN_TOOL, Backend, ClockControl, ToolError
 from bridge.tools import TOOL_NAMES, TOOL_SCHEMAS, Session, arguments_schema, call_tool, tool_description
@@ -56,6 +63,19 @@ async def _json_body(request: Request) -> Any:
     return json.loads(raw)
 
 
+def _offline_docs(app: FastAPI) -> None:
+    """/docs with Swagger UI's own files (the swagger-ui-bundle package), not a CDN: it works
+    offline and on air-gapped lab machines."""
+    app.mount("/docs-assets", StaticFiles(directory=swagger_ui_path), name="docs-assets")
+
+    @app.get("/docs", include_in_schema=False)
+    async def docs() -> HTMLResponse:
+        return get_swagger_ui_html(openapi_url=app.openapi_url or "/openapi.json", title=f"{app.title} — docs",
+                                   swagger_js_url="/docs-assets/swagger-ui-bundle.js",
+                                   swagger_css_url="/docs-assets/swagger-ui.css",
+                                   swagger_favicon_url="/docs-assets/favicon-32x32.png")
+
+
 def create_app(backend: Backend, session: Session | None = None) -> FastAPI:
     """A FastAPI app serving `backend`. `session` answers ask_user and records history."""
     session = session if session is not None else Session()
@@ -63,7 +83,8 @@ def create_app(backend: Backend, session: Session | None = None) -> FastAPI:
     app = FastAPI(title="matter-twin tools",
                   description="The SimuHome agent tool set over a matter-twin backend. "
                               "Each tool is POST /tools/<name> with its arguments as the JSON body.",
-                  version="0.1.0")
+                  version="0.1.0", docs_url=None, redoc_url=None)
+    _offline_docs(app)
     app.state.backend = backend
     app.state.session = session
     app.state.lock = lock  # held around every backend call; a clock-driving thread takes it too
@@ -130,6 +151,26 @@ def create_app(backend: Backend, session: Session | None = None) -> FastAPI:
             from matter_twin.console import codes_rows
             provider = lambda: codes_rows(home)  # noqa: E731
         return JSONResponse({"ok": True, "codes": await run_in_threadpool(locked, provider)})
+
+    @app.post("/pair/{device}", tags=["matter"], summary="Open a node's commissioning window (`twin pair`)")
+    async def pair(device: str, request: Request) -> JSONResponse:
+        opener = getattr(app.state, "pair", None)   # set by `twin run --http` with Matter nodes
+        if opener is None:
+            return _error(501, "UNSUPPORTED", "no Matter nodes here: run `twin run --http PORT` (nodes on)")
+        try:
+            body = await _json_body(request)
+        except ValueError as err:
+            return _error(400, INVALID_ARGUMENT, f"request body is not JSON: {err}")
+        timeout = body.get("timeout_s") if isinstance(body, dict) else None
+        if not isinstance(body, dict) or (timeout is not None and (isinstance(timeout, bool)
+                                                                   or not isinstance(timeout, int))):
+            return _error(400, INVALID_ARGUMENT, "body must be {} or {\"timeout_s\": 180..900}", ["timeout_s"])
+        try:
+            # NodeManager.open_window takes the node lock itself.
+            answer = await run_in_threadpool(opener, device, timeout)
+        except ValueError as err:
+            return _error(404 if str(err).startswith("no node") else 400, INVALID_ARGUMENT, str(err))
+        return JSONResponse({"ok": True, "pairing": answer})
 
     @app.get("/clock", tags=["clock"], summary="Current tick (0.1 s) and virtual time")
     async def get_clock() -> JSONResponse:

@@ -31,7 +31,7 @@ from rich.live import Live
 from bridge.twin_backend import TwinBackend
 from matter_twin.console import print_codes, room_table
 from matter_twin.http import create_app
-from twin.node.runtime import DEFAULT_BASE_PORT, NodeManager, run_home
+from twin.node.runtime import DEFAULT_BASE_PORT, DEFAULT_WINDOW_TIMEOUT_S, NodeManager, run_home
 
 DEFAULT_STORAGE = Path(".storage")
 
@@ -98,7 +98,8 @@ async def run_async(home: Any, speed: float, end_tick: int | None, console: Cons
                     matter: bool = True, storage: Path = DEFAULT_STORAGE, reset_fabrics: bool = False,
                     base_port: int = DEFAULT_BASE_PORT, interface: str | None = None,
                     http_port: int | None = None, http_host: str = "127.0.0.1",
-                    view: Any = None, as_bridge: bool = False) -> bool:
+                    view: Any = None, as_bridge: bool = False, open_windows: str | list[str] = "all",
+                    window_timeout_s: int | None = DEFAULT_WINDOW_TIMEOUT_S) -> bool:
     """Run the home in real time (or at `speed`) with its nodes and/or the HTTP API.
 
     Returns True when stopped by Ctrl-C / SIGTERM, False when `end_tick` was reached.
@@ -113,9 +114,10 @@ async def run_async(home: Any, speed: float, end_tick: int | None, console: Cons
         addresses, interfaces = interface_settings(interface)
         manager = NodeManager(home, storage, base_port=base_port, addresses=addresses,
                               interfaces=interfaces, lock=lock, reset_fabrics=reset_fabrics,
-                              as_bridge=as_bridge)
+                              as_bridge=as_bridge, open_windows=open_windows, window_timeout_s=window_timeout_s)
         if http_port is not None:
             app.state.codes = manager.codes
+            app.state.pair = manager.open_window   # POST /pair/{device}: `twin pair DEVICE`
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -125,7 +127,7 @@ async def run_async(home: Any, speed: float, end_tick: int | None, console: Cons
         if manager is not None:
             await manager.start()
             rows = manager.codes()
-            print_codes(console, rows)
+            show_codes(console, rows, manager.window_plan.notice(), http_port)
             what = f"bridge of {len(manager.bridge.bridged)} devices" if as_bridge else f"{len(rows)} nodes"
             print(f"matter: {what} on UDP ports {base_port}-{base_port + len(rows) - 1}, "
                   f"storage {storage}", file=sys.stderr, flush=True)
@@ -159,12 +161,34 @@ async def run_async(home: Any, speed: float, end_tick: int | None, console: Cons
     return stop.is_set()
 
 
+def show_codes(console: Console, rows: list[dict[str, Any]], notice: str, http_port: int | None) -> None:
+    """At start: the codes of the open windows (the only ones that work now), then one line on
+    the others. On a terminal that fits a 24-line screen next to the room table."""
+    open_rows = [r for r in rows if r.get("window", "").startswith("open")]
+    if not console.is_terminal:
+        print_codes(console, rows)      # logs and pipes: every node, with its window state
+    elif open_rows:
+        print_codes(console, open_rows, f"Commissioning windows open: {len(open_rows)} of {len(rows)} nodes")
+    pair = f"`twin pair DEVICE --http {http_port}`" if http_port is not None else \
+        "`twin pair DEVICE` (run with --http PORT)"
+    hints = []
+    if notice:
+        hints.append(notice.replace("`twin pair DEVICE`", pair))
+    elif len(open_rows) < len(rows):
+        hints.append(f"{len(rows) - len(open_rows)} window(s) closed (commissioned, or not asked for): {pair} "
+                     "opens one.")
+    hints.append("One node's codes and QR code: `twin codes DEVICE`.")
+    for hint in hints:
+        console.print(hint, highlight=False, soft_wrap=not console.is_terminal)
+
+
 def run(home: Any, speed: float, end_tick: int | None, console: Console, **options: Any) -> bool:
     """`run_async` from synchronous code, with a live room table on a terminal."""
     logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.WARNING)
     logging.getLogger("twin.node.runtime").setLevel(logging.INFO)  # sessions established, PASE failures
     if not console.is_terminal:
         return asyncio.run(run_async(home, speed, end_tick, console, **options))
-    with Live(room_table(home, f"{speed:g}"), console=console, refresh_per_second=4) as live:
+    # Transient: the caller prints the final table once; nothing half-drawn stays behind.
+    with Live(room_table(home, f"{speed:g}"), console=console, refresh_per_second=4, transient=True) as live:
         return asyncio.run(run_async(home, speed, end_tick, console,
                                      view=lambda: live.update(room_table(home, f"{speed:g}")), **options))

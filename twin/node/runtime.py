@@ -496,16 +496,19 @@ class NodeManager:
         self.reset_fabrics = reset_fabrics
         self.pairings = home_pairings(home, seed, self.devices)
         self.window_timeout_s = self._check_timeout(window_timeout_s)
-        if isinstance(open_windows, str) and open_windows in ("all", "none"):
+        if isinstance(open_windows, str) and open_windows in ("all", "all-qr", "none"):
             self.open_windows: str | list[str] = open_windows
         else:
             names = [open_windows] if isinstance(open_windows, str) else list(open_windows)
             unknown = [n for n in names if n not in self.devices]
             if unknown:
-                raise ValueError(f"open windows: no node {', '.join(map(repr, unknown))}; accepted: all, none, "
+                raise ValueError(f"open windows: no node {', '.join(map(repr, unknown))}; accepted: all, all-qr, none, "
                                  f"or node ids ({', '.join(self.devices)})")
             self.open_windows = list(dict.fromkeys(names))
         self.window_plan = WindowPlan((), {}, 0)
+        # "all-qr" (for controllers that pair by QR code, e.g. test labs): every window opens, and
+        # the manual codes of nodes sharing a short discriminator are marked unusable instead.
+        self.exclusive_windows = open_windows != "all-qr"
         self.nodes: dict[str, MatterNode] = {}
         advertiser_options: dict[str, Any] = {"addresses": addresses}
         if interfaces is not None:
@@ -611,7 +614,12 @@ class NodeManager:
                 left = max(0, (window.expires_ms - node.core.commissioning.now_ms() + 999) // 1000)
             # An administrator's enhanced window has a discriminator (and code) of its own.
             own = window.discriminator == node.core.pairing.discriminator
-            return {"window": "open" if own else "open (administrator's code)", "window_closes_in_s": left}
+            short = window.discriminator >> 8
+            shared = any(other is not node and other.core.commissioning.window.is_open
+                         and other.core.commissioning.window.discriminator >> 8 == short
+                         for other in self.nodes.values())
+            state = "open" if own else "open (administrator's code)"
+            return {"window": state, "window_closes_in_s": left, "manual_code_usable": own and not shared}
 
     # -- commissioning windows --------------------------------------------------------------
     @staticmethod
@@ -630,13 +638,16 @@ class NodeManager:
         window's manual code unique; close the rest."""
         order = pairing_order(self.home, self.devices)
         with self.lock:
-            if self.open_windows == "all":   # every node without a fabric, as at power-on
+            if self.open_windows in ("all", "all-qr"):   # every node without a fabric, as at power-on
                 wanted = [d for d in order if not len(self.nodes[d].core.commissioning.table)]
             elif self.open_windows == "none":
                 wanted = []
             else:
                 wanted = list(self.open_windows)
-            self.window_plan = plan_windows(self.pairings, wanted)
+            if self.exclusive_windows:
+                self.window_plan = plan_windows(self.pairings, wanted)
+            else:
+                self.window_plan = WindowPlan(tuple(wanted), {}, len(wanted))
             opened = set(self.window_plan.opened)
             for device_id, node in self.nodes.items():
                 commissioning = node.core.commissioning
@@ -680,7 +691,7 @@ class NodeManager:
         """A node's window opened (twin pair, an administrator, the last fabric removed): the
         latest opening wins, so close every other open window with the same short
         discriminator. Runs inside the commissioning state, with the lock held."""
-        if event.kind != "window_changed":
+        if event.kind != "window_changed" or not self.exclusive_windows:
             return
         node = self.nodes.get(device_id)
         discriminator = node.core.commissioning.window.discriminator if node is not None else None
