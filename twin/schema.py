@@ -200,25 +200,37 @@ def _loc_path(loc: tuple[Any, ...]) -> str:
 
 
 def first_problem(exc: ValidationError, default_path: str) -> tuple[str, str]:
-    """(field path, one-line problem) for the first error of a pydantic validation.
+    """(field path, one-line problem) for the first error of a pydantic validation, followed
+    on the same line by every other problem ("; <path>: <problem>").
 
     Shared by every user file we validate (homes here, bridge configs in bridge/config.py),
     so they all report "<file>: <field>: <problem>" the same way.
     """
-    errors = exc.errors()
-    first = errors[0]
-    message = re.sub(r"^(Value|Assertion) error, ", "", first["msg"])
-    if first["type"] not in ("value_error", "assertion_error", "missing", "extra_forbidden"):
-        given = first.get("input")
+    found = [_problem(error, default_path) for error in exc.errors()]
+    path, message = found[0]
+    # Every problem is named, on the same line: fixing one at a time and re-running is slow.
+    shown = found[1:1 + MAX_PROBLEMS_NAMED]
+    others = "".join(f"; {p}: {m}" for p, m in shown)
+    if len(found) > 1 + len(shown):
+        others += f"; and {len(found) - 1 - len(shown)} more"
+    return path, message + others
+
+
+MAX_PROBLEMS_NAMED = 20
+
+
+def _problem(error: Any, default_path: str) -> tuple[str, str]:
+    message = re.sub(r"^(Value|Assertion) error, ", "", error["msg"])
+    if error["type"] not in ("value_error", "assertion_error", "missing", "extra_forbidden"):
+        given = error.get("input")
         if not isinstance(given, (dict, list)):
             message += f" (got {given!r})"
-    more = f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
-    path = _loc_path(tuple(first["loc"]))
+    path = _loc_path(tuple(error["loc"]))
     if not path:
         # Model-level validators put "<path>: <problem>" in the message.
         head, sep, rest = message.partition(": ")
         path, message = (head, rest) if sep and re.match(r"^[\w.\[\]]+$", head) else (default_path, message)
-    return path, message + more
+    return path, message
 
 
 def validation_error(source: str, exc: ValidationError) -> UserFileError:
