@@ -142,19 +142,16 @@ def test_commission_by_qr_payload(lab: HaLab):
 
 
 def twin_codes(lab: HaLab) -> dict[str, dict[str, Any]]:
-    """The twin's pairing codes, from `twin codes` on the same home (same seed, same codes)."""
-    import subprocess
-    import sys
-    out = subprocess.run([sys.executable, "-m", "matter_twin.cli", "codes", "--json", *twin_args()],
-                         check=True, capture_output=True, text=True)
-    return {row["device"]: row for row in json.loads(out.stdout)}
+    """The running twin's pairing codes (its GET /codes), by device id."""
+    return {row["device"]: row for row in lab.call("twin_codes")}
 
 
 def test_commission_by_manual_code(lab: HaLab):
     codes = twin_codes(lab)
-    # A manual code carries discriminator >> 8 only: in this home no two nodes share it.
-    shorts = [row["discriminator"] >> 8 for row in codes.values()]
-    assert len(set(shorts)) == len(shorts), {d: r["discriminator"] >> 8 for d, r in codes.items()}
+    # A manual code carries discriminator >> 8 only: no other node may share the target's.
+    short = codes[SENSORS]["discriminator"] >> 8
+    sharing = [d for d, r in codes.items() if d != SENSORS and r["discriminator"] >> 8 == short]
+    assert not sharing, f"{SENSORS} shares its short discriminator {short} with {sharing}"
     sensors = lab.call("commission", codes[SENSORS]["manual_code"])
     lab.found["sensors"] = sensors
     assert sensors["device"]["name"] == codes[SENSORS]["name"], sensors["device"]

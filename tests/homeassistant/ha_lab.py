@@ -420,7 +420,15 @@ async def follow_after_restart(ha_: Ha, entity: str, device: str, timeout: float
     return out
 
 
+async def twin_codes(ha_: Ha) -> list[dict[str, Any]]:
+    """The running twin's pairing codes (GET /codes): what its nodes really advertise."""
+    async with ha_.http.get(f"{TWIN_URL}/codes") as r:
+        r.raise_for_status()
+        return (await r.json())["codes"]
+
+
 ACTIONS = {
+    "twin_codes": twin_codes,
     "onboard": onboard,
     "add_matter": add_matter,
     "commission": commission,
