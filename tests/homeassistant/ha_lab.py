@@ -422,7 +422,8 @@ async def follow_after_restart(ha_: Ha, entity: str, device: str, timeout: float
 
 async def twin_codes(ha_: Ha) -> list[dict[str, Any]]:
     """The running twin's pairing codes (GET /codes): what its nodes really advertise."""
-    async with ha_.http.get(f"{TWIN_URL}/codes") as r:
+    import aiohttp
+    async with ha_.http.get(f"{TWIN_URL}/codes", timeout=aiohttp.ClientTimeout(total=20)) as r:
         r.raise_for_status()
         return (await r.json())["codes"]
 
