@@ -355,25 +355,50 @@ class NodeCore:
                 if refusal is not None:
                     return exchange.send(SecureChannelOpcode.StatusReport, refusal.encode(), now_ms) \
                         + exchange.close(now_ms)
-                pake = self.commissioning.pase_parameters()
-                local_id = self.layer.sessions.allocate_id()
-                responder = PaseResponder(pake.verifier, pake.salt, pake.iterations,
-                                          local_id, rng=self.rng, session_params=SESSION_PARAMETERS)
-                hs = _Handshake("PASE", responder, exchange, now_ms)
-            elif event.opcode == SecureChannelOpcode.CASE_Sigma1:
-                local_id = self.layer.sessions.allocate_id()
-                responder = CaseResponder(self.commissioning.to_case_fabrics(), local_id, rng=self.rng,
-                                          session_params=SESSION_PARAMETERS, at=self.wall_clock())
-                hs = _Handshake("CASE", responder, exchange, now_ms)
-            else:
+            elif event.opcode != SecureChannelOpcode.CASE_Sigma1:
                 return exchange.close(now_ms)
+            hs = self._start_handshake(event.opcode, exchange, now_ms)
+            if hs is None:   # could not even start (no session id left): refuse, hold nothing
+                report = StatusReport.secure_channel(GeneralCode.FAILURE, SecureChannelStatus.INVALID_PARAMETER)
+                return exchange.send(SecureChannelOpcode.StatusReport, report.encode(), now_ms) \
+                    + exchange.close(now_ms)
             self._handshakes[exchange] = hs
+        # Decoding and its failures live in one place, `Handshake.handle` (PASE and CASE alike): a
+        # malformed message finishes the handshake with the StatusReport to send, and `_finish`
+        # below frees its slot and session id at once. The guard is for bugs only.
+        try:
+            replies = hs.responder.handle(event.opcode, event.payload)
+        except Exception as e:
+            log.exception("%s: %s handshake failed unexpectedly", self.pairing.device_id, hs.kind)
+            replies = hs.responder.abort(f"{type(e).__name__}: {e}")
         actions: list = []
-        for opcode, payload in hs.responder.handle(event.opcode, event.payload):
-            actions += exchange.send(opcode, payload, now_ms)
-        if hs.responder.finished:
-            actions += self._finish(hs, now_ms)
+        try:
+            for opcode, payload in replies:
+                actions += exchange.send(opcode, payload, now_ms)
+        finally:
+            if hs.responder.finished:
+                actions += self._finish(hs, now_ms)
         return actions
+
+    def _start_handshake(self, opcode: int, exchange: Exchange, now_ms: float) -> _Handshake | None:
+        """A responder for a first PBKDFParamRequest or Sigma1, with a reserved local session id."""
+        try:
+            local_id = self.layer.sessions.allocate_id()
+        except RuntimeError:
+            log.warning("%s: no local session id left for a handshake", self.pairing.device_id)
+            return None
+        try:
+            if opcode == SecureChannelOpcode.PBKDFParamRequest:
+                pake = self.commissioning.pase_parameters()
+                return _Handshake("PASE", PaseResponder(pake.verifier, pake.salt, pake.iterations, local_id,
+                                                        rng=self.rng, session_params=SESSION_PARAMETERS),
+                                  exchange, now_ms)
+            return _Handshake("CASE", CaseResponder(self.commissioning.to_case_fabrics(), local_id, rng=self.rng,
+                                                    session_params=SESSION_PARAMETERS, at=self.wall_clock()),
+                              exchange, now_ms)
+        except Exception:
+            self.layer.sessions.release_id(local_id)
+            raise
 
     def _pase_refusal(self) -> StatusReport | None:
         """Why a new PBKDFParamRequest is turned away now, as the StatusReport to send."""

@@ -192,6 +192,17 @@ class Handshake:
             return self._dispatch(SecureChannelOpcode(opcode), bytes(payload))
         except HandshakeError as e:
             return self._fail(e)
+        except Exception as e:  # the one place where any failure to read a message ends the handshake
+            # Peer input must never leave a handshake half-alive: whatever a decoder or check
+            # raised (the old struct decoder raised IndexError on b"\x15"), the handshake ends
+            # here with the answer the CHIP SDK gives every processing error.
+            return self.abort(f"{type(e).__name__} while handling message 0x{opcode:02x}: {e}")
+
+    def abort(self, message: str) -> list[tuple[int, bytes]]:
+        """End the handshake now as failed: StatusReport(FAILURE, INVALID_PARAMETER) to send."""
+        if self.finished:
+            return []
+        return self._fail(HandshakeError(SecureChannelStatus.INVALID_PARAMETER, message))
 
     def _dispatch(self, opcode: SecureChannelOpcode, payload: bytes) -> list[tuple[int, bytes]]:
         raise NotImplementedError  # each handshake maps its opcodes to steps
