@@ -12,12 +12,22 @@ from __future__ import annotations
 import random
 
 import pytest
-from test_node_runtime import CTRL, NODE, PAIRING, Wire, controller_side, make_core, pase
+from test_node_runtime import CTRL, NODE, PAIRING, Wire, controller_side, handshake, make_core, make_fabric, pase
 
+from twin.node.runtime import MAX_HANDSHAKES
 from twin.protocol import pase as pase_module
+from twin.protocol.case import CaseInitiator
 from twin.protocol.exchange import MessageLayer, Send
 from twin.protocol.message import ProtocolId, SecureChannelOpcode
 from twin.protocol.status_report import GeneralCode, SecureChannelStatus, StatusReport
+
+
+def raw_first_message(opcode: int, payload: bytes, seed: int) -> bytes:
+    """One datagram opening a fresh handshake (its own ephemeral node id and exchange)."""
+    sender = MessageLayer(random.Random(seed))
+    exchange = sender.new_exchange(sender.open_unsecured(NODE, 0), ProtocolId.SECURE_CHANNEL)
+    (datagram,) = [a.data for a in sender.send(exchange, opcode, payload, 0) if isinstance(a, Send)]
+    return datagram
 
 
 def status_reports(core_actions, ctrl: MessageLayer) -> list[StatusReport]:
@@ -74,3 +84,55 @@ def test_an_unexpected_decoder_failure_still_ends_the_handshake_in_one_place(tmp
     wire = Wire(core, controller_side(initiators, reports))
     assert pase(wire, PAIRING.passcode, initiators, reports).result is not None
     assert core.counts["PASE failed"] == 1 and core.counts["CASE failed"] == 1
+
+
+# --- item 2 ------------------------------------------------------------------------------------
+
+def test_a_replayed_sigma1_flood_is_bounded_and_a_genuine_peer_still_gets_through(tmp_path):
+    core, commissioning = make_core(tmp_path)
+    node_fabric, ctrl_fabric = make_fabric()
+    commissioning.table.add_pending(node_fabric)
+    commissioning.table.commit()
+    # One genuine Sigma1 (its destination id matches the fabric), replayed from many
+    # ephemeral node ids and exchanges: each copy would hold a handshake and a session id.
+    (_, sigma1), = CaseInitiator(ctrl_fabric, 0x55, 7, rng=random.Random(3)).start()
+    flood = 3 * MAX_HANDSHAKES + 5
+    for seed in range(flood):
+        core.receive(raw_first_message(SecureChannelOpcode.CASE_Sigma1, sigma1, seed), CTRL, 1.0 + seed)
+        assert len(core._handshakes) <= MAX_HANDSHAKES
+        assert len(core.layer.sessions._reserved) <= MAX_HANDSHAKES
+    assert core.counts["CASE failed"] == flood - MAX_HANDSHAKES  # the evicted ones
+    # Junk evicts nobody: a malformed Sigma1 fails at once and leaves the others in place.
+    held = set(core._handshakes)
+    for seed in range(2 * MAX_HANDSHAKES):
+        (report,) = send_first(core, SecureChannelOpcode.CASE_Sigma1, b"\x15", seed=500 + seed, now=100.0)
+        assert (report.general_code, report.protocol_code) == INVALID
+    assert set(core._handshakes) == held
+
+    # Right after the flood, a genuine CASE and a genuine commissioning both succeed.
+    initiators, reports = {}, []
+    wire = Wire(core, controller_side(initiators, reports))
+    wire.now = core.clock.ms = 1000.0
+    initiator = CaseInitiator(ctrl_fabric, 0x55, wire.ctrl.sessions.allocate_id(), rng=random.Random(8))
+    initiators[handshake(wire, initiator, reports)] = initiator
+    wire.run()
+    assert initiator.result is not None
+    assert pase(wire, PAIRING.passcode, initiators, reports).result is not None
+    assert len(core._handshakes) <= MAX_HANDSHAKES
+
+
+def test_handshakes_whose_unsecured_session_was_evicted_are_released(tmp_path):
+    """The unsecured-session table evicts its least recently active entry when full; the
+    handshake that ran on it must go with it (not linger, holding a session id, for 60 s)."""
+    core, commissioning = make_core(tmp_path)
+    node_fabric, ctrl_fabric = make_fabric()
+    commissioning.table.add_pending(node_fabric)
+    commissioning.table.commit()
+    core.layer.sessions.max_unsecured = MAX_HANDSHAKES // 2  # sessions run out before handshake slots
+    (_, sigma1), = CaseInitiator(ctrl_fabric, 0x55, 7, rng=random.Random(3)).start()
+    for seed in range(MAX_HANDSHAKES - 1):
+        core.receive(raw_first_message(SecureChannelOpcode.CASE_Sigma1, sigma1, seed), CTRL, 1.0 + seed)
+    live = {id(s) for s in core.layer.sessions.unsecured_sessions()}
+    assert all(id(h.exchange.session) in live for h in core._handshakes.values())
+    assert len(core._handshakes) == MAX_HANDSHAKES // 2
+    assert len(core.layer.sessions._reserved) == len(core._handshakes)

@@ -48,6 +48,7 @@ from twin.protocol.mdns import Commissionable, Mrp, Operational
 from twin.protocol.message import ProtocolId, SecureChannelOpcode
 from twin.protocol.pairing import DiscoveryCapabilities, SetupPayload, passcode_and_discriminator
 from twin.protocol.pase import PaseResponder
+from twin.protocol.session import UnsecuredSession
 from twin.protocol.status_report import GeneralCode, SecureChannelStatus, StatusReport
 from twin.room_sensors import room_sensor_devices
 
@@ -64,6 +65,14 @@ SHORT_DISCRIMINATORS = 16
 # A PASE/CASE handshake that stops halfway is abandoned after this long, so a vanished
 # commissioner cannot keep the node BUSY forever.
 HANDSHAKE_TIMEOUT_MS = 60_000
+# At most this many PASE/CASE handshakes in progress per node; beyond it, a new one that got past
+# its first message evicts the oldest other one (Issue #12 item 2). Each one holds a reserved local session id, an ephemeral
+# key pair and an exchange, so this also bounds reserved session ids. The CHIP SDK runs one CASE
+# responder and one PASE at a time (its CHIP_CONFIG_SECURE_SESSION_POOL_SIZE keeps "1 reserved
+# slot for CASEServer" and "1 for PASE" on top of 3 CASE sessions per fabric, Core spec 4.13.2.8);
+# we let CASE handshakes run side by side, one for each of the spec's minimum 5 fabrics
+# (SupportedFabrics >= 5) plus the PASE, with room to spare. PASE stays one at a time (BUSY).
+MAX_HANDSHAKES = 8
 # Minimum wait a BUSY StatusReport asks the initiator to observe (its ProtocolData, u16 ms).
 BUSY_WAIT_MS = 1000
 NODE_MRP = Mrp()
@@ -326,7 +335,11 @@ class NodeCore:
         return self._secure_channel(event, now_ms)
 
     def _session_closed(self, session: Any, now_ms: float) -> list:
-        return self.im.session_closed(session, now_ms) or []
+        # A handshake whose unsecured session was evicted from the session table goes with it.
+        actions: list = []
+        for hs in [h for h in self._handshakes.values() if h.exchange.session is session]:
+            actions += self._finish(hs, now_ms)
+        return actions + (self.im.session_closed(session, now_ms) or [])
 
     def _on_node_event(self, event: Any, now_ms: float) -> list:
         """Sessions that must end: a removed fabric's, and on fail-safe expiry the PASE
@@ -363,6 +376,8 @@ class NodeCore:
                 return exchange.send(SecureChannelOpcode.StatusReport, report.encode(), now_ms) \
                     + exchange.close(now_ms)
             self._handshakes[exchange] = hs
+            if isinstance(exchange.session, UnsecuredSession):   # always: checked above
+                exchange.session.pinned = True   # not evicted from the session table while it runs
         # Decoding and its failures live in one place, `Handshake.handle` (PASE and CASE alike): a
         # malformed message finishes the handshake with the StatusReport to send, and `_finish`
         # below frees its slot and session id at once. The guard is for bugs only.
@@ -378,6 +393,8 @@ class NodeCore:
         finally:
             if hs.responder.finished:
                 actions += self._finish(hs, now_ms)
+        if not hs.responder.finished:
+            actions += self._make_room(hs, now_ms)
         return actions
 
     def _start_handshake(self, opcode: int, exchange: Exchange, now_ms: float) -> _Handshake | None:
@@ -400,6 +417,21 @@ class NodeCore:
             self.layer.sessions.release_id(local_id)
             raise
 
+    def _make_room(self, keep: _Handshake, now_ms: float) -> list:
+        """A new handshake got past its first message: beyond MAX_HANDSHAKES, evict the oldest other
+        one in progress (its exchange dropped without a StatusReport, its session id freed). A flood
+        of replayed Sigma1s then costs a bounded amount of state, and the newest peer, a genuine one
+        too, always gets a slot. A first message that fails at once (malformed, unknown destination)
+        never gets this far, so junk evicts nobody."""
+        actions: list = []
+        while len(self._handshakes) > MAX_HANDSHAKES:
+            oldest = min((h for h in self._handshakes.values() if h is not keep), key=lambda h: h.started_ms)
+            log.info("%s: %s handshake evicted: %d in progress", self.pairing.device_id, oldest.kind,
+                     len(self._handshakes))
+            self.layer.abort_exchange(oldest.exchange)
+            actions += self._finish(oldest, now_ms)
+        return actions
+
     def _pase_refusal(self) -> StatusReport | None:
         """Why a new PBKDFParamRequest is turned away now, as the StatusReport to send."""
         if self.commissioning.pase_parameters() is None:  # the commissioning window is closed
@@ -412,6 +444,9 @@ class NodeCore:
     def _finish(self, hs: _Handshake, now_ms: float) -> list:
         """A handshake ended (success, failure or abandoned): install or release, close up."""
         self._handshakes.pop(hs.exchange, None)
+        unsecured = hs.exchange.session
+        if isinstance(unsecured, UnsecuredSession):
+            unsecured.pinned = any(h.exchange.session is unsecured for h in self._handshakes.values())
         responder = hs.responder
         actions: list = []
         if responder.result is not None:

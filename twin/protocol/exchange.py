@@ -210,6 +210,14 @@ class MessageLayer:
         self._maybe_finish(exchange)
         return self._drain() + actions
 
+    def abort_exchange(self, exchange: Exchange) -> None:
+        """Forget the exchange now: no more retransmissions of its outstanding message, no ack.
+
+        For state given up under load (an evicted half-open handshake): unlike `close_exchange`
+        it keeps nothing alive until the peer acks."""
+        exchange.closing = True
+        self._remove(exchange)
+
     # -- timers ---------------------------------------------------------------------------------
     def next_timer(self) -> float | None:
         deadlines = [d for ex in self._exchanges.values() if (d := ex.mrp.next_deadline()) is not None]

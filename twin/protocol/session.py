@@ -48,6 +48,10 @@ class UnsecuredSession:
         self.last_peer_activity_ms = now_ms
         self.last_activity_ms = now_ms
         self.closed = False
+        # Set by the owner while a handshake runs on this session: the table then evicts it only
+        # when every unsecured session is pinned, so a flood of new senders cannot push out a
+        # handshake in progress.
+        self.pinned = False
 
     def header(self, counter: int) -> MessageHeader:
         if self.is_initiator:
@@ -199,7 +203,8 @@ class SessionTable:
         if key in self._unsecured:
             self.remove(self._unsecured[key])
         while len(self._unsecured) >= self.max_unsecured:
-            self.remove(min(self._unsecured.values(), key=lambda s: s.last_activity_ms), evicted=True)
+            candidates = [s for s in self._unsecured.values() if not s.pinned] or list(self._unsecured.values())
+            self.remove(min(candidates, key=lambda s: s.last_activity_ms), evicted=True)
         session = UnsecuredSession(ephemeral_node_id, is_initiator, peer_address, now_ms)
         self._unsecured[key] = session
         return session
