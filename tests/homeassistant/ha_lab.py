@@ -316,7 +316,8 @@ async def light_both_ways(ha_: Ha, entity: str, device: str) -> dict[str, Any]:
     out["twin on"], out["twin on seconds"] = await wait_twin(ha_, device, 1, "OnOff", "OnOff", True)
     out["twin level"], _ = await wait_twin(ha_, device, 1, "LevelControl", "CurrentLevel", 199, timeout=10)
     out["ha after turn_on"], _ = await wait_ha(ha_, entity, "on")
-    out["ha brightness"] = (await ha_.state(entity))["attributes"].get("brightness")
+    # OnOff and CurrentLevel arrive as separate reports: wait for the brightness too.
+    out["ha brightness"], _ = await wait_ha(ha_, entity, 200, "brightness", timeout=10)
     out["ha->twin seconds"] = time.monotonic() - started
     # twin -> HA: the tool API turns it off; HA's entity follows through the subscription.
     started = time.monotonic()
