@@ -14,11 +14,12 @@ import random
 import pytest
 from test_node_runtime import CTRL, NODE, PAIRING, Wire, controller_side, handshake, make_core, make_fabric, pase
 
-from twin.node.runtime import MAX_HANDSHAKES
+from twin.node.runtime import HANDSHAKE_TIMEOUT_MS, MAX_HANDSHAKES
 from twin.protocol import pase as pase_module
 from twin.protocol.case import CaseInitiator
 from twin.protocol.exchange import MessageLayer, Send
 from twin.protocol.message import ProtocolId, SecureChannelOpcode
+from twin.protocol.pase import PaseInitiator
 from twin.protocol.status_report import GeneralCode, SecureChannelStatus, StatusReport
 
 
@@ -136,3 +137,40 @@ def test_handshakes_whose_unsecured_session_was_evicted_are_released(tmp_path):
     assert all(id(h.exchange.session) in live for h in core._handshakes.values())
     assert len(core._handshakes) == MAX_HANDSHAKES // 2
     assert len(core.layer.sessions._reserved) == len(core._handshakes)
+
+
+# --- item 10 -----------------------------------------------------------------------------------
+
+def test_malformed_pbkdf_param_requests_are_not_failed_attempts(tmp_path):
+    core, commissioning = make_core(tmp_path)
+    for seed in range(25):
+        (report,) = send_first(core, SecureChannelOpcode.PBKDFParamRequest, b"\x15\x18", seed=seed)
+        assert (report.general_code, report.protocol_code) == INVALID
+    assert commissioning.window.is_open and commissioning.window.failed_attempts == 0
+    assert core.counts["PASE failed"] == 25
+    initiators, reports = {}, []
+    wire = Wire(core, controller_side(initiators, reports))
+    assert pase(wire, PAIRING.passcode, initiators, reports).result is not None
+
+
+def test_a_pase_abandoned_after_pake2_counts_as_a_failed_attempt(tmp_path):
+    """After Pake2 the peer can check its passcode guess against cB: that guess is spent,
+    whether or not it ever sends Pake3. Otherwise stalling after Pake2 would be a way to try
+    passcodes without limit."""
+    core, commissioning = make_core(tmp_path)
+    initiators, reports = {}, []
+    stalled = PaseInitiator(PAIRING.passcode + 1, 0x101, rng=random.Random(5))
+    answer = controller_side(initiators, reports)
+
+    def stall_after_pake2(event, now):
+        if event.opcode == SecureChannelOpcode.PASE_Pake2:
+            return []  # never answers: the node waits for Pake3 until the handshake timeout
+        return answer(event, now)
+    wire = Wire(core, stall_after_pake2)
+    initiators[handshake(wire, stalled, reports)] = stalled
+    wire.run()
+    assert commissioning.window.failed_attempts == 0
+    wire.now += HANDSHAKE_TIMEOUT_MS
+    core.clock.ms = wire.now
+    wire.feed(core.on_timer(wire.now), "ctrl")
+    assert commissioning.window.failed_attempts == 1 and core._handshakes == {}

@@ -467,7 +467,16 @@ class NodeCore:
             self.counts[f"{hs.kind} failed"] += 1
             log.info("%s: %s failed: %s", self.pairing.device_id, hs.kind,
                      responder.error_message or "abandoned")
-            if hs.kind == "PASE" and responder.error is not None:  # not when abandoned
+            # A failed commissioning attempt (Core spec 5.5, the SDK cites 13.3: 20 close the window) is a
+            # PASE in which a passcode was tried: the node answered Pake1 with Pake2, and from cB
+            # the peer can check the passcode it committed to in pA. Then it counts however the
+            # exchange ends without a session: wrong cA in Pake3, the commissioner's error
+            # StatusReport after it saw cB mismatch (the spec's test plan TC-CADMIN-1.9 case), a
+            # malformed Pake3, abandoned, or evicted. A message that fails to parse before that
+            # tested no passcode and does not count: otherwise 20 junk datagrams from anyone would
+            # close the window. (The CHIP SDK counts every PASE error and timeout; we count only
+            # the ones that can serve a brute force, which is what the limit is for.)
+            if isinstance(responder, PaseResponder) and responder.passcode_tried:
                 self.commissioning.on_pase_failed()
         if not hs.exchange.closed:
             actions += hs.exchange.close(now_ms)

@@ -278,6 +278,9 @@ class PaseResponder(_Pase):
         self._w0, self._L = parse_verifier(verifier)
         self._salt, self._iterations = bytes(salt), iterations
         self._spake: Spake2pVerifier | None = None
+        # True once Pake1 was answered with Pake2: from cB the peer can now check the passcode it
+        # committed to in pA, so this exchange spent one passcode guess (see `_finish` in the runtime).
+        self.passcode_tried = False
         self._expect = SecureChannelOpcode.PBKDFParamRequest
 
     def _dispatch(self, opcode: SecureChannelOpcode, payload: bytes) -> list[tuple[int, bytes]]:
@@ -323,6 +326,7 @@ class PaseResponder(_Pase):
         except Spake2pError as e:
             raise _spake_error(e) from None
         self._expect = SecureChannelOpcode.PASE_Pake3
+        self.passcode_tried = True
         return [(SecureChannelOpcode.PASE_Pake2, encode_struct({1: pB, 2: cB}))]
 
     def _on_pake3(self, payload: bytes) -> list[tuple[int, bytes]]:
