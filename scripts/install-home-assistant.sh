@@ -17,32 +17,11 @@ HA_VERSION=2024.3.3
 HA_MATTER_SERVER_VERSION=5.7.0
 VPY="$HA_VENV/bin/python"
 
-step() {  # step NAME CHECK_CMD INSTALL_CMD
-    local name=$1 check=$2 install=$3 t0 t1
-    t0=$(date +%s.%N)
-    if eval "$check" >/dev/null 2>&1; then
-        t1=$(date +%s.%N)
-        printf '%-28s already done (%.1f s)\n' "$name" "$(echo "$t1 - $t0" | bc)"
-        return
-    fi
-    eval "$install"
-    t1=$(date +%s.%N)
-    printf '%-28s installed (%.1f s)\n' "$name" "$(echo "$t1 - $t0" | bc)"
-}
-
-command -v bc >/dev/null || { apt-get update -qq && apt-get install -y -qq bc >/dev/null; }
-
-APT_UPDATED=0
-apt_install() {
-    if [ "$APT_UPDATED" = 0 ]; then apt-get update -qq; APT_UPDATED=1; fi
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
-}
+source scripts/steps.sh
 
 # pip's index warnings about absent mirror folders are noise; real errors still fail the step.
 pip_quiet() { "$VPY" -m pip install -q "$@" 2>&1 | { grep -v 'is ignored: it is neither' || true; }; return "${PIPESTATUS[0]}"; }
 
-# The repo's .gitignore is not ours to edit: the cache dir ignores itself.
-mkdir -p "$ROOT/.cache" && { test -f "$ROOT/.cache/.gitignore" || echo '*' > "$ROOT/.cache/.gitignore"; }
 
 step "iputils-ping (ping6)" "command -v ping6 || dpkg -s iputils-ping | grep -q 'Status: install ok installed'" \
     "apt_install iputils-ping"

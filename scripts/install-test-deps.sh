@@ -11,26 +11,7 @@ MATTERJS_DIR="$ROOT/.cache/matterjs"
 MATTERJS_VERSION=0.17.9
 MATTER_SERVER_VERSION=7.0.1
 
-step() {  # step NAME CHECK_CMD INSTALL_CMD
-    local name=$1 check=$2 install=$3 t0 t1
-    t0=$(date +%s.%N)
-    if eval "$check" >/dev/null 2>&1; then
-        t1=$(date +%s.%N)
-        printf '%-28s already done (%.1f s)\n' "$name" "$(echo "$t1 - $t0" | bc)"
-        return
-    fi
-    eval "$install"
-    t1=$(date +%s.%N)
-    printf '%-28s installed (%.1f s)\n' "$name" "$(echo "$t1 - $t0" | bc)"
-}
-
-command -v bc >/dev/null || { apt-get update -qq && apt-get install -y -qq bc >/dev/null; }
-
-APT_UPDATED=0
-apt_install() {
-    if [ "$APT_UPDATED" = 0 ]; then apt-get update -qq; APT_UPDATED=1; fi
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
-}
+source scripts/steps.sh
 
 step "iproute2" "command -v ip" "apt_install iproute2"
 step "openssl" "command -v openssl" "apt_install openssl"
@@ -49,8 +30,6 @@ assert core == clusters, f"chip-core {core} and chip-clusters {clusters} differ"
 import chip.ChipDeviceCtrl, chip.clusters.Objects  # noqa: F401  (both halves import together)
 print(f"chip-core {core} and chip-clusters {clusters} import side by side")
 PYEOF
-# The repo's .gitignore is not ours to edit: the cache dir ignores itself.
-mkdir -p "$ROOT/.cache" && { test -f "$ROOT/.cache/.gitignore" || echo '*' > "$ROOT/.cache/.gitignore"; }
 step "@matter/main@$MATTERJS_VERSION" \
     "test \"\$(node -p \"require('$MATTERJS_DIR/node_modules/@matter/main/package.json').version\")\" = $MATTERJS_VERSION" \
     "mkdir -p '$MATTERJS_DIR' && (cd '$MATTERJS_DIR' && { test -f package.json || echo '{\"private\": true}' > package.json; } && npm install --silent --no-audit --no-fund @matter/main@$MATTERJS_VERSION)"
