@@ -20,8 +20,8 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import random
+from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import Hashable
 
 import ifaddr
 from zeroconf import DNSOutgoing, DNSPointer, InterfaceChoice, IPVersion, ServiceInfo
@@ -29,7 +29,7 @@ from zeroconf.asyncio import AsyncZeroconf
 
 from twin.protocol.mdns import Operational, Service
 
-__all__ = ["Advertiser", "interface_addresses"]
+__all__ = ["Advertiser", "interface_addresses", "multicast_interfaces"]
 
 _TYPE_PTR, _CLASS_IN = 12, 1
 _FLAGS_RESPONSE_AUTHORITATIVE = 0x8400      # QR=1, AA=1 (RFC 6762 18.2, 18.4)
@@ -44,6 +44,24 @@ def interface_addresses() -> list[str]:
             addr = ipaddress.ip_address(ip.ip if isinstance(ip.ip, str) else ip.ip[0])
             if not addr.is_loopback:
                 found.append(str(addr))
+    return found
+
+
+def multicast_interfaces() -> list[str | int]:
+    """What zeroconf should send mDNS on: every interface but loopback (IPv4 addresses, IPv6
+    interface indexes). zeroconf's InterfaceChoice.All with IPv6 also takes ::1, but `lo` has no
+    MULTICAST flag and so no ff02::/16 route: every send there fails with ENETUNREACH, which
+    zeroconf logs as a WARNING with a traceback. Nothing on loopback needs mDNS anyway."""
+    found: list[str | int] = []
+    for adapter in ifaddr.get_adapters():
+        for ip in adapter.ips:
+            address = ipaddress.ip_address(ip.ip if isinstance(ip.ip, str) else ip.ip[0])
+            if address.is_loopback:
+                continue
+            if address.version == 4:
+                found.append(str(address))
+            elif adapter.index not in found:
+                found.append(adapter.index)
     return found
 
 
@@ -79,7 +97,10 @@ class Advertiser:
     @property
     def zeroconf(self) -> AsyncZeroconf:
         if self._aiozc is None:
-            self._aiozc = AsyncZeroconf(interfaces=self._interfaces, ip_version=IPVersion.All)
+            interfaces = self._interfaces
+            if interfaces is InterfaceChoice.All:
+                interfaces = multicast_interfaces() or InterfaceChoice.All
+            self._aiozc = AsyncZeroconf(interfaces=interfaces, ip_version=IPVersion.All)
         return self._aiozc
 
     def _hex16(self) -> str:
