@@ -55,7 +55,8 @@ def start_twin(ns: Netns, workdir: Path, home: Path) -> subprocess.Popen:
     log = workdir / "twin.log"
     env = dict(os.environ, PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1")
     proc = ns.popen([sys.executable, "-m", "matter_twin.cli", "run", "--home", str(home), "--speed", "1", "--matter",
-                     "--storage", str(workdir / "twin-storage"), "--http", str(HTTP_PORT)],
+                     "--storage", str(workdir / "twin-storage"), "--http", str(HTTP_PORT),
+                     "--open-windows", "all-qr"],   # every node pairs by QR code at once
                     stdout=open(log, "w"), stderr=subprocess.STDOUT, cwd=str(workdir), env=env)
     try:
         wait_for_line(log, lambda line: line.startswith("http: "), 300)

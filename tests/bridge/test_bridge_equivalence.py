@@ -157,7 +157,7 @@ def test_the_same_tool_sequence_gives_the_same_observations_in_process_and_over_
         env = dict(os.environ, PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1")
         the_lab.processes["twin"] = the_lab.ns.popen(
             [sys.executable, "-m", "matter_twin.cli", "run", "--speed", SPEED, "--matter", "--storage", str(tmp_path / "twin"),
-             "--base-port", "5560"], stdout=open(log, "w"), stderr=subprocess.STDOUT,
+             "--base-port", "5560", "--open-windows", "all-qr"], stdout=open(log, "w"), stderr=subprocess.STDOUT,
             cwd=str(tmp_path), env=env)
         try:
             wait_for_line(log, lambda line: line.startswith("matter: ") or line.startswith("error: "), 90)

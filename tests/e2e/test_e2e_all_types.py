@@ -96,7 +96,8 @@ def matches(value: Any, expected: Any) -> bool:
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    with twin_lab(tmp_path_factory.mktemp("all-types"), "at") as the_lab:
+    # Every window at once, for QR-code pairing (manual codes would be ambiguous: #13).
+    with twin_lab(tmp_path_factory.mktemp("all-types"), "at", "--open-windows", "all-qr") as the_lab:
         yield the_lab
 
 
