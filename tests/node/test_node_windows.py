@@ -143,3 +143,19 @@ def test_an_administrator_opening_a_clashing_window_closes_the_other(tmp_path):
         commissioning.window_changed()
     shorts = open_shorts(manager)
     assert closed_node in shorts and holder not in shorts
+
+
+def test_codes_answer_while_the_http_api_holds_the_lock(tmp_path):
+    """GET /codes calls codes() with the app's (non-reentrant) lock held: it must not take it."""
+    import threading
+    manager = manage(Home.default(), tmp_path, lock=threading.Lock())
+    rows = []
+
+    def read():
+        with manager.lock:
+            rows.extend(manager.codes())
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(10)
+    assert len(rows) == 28
+    assert manager.open_window("living_room_tv")["window"] == "open"   # takes the lock itself

@@ -672,23 +672,22 @@ class NodeManager:
         return rows
 
     def _window_state(self, node: MatterNode | None) -> dict[str, Any]:
+        """No lock taken: `GET /codes` calls `codes()` with the (non-reentrant) lock held."""
         if node is None:
             return {}
-        with self.lock:
-            window = node.core.commissioning.window
-            if not window.is_open:
-                return {"window": "closed"}
-            left = None
-            if window.expires_ms is not None:
-                left = max(0, (window.expires_ms - node.core.commissioning.now_ms() + 999) // 1000)
-            # An administrator's enhanced window has a discriminator (and code) of its own.
-            own = window.discriminator == node.core.pairing.discriminator
-            short = window.discriminator >> 8
-            shared = any(other is not node and other.core.commissioning.window.is_open
-                         and other.core.commissioning.window.discriminator >> 8 == short
-                         for other in self.nodes.values())
-            state = "open" if own else "open (administrator's code)"
-            return {"window": state, "window_closes_in_s": left, "manual_code_usable": own and not shared}
+        window = node.core.commissioning.window
+        discriminator, expires = window.discriminator, window.expires_ms
+        if discriminator is None:
+            return {"window": "closed"}
+        left = None
+        if expires is not None:
+            left = max(0, (expires - node.core.commissioning.now_ms() + 999) // 1000)
+        # An administrator's enhanced window has a discriminator (and code) of its own.
+        own = discriminator == node.core.pairing.discriminator
+        shared = any(other is not node and (other.core.commissioning.window.discriminator or -256) >> 8
+                     == discriminator >> 8 for other in self.nodes.values())
+        state = "open" if own else "open (administrator's code)"
+        return {"window": state, "window_closes_in_s": left, "manual_code_usable": own and not shared}
 
     # -- commissioning windows --------------------------------------------------------------
     @staticmethod
@@ -726,7 +725,7 @@ class NodeManager:
             for device_id in self.window_plan.opened:
                 self._open_window(device_id, self.window_timeout_s)
         if self.window_plan.held:
-            log.info("%s", self.window_plan.notice())
+            log.debug("%s", self.window_plan.notice())   # `twin run` prints it with the codes
 
     def _open_window(self, device_id: str, timeout_s: int | None) -> list[str]:
         """Open `device_id`'s window with its own codes (lock held); close the open windows
