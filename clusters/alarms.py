@@ -25,6 +25,7 @@ def _names(bits: int) -> str:
 
 
 class DishwasherAlarmServer(ClusterServer):
+    persists = False   # an operation in progress: a restart starts it afresh
     cluster = DA
     revision = 1
     notes = ("Reset clears latched alarms whose condition has gone; alarms still present stay in State.",

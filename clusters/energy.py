@@ -73,6 +73,7 @@ class _Metered(ClusterServer):
     it the home's clock; when that first real clock arrives, the meter starts there, so a device
     added mid-simulation does not count energy (or owe period events) from tick 0. A server
     restored from a snapshot keeps its anchors."""
+    persists = False   # an operation in progress: a restart starts it afresh
 
     _fresh = True
 
@@ -113,6 +114,7 @@ class ElectricalPowerMeasurementServer(ClusterServer):
     Units as the spec: mW, mVA(R), mV, mA, mHz, and PowerFactor in 1/100ths of a percent.
     Without a power source every measurement reads null ("cannot be measured").
     """
+    persists = False   # an operation in progress: a restart starts it afresh
     cluster = EPM
     revision = 1
     attributes = ("PowerMode", "NumberOfMeasurementTypes", "Accuracy") + tuple(_EPM_MEASURED)

@@ -19,6 +19,7 @@ EFFECT_TICKS = {Effect.kBlink: 10, Effect.kBreathe: 150, Effect.kOkay: 10, Effec
 
 
 class IdentifyServer(ClusterServer):
+    persists = False   # an operation in progress: a restart starts it afresh
     cluster = ID
     revision = 4
     attributes = ("IdentifyTime", "IdentifyType")

@@ -149,6 +149,13 @@ class LevelControlServer(ClusterServer):
     def private_state(self) -> dict[str, Any]:
         return {"transition": list(self._transition) if self._transition else None}
 
+    def stop_motion(self) -> None:
+        self._transition = None
+        self._values["RemainingTime"] = 0
+
+    def start_up(self) -> None:
+        self.apply_start_up()
+
     def load_private_state(self, state: dict[str, Any]) -> None:
         self._transition = state.get("transition")
 

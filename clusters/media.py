@@ -23,6 +23,7 @@ MAX_SPEED = 16.0  # fastest FastForward/Rewind multiple
 
 
 class MediaPlaybackServer(ClusterServer):
+    persists = False   # an operation in progress: a restart starts it afresh
     cluster = MP
     revision = 2
     attributes = ("CurrentState",)
@@ -103,6 +104,7 @@ DEFAULT_CHANNELS = [
 
 
 class ChannelServer(ClusterServer):
+    persists = False   # an operation in progress: a restart starts it afresh
     cluster = CH
     revision = 2
     attributes = ("ChannelList", "Lineup", "CurrentChannel")
@@ -172,6 +174,7 @@ PLAYBACK_KEYS = {Key.kPlay: "Play", Key.kPause: "Pause", Key.kStop: "Stop",
 
 
 class KeypadInputServer(ClusterServer):
+    persists = False   # an operation in progress: a restart starts it afresh
     cluster = KI
     revision = 1
     commands = ("SendKey",)

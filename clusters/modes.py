@@ -95,6 +95,12 @@ class ModeBaseServer(ClusterServer):
         if start is not NullValue and start is not None:
             self._values["CurrentMode"] = start
 
+    def start_up(self) -> None:
+        """StartUpMode: when not null, the mode the device comes up in after a power cycle."""
+        start = self._values.get("StartUpMode", NullValue)
+        if start is not NullValue and start is not None and any(m.mode == start for m in self._modes):
+            self._values["CurrentMode"] = start
+
     @property
     def modes(self) -> list[ModeOption]:
         return list(self._modes)

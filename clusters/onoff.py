@@ -109,6 +109,22 @@ class OnOffServer(ClusterServer):
     def private_state(self) -> dict[str, Any]:
         return {"timed_off_at": self._timed_off_at, "wait_until": self._wait_until}
 
+    def stop_motion(self) -> None:
+        self._timed_off_at = self._wait_until = None
+        if self.lighting:
+            self._values["OnTime"] = 0
+            self._values["OffWaitTime"] = 0
+
+    def start_up(self) -> None:
+        """StartUpOnOff (LT): 0 Off, 1 On, 2 toggle the previous value, null keep it."""
+        if not self.lighting:
+            return
+        start_up = self._values.get("StartUpOnOff", NullValue)
+        if start_up is NullValue or start_up is None:
+            return
+        value = int(start_up)
+        self._values["OnOff"] = (not self._values["OnOff"]) if value == 2 else bool(value)
+
     def load_private_state(self, state: dict[str, Any]) -> None:
         self._timed_off_at = state.get("timed_off_at")
         self._wait_until = state.get("wait_until")

@@ -81,6 +81,7 @@ def normalize_cycle(phases: Iterable[Any] | None) -> list[tuple[str, int]]:
 
 
 class OperationalStateServer(ClusterServer):
+    persists = False   # an operation in progress: a restart starts it afresh
     cluster = OpState
     revision = 2
     attributes = ("PhaseList", "CurrentPhase", "CountdownTime", "OperationalStateList",

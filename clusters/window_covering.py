@@ -145,6 +145,15 @@ class WindowCoveringServer(ClusterServer):
     def load_private_state(self, state: dict[str, Any]) -> None:
         self._motion = state.get("motion")
 
+    def stop_motion(self) -> None:
+        # saved_state sampled the position; a cover that lost power stops there.
+        self._motion = None
+        position = self._values["CurrentPositionLiftPercent100ths"]
+        self._values["TargetPositionLiftPercent100ths"] = position
+        if position is not NullValue:
+            self._values["CurrentPositionLiftPercentage"] = position // 100
+        self._values["OperationalStatus"] = 0
+
     # ---- commands ----------------------------------------------------------------
     def UpOrOpen(self, request: Any = None) -> None:
         self._go_to(OPEN)

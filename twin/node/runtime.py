@@ -37,6 +37,7 @@ from twin.clock import TICKS_PER_SECOND, Pacer
 from twin.node.advertiser import Advertiser
 from twin.node.commissioning import NodeCommissioning
 from twin.node.credentials import DeviceCredentials
+from twin.node.device_state import DeviceStateStore
 from twin.node.fabrics import FabricTable
 from twin.node.files import write_atomic
 from twin.node.im import EventNumbers, InteractionModelServer
@@ -79,6 +80,8 @@ NODE_MRP = Mrp()
 # Every this many polls (steps of 0.1 s) all nodes' mDNS records are re-derived, not only the
 # touched ones: a NodeLabel changed by a tool shows in the advertised name within seconds.
 FULL_MDNS_SYNC_POLLS = 50
+#: Device state files are rewritten at most this often (seconds of wall clock; at stop, always).
+STATE_FLUSH_S = 1.0
 SESSION_PARAMETERS = {"SESSION_IDLE_INTERVAL": NODE_MRP.idle_interval_ms,
                       "SESSION_ACTIVE_INTERVAL": NODE_MRP.active_interval_ms,
                       "SESSION_ACTIVE_THRESHOLD": NODE_MRP.active_threshold_ms}
@@ -548,6 +551,12 @@ class NodeManager:
                  open_windows: str | list[str] = "all", window_timeout_s: int | None = DEFAULT_WINDOW_TIMEOUT_S):
         self.home = home
         self.storage_dir = Path(storage_dir)
+        # Device state from the last run (a power cycle: StartUp semantics apply), before any
+        # node exists; from now on every change is saved (`poll` and `stop` flush).
+        self.states = DeviceStateStore(self.storage_dir, dict(home.devices))
+        with lock if lock is not None else contextlib.nullcontext():
+            self.restored = self.states.restore()
+        self._next_flush = 0.0
         self.bridge: Any = None
         if as_bridge:
             self.bridge = build_bridge(home, room_sensors=room_sensors, allocation=self._load_allocation())
@@ -777,6 +786,8 @@ class NodeManager:
     # -- lifecycle --------------------------------------------------------------------------
     async def start(self) -> None:
         """Build every node, open its UDP port and advertise it. On failure nothing stays open."""
+        with self.lock:
+            self.states.watch()
         try:
             for index, (device_id, device) in enumerate(self.devices.items()):
                 core = self._build_core(device, self.pairings[device_id])
@@ -796,7 +807,10 @@ class NodeManager:
         node.core.commissioning.listeners.append(functools.partial(self._window_event, device_id))
 
     async def stop(self) -> None:
-        """Withdraw every advertisement (mDNS goodbyes), then close the ports."""
+        """Withdraw every advertisement (mDNS goodbyes), then close the ports; the device state
+        is saved (durably) first."""
+        with self.lock:
+            self.states.flush(durable=True)
         for task in self._reconcilers.values():
             task.cancel()
         for task in self._reconcilers.values():
@@ -830,6 +844,10 @@ class NodeManager:
             self._sync_bridge()
         self._settle_unstepped()
         self._polls += 1
+        if self.states.dirty and time.monotonic() >= self._next_flush:
+            with self.lock:
+                self.states.flush()
+            self._next_flush = time.monotonic() + STATE_FLUSH_S
         self.sync_advertisements(everything=self._polls % FULL_MDNS_SYNC_POLLS == 0)
 
     # -- building one node --------------------------------------------------------------------
