@@ -111,7 +111,8 @@ def measure(peers: dict[str, dict[str, Any]], rounds: int, gap: float) -> dict[s
     return asyncio.run(controller_session(_measure, (peers, rounds, gap)))
 
 
-async def _measure(client: Any, twin: Any, job: tuple[dict[str, dict[str, Any]], int, float]) -> dict[str, dict[str, Any]]:
+async def _measure(client: Any, twin: Any,
+                   job: tuple[dict[str, dict[str, Any]], int, float]) -> dict[str, dict[str, Any]]:
     from chip.clusters import Objects as Clusters
     from matter_server.common.models import EventType
 
@@ -142,11 +143,11 @@ async def _measure(client: Any, twin: Any, job: tuple[dict[str, dict[str, Any]],
         else:
             commands = open(peer["fifo"], "w", buffering=1)
 
-            async def change(on: bool) -> None:
+            async def change(on: bool, commands: Any = commands) -> None:
                 commands.write("on\n" if on else "off\n")
         waiting: dict[str, Any] = {}
 
-        def on_update(event: Any, value: Any) -> None:
+        def on_update(event: Any, value: Any, waiting: dict[str, Any] = waiting) -> None:
             future = waiting.get("future")
             if future is not None and not future.done() and value == waiting["value"]:
                 future.set_result(time.perf_counter())
@@ -163,7 +164,7 @@ async def _measure(client: Any, twin: Any, job: tuple[dict[str, dict[str, Any]],
                 await change(state)
                 try:
                     figures["report"].append(await asyncio.wait_for(waiting["future"], REPORT_TIMEOUT) - started)
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     figures["missed"] += 1
         finally:
             unsubscribe()
@@ -231,7 +232,8 @@ def table(results: dict[str, dict[str, Any]]) -> str:
             missed = results[peer].get("missed", 0) if op == "report" else 0
             cells.append(cell + (f" ({missed} of {len(values) + missed} missed)" if missed else ""))
         row(f"{label} (n={len(results[peers[0]][op])})", cells,
-            f"{ratio(_ms(first[op], 0.5), _ms(second[op], 0.5))} / {ratio(_ms(first[op], 0.99), _ms(second[op], 0.99))}")
+            f"{ratio(_ms(first[op], 0.5), _ms(second[op], 0.5))} / "
+            f"{ratio(_ms(first[op], 0.99), _ms(second[op], 0.99))}")
     row("commission, ms per node", [f"{_ms(results[p]['commission'], 0.5):.0f}" for p in peers],
         ratio(_ms(first["commission"], 0.5), _ms(second["commission"], 0.5)))
     cells = []

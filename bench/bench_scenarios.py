@@ -17,9 +17,9 @@ from collections import Counter
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
+from matter_twin.cli_bench import DEFAULT_EPISODES  # noqa: E402
 from scenarios.agents.reference import ReferenceAgent  # noqa: E402
 from scenarios.agents.simple import NullAgent  # noqa: E402
-from matter_twin.cli_bench import DEFAULT_EPISODES  # noqa: E402
 from scenarios.judges import RuleJudge  # noqa: E402
 from scenarios.runner import run  # noqa: E402
 from scenarios.schema import load_episodes  # noqa: E402

@@ -37,7 +37,7 @@ import os
 import re
 import tempfile
 from pathlib import Path
-from typing import Any, Literal, Optional
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -76,11 +76,11 @@ def normalize_pairing_code(code: str) -> str:
 
 class MatterRef(_Model):
     """A node on a python-matter-server: by node id, or by pairing code to commission."""
-    server: Optional[str] = Field(None, description="python-matter-server WebSocket URL; "
+    server: str | None = Field(None, description="python-matter-server WebSocket URL; "
                                   "default: the config's `server`")
-    node_id: Optional[int] = Field(None, ge=1)
-    pairing_code: Optional[str] = None
-    endpoint: Optional[int] = Field(None, ge=0, le=0xFFFE, description="The device's "
+    node_id: int | None = Field(None, ge=1)
+    pairing_code: str | None = None
+    endpoint: int | None = Field(None, ge=0, le=0xFFFE, description="The device's "
                                     "application endpoint; default: every endpoint of the node")
 
     _url = field_validator("server")(classmethod(lambda cls, v: _check_url(v)))
@@ -91,7 +91,7 @@ class MatterRef(_Model):
         return None if value is None else normalize_pairing_code(value)
 
     @model_validator(mode="after")
-    def _one_of(self) -> "MatterRef":
+    def _one_of(self) -> MatterRef:
         if (self.node_id is None) == (self.pairing_code is None):
             raise ValueError("give exactly one of node_id (a node the server has) or "
                              "pairing_code (commission it)")
@@ -106,12 +106,12 @@ class TwinRef(_Model):
 class DeviceConfig(_Model):
     id: str = Field(..., pattern=ID_PATTERN)
     room: str
-    name: Optional[str] = None
-    twin: Optional[TwinRef] = None
-    matter: Optional[MatterRef] = None
+    name: str | None = None
+    twin: TwinRef | None = None
+    matter: MatterRef | None = None
 
     @model_validator(mode="after")
-    def _where(self) -> "DeviceConfig":
+    def _where(self) -> DeviceConfig:
         if (self.twin is None) == (self.matter is None):
             raise ValueError("say where the device lives: exactly one of twin: {home, device} "
                              "or matter: {server, node_id | pairing_code, endpoint}")
@@ -122,11 +122,11 @@ class SensorRef(_Model):
     """A measurement endpoint: of a configured device, of a node by id, or of a sensor node by
     pairing code (commissioned on first use, like a device's; refs with the same code share
     one node). Without `endpoint`, the first endpoint with the state's measurement cluster."""
-    device: Optional[str] = None
-    server: Optional[str] = None
-    node_id: Optional[int] = Field(None, ge=1)
-    pairing_code: Optional[str] = None
-    endpoint: Optional[int] = Field(None, ge=0, le=0xFFFE)
+    device: str | None = None
+    server: str | None = None
+    node_id: int | None = Field(None, ge=1)
+    pairing_code: str | None = None
+    endpoint: int | None = Field(None, ge=0, le=0xFFFE)
 
     _url = field_validator("server")(classmethod(lambda cls, v: _check_url(v)))
 
@@ -136,7 +136,7 @@ class SensorRef(_Model):
         return None if value is None else normalize_pairing_code(value)
 
     @model_validator(mode="after")
-    def _one_of(self) -> "SensorRef":
+    def _one_of(self) -> SensorRef:
         if sum(x is not None for x in (self.device, self.node_id, self.pairing_code)) != 1:
             raise ValueError("give exactly one of device (a configured device id), node_id "
                              "(a node the server has) or pairing_code (a sensor node to "
@@ -154,8 +154,8 @@ class RoomTwin(_Model):
 
 class RoomConfig(_Model):
     id: str = Field(..., pattern=ID_PATTERN)
-    name: Optional[str] = None
-    twin: Optional[RoomTwin] = None
+    name: str | None = None
+    twin: RoomTwin | None = None
     sensors: dict[Literal["temperature", "humidity", "illuminance", "pm10"], SensorRef] = {}
 
     @property
@@ -165,7 +165,7 @@ class RoomConfig(_Model):
 
 class BridgeConfig(_Model):
     name: str = "bridge"
-    server: Optional[str] = Field(None, description="default python-matter-server URL")
+    server: str | None = Field(None, description="default python-matter-server URL")
     timeout: float = Field(DEFAULT_TIMEOUT, gt=0, description="seconds per Matter operation")
     commission_timeout: float = Field(DEFAULT_COMMISSION_TIMEOUT, gt=0)
     rooms: list[RoomConfig] = Field(..., min_length=1)
@@ -174,7 +174,7 @@ class BridgeConfig(_Model):
     _url = field_validator("server")(classmethod(lambda cls, v: _check_url(v)))
 
     @model_validator(mode="after")
-    def _references(self) -> "BridgeConfig":
+    def _references(self) -> BridgeConfig:
         rooms: dict[str, int] = {}
         for i, room in enumerate(self.rooms):
             if room.id in rooms:

@@ -36,15 +36,16 @@ so an agent sees the same JSON it sees on the twin.
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Any, Callable
-
-from twin.schema import UserFileError
+from collections.abc import Callable
+from typing import Any
 
 from bridge.backend import NOT_FOUND, TIME_FORMAT, UNAVAILABLE, ToolError
 from bridge.config import STATES, DeviceConfig, LoadedConfig, MatterRef, SensorRef
 from bridge.matter_connection import MatterConnection
 from bridge.matter_device import MatterDevice
 from bridge.wall_clock import WallClockWorkflows
+from twin.schema import UserFileError
+
 
 def wall_now() -> _dt.datetime:
     return _dt.datetime.now()  # the edge: hardware lives in real local time

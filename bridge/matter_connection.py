@@ -10,11 +10,11 @@ from __future__ import annotations
 import asyncio
 import re
 import threading
-from typing import Any, Callable
-
-from clusters.status import Status
+from collections.abc import Callable
+from typing import Any
 
 from bridge.backend import UNAVAILABLE, ToolError
+from clusters.status import Status
 
 TIMEOUT = "TIMEOUT"
 
@@ -134,10 +134,10 @@ class MatterConnection:
             return future.result(timeout + 20)  # the inner wait_for fires first
         except ServerError as err:
             raise server_error(err, self.url, node_id, what) from None
-        except (asyncio.TimeoutError, TimeoutError):
+        except TimeoutError:
             future.cancel()
             raise ToolError(TIMEOUT, f"{what}: no answer within {timeout:g} s from "
-                            f"{'node %d via ' % node_id if node_id is not None else ''}{self.url}") from None
+                            f"{f'node {node_id} via ' if node_id is not None else ''}{self.url}") from None
         except (MatterClientException, OSError, ConnectionError, asyncio.CancelledError) as err:
             asyncio.run_coroutine_threadsafe(self._drop(), self._loop).result(10)
             raise ToolError(UNAVAILABLE, f"cannot reach python-matter-server at {self.url} "

@@ -11,17 +11,32 @@ from typing import Any
 
 from chip.clusters.ClusterObjects import ALL_CLUSTERS
 
-from clusters.base import GLOBAL_ATTRIBUTES
-from clusters.status import MatterError, Status
-from clusters.values import from_json, type_name
-
 from bridge.backend import UNAVAILABLE, ToolError
 from bridge.config import DeviceConfig, LoadedConfig
 from bridge.matter_connection import MatterConnection, status_error
-from bridge.matter_values import (BASIC_INFORMATION, DESCRIPTOR, GLOBAL_IDS, LAYOUT_PATHS, NODE_MANAGEMENT,
-                                  attribute_name, attribute_type, cluster_name, command_class, decode,
-                                  device_type_names, known_server, type_label, ordered, shown_type_name,
-                                  type_key, to_wire, wire_to_json)
+from bridge.matter_values import (
+    BASIC_INFORMATION,
+    DESCRIPTOR,
+    GLOBAL_IDS,
+    LAYOUT_PATHS,
+    NODE_MANAGEMENT,
+    attribute_name,
+    attribute_type,
+    cluster_name,
+    command_class,
+    decode,
+    device_type_names,
+    known_server,
+    ordered,
+    shown_type_name,
+    to_wire,
+    type_key,
+    type_label,
+    wire_to_json,
+)
+from clusters.base import GLOBAL_ATTRIBUTES
+from clusters.status import MatterError, Status
+from clusters.values import from_json, type_name
 
 
 class MatterDevice:

@@ -13,16 +13,16 @@ import functools
 import re
 import types
 import typing
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from chip import tlv
 from chip.clusters import Objects as Clusters
 from chip.clusters.ClusterObjects import ALL_ATTRIBUTES, ALL_CLUSTERS, ClusterObject
 from chip.clusters.Types import Nullable, NullValue
 
-from clusters.values import to_json, type_name
-
 from bridge.backend import ToolError
+from clusters.values import to_json, type_name
 
 DESCRIPTOR = 0x001D
 BASIC_INFORMATION = 0x0028
@@ -145,7 +145,7 @@ def command_class(cluster_id: int, command_id: int) -> Any:
     return None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def device_type_names() -> dict[int, str]:
     from matter_server.client.models.device_types import ALL_TYPES
     return {dt: cls.__name__ for dt, cls in ALL_TYPES.items()}

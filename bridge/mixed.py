@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import datetime as _dt
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from bridge.config import DeviceConfig, LoadedConfig, load_config
 from bridge.matter_backend import MatterBackend, wall_now

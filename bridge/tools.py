@@ -20,18 +20,29 @@ from __future__ import annotations
 
 import copy
 import datetime as _dt
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from pydantic import Field
 
-from clusters.status import MatterError
-
-from twin.commands import (ArgumentError, Arguments, ExecuteCommand, Id, Integer, Text, WorkflowStep,
-                           WriteAttribute, endpoint_number, parameters_schema, parse_arguments,
-                           parse_step, plain_id)
-
 from bridge.backend import INVALID_ARGUMENT, NOT_FOUND, TIME_FORMAT, UNAVAILABLE, UNKNOWN_TOOL, Backend, ToolError
+from clusters.status import MatterError
+from twin.commands import (
+    ArgumentError,
+    Arguments,
+    ExecuteCommand,
+    Id,
+    Integer,
+    Text,
+    WorkflowStep,
+    WriteAttribute,
+    endpoint_number,
+    parameters_schema,
+    parse_arguments,
+    parse_step,
+    plain_id,
+)
 
 # ---- the session: who answers ask_user, who hears finish, and the history ----------------
 

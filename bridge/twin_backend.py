@@ -8,12 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from bridge import workflow_calls
+from bridge.backend import INVALID_ARGUMENT, NOT_FOUND, TIME_FORMAT, ToolError
 from clusters.base import GLOBAL_ATTRIBUTES
 from clusters.status import MatterError, Status
 from clusters.values import to_json
-
-from bridge import workflow_calls
-from bridge.backend import INVALID_ARGUMENT, NOT_FOUND, TIME_FORMAT, ToolError
 
 
 class TwinBackend:

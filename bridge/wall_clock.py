@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import datetime as _dt
 import threading
-from typing import Any, Callable
-
-from twin.clock import TICKS_PER_SECOND, VirtualClock
-from twin.workflows import StepFailed, Workflows
+from collections.abc import Callable
+from typing import Any
 
 from bridge import workflow_calls
+from twin.clock import TICKS_PER_SECOND, VirtualClock
+from twin.workflows import StepFailed, Workflows
 
 
 class WallClock:

@@ -9,12 +9,10 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Any
 
+from bridge.backend import INVALID_ARGUMENT, NOT_FOUND, TIME_FORMAT, ToolError
 from clusters.status import Status
-
 from twin.commands import ArgumentError
 from twin.workflows import Workflow, Workflows
-
-from bridge.backend import INVALID_ARGUMENT, NOT_FOUND, TIME_FORMAT, ToolError
 
 
 def schedule_workflow(table: Workflows, start_time: str, steps: list[dict[str, Any]],

@@ -30,8 +30,9 @@ each device's ids (controllers remember them).
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from chip.clusters import Objects as Clusters
 
@@ -82,7 +83,7 @@ class Bridge(Device):
         self.bridged: dict[str, Device] = {}
         self._ids: dict[str, list[int]] = {}                  # device id -> its endpoint ids, top first
         #: Called after a device is added or removed (the runtime re-arms its IM listeners here).
-        self.composition_listeners: list[Callable[["Bridge"], None]] = []
+        self.composition_listeners: list[Callable[[Bridge], None]] = []
 
     # ---- composition ---------------------------------------------------------------------
     def add_device(self, device: Device) -> list[int]:

@@ -14,7 +14,7 @@ from typing import Any
 
 from chip.clusters.Types import NullValue
 
-from clusters.base import ClusterServer, Clusters, feature_bits
+from clusters.base import Clusters, ClusterServer, feature_bits
 
 AQ = Clusters.AirQuality
 Level = AQ.Enums.AirQualityEnum

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from clusters.base import ClusterServer, Clusters, MatterError, Status, check_range
+from clusters.base import Clusters, ClusterServer, MatterError, Status, check_range
 
 BI = Clusters.BasicInformation
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from clusters.base import ClusterServer, Clusters
+from clusters.base import Clusters, ClusterServer
 
 BDBI = Clusters.BridgedDeviceBasicInformation
 

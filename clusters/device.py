@@ -6,8 +6,9 @@ builder in `DEVICE_TYPES` (see clusters/devices.py).
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from chip.clusters import Objects as Clusters
 
@@ -47,7 +48,7 @@ class Endpoint:
     device_types: list[tuple[int, int]]
     servers: dict[int, ClusterServer] = field(default_factory=dict)
     client_clusters: tuple[int, ...] = ()
-    device: "Device | None" = None
+    device: Device | None = None
 
     def add(self, server: ClusterServer) -> ClusterServer:
         server.endpoint = self

@@ -27,20 +27,39 @@ tools and cluster docs keep offering exactly the 17 SimuHome types.
 from __future__ import annotations
 
 import random
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from clusters.air_quality import AirQualityServer
 from clusters.alarms import DishwasherAlarmServer
 from clusters.basic_information import BasicInformationServer
 from clusters.device import DEVICE_TYPES, Device, DeviceType, Endpoint, register
-from clusters.energy import DeviceEnergyManagementServer, ElectricalEnergyMeasurementServer, ElectricalPowerMeasurementServer, PowerSourceServer, PowerTopologyServer
+from clusters.energy import (
+    DeviceEnergyManagementServer,
+    ElectricalEnergyMeasurementServer,
+    ElectricalPowerMeasurementServer,
+    PowerSourceServer,
+    PowerTopologyServer,
+)
 from clusters.fan_control import FanControlServer
 from clusters.identify import IdentifyServer
 from clusters.laundry import LaundryDryerControlsServer, LaundryWasherControlsServer
 from clusters.level_control import LevelControlServer
-from clusters.measurement import IlluminanceMeasurementServer, Pm10ConcentrationMeasurementServer, RelativeHumidityMeasurementServer, TemperatureMeasurementServer
+from clusters.measurement import (
+    IlluminanceMeasurementServer,
+    Pm10ConcentrationMeasurementServer,
+    RelativeHumidityMeasurementServer,
+    TemperatureMeasurementServer,
+)
 from clusters.media import ChannelServer, KeypadInputServer, MediaPlaybackServer
-from clusters.modes import DRYER_MODES, DishwasherModeServer, LaundryWasherModeServer, RefrigeratorAndTemperatureControlledCabinetModeServer, RvcCleanModeServer, RvcRunModeServer
+from clusters.modes import (
+    DRYER_MODES,
+    DishwasherModeServer,
+    LaundryWasherModeServer,
+    RefrigeratorAndTemperatureControlledCabinetModeServer,
+    RvcCleanModeServer,
+    RvcRunModeServer,
+)
 from clusters.onoff import OnOffServer
 from clusters.operational_state import OperationalStateServer, RvcOperationalStateServer
 from clusters.status import MatterError, Status

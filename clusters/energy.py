@@ -17,11 +17,12 @@ clusters; Matter 1.3 defines none, so none are offered (the attributes are alway
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from chip.clusters.Types import NullValue
 
-from clusters.base import ClusterServer, Clusters, TICKS_PER_SECOND, _StandaloneClock
+from clusters.base import TICKS_PER_SECOND, Clusters, ClusterServer, _StandaloneClock
 from clusters.status import MatterError, Status
 
 EPM = Clusters.ElectricalPowerMeasurement
@@ -60,7 +61,7 @@ class _Meter:
         return {"tick": self.tick, "power_mw": self.power_mw, "imported": self.imported, "exported": self.exported}
 
     @classmethod
-    def from_json(cls, data: dict[str, int]) -> "_Meter":
+    def from_json(cls, data: dict[str, int]) -> _Meter:
         return cls(data["tick"], data["power_mw"], data["imported"], data["exported"])
 
 
@@ -405,10 +406,10 @@ class DeviceEnergyManagementServer(_Metered):
         self._end_adjustment(self.now, DEM.Enums.CauseEnum.kCancelled)
 
     def _check_opt_out(self, cause: Any) -> None:
-        O, C = DEM.Enums.OptOutStateEnum, DEM.Enums.AdjustmentCauseEnum
+        Out, C = DEM.Enums.OptOutStateEnum, DEM.Enums.AdjustmentCauseEnum
         opt = self._values["OptOutState"]
-        if opt == O.kOptOut or (opt == O.kLocalOptOut and cause == C.kLocalOptimization) or \
-                (opt == O.kGridOptOut and cause == C.kGridOptimization):
+        if opt == Out.kOptOut or (opt == Out.kLocalOptOut and cause == C.kLocalOptimization) or \
+                (opt == Out.kGridOptOut and cause == C.kGridOptimization):
             raise MatterError(Status.CONSTRAINT_ERROR,
                               f"the user opted out ({opt.name[1:]}) of {C(cause).name[1:]} adjustments")
 
@@ -450,7 +451,8 @@ class DeviceEnergyManagementServer(_Metered):
             try:
                 seconds, watts = slot
             except (TypeError, ValueError):
-                raise MatterError(Status.CONSTRAINT_ERROR, f"forecast slot {i} {slot!r} is not (seconds, watts)") from None
+                raise MatterError(Status.CONSTRAINT_ERROR,
+                                  f"forecast slot {i} {slot!r} is not (seconds, watts)") from None
             if isinstance(seconds, bool) or not isinstance(seconds, int) or seconds <= 0:
                 raise MatterError(Status.CONSTRAINT_ERROR, f"forecast slot {i}: duration must be positive seconds")
             plan.append([seconds, _mw(watts)])

@@ -13,7 +13,7 @@ from typing import Any
 
 from chip.clusters.Types import NullValue
 
-from clusters.base import ClusterServer, Clusters, MatterError, Status, check_range
+from clusters.base import Clusters, ClusterServer, MatterError, Status, check_range
 
 FC = Clusters.FanControl
 Feature = FC.Bitmaps.Feature

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from clusters.base import ClusterServer, Clusters, TICKS_PER_SECOND, check_range
+from clusters.base import TICKS_PER_SECOND, Clusters, ClusterServer, check_range
 
 ID = Clusters.Identify
 Effect = ID.Enums.EffectIdentifierEnum

@@ -10,7 +10,7 @@ from typing import Any
 
 from chip.clusters.Types import NullValue
 
-from clusters.base import ClusterServer, Clusters
+from clusters.base import Clusters, ClusterServer
 from clusters.status import MatterError, Status
 
 LWC = Clusters.LaundryWasherControls

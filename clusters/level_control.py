@@ -14,7 +14,7 @@ from typing import Any
 
 from chip.clusters.Types import NullValue
 
-from clusters.base import ClusterServer, Clusters, MatterError, Status, TICKS_PER_SECOND, check_range
+from clusters.base import TICKS_PER_SECOND, Clusters, ClusterServer, MatterError, Status, check_range
 
 LC = Clusters.LevelControl
 Feature = LC.Bitmaps.Feature

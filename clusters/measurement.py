@@ -9,11 +9,12 @@ whose appliance server sets it).
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from chip.clusters.Types import NullValue
 
-from clusters.base import ClusterServer, Clusters, MatterError, Status
+from clusters.base import Clusters, ClusterServer, MatterError, Status
 
 PM10 = Clusters.Pm10ConcentrationMeasurement
 

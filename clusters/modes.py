@@ -13,12 +13,13 @@ it is not offered here.
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 from chip.clusters.Types import NullValue
 
-from clusters.base import ClusterServer, Clusters
+from clusters.base import Clusters, ClusterServer
 from clusters.operational_state import normalize_cycle
 from clusters.status import MatterError, Status
 

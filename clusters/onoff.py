@@ -5,7 +5,7 @@ from typing import Any
 
 from chip.clusters.Types import NullValue
 
-from clusters.base import ClusterServer, Clusters, check_range
+from clusters.base import Clusters, ClusterServer, check_range
 
 OnOff = Clusters.OnOff
 

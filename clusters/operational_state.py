@@ -13,11 +13,12 @@ resume-compatible states).
 """
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from chip.clusters.Types import NullValue
 
-from clusters.base import ClusterServer, Clusters, TICKS_PER_SECOND
+from clusters.base import TICKS_PER_SECOND, Clusters, ClusterServer
 from clusters.status import MatterError, Status
 
 OpState = Clusters.OperationalState
@@ -55,7 +56,7 @@ class _Leg:
         return {"start": self.start, "paused_ticks": self.paused_ticks, "paused_at": self.paused_at}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any] | None) -> "_Leg | None":
+    def from_json(cls, data: dict[str, Any] | None) -> _Leg | None:
         return None if data is None else cls(data["start"], data["paused_ticks"], data["paused_at"])
 
 

@@ -13,8 +13,9 @@ ChangeToModeResponse(InvalidInMode), as Mode Base specifies, not an IM error.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from chip.clusters import Objects as Clusters
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from clusters.base import ClusterServer, Clusters
+from clusters.base import Clusters, ClusterServer
 from clusters.status import MatterError, Status
 
 TC = Clusters.TemperatureControl

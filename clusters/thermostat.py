@@ -6,11 +6,12 @@ is never stored while a room feeds it: `sensor_source` returns the room temperat
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from chip.clusters.Types import NullValue
 
-from clusters.base import ClusterServer, Clusters, MatterError, Status, check_range
+from clusters.base import Clusters, ClusterServer, MatterError, Status, check_range
 
 TS = Clusters.Thermostat
 Feature = TS.Bitmaps.Feature

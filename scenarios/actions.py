@@ -143,7 +143,8 @@ def strongest(device_id: str, type_key: str, state: str, direction: str) -> list
         ep = THERMOSTAT_ENDPOINT[type_key]
         mode, attr, value = ((3, "OccupiedCoolingSetpoint", MIN_COOL) if direction == "decrease"
                              else (4, "OccupiedHeatingSetpoint", MAX_HEAT))
-        thermo = [(write(device_id, "Thermostat", "SystemMode", mode, endpoint=ep), (ep, "Thermostat", "SystemMode", mode)),
+        thermo = [(write(device_id, "Thermostat", "SystemMode", mode, endpoint=ep),
+                   (ep, "Thermostat", "SystemMode", mode)),
                   (write(device_id, "Thermostat", attr, value, endpoint=ep), (ep, "Thermostat", attr, value))]
         return ([on] + thermo + [fan100]) if type_key == "air_conditioner" else thermo
     if state == "humidity":

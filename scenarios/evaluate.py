@@ -11,17 +11,16 @@
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from datetime import timedelta
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from bridge.tools import Session, call_tool
 from bridge.twin_backend import TwinBackend
 from clusters.values import to_json
-from twin.home import Home
-
 from scenarios.judges import recognizes_problem
 from scenarios.schema import DeviceGoal, Episode, InitialState, RoomGoal, TimedGoal, Verdict
+from twin.home import Home
 
 #: Smallest change that counts as a direction, per room state (natural units).
 DIRECTION_EPSILON = {"temperature": 0.01, "humidity": 0.01, "pm10": 0.01, "illuminance": 0.5}

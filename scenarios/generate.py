@@ -14,21 +14,31 @@ categories or a smaller count reproduces the same leading episodes byte for byte
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Callable
+from typing import Any
 
 from clusters.devices import create_device
 from clusters.modes import ModeBaseServer
 from clusters.values import to_json
-from twin.generator import SHORT_NAMES, generate_home
-from twin.home import Home
-from twin.schema import DeviceSpec, HomeSpec
-
 from scenarios import actions as A
 from scenarios import templates as T
 from scenarios.evaluate import EpisodeError
-from scenarios.schema import CATEGORIES, DeviceGoal, Episode, InitialState, Infeasibility, RoomGoal, SetupCall, TimedGoal, ToolCall
+from scenarios.schema import (
+    CATEGORIES,
+    DeviceGoal,
+    Episode,
+    Infeasibility,
+    InitialState,
+    RoomGoal,
+    SetupCall,
+    TimedGoal,
+    ToolCall,
+)
+from twin.generator import SHORT_NAMES, generate_home
+from twin.home import Home
+from twin.schema import DeviceSpec, HomeSpec
 
 SEED = 20250601
 PER_CATEGORY = 50
@@ -114,7 +124,7 @@ def new_draft(rng: random.Random, need: dict[str, int] | None = None, rooms: tup
 def random_operation(d: Draft, reserved: set[str] = frozenset()) -> None:
     """Seeded random operation from all-off, through the tools (SimuHome §4.2 step 1)."""
     rng = d.rng
-    for room_id, dev, type_key in d.devices():
+    for _room_id, dev, type_key in d.devices():
         if dev in reserved or rng.random() < 0.45:
             continue
         pct = rng.randrange(10, 101, 10)
@@ -220,7 +230,8 @@ def action_slots(d: Draft, dev: str, type_key: str, action: str, avoid: dict | N
     return slots, mode_id
 
 
-def device_goals(room_id: str, dev: str, type_key: str, action: str, slots: dict, mode_id: int | None) -> list[DeviceGoal]:
+def device_goals(room_id: str, dev: str, type_key: str, action: str, slots: dict,
+                 mode_id: int | None) -> list[DeviceGoal]:
     return [DeviceGoal(room_id=room_id, device_id=dev, endpoint=ep, cluster=c, attribute=a, value=v)
             for ep, c, a, v in A.goals(type_key, action, slots, mode_id)]
 
@@ -473,7 +484,8 @@ def gen_qt4_1_f(d: Draft) -> dict | None:
         gap = 0  # minutes since the previous action on this device
         prev_action = None
         for k in range(rng.randint(1, 2)):
-            picked = pick_action(d, dev, type_key, instant=True, avoid={prev_action} if prev_action in ("on", "off", "hp_heat", "hp_cool") else set())
+            avoid = {prev_action} if prev_action in ("on", "off", "hp_heat", "hp_cool") else set()
+            picked = pick_action(d, dev, type_key, instant=True, avoid=avoid)
             if picked is None:
                 break
             action, slots, mode_id = picked

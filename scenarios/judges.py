@@ -395,7 +395,8 @@ def describe_goals(episode: Episode) -> str:
         if isinstance(g, RoomGoal):
             lines.append(f"room_state: {g.room_id} {g.state} " + (g.direction if g.direction else f"= {g.value}"))
         elif isinstance(g, DeviceGoal):
-            lines.append(f"device_attribute: {g.room_id} {g.device_id} {g.endpoint}.{g.cluster}.{g.attribute} = {g.value}")
+            lines.append(f"device_attribute: {g.room_id} {g.device_id} "
+                         f"{g.endpoint}.{g.cluster}.{g.attribute} = {g.value}")
         elif isinstance(g, TimedGoal):
             lines.append(f"at +{g.at_seconds // 60} min: " + "; ".join(
                 f"{x.device_id} {x.cluster}.{x.attribute} = {x.value}" for x in g.goals))
@@ -418,7 +419,8 @@ def judge_messages(episode: Episode, session: Session) -> list[dict[str, str]]:
     criteria = CRITERIA.get(episode.category, CRITERIA["QT1-F"])
     user = (f"User query:\n{episode.query}\n\nGoals and context:\n{describe_goals(episode)}\n\n"
             f"Agent's tool calls and observations:\n{describe_steps(session.history)}\n\n"
-            f"Agent's final answer:\n{session.answer if session.answer is not None else '(none: it never finished)'}\n\n"
+            "Agent's final answer:\n"
+            f"{session.answer if session.answer is not None else '(none: it never finished)'}\n\n"
             "Your decision: A or B")
     return [{"role": "system", "content": f"{_HEAD}\n\n{criteria}"}, {"role": "user", "content": user}]
 

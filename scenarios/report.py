@@ -37,7 +37,8 @@ def success_table(runs: dict[str, list[dict[str, Any]]]) -> list[str]:
 
 
 def latency_table(runs: dict[str, list[dict[str, Any]]]) -> list[str]:
-    lines = ["| Agent | Category | Episodes | Avg latency (s) | Max latency (s) | Avg steps | Prompt tokens | Completion tokens |",
+    lines = ["| Agent | Category | Episodes | Avg latency (s) | Max latency (s) | Avg steps | Prompt tokens "
+             "| Completion tokens |",
              "|---|---|---|---|---|---|---|---|"]
     for agent, results in runs.items():
         by = defaultdict(list)

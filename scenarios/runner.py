@@ -9,9 +9,10 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from scenarios.evaluate import Agent, Judge, run_episode
 from scenarios.schema import Episode

@@ -16,7 +16,7 @@ import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -56,7 +56,7 @@ class InitialState(_Model):
     start_time: datetime
 
     @model_validator(mode="after")
-    def _ordered(self) -> "InitialState":
+    def _ordered(self) -> InitialState:
         offsets = [c.at_seconds for c in self.setup]
         if offsets != sorted(offsets):
             raise ValueError("setup calls must be in time order (at_seconds non-decreasing)")
@@ -87,7 +87,7 @@ class RoomGoal(_Model):
     value: float | None = None
 
     @model_validator(mode="after")
-    def _one(self) -> "RoomGoal":
+    def _one(self) -> RoomGoal:
         if (self.direction is None) == (self.value is None):
             raise ValueError("a room_state goal has exactly one of direction or value")
         return self
@@ -101,7 +101,7 @@ class TimedGoal(_Model):
     goals: list[DeviceGoal] = Field(min_length=1)
 
 
-Goal = Annotated[Union[DeviceGoal, RoomGoal, TimedGoal], Field(discriminator="type")]
+Goal = Annotated[DeviceGoal | RoomGoal | TimedGoal, Field(discriminator="type")]
 
 
 class Infeasibility(_Model):
@@ -136,7 +136,7 @@ class Episode(_Model):
     horizon_seconds: int = Field(600, gt=0)
 
     @model_validator(mode="after")
-    def _consistent(self) -> "Episode":
+    def _consistent(self) -> Episode:
         if self.category != f"{self.query_type}-{'F' if self.feasible else 'IF'}":
             raise ValueError(f"category {self.category} does not match query_type "
                              f"{self.query_type} and feasible={self.feasible}")

@@ -102,7 +102,8 @@ SENTENCES: list[tuple[str, dict[str, Any], str]] = [
      "What cooling setpoint is the {dev} in the {room} set to?"),
     # QT2: complaints (state, direction)
     ("complain", {"state": "humidity", "direction": "increase"}, "The {room} feels really dry."),
-    ("complain", {"state": "humidity", "direction": "increase"}, "My skin feels tight, the air in the {room} is so dry."),
+    ("complain", {"state": "humidity", "direction": "increase"},
+     "My skin feels tight, the air in the {room} is so dry."),
     ("complain", {"state": "humidity", "direction": "decrease"}, "It's way too humid in the {room}."),
     ("complain", {"state": "humidity", "direction": "decrease"}, "The {room} feels damp and muggy."),
     ("complain", {"state": "pm10", "direction": "decrease"}, "The {room} feels dusty and my eyes are itching."),

@@ -10,9 +10,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from netns import Netns, network_namespace
 from test_e2e_matter_server import controller_session, start_server, start_twin, stop, tail

@@ -24,8 +24,9 @@ import tempfile
 import time
 import traceback
 import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 ADDRESSES_V6 = ("fd99::1", "fd99::2")
@@ -60,7 +61,7 @@ class Netns:
     def popen(self, args: list[str], **kwargs) -> subprocess.Popen:
         return subprocess.Popen(self.command(args), **kwargs)
 
-    def start(self, func: Callable, *args: Any, **kwargs: Any) -> "NetnsCall":
+    def start(self, func: Callable, *args: Any, **kwargs: Any) -> NetnsCall:
         """Run `func(*args, **kwargs)` in a new Python process inside the namespace.
 
         `func` must be a module-level function (it is imported by module name, or loaded from

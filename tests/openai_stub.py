@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 
 Turn = Any
 
@@ -31,7 +32,7 @@ class OpenAIStub:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
 
-    def __enter__(self) -> "OpenAIStub":
+    def __enter__(self) -> OpenAIStub:
         self._thread.start()
         return self
 

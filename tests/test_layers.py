@@ -7,7 +7,6 @@ TYPE_CHECKING, so an upward dependency cannot hide in a lazy import.
 from __future__ import annotations
 
 import ast
-from collections import defaultdict
 from pathlib import Path
 
 import pytest

@@ -17,9 +17,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from clusters.basic_information import BasicInformationServer
 from clusters.aggregator import BRIDGE_PRODUCT_ID, BRIDGE_TYPE, Bridge
-
+from clusters.basic_information import BasicInformationServer
 from twin.room_sensors import room_sensor_devices
 
 #: The bridge node's device id ('@' is outside the home-file id pattern: no clash with devices).

@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from clusters.base import TICKS_PER_SECOND  # one tick, 0.1 s: the unit every cluster server counts in
+
 TICK = timedelta(milliseconds=100)
 DEFAULT_START = datetime(2025, 6, 1, 9, 0, 0)
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
@@ -63,7 +64,7 @@ class VirtualClock:
         return {"start": self.start.isoformat(), "tick": self.tick}
 
     @classmethod
-    def from_state(cls, state: dict[str, Any]) -> "VirtualClock":
+    def from_state(cls, state: dict[str, Any]) -> VirtualClock:
         return cls(datetime.fromisoformat(state["start"]), state["tick"])
 
 

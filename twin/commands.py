@@ -16,8 +16,16 @@ import copy
 import functools
 from typing import Annotated, Any, Literal
 
-from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, StrictInt, StrictStr,
-                      ValidationError, WithJsonSchema)
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+    WithJsonSchema,
+)
 
 
 class ArgumentError(ValueError):

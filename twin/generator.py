@@ -13,7 +13,6 @@ import random
 from datetime import datetime
 
 from clusters.devices import DEVICE_TYPES
-
 from twin.clock import DEFAULT_START
 from twin.schema import AmbientSpec, DeviceSpec, HomeSpec, RoomSpec, to_yaml
 

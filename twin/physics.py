@@ -66,7 +66,8 @@ ticks, evaluating the same closed form. The home jumps to that tick and re-ancho
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, NamedTuple
+from collections.abc import Iterable
+from typing import Any, NamedTuple
 
 from chip.clusters import Objects as Clusters
 from chip.clusters.Types import Nullable
@@ -177,7 +178,7 @@ class Trajectory:
         return {"x0": self.x0, "tick0": self.tick0, "terms": [list(t) for t in self.terms]}
 
     @classmethod
-    def from_state(cls, state: dict[str, Any]) -> "Trajectory":
+    def from_state(cls, state: dict[str, Any]) -> Trajectory:
         return cls(state["x0"], state["tick0"], tuple(Term(*t) for t in state["terms"]))
 
 

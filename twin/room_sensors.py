@@ -21,7 +21,6 @@ from typing import Any
 
 from clusters.device import Device
 from clusters.devices import NODE_ONLY_TYPES, create_device
-
 from twin import physics
 
 ROOM_SENSOR_TYPE = NODE_ONLY_TYPES["room_sensor"]

@@ -19,7 +19,6 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from clusters.devices import DEVICE_TYPES
-
 from twin.clock import DEFAULT_START
 
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$"
@@ -172,7 +171,7 @@ class HomeSpec(_Model):
         return value
 
     @model_validator(mode="after")
-    def _unique_ids(self) -> "HomeSpec":
+    def _unique_ids(self) -> HomeSpec:
         seen: dict[str, str] = {}
         for i, room in enumerate(self.rooms):
             places = [(f"rooms[{i}].id", room.id)] + [
@@ -253,7 +252,8 @@ def parse_file(path: str | Path) -> HomeSpec:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise UserFileError(source, "(file)", f"cannot read: {exc.strerror if isinstance(exc, OSError) else exc}") from None
+        reason = exc.strerror if isinstance(exc, OSError) else exc
+        raise UserFileError(source, "(file)", f"cannot read: {reason}") from None
     if source.lower().endswith(".json"):
         line = json_nesting(text)
         if line is not None:

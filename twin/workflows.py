@@ -13,8 +13,9 @@ marks the workflow failed with its error and the remaining steps are recorded as
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 from twin.clock import parse_time
 from twin.commands import parse_step
@@ -75,7 +76,7 @@ class Workflow:
     def state(self) -> dict[str, Any]:
         return self.to_json()
 
-    def copy(self) -> "Workflow":
+    def copy(self) -> Workflow:
         """An independent copy (for Home.fork): steps are never mutated after scheduling,
         and results are replaced per step, so sharing their contents is safe."""
         new = copy.copy(self)
@@ -83,7 +84,7 @@ class Workflow:
         return new
 
     @classmethod
-    def from_state(cls, state: dict[str, Any]) -> "Workflow":
+    def from_state(cls, state: dict[str, Any]) -> Workflow:
         wf = cls(state["id"], state["start_tick"], datetime.fromisoformat(state["start_time"]),
                  [{"tool": s["tool"], "args": s["args"]} for s in state["steps"]])
         wf.status = state["status"]

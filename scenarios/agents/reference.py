@@ -10,7 +10,6 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from bridge.tools import Session, call_tool
-
 from scenarios import actions as A
 from scenarios import templates as T
 from scenarios.evaluate import AgentOutput
@@ -41,7 +40,8 @@ class _Run:
 
     # ---- finding things ----------------------------------------------------------------------
     def room(self, name: str) -> str | None:
-        return self.rooms.get(name) or (name.replace(" ", "_") if name.replace(" ", "_") in self.rooms.values() else None)
+        snake = name.replace(" ", "_")
+        return self.rooms.get(name) or (snake if snake in self.rooms.values() else None)
 
     def devices(self, room_id: str) -> list[dict]:
         if room_id not in self.room_devices:
@@ -221,7 +221,8 @@ class ReferenceAgent:
                                "so it has no finish time to plan around")
                     continue
                 minutes = c.slots.get("min", 0)
-                when = end - timedelta(minutes=minutes) if c.intent == "anchor_before" else end + timedelta(minutes=minutes)
+                offset = timedelta(minutes=minutes)
+                when = end - offset if c.intent == "anchor_before" else end + offset
                 if c.intent == "anchor_claim":
                     claimed = r.clock(c.slots["claimed"], end)
                     said = r.clock(c.slots["time"], when)

@@ -7,9 +7,9 @@ import httpx
 import pytest
 import uvicorn
 
-from matter_twin.http import create_app
 from bridge.tools import Session
 from bridge.twin_backend import TwinBackend
+from matter_twin.http import create_app
 from twin.home import Home
 
 

@@ -14,10 +14,10 @@ from typing import Any
 
 import anyio
 import pytest
-
-from bridge.tools import TOOL_SCHEMAS
 from matterjs.lab import SERVER_URL, lab
 from netns import REPO
+
+from bridge.tools import TOOL_SCHEMAS
 
 MCP_PORT = 8765
 
@@ -79,7 +79,8 @@ def the_lab(tmp_path_factory):
 def http_scenario(config: str) -> dict[str, Any]:
     from mcp.client.session import ClientSession
     from mcp.client.streamable_http import streamable_http_client
-    server = subprocess.Popen([sys.executable, "-m", "matter_twin.cli", "mcp", "--backend", config, "--http", str(MCP_PORT)],
+    server = subprocess.Popen([sys.executable, "-m", "matter_twin.cli", "mcp", "--backend", config,
+                               "--http", str(MCP_PORT)],
                               cwd=str(REPO), env={**os.environ, "PYTHONPATH": str(REPO)},
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:

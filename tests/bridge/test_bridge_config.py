@@ -10,13 +10,13 @@ import sys
 import time
 
 import pytest
+from netns import REPO
 
 from bridge.backend import Backend
 from bridge.config import load_config, parse_config
-from twin.schema import UserFileError
 from bridge.mixed import MixedBackend, load_backend
 from bridge.tools import call_tool
-from netns import REPO
+from twin.schema import UserFileError
 
 BASE = {
     "server": "ws://127.0.0.1:5580/ws",
@@ -51,7 +51,8 @@ def test_a_good_config_parses_with_defaults():
      "devices[2].id", "defined twice"),
     (lambda d: d.pop("server"), "devices[0].matter.server", "no default server"),
     (lambda d: d["devices"][0].update(colour="red"), "devices[0].colour", "Extra inputs"),
-    (lambda d: d["devices"][0]["matter"].update(endpoint=-1), "devices[0].matter.endpoint", "greater than or equal to 0"),
+    (lambda d: d["devices"][0]["matter"].update(endpoint=-1), "devices[0].matter.endpoint",
+     "greater than or equal to 0"),
     (lambda d: d.update(rooms=[]), "rooms", "at least 1 item"),
     (lambda d: d["rooms"][0]["sensors"].update(humidity={"node_id": 4, "device": "probe"}),
      "rooms[0].sensors.humidity", "exactly one of device"),

@@ -14,7 +14,6 @@ The observations must be the same JSON, key order included, apart from:
 """
 from __future__ import annotations
 
-import pytest
 import datetime as dt
 import json
 import os
@@ -24,6 +23,7 @@ import sys
 import time
 from typing import Any
 
+import pytest
 from matterjs.lab import SERVER_URL, lab
 from netns import REPO, wait_for_line
 
@@ -59,9 +59,11 @@ def sequence(start_time: str) -> list[tuple[str, dict[str, Any]]]:
         ("get_room_states", {"room.id": "kitchen"}),
         ("get_attribute", {**AC, "cluster.id": "OnOff", "attribute.id": "OnOff"}),
         # a dependency error: the air conditioner is off
-        ("write_attribute", {**AC, "cluster.id": "Thermostat", "attribute.id": "OccupiedCoolingSetpoint", "value": 2400}),
+        ("write_attribute", {**AC, "cluster.id": "Thermostat", "attribute.id": "OccupiedCoolingSetpoint",
+                             "value": 2400}),
         ("execute_command", {**AC, "cluster.id": "OnOff", "command.id": "On", "args": {}}),
-        ("write_attribute", {**AC, "cluster.id": "Thermostat", "attribute.id": "OccupiedCoolingSetpoint", "value": 2400}),
+        ("write_attribute", {**AC, "cluster.id": "Thermostat", "attribute.id": "OccupiedCoolingSetpoint",
+                             "value": 2400}),
         ("get_attribute", {**AC, "cluster.id": "FanControl", "attribute.id": "PercentSetting"}),
         ("execute_command", {**AC, "cluster.id": "OnOff", "command.id": "Explode", "args": {}}),
         ("schedule_workflow", {"start_time": start_time, "steps": [
@@ -156,7 +158,8 @@ def test_the_same_tool_sequence_gives_the_same_observations_in_process_and_over_
         log = tmp_path / "twin.log"
         env = dict(os.environ, PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1")
         the_lab.processes["twin"] = the_lab.ns.popen(
-            [sys.executable, "-m", "matter_twin.cli", "run", "--speed", SPEED, "--matter", "--storage", str(tmp_path / "twin"),
+            [sys.executable, "-m", "matter_twin.cli", "run", "--speed", SPEED, "--matter",
+             "--storage", str(tmp_path / "twin"),
              "--base-port", "5560", "--open-windows", "all-qr"], stdout=open(log, "w"), stderr=subprocess.STDOUT,
             cwd=str(tmp_path), env=env)
         try:

@@ -19,7 +19,6 @@ from typing import Any
 
 import pytest
 import yaml
-
 from matterjs.lab import SERVER_URL, lab
 from netns import REPO
 
@@ -124,7 +123,8 @@ def foreign_scenario(config: str) -> dict[str, Any]:
         commands = {c["name"]: c for c in clusters["LevelControl"]["commands"]}
         assert set(commands["MoveToLevel"]["fields"]) == {"level", "transitionTime", "optionsMask", "optionsOverride"}
 
-        read = lambda c, a, d="light": ok(b, "get_attribute", {"device.id": d, "cluster.id": c, "attribute.id": a})
+        def read(c, a, d="light"):
+            return ok(b, "get_attribute", {"device.id": d, "cluster.id": c, "attribute.id": a})
         assert read("OnOff", "OnOff")["value"] is False
         ok(b, "execute_command", LIGHT_ON)
         assert read(6, 0)["value"] is True  # numeric ids work too
@@ -211,7 +211,8 @@ def mixed_scenario(config: str) -> None:
             {"tool": "execute_command", "args": {**LIGHT_OFF, "device.id": "twin_lamp"}}]})
         assert wait_workflow(b, wf["workflow_id"])["status"] == "completed"
         for device in ("twin_lamp", "real_lamp"):
-            assert ok(b, "get_attribute", {"device.id": device, "cluster.id": "OnOff", "attribute.id": "OnOff"})["value"] is False
+            got = ok(b, "get_attribute", {"device.id": device, "cluster.id": "OnOff", "attribute.id": "OnOff"})
+            assert got["value"] is False
     finally:
         b.close()
 

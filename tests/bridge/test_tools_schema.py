@@ -4,9 +4,16 @@ import json
 import pytest
 
 from bridge import docs
-from bridge.tools import (SCHEMAS_BY_NAME, TOOL_NAMES, TOOL_SCHEMAS, Session, call_tool,
-                          environment_rules, normalize_args)
 from bridge.backend import ToolError
+from bridge.tools import (
+    SCHEMAS_BY_NAME,
+    TOOL_NAMES,
+    TOOL_SCHEMAS,
+    Session,
+    call_tool,
+    environment_rules,
+    normalize_args,
+)
 
 PAPER_TOOLS = {"get_rooms", "get_room_devices", "get_room_states", "get_device_structure",
                "get_all_attributes", "get_attribute", "execute_command", "write_attribute",
@@ -234,8 +241,9 @@ def test_every_openai_schema_is_its_tools_model():
 
 
 def test_validation_follows_the_model_not_a_copy_of_it(monkeypatch):
-    from bridge import tools
     from pydantic import Field
+
+    from bridge import tools
     from twin.commands import Integer
 
     class Doc(tools.GetClusterDoc):

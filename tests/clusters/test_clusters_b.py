@@ -7,12 +7,24 @@ from chip.clusters.Types import NullValue
 
 from clusters.alarms import DishwasherAlarmServer
 from clusters.device import Device, DeviceType, Endpoint
-from clusters.energy import (DeviceEnergyManagementServer, ElectricalEnergyMeasurementServer,
-                             ElectricalPowerMeasurementServer, PowerSourceServer, PowerTopologyServer)
+from clusters.energy import (
+    DeviceEnergyManagementServer,
+    ElectricalEnergyMeasurementServer,
+    ElectricalPowerMeasurementServer,
+    PowerSourceServer,
+    PowerTopologyServer,
+)
 from clusters.laundry import LaundryDryerControlsServer, LaundryWasherControlsServer
-from clusters.modes import (DRYER_MODES, DishwasherModeServer, LaundryWasherModeServer, ModeChangeStatus,
-                            ModeOption, RefrigeratorAndTemperatureControlledCabinetModeServer, RvcCleanModeServer,
-                            RvcRunModeServer)
+from clusters.modes import (
+    DRYER_MODES,
+    DishwasherModeServer,
+    LaundryWasherModeServer,
+    ModeChangeStatus,
+    ModeOption,
+    RefrigeratorAndTemperatureControlledCabinetModeServer,
+    RvcCleanModeServer,
+    RvcRunModeServer,
+)
 from clusters.onoff import OnOffServer
 from clusters.operational_state import OperationalStateServer, RvcOperationalStateServer
 from clusters.status import MatterError, Status

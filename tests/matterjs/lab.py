@@ -12,12 +12,12 @@ import os
 import shutil
 import subprocess
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import yaml
-
 from netns import REPO, Netns, network_namespace, wait_for_line
 
 SERVER_PORT = 5580

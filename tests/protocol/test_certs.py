@@ -6,7 +6,7 @@ CHIPCert_test_vectors.cpp): each .chip is the TLV form and .pem the X.509 form o
 
 import dataclasses
 import random
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -15,8 +15,15 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from twin.protocol.certs import (
-    BasicConstraints, CertificateError, MatterCertificate, compressed_fabric_id, matter_time,
-    mint_icac, mint_noc, mint_root, verify_chain,
+    BasicConstraints,
+    CertificateError,
+    MatterCertificate,
+    compressed_fabric_id,
+    matter_time,
+    mint_icac,
+    mint_noc,
+    mint_root,
+    verify_chain,
 )
 from twin.protocol.crypto import public_key_bytes
 
@@ -130,7 +137,7 @@ def test_verify_chain_rejects_wrong_fabric():
 
 
 def test_verify_chain_checks_validity_period():
-    not_after = matter_time(datetime(2030, 1, 1, tzinfo=timezone.utc))
+    not_after = matter_time(datetime(2030, 1, 1, tzinfo=UTC))
     root, icac, noc, _ = minted_fabric(not_after=not_after)
     args = (noc.to_tlv(), icac.to_tlv(), root.to_tlv())
     assert verify_chain(*args, at=not_after - 1)[0] == 0x42
@@ -158,8 +165,8 @@ def test_minting_is_reproducible_from_a_seeded_rng():
 
 def test_no_expiry_and_2050_times_encode_per_x509_rules():
     root, _, _, _ = minted_fabric()
-    assert root.to_x509().not_valid_after_utc == datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone.utc)
-    late = matter_time(datetime(2060, 5, 1, tzinfo=timezone.utc))
+    assert root.to_x509().not_valid_after_utc == datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)
+    late = matter_time(datetime(2060, 5, 1, tzinfo=UTC))
     rng = random.Random(2)
     r, _ = mint_root(1, rng=rng, not_after=late)
     assert b"\x18\x0f20600501000000Z" in r.to_der()  # GeneralizedTime from 2050 on

@@ -12,11 +12,22 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 from twin.node.credentials import DEV_CREDENTIALS_DIR, TEST_PAA_CERT_PATH, DeviceCredentials, write_paa_trust_store
 from twin.protocol.attestation import (
-    OID_PRODUCT_ID, OID_VENDOR_ID, AttestationError, _cms_signed_data, _cd_content, attestation_elements,
-    certification_declaration, decode_certification_declaration, generate_csr, nocsr_elements,
-    product_id_for_device_type, sign_attestation_elements, verify_attestation_signature,
+    OID_PRODUCT_ID,
+    OID_VENDOR_ID,
+    AttestationError,
+    _cd_content,
+    _cms_signed_data,
+    attestation_elements,
+    certification_declaration,
+    decode_certification_declaration,
+    generate_csr,
+    nocsr_elements,
+    product_id_for_device_type,
+    sign_attestation_elements,
+    verify_attestation_signature,
 )
-from twin.protocol.certs import mint_noc, mint_root, tlv_tree as _read_tlv, verify_chain
+from twin.protocol.certs import mint_noc, mint_root, verify_chain
+from twin.protocol.certs import tlv_tree as _read_tlv
 from twin.protocol.crypto import public_key_bytes
 
 DATA = Path(__file__).parents[1] / "data" / "certs"

@@ -11,8 +11,6 @@ import random
 import subprocess
 import sys
 
-import pytest
-
 from twin.protocol.certs import mint_icac, mint_noc, mint_root
 
 CHILD = r"""

@@ -10,9 +10,40 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from clusters.status import Status
-from twin.protocol.tlv import CodecError, Fields, Raw, Struct, TagList, TLVWriter, decode_tlv, encode_tlv, retag
-from twin.protocol.interaction import INTERACTION_MODEL_REVISION, MESSAGES, AttributeData, AttributePath, AttributeReport, AttributeStatus, ClusterPath, CommandData, CommandPath, CommandStatus, DataVersionFilter, EventData, EventFilter, EventPath, EventReport, EventStatus, InvokeRequest, InvokeResponse, InvokeResponseIB, Opcode, ReadRequest, ReportData, StatusIB, StatusResponse, SubscribeRequest, SubscribeResponse, TimedRequest, WriteRequest, WriteResponse, decode_message
 from twin.node.values import encode_value
+from twin.protocol.interaction import (
+    INTERACTION_MODEL_REVISION,
+    MESSAGES,
+    AttributeData,
+    AttributePath,
+    AttributeReport,
+    AttributeStatus,
+    ClusterPath,
+    CommandData,
+    CommandPath,
+    CommandStatus,
+    DataVersionFilter,
+    EventData,
+    EventFilter,
+    EventPath,
+    EventReport,
+    EventStatus,
+    InvokeRequest,
+    InvokeResponse,
+    InvokeResponseIB,
+    Opcode,
+    ReadRequest,
+    ReportData,
+    StatusIB,
+    StatusResponse,
+    SubscribeRequest,
+    SubscribeResponse,
+    TimedRequest,
+    WriteRequest,
+    WriteResponse,
+    decode_message,
+)
+from twin.protocol.tlv import CodecError, Fields, Raw, Struct, TagList, TLVWriter, decode_tlv, encode_tlv, retag
 
 REV = "24ff0b"  # InteractionModelRevision: context tag 0xFF, uint8 11
 
@@ -38,7 +69,8 @@ VECTORS = [
     (InvokeResponse([InvokeResponseIB(status=CommandStatus(CommandPath(1, 6, 2), StatusIB(0)))]),
      "15 2800 3601 15 3501 3700 240001 240106 240202 18 3501 240000 18 18 18 18" + REV + "18"),
     # InvokeRequestMessage { SuppressResponse false, TimedRequest false, InvokeRequests[2] = [ CommandDataIB {
-    #   CommandPath[0] = [1, 8, 0], CommandFields[1] = {Level 100, TransitionTime 0, OptionsMask 0, OptionsOverride 0} } ] }
+    #   CommandPath[0] = [1, 8, 0],
+    #   CommandFields[1] = {Level 100, TransitionTime 0, OptionsMask 0, OptionsOverride 0} } ] }
     (InvokeRequest([CommandData(CommandPath(1, 8, 0), Struct({0: chip_tlv.uint(100), 1: chip_tlv.uint(0),
                                                                2: chip_tlv.uint(0), 3: chip_tlv.uint(0)}))]),
      "15 2800 2801 3602 15 3700 240001 240108 240200 18 3501 240064 240100 240200 240300 18 18 18" + REV + "18"),

@@ -6,9 +6,20 @@ import pytest
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from twin.protocol.exchange import MessageLayer
-from twin.protocol.message import (COUNTER_INIT_MAX, MAX_UINT32, CounterExhausted, CounterMode, MessageCounter,
-                               MessageFormatError, MessageHeader, PayloadHeader, ProtocolId, ReceptionState,
-                               SecureChannelOpcode, SessionType)
+from twin.protocol.message import (
+    COUNTER_INIT_MAX,
+    MAX_UINT32,
+    CounterExhausted,
+    CounterMode,
+    MessageCounter,
+    MessageFormatError,
+    MessageHeader,
+    PayloadHeader,
+    ProtocolId,
+    ReceptionState,
+    SecureChannelOpcode,
+    SessionType,
+)
 from twin.protocol.session import SecureSession, SessionTable, make_nonce
 from twin.protocol.session_types import EstablishedSession, SessionKeys
 from twin.protocol.status_report import GeneralCode, SecureChannelStatus, StatusReport

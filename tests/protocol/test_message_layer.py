@@ -6,11 +6,26 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from twin.protocol.exchange import (MAX_UDP_MESSAGE_SIZE, Deliver, Dropped, ExchangeError, ExchangeFailed, MessageLayer,
-                                Send, SessionClosed)
+from twin.protocol.exchange import (
+    MAX_UDP_MESSAGE_SIZE,
+    Deliver,
+    Dropped,
+    ExchangeError,
+    ExchangeFailed,
+    MessageLayer,
+    Send,
+    SessionClosed,
+)
 from twin.protocol.message import MessageHeader, PayloadHeader, ProtocolId, SecureChannelOpcode
-from twin.protocol.mrp import (MRP_BACKOFF_BASE, MRP_BACKOFF_MARGIN, MRP_MAX_TRANSMISSIONS, MRP_STANDALONE_ACK_TIMEOUT_MS,
-                           ReliableState, backoff_ms, base_interval)
+from twin.protocol.mrp import (
+    MRP_BACKOFF_BASE,
+    MRP_BACKOFF_MARGIN,
+    MRP_MAX_TRANSMISSIONS,
+    MRP_STANDALONE_ACK_TIMEOUT_MS,
+    ReliableState,
+    backoff_ms,
+    base_interval,
+)
 from twin.protocol.session_types import EstablishedSession, SessionKeys
 
 IM = ProtocolId.INTERACTION_MODEL
@@ -152,7 +167,8 @@ def test_tampered_or_forged_message_does_not_move_counters():
     ok = a.send(ex, 0x02, b"x", now_ms=0, reliable=False)[0].data
     header, n = MessageHeader.decode(ok)
     # forge a header with a much higher counter: MIC fails, window must not move
-    forged = MessageHeader(session_id=header.session_id, message_counter=header.message_counter + 1000).encode() + ok[n:]
+    forged_header = MessageHeader(session_id=header.session_id, message_counter=header.message_counter + 1000)
+    forged = forged_header.encode() + ok[n:]
     assert kinds(b.receive(forged, CTRL, 1)) == ["Dropped"]
     assert sb.reception.max_counter == 0
     flipped = bytearray(ok)
@@ -215,7 +231,8 @@ def test_close_session_both_sides():
     out = a.close_session(sa, now_ms=0)
     assert kinds(out) == ["Send", "SessionClosed"] and sa.closed
     _, ph, payload = decode(out[0].data, sb)
-    assert (ph.protocol_id, ph.opcode, payload) == (0, SecureChannelOpcode.StatusReport, bytes.fromhex("0000000000000300"))
+    assert (ph.protocol_id, ph.opcode) == (0, SecureChannelOpcode.StatusReport)
+    assert payload == bytes.fromhex("0000000000000300")
     got = b.receive(out[0].data, CTRL, 1)
     assert kinds(got) == ["SessionClosed"] and got[0].session is sb and sb.closed
     assert b.sessions.get(20) is None

@@ -8,9 +8,17 @@ import random
 
 import pytest
 
-from twin.protocol.pairing import (CommissioningFlow, DiscoveryCapabilities, PairingCodeError,
-                               SetupPayload, is_valid_passcode, parse_manual_code,
-                               parse_pairing_code, parse_qr_code, passcode_and_discriminator)
+from twin.protocol.pairing import (
+    CommissioningFlow,
+    DiscoveryCapabilities,
+    PairingCodeError,
+    SetupPayload,
+    is_valid_passcode,
+    parse_manual_code,
+    parse_pairing_code,
+    parse_qr_code,
+    passcode_and_discriminator,
+)
 
 # The CHIP SDK's development defaults: passcode 20202021, discriminator 3840, VID 0xFFF1.
 # "MT:-24J0AFN00KA0648G00" is the on-network payload its lighting app (PID 0x8001) prints and

@@ -6,11 +6,12 @@ from chip.tlv import uint
 
 from twin.protocol import case as case_mod
 from twin.protocol import certs
-from twin.protocol.crypto import Crypto_GenerateKeypair
 from twin.protocol.case import CaseInitiator, CaseResponder, FabricInfo, destination_id
+from twin.protocol.crypto import Crypto_GenerateKeypair
 from twin.protocol.message import SecureChannelOpcode as Opcode
 from twin.protocol.pase import decode_struct, encode_struct
-from twin.protocol.status_report import GeneralCode, SecureChannelStatus as ProtocolCode, StatusReport
+from twin.protocol.status_report import GeneralCode, StatusReport
+from twin.protocol.status_report import SecureChannelStatus as ProtocolCode
 
 h = bytes.fromhex
 FABRIC_ID = 0x2906C908D115D362

@@ -1,15 +1,15 @@
 """Garbage into every handshake state: `handle` never raises, it answers or fails with a code."""
 import random
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_secure_channel_case import make_fabric
 
 from twin.protocol.case import CaseInitiator, CaseResponder
 from twin.protocol.message import SecureChannelOpcode as Opcode
 from twin.protocol.pase import PaseInitiator, PaseResponder, encode_struct
 from twin.protocol.spake2p import make_verifier
 from twin.protocol.status_report import SecureChannelStatus
-
-from test_secure_channel_case import make_fabric
 
 SALT = b"SPAKE2P Key Salt"
 VERIFIER = make_verifier(20202021, SALT, 1000)

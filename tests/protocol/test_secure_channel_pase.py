@@ -2,12 +2,13 @@
 import random
 
 import pytest
+from chip.tlv import uint
 
 from twin.protocol.message import SecureChannelOpcode as Opcode
 from twin.protocol.pase import PaseInitiator, PaseResponder, decode_struct, encode_struct
-from twin.protocol.status_report import GeneralCode, SecureChannelStatus as ProtocolCode, StatusReport
 from twin.protocol.spake2p import make_verifier
-from chip.tlv import uint
+from twin.protocol.status_report import GeneralCode, StatusReport
+from twin.protocol.status_report import SecureChannelStatus as ProtocolCode
 
 SALT = b"SPAKE2P Key Salt"
 ITER = 1000
@@ -48,7 +49,8 @@ def test_pase_establishes_identical_session_keys():
     assert i.keys == r.keys
     assert len(i.keys.i2r_key) == len(i.keys.r2i_key) == len(i.keys.attestation_challenge) == 16
     assert len({i.keys.i2r_key, i.keys.r2i_key, i.keys.attestation_challenge}) == 3
-    assert (i.local_session_id, i.peer_session_id, r.local_session_id, r.peer_session_id) == (0x4321, 0x1234, 0x1234, 0x4321)
+    assert (i.local_session_id, i.peer_session_id) == (0x4321, 0x1234)
+    assert (r.local_session_id, r.peer_session_id) == (0x1234, 0x4321)
     assert i.is_initiator and not r.is_initiator
     assert i.peer_node_id is None and i.fabric_index is None
     assert i.peer_mrp == {"SESSION_IDLE_INTERVAL": 500, "SESSION_ACTIVE_INTERVAL": 300}
@@ -152,7 +154,8 @@ def test_initiator_rejects_bad_pbkdf_parameters_and_foreign_random():
         assert why in initiator.error_message
     initiator = PaseInitiator(PASSCODE, 8, rng=random.Random(0))
     initiator.start()
-    initiator.handle(Opcode.PBKDFParamResponse, encode_struct({1: b"z" * 32, 2: b"r" * 32, 3: uint(5), 4: {1: uint(ITER), 2: SALT}}))
+    response = encode_struct({1: b"z" * 32, 2: b"r" * 32, 3: uint(5), 4: {1: uint(ITER), 2: SALT}})
+    initiator.handle(Opcode.PBKDFParamResponse, response)
     assert "initiatorRandom" in initiator.error_message
 
 

@@ -64,7 +64,8 @@ def test_spake2p_rfc_vectors(tv):
     cA = prover.finish(Y)
     assert cA.hex() == tv["cA"]
     for side in (prover.keys, verifier.keys):
-        assert (side.Ka.hex(), side.Ke.hex(), side.KcA.hex(), side.KcB.hex()) == (tv["Ka"], tv["Ke"], tv["KcA"], tv["KcB"])
+        got = (side.Ka.hex(), side.Ke.hex(), side.KcA.hex(), side.KcB.hex())
+        assert got == (tv["Ka"], tv["Ke"], tv["KcA"], tv["KcB"])
     prover.confirm(cB)
     verifier.confirm(cA)
     with pytest.raises(Spake2pError):

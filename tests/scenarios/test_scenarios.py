@@ -279,7 +279,8 @@ def test_react_step_limit(episodes):
 
 
 def test_parse_step():
-    assert parse_step('```json\n{"thought": "t", "action": "get_rooms", "action_input": "{}"}\n```') == ("get_rooms", {})
+    fenced = '```json\n{"thought": "t", "action": "get_rooms", "action_input": "{}"}\n```'
+    assert parse_step(fenced) == ("get_rooms", {})
     with pytest.raises(ValueError, match="action_input"):
         parse_step('{"action": "finish", "action_input": "{not json"}')
 

@@ -67,7 +67,8 @@ def busy_home(seed=7):
     fan_on(purifier, 60)
     fan_on(hum, 30)
     start = home.now
-    at = lambda minutes: start + timedelta(minutes=minutes)
+    def at(minutes):
+        return start + timedelta(minutes=minutes)
     home.workflows.schedule(at(5), [cmd("lamp", 1, "OnOff", "On"),
                                     cmd("lamp", 1, "LevelControl", "MoveToLevel", level(200, 600))])
     home.workflows.schedule(at(20), [cmd("hall", 1, "OnOff", "OnWithTimedOff",

@@ -8,8 +8,7 @@ import yaml
 from clusters.device import DEVICE_TYPES
 from twin.generator import generate_home, to_yaml
 from twin.home import Home
-from twin.schema import UserFileError
-from twin.schema import HomeSpec, parse_file
+from twin.schema import HomeSpec, UserFileError, parse_file
 
 SIMUHOME_TYPES = {
     "air_conditioner", "air_purifier", "dehumidifier", "dimmable_light", "dishwasher",
