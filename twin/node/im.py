@@ -264,6 +264,8 @@ class InteractionModelServer:
         self.access_check = access_check
         #: Called when a subscription gets something to report, so the runtime can re-arm its timer.
         self.on_dirty: Callable[[], None] | None = None
+        #: Called when a subscription became active or ended, so the runtime can persist them.
+        self.on_subscriptions: Callable[[], None] | None = None
         self.subscriptions: dict[int, Subscription] = {}
         self._pending: dict[Any, _Pending] = {}
         self._timed: dict[Any, float] = {}        # exchange -> TimedRequest deadline (ms)
@@ -463,6 +465,8 @@ class InteractionModelServer:
         if pending.kind == "priming" and sub is not None:
             sub.active = True
             sub.last_report_ms = now_ms
+            if self.on_subscriptions is not None:
+                self.on_subscriptions()
             return self._send(exchange, SubscribeResponse(sub.id, sub.max_interval_s), now_ms, close=True)
         return exchange.close(now_ms)
 
@@ -481,7 +485,8 @@ class InteractionModelServer:
         self._write_access.pop(exchange, None)
 
     def _remove(self, sub: Subscription) -> None:
-        self.subscriptions.pop(sub.id, None)
+        if self.subscriptions.pop(sub.id, None) is not None and self.on_subscriptions is not None:
+            self.on_subscriptions()
         self._watch_derived()
         if sub.busy is not None:
             self._pending.pop(sub.busy.exchange, None)
@@ -750,6 +755,20 @@ class InteractionModelServer:
         self._watch_derived(now_ms)
         chunks = self._report_chunks(items, sub_id, for_read=False, events=events)
         return self._start(exchange, "priming", chunks, now_ms, subscription=sub)
+
+    def resume(self, sub: Subscription, now_ms: float) -> None:
+        """Take back a subscription persisted before a restart (`sub.session`: a CASE session
+        this node opened to the subscriber): its first report, due now, carries every path it
+        covers and the buffered events, a fresh priming report under the same subscription id,
+        as the CHIP SDK's subscription resumption sends."""
+        self._watch()
+        sub.active, sub.last_report_ms = True, now_ms - sub.max_interval_ms
+        sub.dirty = {(ep, server.id, server.attribute_class(name).attribute_id)
+                     for ep, server, name in self._expand_all(sub.paths)}
+        sub.event_min, sub.events_due = 0, bool(sub.event_paths)
+        self.subscriptions[sub.id] = sub
+        self._watch_derived(now_ms)
+        self._notify()
 
     def _make_room(self, fabric_index: int | None) -> bool:
         """All slots are taken: evict one subscription for a newcomer of `fabric_index`, if that

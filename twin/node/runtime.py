@@ -39,11 +39,13 @@ from twin.node.commissioning import NodeCommissioning
 from twin.node.credentials import DeviceCredentials
 from twin.node.device_state import DeviceStateStore
 from twin.node.fabrics import FabricTable
+from twin.node.files import FileStorage
 from twin.node.files import write_atomic
 from twin.node.im import EventNumbers, InteractionModelServer
+from twin.node.resumption import SubscriptionStore, record_of, subscription_of
 from twin.node.transport import UdpTransport
 from twin.node.window import CommissioningWindow
-from twin.protocol.case import CaseResponder
+from twin.protocol.case import CaseInitiator, CaseResponder
 from twin.protocol.exchange import Deliver, Exchange, ExchangeFailed, MessageLayer, Send, SessionClosed
 from twin.protocol.mdns import Commissionable, Mrp, Operational
 from twin.protocol.message import ProtocolId, SecureChannelOpcode
@@ -82,6 +84,8 @@ NODE_MRP = Mrp()
 FULL_MDNS_SYNC_POLLS = 50
 #: Device state files are rewritten at most this often (seconds of wall clock; at stop, always).
 STATE_FLUSH_S = 1.0
+#: A node's subscriptions, resumed after a restart (twin/node/resumption.py).
+SUBSCRIPTIONS_FILE = "subscriptions.json"
 SESSION_PARAMETERS = {"SESSION_IDLE_INTERVAL": NODE_MRP.idle_interval_ms,
                       "SESSION_ACTIVE_INTERVAL": NODE_MRP.active_interval_ms,
                       "SESSION_ACTIVE_THRESHOLD": NODE_MRP.active_threshold_ms}
@@ -238,9 +242,10 @@ def plan_windows(pairings: dict[str, Pairing], wanted: list[str],
 @dataclass(eq=False)
 class _Handshake:
     kind: str                      # "PASE" or "CASE"
-    responder: PaseResponder | CaseResponder
+    responder: PaseResponder | CaseResponder | CaseInitiator
     exchange: Exchange
     started_ms: float
+    resume: dict[str, Any] | None = None   # CASE we opened to resume this stored subscription
 
 
 class NodeCore:
@@ -272,6 +277,57 @@ class NodeCore:
         # Set when the commissioning state may have changed (a message came in, a commissioning
         # timer fired): the runtime then re-derives this node's mDNS records.
         self.touched = True
+        #: Where subscriptions persist (None: nowhere); `to_resume` are the stored ones this node
+        #: resumes on its first turn (`resume_subscriptions`).
+        self.subscription_store: SubscriptionStore | None = None
+        self.to_resume: list[dict[str, Any]] = []
+        self._resuming: list[dict[str, Any]] = []
+        self.stopping = False
+
+    # -- subscriptions across restarts --------------------------------------------------------
+    def keep_subscriptions(self, store: SubscriptionStore) -> None:
+        """Persist this node's subscriptions in `store` and resume the ones it holds."""
+        self.subscription_store = store
+        self.to_resume = store.load()
+        self.im.on_subscriptions = self._save_subscriptions
+
+    def _save_subscriptions(self) -> None:
+        if self.subscription_store is None or self.stopping:
+            return   # going down: what is stored is what the next start resumes
+        records = [r for s in self.im.subscriptions.values() if (r := record_of(s)) is not None]
+        live = {r["id"] for r in records}
+        records += [r for r in self._resuming if r["id"] not in live]   # still being resumed
+        try:
+            self.subscription_store.save(records)
+        except OSError as err:
+            log.warning("%s: could not store subscriptions: %s", self.pairing.device_id, err)
+
+    def _resume_subscriptions(self, now_ms: float) -> list:
+        """Open CASE to each stored subscriber (the address its messages last came from); the
+        subscription resumes when the session is up (`_finish`)."""
+        records, self.to_resume = self.to_resume, []
+        fabrics = {f.fabric_index: f for f in self.commissioning.to_case_fabrics()}
+        actions: list = []
+        for record in records:
+            fabric = fabrics.get(record.get("fabric_index"))
+            if fabric is None:
+                continue   # the fabric was removed since
+            try:
+                local_id = self.layer.sessions.allocate_id()
+            except RuntimeError:
+                break
+            initiator = CaseInitiator(fabric, int(record["node_id"]), local_id, rng=self.rng,
+                                      session_params=SESSION_PARAMETERS, at=self.wall_clock())
+            session = self.layer.open_unsecured(tuple(record["address"]), now_ms)
+            session.pinned = True
+            exchange = self.layer.new_exchange(session, ProtocolId.SECURE_CHANNEL, handler="secure channel")
+            self._handshakes[exchange] = _Handshake("CASE", initiator, exchange, now_ms, resume=record)
+            self._resuming.append(record)
+            log.info("%s: resuming subscription 0x%08x of node %#x", self.pairing.device_id, record["id"],
+                     record["node_id"])
+            for opcode, payload in initiator.start():
+                actions += exchange.send(opcode, payload, now_ms)
+        return actions
 
     # -- the message-layer shape UdpTransport drives ----------------------------------------
     def receive(self, datagram: bytes, peer_address: Any, now_ms: float) -> list:
@@ -282,6 +338,8 @@ class NodeCore:
     def on_timer(self, now_ms: float) -> list:
         with self.lock:
             actions = self.layer.on_timer(now_ms)
+            if self.to_resume:
+                actions += self._resume_subscriptions(now_ms)
             for hs in [h for h in self._handshakes.values()
                        if now_ms - h.started_ms >= HANDSHAKE_TIMEOUT_MS]:
                 log.info("%s: %s handshake abandoned after %d s", self.pairing.device_id, hs.kind,
@@ -462,6 +520,11 @@ class NodeCore:
                 session.peer_cats = responder.peer_cats  # CASE Authenticated Tags, for access control
             else:
                 self.commissioning.on_pase_established(session)
+            if hs.resume is not None:
+                self._resuming.remove(hs.resume)
+                sub = subscription_of(hs.resume, session, self.layer, "interaction model")
+                self.im.resume(sub, now_ms)
+                self._save_subscriptions()
             self.counts[f"{hs.kind} established"] += 1
             log.info("%s: %s session %d established", self.pairing.device_id, hs.kind,
                      session.local_session_id)
@@ -481,6 +544,9 @@ class NodeCore:
             # the ones that can serve a brute force, which is what the limit is for.)
             if isinstance(responder, PaseResponder) and responder.passcode_tried:
                 self.commissioning.on_pase_failed()
+            if hs.resume is not None:   # the subscriber is gone or refused us: forget it
+                self._resuming.remove(hs.resume)
+                self._save_subscriptions()
         if not hs.exchange.closed:
             actions += hs.exchange.close(now_ms)
         return actions
@@ -796,6 +862,8 @@ class NodeManager:
                 # Listeners fire in whatever thread changed the attribute (HTTP tools too).
                 core.im.on_dirty = node.wake
                 self._adopt(device_id, node)
+                if core.to_resume:
+                    node.wake()
             self._apply_window_plan()
             self.sync_advertisements()
         except BaseException:
@@ -817,6 +885,8 @@ class NodeManager:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         self._reconcilers.clear()
+        for node in self.nodes.values():
+            node.core.stopping = True   # the subscriptions stay stored: the next start resumes them
         self._announce_shutdown()
         try:
             await self.advertiser.close()
@@ -871,7 +941,9 @@ class NodeManager:
             event_numbers = EventNumbers(table.counters.get("event_number", 0),
                                          persist=functools.partial(table.set_counter, "event_number"))
             im = InteractionModelServer(device, self.rng, event_numbers=event_numbers)
-        return NodeCore(pairing, commissioning, im, self.rng, self.lock)
+            core = NodeCore(pairing, commissioning, im, self.rng, self.lock)
+            core.keep_subscriptions(SubscriptionStore(FileStorage(node_dir / SUBSCRIPTIONS_FILE)))
+        return core
 
     # -- mDNS ---------------------------------------------------------------------------------
     def _services(self, node: MatterNode) -> dict[tuple, Any]:
