@@ -291,6 +291,11 @@ class NodeCore:
         self.to_resume = store.load()
         self.im.on_subscriptions = self._save_subscriptions
 
+    def resumes_subscriptions(self) -> bool:
+        """Whether the next start resumes subscriptions of this node (it keeps them stored)."""
+        return self.subscription_store is not None and any(
+            record_of(s) is not None for s in self.im.subscriptions.values())
+
     def _save_subscriptions(self) -> None:
         if self.subscription_store is None or self.stopping:
             return   # going down: what is stored is what the next start resumes
@@ -898,10 +903,14 @@ class NodeManager:
 
     def _announce_shutdown(self) -> None:
         """Log BasicInformation ShutDown on every node and send it to the subscribers that
-        asked for it (best effort: the ports close right after)."""
+        asked for it (best effort: the ports close right after). A node that will resume its
+        subscriptions at the next start is restarting, not leaving (ShutDown is a SHOULD): a
+        controller that saw ShutDown would hold the node unavailable until it subscribed anew,
+        which the resumed subscription postpones."""
         with self.lock:
             for node in self.nodes.values():
-                node.core.im.shutdown()
+                if not node.core.resumes_subscriptions():
+                    node.core.im.shutdown()
         for node in self.nodes.values():
             node.poll()
 
