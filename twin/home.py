@@ -24,20 +24,19 @@ import importlib.resources
 import inspect
 import random
 import types
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from chip.clusters.ClusterObjects import ClusterEvent, ClusterObject
 from chip.clusters.Types import Nullable
 
 from clusters.base import ClusterServer
 from clusters.device import Device
-from clusters.devices import DEVICE_TYPES
-from clusters.devices import create_device
+from clusters.devices import DEVICE_TYPES, create_device
 from clusters.status import MatterError
 from clusters.values import to_json
-
 from twin import physics
 from twin.clock import DEFAULT_START, TICKS_PER_SECOND, VirtualClock, parse_time
 from twin.physics import VARIABLES, Trajectory
@@ -76,7 +75,7 @@ class InitialAttributeError(ValueError):
 class Room:
     """Read-only view of a room; values are at the home's current tick, natural units."""
 
-    def __init__(self, home: "Home", room_id: str, name: str, daylight_lux: float,
+    def __init__(self, home: Home, room_id: str, name: str, daylight_lux: float,
                  trajectories: dict[str, Trajectory]):
         self._home = home
         self.id = room_id
@@ -362,7 +361,7 @@ class Home:
         }
 
     @classmethod
-    def restore(cls, snapshot: dict[str, Any]) -> "Home":
+    def restore(cls, snapshot: dict[str, Any]) -> Home:
         if snapshot.get("format") != SNAPSHOT_FORMAT:
             raise ValueError(f"snapshot format {snapshot.get('format')!r} is not supported; "
                              f"expected {SNAPSHOT_FORMAT}")
@@ -388,7 +387,7 @@ class Home:
         home._refresh_next_flip()
         return home
 
-    def fork(self) -> "Home":
+    def fork(self) -> Home:
         """An independent copy that continues exactly like this home would.
 
         Equivalent to `Home.restore(self.snapshot())` (tested) but copies the live object
@@ -403,7 +402,7 @@ class Home:
             if was_enabled:
                 gc.enable()
 
-    def _fork_with(self, copier: "_GraphCopier") -> "Home":
+    def _fork_with(self, copier: _GraphCopier) -> Home:
         # Records are shared, not copied: stored events, workflow steps and step results
         # are replaced or appended, never mutated; only the containers are copied.
         copier.share(self.events)
@@ -418,7 +417,7 @@ class Home:
 
     # ---- home files ----------------------------------------------------------------
     @classmethod
-    def from_spec(cls, spec: HomeSpec, seed: int | None = None, source: str = "<spec>") -> "Home":
+    def from_spec(cls, spec: HomeSpec, seed: int | None = None, source: str = "<spec>") -> Home:
         """Build a home; any bad device option or attribute raises UserFileError."""
         if seed is None:
             seed = spec.seed if spec.seed is not None else 0
@@ -440,12 +439,12 @@ class Home:
         return home
 
     @classmethod
-    def load(cls, path: str | Path, seed: int | None = None) -> "Home":
+    def load(cls, path: str | Path, seed: int | None = None) -> Home:
         """A home from a YAML or JSON file (pydantic-validated); errors are UserFileError."""
         return cls.from_spec(parse_file(path), seed, source=str(path))
 
     @classmethod
-    def default(cls, seed: int = 0) -> "Home":
+    def default(cls, seed: int = 0) -> Home:
         """The packaged default home (twin/default_home.yaml)."""
         with importlib.resources.as_file(importlib.resources.files("twin") / "default_home.yaml") as path:
             return cls.load(path, seed)
@@ -584,7 +583,7 @@ def _create(device_id: str, type_key: str, rng: random.Random, name: str | None,
     return create_device(device_id, type_key, rng=rng, name=name, **options)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _builder_options(build: Callable[..., Any]) -> tuple[str, ...]:
     params = inspect.signature(build).parameters.values()
     return tuple(p.name for p in params if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL))

@@ -16,7 +16,6 @@ import time
 from typing import Any
 
 import pytest
-
 from e2e_twin import server_value_json, twin_lab
 
 pytestmark = pytest.mark.e2e   # a namespace, python-matter-server or matter.js

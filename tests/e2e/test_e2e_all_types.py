@@ -11,13 +11,11 @@ types (the default home has them all) inside a namespace this module creates, an
 """
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from typing import Any
 
 import pytest
-
 from e2e_twin import server_value_json, twin_lab
 
 pytestmark = pytest.mark.e2e   # a namespace, python-matter-server or matter.js
@@ -65,7 +63,8 @@ def actions() -> list[tuple[str, int, Any, str, str, Any]]:
          "RefrigeratorAndTemperatureControlledCabinetMode", "CurrentMode", 1),
         ("kitchen_freezer", 2, C.TemperatureControl.Commands.SetTemperature(targetTemperature=-2000),
          "TemperatureControl", "TemperatureSetpoint", -2000),
-        ("kitchen_dishwasher", 1, C.DishwasherMode.Commands.ChangeToMode(newMode=2), "DishwasherMode", "CurrentMode", 2),
+        ("kitchen_dishwasher", 1, C.DishwasherMode.Commands.ChangeToMode(newMode=2),
+         "DishwasherMode", "CurrentMode", 2),
         ("kitchen_dishwasher", 1, C.DishwasherAlarm.Commands.ModifyEnabledAlarms(mask=1), "DishwasherAlarm", "Mask", 1),
         ("kitchen_dishwasher", 1, on, "OnOff", "OnOff", True),
         ("kitchen_dishwasher", 1, C.OperationalState.Commands.Start(), "OperationalState", "OperationalState", 1),
@@ -80,7 +79,8 @@ def actions() -> list[tuple[str, int, Any, str, str, Any]]:
          "DeviceEnergyManagement", "ESAState", 3),                   # PowerAdjustActive
         ("utility_room_vacuum", 1, C.RvcCleanMode.Commands.ChangeToMode(newMode=1), "RvcCleanMode", "CurrentMode", 1),
         ("utility_room_vacuum", 1, C.RvcRunMode.Commands.ChangeToMode(newMode=1), "RvcRunMode", "CurrentMode", 1),
-        ("utility_room_vacuum", 1, C.RvcOperationalState.Commands.Pause(), "RvcOperationalState", "OperationalState", 2),
+        ("utility_room_vacuum", 1, C.RvcOperationalState.Commands.Pause(),
+         "RvcOperationalState", "OperationalState", 2),
         ("living_room_fan", 0, ("write", C.BasicInformation.Attributes.NodeLabel, "Ceiling Fan"),
          "BasicInformation", "NodeLabel", "Ceiling Fan"),
     ]

@@ -15,7 +15,6 @@ installs them (CI runs it before pytest). Missing pieces fail this test loudly; 
 """
 from __future__ import annotations
 
-import pytest
 import asyncio
 import json
 import os
@@ -27,6 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from netns import REPO, Netns, wait_for_line
 
 pytestmark = pytest.mark.e2e   # a namespace, python-matter-server or matter.js
@@ -178,7 +178,7 @@ class Twin:
                                                 "command.id": "Off" if before else "On", "args": {}})
             try:
                 await asyncio.wait_for(got.wait(), 30)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass   # the caller's assertion on the reports says what is missing
         finally:
             unsubscribe()
@@ -250,7 +250,7 @@ async def phase_commission(client: Any, twin: Twin, state: dict[str, Any]) -> di
             try:
                 await asyncio.wait_for(arrived.wait_for(lambda: value in reports), 30)
                 return True
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 return False
 
     await client.send_device_command(light.node_id, 1, Clusters.OnOff.Commands.Toggle())

@@ -4,14 +4,13 @@ creates, reads it, invokes a command, and receives a subscription report of a ch
 the twin side (through its HTTP tool API)."""
 from __future__ import annotations
 
-import pytest
 import json
 import os
 import subprocess
 import sys
-import urllib.request
 from pathlib import Path
 
+import pytest
 from mjs_controller import MatterJsController
 from netns import REPO, Netns, wait_for_line
 from test_e2e_matter_server import stop, tail
@@ -33,7 +32,8 @@ def start_twin(ns: Netns, workdir: Path) -> subprocess.Popen:
     (workdir / "home.yaml").write_text(HOME)
     log = workdir / "twin.log"
     env = dict(os.environ, PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1")
-    proc = ns.popen([sys.executable, "-m", "matter_twin.cli", "run", "--home", str(workdir / "home.yaml"), "--speed", "1",
+    proc = ns.popen([sys.executable, "-m", "matter_twin.cli", "run", "--home", str(workdir / "home.yaml"),
+                     "--speed", "1",
                      "--matter", "--storage", str(workdir / "twin-storage"), "--http", str(HTTP_PORT)],
                     stdout=open(log, "w"), stderr=subprocess.STDOUT, cwd=str(workdir), env=env)
     try:

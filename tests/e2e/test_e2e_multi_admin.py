@@ -6,12 +6,12 @@ RemoveFabric by matter.js (decommission of its own fabric) leaves python-matter-
 working, and the window and fabric count on the node are as the spec says."""
 from __future__ import annotations
 
-import pytest
 import json
 import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from e2e_twin import twin_lab
 from mjs_controller import MatterJsController
 

@@ -5,13 +5,13 @@ python-matter-server commissions every node and holds a subscription to each at 
 measured by bench/bench_scale.py, not asserted here."""
 from __future__ import annotations
 
-import pytest
 import asyncio
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from netns import REPO, Netns
 
 sys.path.insert(0, str(REPO / "bench"))

@@ -7,19 +7,34 @@ import json
 
 import pytest
 from chip.clusters import Objects as C
+from test_node_im_matterjs import ask, check_reports, js  # noqa: F401 - js is a fixture
+from test_node_im_server import Link, read, subscribe, values
 
 from bridge.tools import Session, call_tool
 from bridge.twin_backend import TwinBackend
-from clusters.aggregator import (AGGREGATOR, AGGREGATOR_ENDPOINT, BRIDGE_PRODUCT_ID, BRIDGED_NODE, Bridge,
-                                         BridgedEndpoint)
+from clusters.aggregator import (
+    AGGREGATOR,
+    AGGREGATOR_ENDPOINT,
+    BRIDGE_PRODUCT_ID,
+    BRIDGED_NODE,
+    Bridge,
+    BridgedEndpoint,
+)
 from clusters.devices import DEVICE_TYPES, NODE_ONLY_TYPES, create_device
 from clusters.status import MatterError, Status
-from test_node_im_matterjs import ask, check_reports, js  # noqa: F401 - js is a fixture
-from test_node_im_server import Link, read, subscribe, values
 from twin.aggregator import BRIDGE_ID, build_bridge
 from twin.home import Home
-from twin.protocol.interaction import AttributeData, AttributePath, CommandData, CommandPath, InvokeRequest, Opcode, SubscribeResponse, WriteRequest
 from twin.node.values import encode_value
+from twin.protocol.interaction import (
+    AttributeData,
+    AttributePath,
+    CommandData,
+    CommandPath,
+    InvokeRequest,
+    Opcode,
+    SubscribeResponse,
+    WriteRequest,
+)
 from twin.room_sensors import room_sensor_id
 
 ON_OFF, DESC, BDBI = C.OnOff.id, C.Descriptor.id, C.BridgedDeviceBasicInformation.id
@@ -301,7 +316,7 @@ def test_the_im_server_serves_the_bridge(home, bridge):
 
 
 @pytest.mark.e2e
-def test_matterjs_schemas_accept_every_attribute_of_the_bridge(js, home, bridge):
+def test_matterjs_schemas_accept_every_attribute_of_the_bridge(js, home, bridge):  # noqa: F811 (fixture)
     # An independent implementation decodes the whole bridge (BDBI, AirQuality, Descriptor trees).
     request = js("TlvReadRequest.encode({attributeRequests: [{}], isFabricFiltered: false, "
                  "interactionModelRevision: 12})")

@@ -19,12 +19,12 @@ from cryptography import x509
 from clusters.base import AccessContext, current_access
 from clusters.devices import create_device
 from clusters.status import MatterError, Status
-from twin.protocol import certs
+from twin.node.commissioning import CommissioningWindow, NodeCommissioning, PakeParameters
 from twin.node.credentials import DeviceCredentials, development_cd_signing_cert
+from twin.node.fabrics import FABRICS_FILE, FabricStorageError, FabricTable
+from twin.protocol import certs
 from twin.protocol.attestation import decode_certification_declaration, verify_attestation_signature
 from twin.protocol.case import CaseInitiator, CaseResponder, FabricInfo
-from twin.node.commissioning import CommissioningWindow, NodeCommissioning, PakeParameters
-from twin.node.fabrics import FABRICS_FILE, FabricStorageError, FabricTable
 from twin.protocol.pase import PaseInitiator, PaseResponder
 from twin.protocol.spake2p import make_verifier
 
@@ -444,7 +444,8 @@ def test_add_noc_needs_csr_and_root(node):
         assert e.value.status == Status.INVALID_COMMAND
         invoke(node, "OperationalCredentials", "AddTrustedRootCertificate", {"rootCACertificate": ctl.root.to_tlv()})
         with pytest.raises(MatterError) as e:  # one root per fail-safe
-            invoke(node, "OperationalCredentials", "AddTrustedRootCertificate", {"rootCACertificate": ctl.root.to_tlv()})
+            invoke(node, "OperationalCredentials", "AddTrustedRootCertificate",
+                   {"rootCACertificate": ctl.root.to_tlv()})
         assert e.value.status == Status.CONSTRAINT_ERROR
         with pytest.raises(MatterError) as e:
             invoke(node, "OperationalCredentials", "CSRRequest", {"CSRNonce": bytes(32), "isForUpdateNOC": True})
@@ -511,7 +512,8 @@ def test_update_fabric_label_uniqueness(node):
     with acting(a.case()):
         r = invoke(node, "OperationalCredentials", "UpdateFabricLabel", {"label": "Home"})
         assert r.statusCode == NocStatus.kOk and r.fabricIndex == 1
-        assert invoke(node, "OperationalCredentials", "UpdateFabricLabel", {"label": "Home"}).statusCode == NocStatus.kOk
+        response = invoke(node, "OperationalCredentials", "UpdateFabricLabel", {"label": "Home"})
+        assert response.statusCode == NocStatus.kOk
         with pytest.raises(MatterError) as e:
             invoke(node, "OperationalCredentials", "UpdateFabricLabel", {"label": "x" * 33})
         assert e.value.status == Status.CONSTRAINT_ERROR
@@ -519,7 +521,8 @@ def test_update_fabric_label_uniqueness(node):
         r = invoke(node, "OperationalCredentials", "UpdateFabricLabel", {"label": "Home"})
         assert r.statusCode == NocStatus.kLabelConflict and "fabric 1" in r.debugText
         assert invoke(node, "OperationalCredentials", "UpdateFabricLabel", {"label": ""}).statusCode == NocStatus.kOk
-        assert invoke(node, "OperationalCredentials", "UpdateFabricLabel", {"label": "Office"}).statusCode == NocStatus.kOk
+        response = invoke(node, "OperationalCredentials", "UpdateFabricLabel", {"label": "Office"})
+        assert response.statusCode == NocStatus.kOk
     assert [f.label for f in read(node, "OperationalCredentials", "Fabrics")] == ["Home", "Office"]
     assert FabricTable.load(node.storage_dir).get(2).label == "Office"
 

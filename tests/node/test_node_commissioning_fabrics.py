@@ -5,12 +5,19 @@ import random
 
 import pytest
 
+from twin.node.fabrics import (
+    FABRICS_FILE,
+    Fabric,
+    FabricError,
+    FabricStorageError,
+    FabricTable,
+    FailSafe,
+    NocStatus,
+    check_root_certificate,
+    is_cat_subject,
+)
 from twin.protocol import certs
 from twin.protocol.crypto import Crypto_GenerateKeypair
-from twin.node.fabrics import (
-    FABRICS_FILE, Fabric, FabricError, FabricStorageError, FabricTable, FailSafe, NocStatus,
-    check_root_certificate, is_cat_subject,
-)
 
 IPK = bytes(16)
 

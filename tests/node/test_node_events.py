@@ -8,14 +8,24 @@ import random
 
 from chip.clusters import Objects as C
 from chip.clusters.ClusterObjects import ALL_CLUSTERS, ClusterEvent
+from test_node_im_server import Link, values
 
 from clusters.devices import create_device
 from twin.home import Home
 from twin.node import im as im_module
 from twin.node.im import CRITICAL, INFO
-from twin.protocol.interaction import AttributePath, ClusterPath, DataVersionFilter, EventFilter, EventPath, ReadRequest, ReportData, SubscribeRequest, SubscribeResponse
 from twin.node.values import decode_typed
-from test_node_im_server import Link, values
+from twin.protocol.interaction import (
+    AttributePath,
+    ClusterPath,
+    DataVersionFilter,
+    EventFilter,
+    EventPath,
+    ReadRequest,
+    ReportData,
+    SubscribeRequest,
+    SubscribeResponse,
+)
 
 OPSTATE = C.OperationalState
 BASIC = C.BasicInformation
@@ -216,8 +226,8 @@ def test_a_forked_home_does_not_carry_the_nodes_event_listeners():
 
 # ---- "C" quality and derived DataVersions ---------------------------------------------------------
 def test_uptime_is_read_but_its_changes_are_never_reported(tmp_path):
-    from twin.node.credentials import DeviceCredentials
     from twin.node.commissioning import NodeCommissioning
+    from twin.node.credentials import DeviceCredentials
     now = [0]
     device = create_device("light1", "on_off_light", rng=random.Random(1))
     credentials = DeviceCredentials.load_or_create(tmp_path / "dac", 0xFFF1, 0x8100, rng=random.Random(3))

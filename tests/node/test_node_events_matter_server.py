@@ -4,12 +4,12 @@ event, urgent), and receives OperationCompletion when the twin's tool API runs a
 the event's fields and envelope are the CHIP SDK's decoding of what our IM sent."""
 from __future__ import annotations
 
-import pytest
 import asyncio
 import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from e2e_twin import twin_lab
 
 pytestmark = pytest.mark.e2e   # a namespace, python-matter-server or matter.js

@@ -5,13 +5,12 @@ data model (wire types, struct fields, constraints)."""
 from __future__ import annotations
 
 import pytest
-
-from twin.home import Home
-from twin.protocol.interaction import Opcode, SubscribeResponse
-
 import test_node_im_matterjs as base
 from test_node_im_matterjs import MATTERJS, MatterJs, ask
 from test_node_im_server import Link
+
+from twin.home import Home
+from twin.protocol.interaction import Opcode, SubscribeResponse
 
 pytestmark = pytest.mark.e2e   # a namespace, python-matter-server or matter.js
 
@@ -45,7 +44,8 @@ def js(tmp_path_factory):
         f"matter.js is not installed in {MATTERJS}: run scripts/install-test-deps.sh"
     d = tmp_path_factory.mktemp("matterjs_events")
     (d / "node_modules").symlink_to(MATTERJS)
-    script = base.PEER_JS.replace("const context = { ...types,", CHECK_EVENTS + "const context = { ...types, checkEvents,")
+    script = base.PEER_JS.replace("const context = { ...types,",
+                                  CHECK_EVENTS + "const context = { ...types, checkEvents,")
     assert "checkEvents," in script
     (d / "peer.mjs").write_text(script)
     peer = MatterJs(d / "peer.mjs")

@@ -14,12 +14,11 @@ import subprocess
 
 import pytest
 from chip.clusters import Objects as C
+from test_node_im_server import Link
 
 from clusters.device import DEVICE_TYPES
 from clusters.devices import create_device
 from twin.protocol.interaction import InvokeResponse, Opcode, ReportData, SubscribeResponse, WriteResponse
-
-from test_node_im_server import Link
 
 pytestmark = pytest.mark.e2e   # matter.js
 

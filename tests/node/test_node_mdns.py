@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from netns import append_line, wait_for_line
+
 from twin.node.advertiser import Advertiser
 from twin.protocol.mdns import Commissionable, Mrp, Operational
 

@@ -6,16 +6,17 @@ records) sits next to it: chip-core resolves it by instance name, but never find
 discriminator filter, which is exactly why the subtype records matter."""
 from __future__ import annotations
 
-import pytest
-import importlib.util
 import asyncio
+import importlib.util
 import json
 import os
 import random
 import tempfile
 from pathlib import Path
 
+import pytest
 from netns import append_line, wait_for_line
+
 from twin.node.advertiser import Advertiser
 from twin.protocol.mdns import Commissionable
 

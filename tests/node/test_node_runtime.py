@@ -6,22 +6,22 @@ from __future__ import annotations
 import random
 
 import pytest
+from chip.clusters import Objects as Clusters
+from chip.clusters.Types import NullValue
 
+from clusters.devices import create_device
 from twin.home import Home
-from twin.protocol import certs
-from twin.protocol.case import CaseInitiator, FabricInfo
-from twin.protocol.exchange import Deliver, MessageLayer, Send, SessionClosed
-from twin.protocol.message import ProtocolId, SecureChannelOpcode
-from twin.protocol.pairing import parse_manual_code, parse_qr_code
-from twin.protocol.pase import PaseInitiator
-from twin.node.runtime import HANDSHAKE_TIMEOUT_MS, NodeCore, Pairing, home_pairings, served_devices
 from twin.node.commissioning import NodeCommissioning
 from twin.node.fabrics import Fabric
 from twin.node.im import InteractionModelServer
+from twin.node.runtime import HANDSHAKE_TIMEOUT_MS, NodeCore, Pairing, home_pairings, served_devices
+from twin.protocol import certs
+from twin.protocol.case import CaseInitiator, FabricInfo
+from twin.protocol.exchange import Deliver, MessageLayer, Send, SessionClosed
 from twin.protocol.interaction import AttributePath, Opcode, ReadRequest, decode_message
-from clusters.devices import create_device
-from chip.clusters import Objects as Clusters
-from chip.clusters.Types import NullValue
+from twin.protocol.message import ProtocolId, SecureChannelOpcode
+from twin.protocol.pairing import parse_manual_code, parse_qr_code
+from twin.protocol.pase import PaseInitiator
 from twin.protocol.status_report import GeneralCode, SecureChannelStatus, StatusReport
 
 AC = Clusters.AccessControl
@@ -321,8 +321,8 @@ def test_garbage_and_handler_bugs_never_escape(tmp_path):
 def test_http_api_serves_the_pairing_codes():
     from fastapi.testclient import TestClient
 
-    from matter_twin.http import create_app
     from bridge.twin_backend import TwinBackend
+    from matter_twin.http import create_app
     home = Home.default(seed=2)
     response = TestClient(create_app(TwinBackend(home))).get("/codes")
     assert response.status_code == 200

@@ -13,14 +13,13 @@ import subprocess
 import threading
 
 import pytest
+from test_secure_channel_case import EPOCH_KEY, make_fabric
 
 from twin.protocol.case import CaseInitiator, CaseResponder
 from twin.protocol.crypto import public_key_bytes
 from twin.protocol.pase import PaseInitiator, PaseResponder
-from twin.protocol.status_report import SecureChannelStatus as ProtocolCode
 from twin.protocol.spake2p import make_verifier
-
-from test_secure_channel_case import EPOCH_KEY, make_fabric
+from twin.protocol.status_report import SecureChannelStatus as ProtocolCode
 
 pytestmark = pytest.mark.e2e   # matter.js
 
@@ -92,7 +91,8 @@ try {
         const fabrics = {
             crypto,
             async findFabricFromDestinationId(destinationId, random) {
-                if (Bytes.areEqual(await fabric.currentDestinationIdFor(fabric.nodeId, random), destinationId)) return fabric;
+                const candidate = await fabric.currentDestinationIdFor(fabric.nodeId, random);
+                if (Bytes.areEqual(candidate, destinationId)) return fabric;
                 throw new Error("FabricNotFound");
             },
         };

@@ -12,7 +12,7 @@ from clusters.devices import create_device
 from clusters.status import MatterError, Status
 from twin.node.values import Typed, decode_typed, encode_value
 from twin.protocol.interaction import AttributeData, AttributePath
-from twin.protocol.tlv import Struct, TLVWriter, decode_tlv, encode_tlv
+from twin.protocol.tlv import Struct, decode_tlv
 
 
 def h(text: str) -> bytes:

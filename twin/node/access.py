@@ -21,7 +21,6 @@ from chip.clusters import Objects as Clusters
 from chip.clusters.Types import NullValue
 
 from clusters.base import AccessContext
-
 from twin.node.fabrics import CAT_PREFIX
 
 Privilege = Clusters.AccessControl.Enums.AccessControlEntryPrivilegeEnum

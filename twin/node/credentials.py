@@ -21,8 +21,14 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 from twin.node.files import write_atomic
 from twin.protocol.attestation import (
-    TEST_VENDOR_ID, AttestationError, certification_declaration, issued_by, mint_dac, mint_pai,
-    sign_attestation_elements, vendor_product_ids,
+    TEST_VENDOR_ID,
+    AttestationError,
+    certification_declaration,
+    issued_by,
+    mint_dac,
+    mint_pai,
+    sign_attestation_elements,
+    vendor_product_ids,
 )
 
 DEV_CREDENTIALS_DIR = Path(__file__).parent / "dev_credentials"
@@ -103,7 +109,7 @@ class DeviceCredentials:
     @classmethod
     def load_or_create(cls, storage_dir: str | os.PathLike[str], vendor_id: int = TEST_VENDOR_ID,
                        product_id: int = 0x8000, rng: random.Random | None = None,
-                       pai_dir: str | os.PathLike[str] | None = None) -> "DeviceCredentials":
+                       pai_dir: str | os.PathLike[str] | None = None) -> DeviceCredentials:
         """Load the DAC kept in `storage_dir`, creating PAI and DAC on first use.
 
         The PAI lives in `pai_dir` (default: `storage_dir`) so many nodes may share one.
@@ -118,7 +124,8 @@ class DeviceCredentials:
         pai_store.mkdir(parents=True, exist_ok=True)
         paa, paa_key = _load_pem_cert(TEST_PAA_CERT_PATH), _load_pem_key(_TEST_PAA_KEY_PATH)
 
-        pai_cert_path, pai_key_path = pai_store / f"pai-{vendor_id:04X}-cert.der", pai_store / f"pai-{vendor_id:04X}-key.der"
+        pai_cert_path = pai_store / f"pai-{vendor_id:04X}-cert.der"
+        pai_key_path = pai_store / f"pai-{vendor_id:04X}-key.der"
         if pai_cert_path.exists() and pai_key_path.exists():
             pai = x509.load_der_x509_certificate(pai_cert_path.read_bytes())
             pai_key = _load_der_key(pai_key_path)
@@ -136,7 +143,8 @@ class DeviceCredentials:
             if vendor_product_ids(dac) != (vendor_id, product_id):
                 have = vendor_product_ids(dac)
                 raise AttestationError(
-                    f"{dac_cert_path} holds a DAC for vendor/product {have}, not ({vendor_id:#06x}, {product_id:#06x}); "
+                    f"{dac_cert_path} holds a DAC for vendor/product {have}, "
+                    f"not ({vendor_id:#06x}, {product_id:#06x}); "
                     "use another storage directory or delete the DAC files")
         else:
             dac, dac_key = mint_dac(vendor_id, product_id, pai, pai_key, rng)

@@ -33,8 +33,8 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from clusters.values import from_json, to_json
-from twin.protocol.case import FabricInfo
 from twin.node.files import FileStorage, Storage
+from twin.protocol.case import FabricInfo
 from twin.protocol.certs import CertificateError, MatterCertificate, compressed_fabric_id, verify_chain
 from twin.protocol.crypto import public_key_bytes
 
@@ -115,7 +115,7 @@ class Fabric:
     @classmethod
     def build(cls, fabric_index: int, rcac: bytes, icac: bytes | None, noc: bytes,
               operational_key: ec.EllipticCurvePrivateKey, ipk_epoch_key: bytes, vendor_id: int,
-              at: int | None = None, **extra: Any) -> "Fabric":
+              at: int | None = None, **extra: Any) -> Fabric:
         """Verify NOC [-> ICAC] -> RCAC against the operational key; FabricError with the NOCResponse status."""
         try:
             leaf = MatterCertificate.from_tlv(bytes(noc))
@@ -162,7 +162,7 @@ class Fabric:
                 "group_key_map": [to_json(m) for m in self.group_key_map]}
 
     @classmethod
-    def from_json(cls, data: dict) -> "Fabric":
+    def from_json(cls, data: dict) -> Fabric:
         key = serialization.load_pem_private_key(data["operational_key"].encode(), None)
         if not isinstance(key, ec.EllipticCurvePrivateKey):
             raise ValueError("operational key is not an EC private key")
@@ -306,14 +306,14 @@ class FabricTable:
         self.save()
 
     @classmethod
-    def load(cls, node_dir: str | os.PathLike, max_fabrics: int = 16) -> "FabricTable":
+    def load(cls, node_dir: str | os.PathLike, max_fabrics: int = 16) -> FabricTable:
         """The table kept in `node_dir` (created empty when there is none yet)."""
         directory = Path(node_dir)
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)
         return cls.from_storage(FileStorage(directory / FABRICS_FILE), max_fabrics)
 
     @classmethod
-    def from_storage(cls, storage: Storage, max_fabrics: int = 16) -> "FabricTable":
+    def from_storage(cls, storage: Storage, max_fabrics: int = 16) -> FabricTable:
         """The table kept in `storage` (empty when nothing was stored yet); writes go back there."""
         table = cls(max_fabrics=max_fabrics, storage=storage)
         where = storage.name

@@ -39,8 +39,7 @@ from twin.node.commissioning import NodeCommissioning
 from twin.node.credentials import DeviceCredentials
 from twin.node.device_state import DeviceStateStore
 from twin.node.fabrics import FabricTable
-from twin.node.files import FileStorage
-from twin.node.files import write_atomic
+from twin.node.files import FileStorage, write_atomic
 from twin.node.im import EventNumbers, InteractionModelServer
 from twin.node.resumption import SubscriptionStore, record_of, subscription_of
 from twin.node.transport import UdpTransport
@@ -69,12 +68,13 @@ SHORT_DISCRIMINATORS = 16
 # commissioner cannot keep the node BUSY forever.
 HANDSHAKE_TIMEOUT_MS = 60_000
 # At most this many PASE/CASE handshakes in progress per node; beyond it, a new one that got past
-# its first message evicts the oldest other one (Issue #12 item 2). Each one holds a reserved local session id, an ephemeral
-# key pair and an exchange, so this also bounds reserved session ids. The CHIP SDK runs one CASE
-# responder and one PASE at a time (its CHIP_CONFIG_SECURE_SESSION_POOL_SIZE keeps "1 reserved
-# slot for CASEServer" and "1 for PASE" on top of 3 CASE sessions per fabric, Core spec 4.13.2.8);
-# we let CASE handshakes run side by side, one for each of the spec's minimum 5 fabrics
-# (SupportedFabrics >= 5) plus the PASE, with room to spare. PASE stays one at a time (BUSY).
+# its first message evicts the oldest other one (issue #12 item 2). Each one holds a reserved local
+# session id, an ephemeral key pair and an exchange, so this also bounds reserved session ids.
+# The CHIP SDK runs one CASE responder and one PASE at a time (its
+# CHIP_CONFIG_SECURE_SESSION_POOL_SIZE keeps "1 reserved slot for CASEServer" and "1 for PASE" on
+# top of 3 CASE sessions per fabric, Core spec 4.13.2.8); we let CASE handshakes run side by side,
+# one for each of the spec's minimum 5 fabrics (SupportedFabrics >= 5) plus the PASE, with room to
+# spare. PASE stays one at a time (BUSY).
 MAX_HANDSHAKES = 8
 # Minimum wait a BUSY StatusReport asks the initiator to observe (its ProtocolData, u16 ms).
 BUSY_WAIT_MS = 1000
