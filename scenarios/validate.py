@@ -11,17 +11,20 @@ must score 0 on every category they must fail — a judge that lets one through 
 """
 from __future__ import annotations
 
+import os
 from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
+from scenarios.agents.adversarial import ActOnEverything, AnswerCopier, KeywordStuffer
+from scenarios.agents.reference import ReferenceAgent
+from scenarios.agents.simple import NullAgent
 from scenarios.evaluate import EpisodeError, build_home, run_episode
+from scenarios.judges import RuleJudge
 from scenarios.schema import CATEGORIES, DeviceGoal, Episode, RoomGoal, TimedGoal
 
 
 def problems(episode: Episode, solve: bool = True) -> list[str]:
-    from scenarios.agents.reference import ReferenceAgent
-    from scenarios.agents.simple import NullAgent
-    from scenarios.judges import RuleJudge
     try:
         home = build_home(episode)
     except EpisodeError as exc:
@@ -62,25 +65,28 @@ def validate(episodes: list[Episode], solve: bool = True) -> list[str]:
 # ---- validity bounds: who must solve what, who must fail what ---------------------------------------------
 def bound_agents() -> dict[str, tuple[Any, tuple[str, ...]]]:
     """{name: (agent class, categories it must fail)}; the reference must pass everything."""
-    from scenarios.agents.adversarial import ActOnEverything, AnswerCopier, KeywordStuffer
-    from scenarios.agents.reference import ReferenceAgent
-    from scenarios.agents.simple import NullAgent
     return {"reference": (ReferenceAgent, ()), "null": (NullAgent, CATEGORIES),
             "stuffer": (KeywordStuffer, KeywordStuffer.must_fail),
             "act-all": (ActOnEverything, ActOnEverything.must_fail),
             "copier": (AnswerCopier, AnswerCopier.must_fail)}
 
 
-def score_bounds(episodes: list[Episode]) -> dict[str, Counter[str]]:
-    """Successes per category of every bound agent, scored by the rule judge."""
-    from scenarios.judges import RuleJudge
+def _bound_successes(episode: Episode) -> dict[str, bool]:
+    """Whether each bound agent succeeds on one episode (rule judge; one start home shared)."""
     judge = RuleJudge()
-    agents = bound_agents()
-    scores: dict[str, Counter[str]] = {name: Counter() for name in agents}
-    for episode in episodes:
-        start = build_home(episode)
-        for name, (agent, _) in agents.items():
-            scores[name][episode.category] += run_episode(episode, agent(), judge, start=start)["success"]
+    start = build_home(episode)
+    return {name: bool(run_episode(episode, agent(), judge, start=start)["success"])
+            for name, (agent, _) in bound_agents().items()}
+
+
+def score_bounds(episodes: list[Episode], workers: int | None = None) -> dict[str, Counter[str]]:
+    """Successes per category of every bound agent, scored by the rule judge. Episodes are
+    independent, so they run on every core (the counts do not depend on the order)."""
+    scores: dict[str, Counter[str]] = {name: Counter() for name in bound_agents()}
+    with ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1) as pool:
+        for episode, successes in zip(episodes, pool.map(_bound_successes, episodes, chunksize=10)):
+            for name, success in successes.items():
+                scores[name][episode.category] += success
     return scores
 
 
