@@ -44,7 +44,7 @@ from matter_twin.console import (
 from matter_twin.http import create_app
 from twin import generator
 from twin.clock import TICKS_PER_SECOND, Pacer
-from twin.node.runtime import DEFAULT_BASE_PORT, DEFAULT_WINDOW_TIMEOUT_S
+from twin.node.runtime import DEFAULT_BASE_PORT, DEFAULT_WINDOW_TIMEOUT_S, WINDOW_CHOICES
 from twin.schema import to_yaml
 
 app = TwinApp(name="twin", add_completion=False, no_args_is_help=True,
@@ -207,7 +207,7 @@ def run(home_file: Path | None = HomeOption, seed: int | None = SeedOption,
 
 def _window_choice(text: str) -> str | list[str]:
     choice = text.strip()
-    return choice if choice in ("all", "none") else [n.strip() for n in choice.split(",") if n.strip()]
+    return choice if choice in WINDOW_CHOICES else [n.strip() for n in choice.split(",") if n.strip()]
 
 
 # ---- twin codes ------------------------------------------------------------------------

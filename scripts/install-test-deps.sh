@@ -20,7 +20,7 @@ step "libnl-route-3-200" "dpkg -s libnl-route-3-200 | grep -q 'Status: install o
     "apt_install libnl-route-3-200"
 step "/data (chip-core ini files)" "test -d /data -a -w /data" "mkdir -p /data"
 step "python-matter-server==$MATTER_SERVER_VERSION" \
-    "$PY -c 'import importlib.metadata as m, sys; sys.exit(m.version(\"python-matter-server\") != \"$MATTER_SERVER_VERSION\")'" \
+    "$PY -c 'import importlib.metadata as m, sys, matter_server.server.server; sys.exit(m.version(\"python-matter-server\") != \"$MATTER_SERVER_VERSION\")'" \
     "$PY -m pip install -q 'python-matter-server[server]==$MATTER_SERVER_VERSION' 'home-assistant-chip-clusters==2024.11.4'"
 # chip-core and chip-clusters must be the same release: both ship parts of the `chip` package.
 $PY - <<'PYEOF'

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from matter_twin.nodes import matter_default
 from twin.home import Home
 from twin.node.runtime import home_pairings, served_devices
@@ -75,3 +77,13 @@ def test_aggregator_mode_is_documented_under_both_names():
     assert "twin run --aggregator" in proc.stdout
     ok = twin("run", "--as-bridge", "--speed", "max", "--duration", "1", "--json")
     assert ok.returncode == 0 and '"clock"' in ok.stdout, ok.stderr
+
+
+@pytest.mark.parametrize("text", ["all", "all-qr", "none", "kitchen_light, bedroom_light"])
+def test_every_open_windows_choice_the_help_offers_reaches_the_node_manager(tmp_path, text):
+    from matter_twin.cli import _window_choice
+    from twin.home import Home
+    from twin.node.runtime import NodeManager
+    manager = NodeManager(Home.default(), tmp_path, open_windows=_window_choice(text))
+    assert manager.open_windows == (text if "," not in text else ["kitchen_light", "bedroom_light"])
+    assert manager.exclusive_windows == (text != "all-qr")

@@ -76,6 +76,8 @@ HANDSHAKE_TIMEOUT_MS = 60_000
 # one for each of the spec's minimum 5 fabrics (SupportedFabrics >= 5) plus the PASE, with room to
 # spare. PASE stays one at a time (BUSY).
 MAX_HANDSHAKES = 8
+#: `--open-windows` keywords; anything else is a list of node ids.
+WINDOW_CHOICES = ("all", "all-qr", "none")
 # Minimum wait a BUSY StatusReport asks the initiator to observe (its ProtocolData, u16 ms).
 BUSY_WAIT_MS = 1000
 NODE_MRP = Mrp()
@@ -645,7 +647,7 @@ class NodeManager:
         self.reset_fabrics = reset_fabrics
         self.pairings = home_pairings(home, seed, self.devices)
         self.window_timeout_s = self._check_timeout(window_timeout_s)
-        if isinstance(open_windows, str) and open_windows in ("all", "all-qr", "none"):
+        if isinstance(open_windows, str) and open_windows in WINDOW_CHOICES:
             self.open_windows: str | list[str] = open_windows
         else:
             names = [open_windows] if isinstance(open_windows, str) else list(open_windows)
