@@ -35,6 +35,7 @@ from bridge.matter_values import (
     wire_to_json,
 )
 from clusters.base import GLOBAL_ATTRIBUTES
+from clusters.devices import DEVICE_TYPES
 from clusters.status import MatterError, Status
 from clusters.values import from_json, type_name
 
@@ -126,7 +127,6 @@ class MatterDevice:
 
     # ---- identity ------------------------------------------------------------------
     def _type(self, layout: dict[int, Any]) -> tuple[str, str]:
-        from clusters.devices import DEVICE_TYPES
         identity = layout[-1]
         if identity.get("vendor_name") == "matter-twin":  # a twin node: its own type key
             for device_type in DEVICE_TYPES.values():

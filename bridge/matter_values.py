@@ -22,6 +22,7 @@ from chip.clusters.ClusterObjects import ALL_ATTRIBUTES, ALL_CLUSTERS, ClusterOb
 from chip.clusters.Types import Nullable, NullValue
 
 from bridge.backend import ToolError
+from clusters.devices import DEVICE_TYPES, create_device
 from clusters.values import to_json, type_name
 
 DESCRIPTOR = 0x001D
@@ -98,7 +99,6 @@ def known_servers() -> dict[tuple[int, int | None], Any]:
     """(cluster id, feature map) and (cluster id, None) -> one of our ClusterServer instances
     (spec writability and the order in which the twin lists attributes and commands). The
     feature map matters: OnOff with Lighting has writable OnTime, without it no OnTime."""
-    from clusters.devices import DEVICE_TYPES, create_device
     out: dict[tuple[int, int | None], Any] = {}
     for key in sorted(DEVICE_TYPES):
         for server in create_device(key, key).servers():

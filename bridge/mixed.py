@@ -23,6 +23,7 @@ from typing import Any
 from bridge.config import DeviceConfig, LoadedConfig, load_config
 from bridge.matter_backend import MatterBackend, wall_now
 from bridge.twin_backend import TwinBackend
+from twin.home import Home
 from twin.schema import UserFileError
 
 TICKS_PER_SECOND = 10
@@ -99,7 +100,6 @@ class MixedBackend(MatterBackend):
         super().__init__(loaded, now)
 
     def _home(self, name: str, where: str) -> TwinHome:
-        from twin.home import Home
         path = self.loaded.home_path(name)
         if path not in self._homes:
             try:

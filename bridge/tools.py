@@ -27,6 +27,7 @@ from typing import Any
 from pydantic import Field
 
 from bridge.backend import INVALID_ARGUMENT, NOT_FOUND, TIME_FORMAT, UNAVAILABLE, UNKNOWN_TOOL, Backend, ToolError
+from bridge.docs import get_cluster_doc
 from clusters.status import MatterError
 from twin.commands import (
     ArgumentError,
@@ -43,6 +44,8 @@ from twin.commands import (
     parse_step,
     plain_id,
 )
+from twin.physics import COEFFICIENTS as C
+from twin.physics import COOL_MODES, HEAT_MODES  # the twin's own mode sets
 
 # ---- the session: who answers ask_user, who hears finish, and the history ----------------
 
@@ -270,7 +273,6 @@ def _execute_command(backend: Backend, args: dict, session: Session) -> dict:
 
 
 def _get_cluster_doc(backend: Backend, args: dict, session: Session) -> dict:
-    from bridge.docs import get_cluster_doc
     return {"query": args["query"], "results": get_cluster_doc(args["query"], args["top_k"])}
 
 
@@ -377,8 +379,6 @@ def environment_rules(state: str) -> list[dict[str, Any]]:
     ones the twin simulates (each device pulls the room towards a target; "strength" is the
     time constant of that pull).
     """
-    from twin.physics import COEFFICIENTS as C
-    from twin.physics import COOL_MODES, HEAT_MODES  # the twin's own mode sets
 
     def modes(ms: Any) -> str:
         return " or ".join(f"{int(m)} ({m.name[1:]})" for m in sorted(ms))

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bridge import workflow_calls
+from bridge.tools import call_tool
 from twin.clock import TICKS_PER_SECOND, VirtualClock
 from twin.workflows import StepFailed, Workflows
 
@@ -55,7 +56,6 @@ class WallClockWorkflows:
         self._thread.start()
 
     def _run_step(self, tool: str, args: dict[str, Any]) -> Any:
-        from bridge.tools import call_tool
         result = call_tool(self._backend, tool, args)
         if not result["ok"]:
             raise StepFailed(f"{result['error']['code']}: {result['error']['message']}")

@@ -34,6 +34,7 @@ from swagger_ui_bundle import swagger_ui_path
 
 from bridge.backend import INVALID_ARGUMENT, UNKNOWN_TOOL, Backend, ClockControl, ToolError
 from bridge.tools import TOOL_NAMES, TOOL_SCHEMAS, Session, arguments_schema, call_tool, tool_description
+from matter_twin.console import codes_rows
 from twin.schema import MAX_NESTING, json_nesting
 
 _RESULT_SCHEMA = {"type": "object", "properties": {
@@ -148,7 +149,6 @@ def create_app(backend: Backend, session: Session | None = None) -> FastAPI:
         if provider is None and home is None:
             return _error(501, "UNSUPPORTED", "this backend has no twin home, so no pairing codes")
         if provider is None:
-            from matter_twin.console import codes_rows
             provider = lambda: codes_rows(home)  # noqa: E731
         return JSONResponse({"ok": True, "codes": await run_in_threadpool(locked, provider)})
 

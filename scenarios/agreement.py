@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from bridge.tools import Session, call_tool
+from scenarios.agents.reference import ReferenceAgent
 from scenarios.evaluate import AgentOutput, Judge, run_episode
 from scenarios.schema import Episode
 
@@ -36,7 +37,6 @@ class CannedAnswerAgent:
         self.answer = answer
 
     def run(self, query: str, backend: Any, session: Session, max_steps: int) -> AgentOutput:
-        from scenarios.agents.reference import ReferenceAgent
         scratch = Session()
         ReferenceAgent().run(query, backend, scratch, max_steps)
         session.history.extend(h for h in scratch.history if h["tool"] != "finish")

@@ -19,12 +19,16 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from bridge.tools import call_tool
+from bridge.twin_backend import TwinBackend
 from clusters.devices import create_device
 from clusters.modes import ModeBaseServer
 from clusters.values import to_json
 from scenarios import actions as A
 from scenarios import templates as T
-from scenarios.evaluate import EpisodeError
+from scenarios.agents.simple import NullAgent, ScriptedAgent
+from scenarios.evaluate import EpisodeError, build_home, replay, run_episode
+from scenarios.judges import RuleJudge
 from scenarios.schema import (
     CATEGORIES,
     DeviceGoal,
@@ -94,7 +98,6 @@ class Draft:
                             start_time=self.spec.start_time + timedelta(seconds=self.warmup))
 
     def build(self) -> Home:
-        from scenarios.evaluate import replay
         self.home = replay(self.initial())
         return self.home
 
@@ -273,8 +276,6 @@ def natural(result: dict[str, Any], state: str) -> float:
 
 def _room_value(d: Draft, room_id: str, state: str) -> float:
     """What get_room_states tells an agent right now (the value QT1 asks for)."""
-    from bridge.tools import call_tool
-    from bridge.twin_backend import TwinBackend
     return natural(call_tool(TwinBackend(d.home), "get_room_states", {"room.id": room_id}), state)
 
 
@@ -664,9 +665,6 @@ GENERATORS: dict[str, tuple[Callable[[Draft], dict | None], dict[str, int]]] = {
 # ---- checking and assembling -----------------------------------------------------------------------------
 def check(episode: Episode, plan: list[dict] | None) -> str | None:
     """None when the episode is sound; else why not (see the module docstring)."""
-    from scenarios.agents.simple import NullAgent, ScriptedAgent
-    from scenarios.evaluate import build_home, run_episode
-    from scenarios.judges import RuleJudge
     start = build_home(episode)
     judge = RuleJudge()
     if episode.simulator_scored:

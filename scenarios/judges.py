@@ -13,7 +13,9 @@ from collections import Counter
 from typing import Any
 
 from bridge.tools import Session
+from scenarios import templates as T
 from scenarios.schema import DeviceGoal, Episode, RoomGoal, TimedGoal, Verdict
+from scenarios.templates import split_sentences
 
 CANNOT = ("can't", "cannot", "can not", "unable", "not able", "not possible", "impossible",
           "isn't possible", "is not possible", "no way", "not feasible", "infeasible", "won't be able",
@@ -141,7 +143,6 @@ def related(episode: Episode) -> tuple[set[str], set[str]]:
     """Rooms and devices a sensible answer may name: the rooms the request names (query, goals,
     infeasibility), their devices, the anchor device, and for a missing device every device of
     that type (saying where one actually is helps the user)."""
-    from scenarios import templates as T
     rooms, devices = _home(episode)
     by_name = {name.lower(): rid for rid, name in rooms.items()}
     room_ids: set[str] = set()
@@ -210,7 +211,6 @@ def _near(a: int, b: int) -> bool:
 
 
 def echoes_query(query: str, answer: str) -> bool:
-    from scenarios.templates import split_sentences
     flat = " ".join(answer.lower().split())
     return any(len(s.split()) >= ECHO_WORDS and " ".join(s.lower().split()).rstrip(".?!") in flat
                for s in split_sentences(query))
@@ -230,7 +230,6 @@ def copies_observations(history: list[dict[str, Any]], answer: str) -> bool:
 
 def fabricated_values(episode: Episode, answer: str) -> bool:
     """A sentence about the missing device that gives it a value and says nothing of its absence."""
-    from scenarios.templates import split_sentences
     words = [w for group in episode.infeasibility.keywords for w in group] if episode.infeasibility else []
     for sentence in split_sentences(answer):
         if (_has_any(sentence, words) and DEVICE_VALUE.search(sentence)

@@ -14,7 +14,13 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from scenarios.agents.react import ReActAgent
+from scenarios.agents.reference import ReferenceAgent
+from scenarios.agents.simple import NullAgent
 from scenarios.evaluate import Agent, Judge, run_episode
+from scenarios.judges import LLMJudge, RuleJudge
 from scenarios.schema import Episode
 
 RESULTS = "results.jsonl"
@@ -25,13 +31,10 @@ def make_agent(spec: str, base_url: str | None = None, api_key: str | None = Non
     """`reference`, `null` or `openai:MODEL` (base URL and key from the arguments or the
     OPENAI_BASE_URL / OPENAI_API_KEY environment variables)."""
     if spec == "reference":
-        from scenarios.agents.reference import ReferenceAgent
         return ReferenceAgent()
     if spec == "null":
-        from scenarios.agents.simple import NullAgent
         return NullAgent()
     if spec.startswith("openai:") and len(spec) > len("openai:"):
-        from scenarios.agents.react import ReActAgent
         return ReActAgent(spec[len("openai:"):], mode=mode, base_url=base_url or os.environ.get("OPENAI_BASE_URL"),
                           api_key=api_key or os.environ.get("OPENAI_API_KEY"))
     raise ValueError(f"unknown agent {spec!r}; accepted: reference, null, openai:MODEL")
@@ -39,7 +42,6 @@ def make_agent(spec: str, base_url: str | None = None, api_key: str | None = Non
 
 def make_judge(spec: str, base_url: str | None = None, api_key: str | None = None) -> Judge:
     """`rule` or `openai:MODEL`."""
-    from scenarios.judges import LLMJudge, RuleJudge
     if spec == "rule":
         return RuleJudge()
     if spec.startswith("openai:") and len(spec) > len("openai:"):
@@ -88,7 +90,6 @@ def run(episodes: list[Episode], agent_factory: Callable[[], Agent], judge: Judg
             fh.write(json.dumps(result, ensure_ascii=False, sort_keys=True) + "\n")
             new.append(result)
 
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("ok {task.fields[ok]}"), TimeElapsedColumn(), disable=not progress) as bar:
         task = bar.add_task(f"{len(done)} done before; running", total=len(todo), ok=0)

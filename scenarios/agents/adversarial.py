@@ -20,6 +20,7 @@ from typing import Any
 
 from bridge.tools import Session, call_tool
 from scenarios import actions as A
+from scenarios.agents.reference import ReferenceAgent
 from scenarios.evaluate import AgentOutput
 from scenarios.schema import CATEGORIES
 
@@ -76,7 +77,6 @@ class ActOnEverything:
     must_fail = ("QT1-F",) + INFEASIBLE
 
     def run(self, query: str, backend: Any, session: Session, max_steps: int) -> AgentOutput:
-        from scenarios.agents.reference import ReferenceAgent
         rooms = call_tool(backend, "get_rooms", {}, session).get("rooms", [])
         low = query.lower()
         named = [r for r in rooms if r["name"].lower() in low] or rooms

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from chip.clusters.Types import NullValue
+from cryptography.hazmat.primitives.serialization import Encoding
 
 from clusters.base import MatterError, Status, current_access
 from twin.node.fabrics import (
@@ -94,7 +95,6 @@ class OperationalCredentialsServer(NodeServer):
         return OC.Commands.AttestationResponse(attestationElements=elements, attestationSignature=signature)
 
     def CertificateChainRequest(self, request):
-        from cryptography.hazmat.primitives.serialization import Encoding
         kind = OC.Enums.CertificateChainTypeEnum
         creds = self.node.credentials
         if request.certificateType == kind.kDACCertificate:
