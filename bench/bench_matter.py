@@ -51,7 +51,9 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
-from netns import Netns, network_namespace, wait_for_line  # noqa: E402
+from netns import Netns, network_namespace, test_folders, wait_for_line  # noqa: E402
+
+sys.path[:0] = [str(folder) for folder in test_folders()]   # the e2e helpers live in tests/e2e
 from test_e2e_matter_server import LIGHT, controller_session, start_server, start_twin, stop  # noqa: E402
 
 MATTERJS = REPO / ".cache" / "matterjs" / "node_modules"
