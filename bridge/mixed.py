@@ -23,10 +23,9 @@ from typing import Any
 from bridge.config import DeviceConfig, LoadedConfig, load_config
 from bridge.matter_backend import MatterBackend, wall_now
 from bridge.twin_backend import TwinBackend
+from twin.clock import TICKS_PER_SECOND
 from twin.home import Home
 from twin.schema import UserFileError
-
-TICKS_PER_SECOND = 10
 
 
 class TwinHome:

@@ -42,7 +42,7 @@ from twin.node.fabrics import FabricTable
 from twin.node.files import FileStorage, write_atomic
 from twin.node.im import EventNumbers, InteractionModelServer
 from twin.node.resumption import SubscriptionStore, record_of, subscription_of
-from twin.node.transport import UdpTransport
+from twin.node.transport import MATTER_PORT, UdpTransport
 from twin.node.window import CommissioningWindow
 from twin.protocol.case import CaseInitiator, CaseResponder
 from twin.protocol.exchange import Deliver, Exchange, ExchangeFailed, MessageLayer, Send, SessionClosed
@@ -60,7 +60,7 @@ __all__ = ["Pairing", "home_pairings", "pairing_order", "served_devices", "Windo
            "device_name", "NodeCore", "MatterNode", "NodeManager", "run_home",
            "DEFAULT_BASE_PORT", "DEFAULT_WINDOW_TIMEOUT_S", "SHORT_DISCRIMINATORS"]
 
-DEFAULT_BASE_PORT = 5540
+DEFAULT_BASE_PORT = MATTER_PORT   # the first node on Matter's port, the others above it
 # A manual code carries 4 bits of the discriminator: at most this many open windows can each
 # be found by their own manual code.
 SHORT_DISCRIMINATORS = 16
