@@ -82,6 +82,9 @@ class DeviceType:
     build: Callable[..., list[Endpoint]]  # (**options) -> application endpoints
     vendor_name: str = "matter-twin"
     product_id: int = 0x8000
+    #: (node_label) -> endpoint 0's servers besides the Descriptor, for types that bring
+    #: their own identity (clones of real products); None: the twin's BasicInformation.
+    root: Callable[[str | None], list[ClusterServer]] | None = None
 
 
 DEVICE_TYPES: dict[str, DeviceType] = {}

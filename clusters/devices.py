@@ -275,6 +275,8 @@ def create_device(device_id: str, type_key: str | DeviceType, rng: random.Random
         raise MatterError(Status.NOT_FOUND, f"unknown device type {type_key!r}; known: "
                           + ", ".join(sorted(DEVICE_TYPES)))
     rng = rng or random.Random(device_id)
+    if device_type.root is not None:
+        return Device(device_id, device_type, device_type.build(**options), root_servers=device_type.root(name))
     identity = BasicInformationServer(
         VendorName="matter-twin", ProductName=f"Twin {device_type.label}"[:32],
         ProductID=device_type.product_id, NodeLabel=(name or device_id)[:32],

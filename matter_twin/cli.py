@@ -29,6 +29,7 @@ from bridge.twin_backend import TwinBackend
 from matter_twin import cli_bridge, nodes
 from matter_twin.cli_bench import bench_app
 from matter_twin.cli_bridge import bridge_app
+from matter_twin.cli_device import device_app
 from matter_twin.console import (
     CliError,
     TwinApp,
@@ -65,6 +66,7 @@ home_app = TwinApp(name="home", no_args_is_help=True, rich_markup_mode="markdown
 app.add_typer(home_app, name="home")
 app.add_typer(bench_app, name="bench")
 app.add_typer(bridge_app, name="bridge")
+app.add_typer(device_app, name="device")
 
 HomeOption = typer.Option(None, "--home", help="Home file (YAML or JSON). Default: the built-in home.",
                           show_default=False)

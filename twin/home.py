@@ -33,7 +33,8 @@ from chip.clusters.ClusterObjects import ClusterEvent, ClusterObject
 from chip.clusters.Types import Nullable
 
 from clusters.base import ClusterServer
-from clusters.device import Device
+from clusters.clone import DumpError, Product, load_product, product_of, product_type, read_dump
+from clusters.device import Device, DeviceType
 from clusters.devices import DEVICE_TYPES, create_device
 from clusters.status import MatterError
 from clusters.values import to_json
@@ -133,6 +134,8 @@ class Home:
         self.events: list[dict[str, Any]] = []
         self.workflows = Workflows(self.clock, self._run_step)
         self._meta: dict[str, _DeviceMeta] = {}
+        #: Device types cloned from real products (home files' `products`), by type key.
+        self.products: dict[str, DeviceType] = {}
         self._room_devices: dict[str, list[str]] = {}
         self._servers_cache: list[ClusterServer] | None = []  # settle order; None: rebuild
         # id(server) -> how many of its listeners belong to the device and the home; any
@@ -158,6 +161,13 @@ class Home:
         self._refresh_next_flip()
         return room
 
+    def add_product(self, key: str, product: Product) -> DeviceType:
+        """Make a product cloned from a node dump a device type of this home (`key`)."""
+        if key in DEVICE_TYPES:
+            raise ValueError(f"product key {key!r} is a built-in device type")
+        self.products[key] = product_type(key, product)
+        return self.products[key]
+
     def add_device(self, device_id: str, type_key: str, room_id: str, name: str | None = None,
                    options: dict[str, Any] | None = None,
                    attributes: dict[str, Any] | None = None) -> Device:
@@ -171,7 +181,7 @@ class Home:
         self._check_room(room_id)
         options = dict(options or {})
         check_options(type_key, options)
-        device = _create(device_id, type_key, self.rng, name, options)
+        device = _create(device_id, self.products.get(type_key, type_key), self.rng, name, options)
         for server in device.servers():
             server.clock = self.clock  # initial values may start anchored behaviour
         for key, value in (attributes or {}).items():
@@ -358,6 +368,8 @@ class Home:
             "events": copy.deepcopy(self.events),
             "rng": [version, list(internal), gauss],
             "dirty": sorted(self._dirty),
+            **({"products": {k: product_of(t).attributes for k, t in self.products.items()}}
+               if self.products else {}),
         }
 
     @classmethod
@@ -368,13 +380,16 @@ class Home:
         clock = VirtualClock.from_state(snapshot["clock"])
         home = cls(snapshot["name"], snapshot["seed"], clock.start, snapshot["ambient"])
         home.clock.tick = clock.tick
+        for key, attributes in snapshot.get("products", {}).items():
+            home.add_product(key, load_product({"attributes": attributes}, f"snapshot product {key}"))
         for r in snapshot["rooms"]:
             home.rooms[r["id"]] = Room(home, r["id"], r["name"], r["daylight_lux"],
                                        {v: Trajectory.from_state(s) for v, s in r["physics"].items()})
             home._room_devices[r["id"]] = []
         for d in snapshot["devices"]:
             # Identity (serials) comes back with the server state, so this rng is throwaway.
-            device = _create(d["id"], d["type"], random.Random(0), d["name"], d["options"])
+            device = _create(d["id"], home.products.get(d["type"], d["type"]), random.Random(0), d["name"],
+                             d["options"])
             for key, state in d["servers"].items():
                 ep, name = key.split("/", 1)
                 device.endpoint(int(ep)).server(name).load_state(state)
@@ -422,6 +437,12 @@ class Home:
         if seed is None:
             seed = spec.seed if spec.seed is not None else 0
         home = cls(spec.name, seed, spec.start_time, spec.ambient.model_dump())
+        base = Path(source).parent if source not in ("<spec>", "<home>") else Path(".")
+        for key, product_file in spec.products.items():
+            try:
+                home.add_product(key, read_dump(str(base / product_file)))
+            except DumpError as exc:
+                raise UserFileError(source, f"products.{key}", str(exc)) from None
         for room in spec.rooms:
             home.add_room(room.id, room.name, room.temperature, room.humidity, room.pm10,
                           room.daylight_lux)
@@ -578,7 +599,7 @@ class _GraphCopier:
         return copy.deepcopy(v, self.memo)
 
 
-def _create(device_id: str, type_key: str, rng: random.Random, name: str | None,
+def _create(device_id: str, type_key: str | DeviceType, rng: random.Random, name: str | None,
             options: dict[str, Any]) -> Device:
     return create_device(device_id, type_key, rng=rng, name=name, **options)
 

@@ -16,7 +16,15 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from clusters.devices import DEVICE_TYPES
 from twin.clock import DEFAULT_START
@@ -105,9 +113,12 @@ class DeviceSpec(_Model):
 
     @field_validator("type")
     @classmethod
-    def _known_type(cls, value: str) -> str:
-        if value not in DEVICE_TYPES:
-            raise ValueError(f"unknown device type {value!r}; known: " + ", ".join(sorted(DEVICE_TYPES)))
+    def _known_type(cls, value: str, info: ValidationInfo) -> str:
+        # Products cloned into the home (HomeSpec.products) come in through the context.
+        products = sorted((info.context or {}).get("products", ()))
+        if value not in DEVICE_TYPES and value not in products:
+            raise ValueError(f"unknown device type {value!r}; known: "
+                             + ", ".join(sorted(DEVICE_TYPES) + products))
         return value
 
     @field_validator("attributes", mode="before")
@@ -161,6 +172,9 @@ class HomeSpec(_Model):
     seed: int | None = None
     start_time: datetime = DEFAULT_START
     ambient: AmbientSpec = Field(default_factory=AmbientSpec)
+    #: Device types cloned from real products: type key -> product file (`twin device clone`),
+    #: relative to the home file.
+    products: dict[str, str] = Field(default_factory=dict)
     rooms: list[RoomSpec] = Field(min_length=1)
 
     @field_validator("start_time")
@@ -168,6 +182,15 @@ class HomeSpec(_Model):
     def _naive(cls, value: datetime) -> datetime:
         if value.tzinfo is not None:
             raise ValueError("start_time must be naive local time (no time zone)")
+        return value
+
+    @field_validator("products")
+    @classmethod
+    def _product_keys(cls, value: dict[str, str]) -> dict[str, str]:
+        for key in value:
+            if key in DEVICE_TYPES or not re.match(ID_PATTERN, key):
+                raise ValueError(f"product key {key!r} must be a new type name (letters, digits, _ . -), "
+                                 "not one of the built-in types")
         return value
 
     @model_validator(mode="after")
@@ -241,7 +264,9 @@ def parse_data(data: Any, source: str = "<home>") -> HomeSpec:
         raise UserFileError(source, "(top level)", f"expected a mapping with name, rooms, ...; "
                                                    f"got {type(data).__name__}")
     try:
-        return HomeSpec.model_validate(data)
+        products = data.get("products")
+        keys = [k for k in products if isinstance(k, str)] if isinstance(products, dict) else []
+        return HomeSpec.model_validate(data, context={"products": keys})
     except ValidationError as exc:
         raise validation_error(source, exc) from None
 
@@ -283,6 +308,8 @@ def to_yaml(spec: HomeSpec) -> str:
     data["start_time"] = spec.start_time.isoformat(sep=" ")
     if data["seed"] is None:
         del data["seed"]
+    if not data["products"]:
+        del data["products"]
     for room in data["rooms"]:
         for device in room["devices"]:
             for key in ("name", "options", "attributes"):

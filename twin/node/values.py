@@ -78,6 +78,9 @@ def encode_typed(w: TLVWriter, tag: int | None, typ: Any, value: Any, what: str 
     if typ is Any:
         w.generic(tag, value)
         return
+    if hasattr(typ, "encode_tlv"):   # a type that encodes its own values (clusters.clone.Opaque)
+        typ.encode_tlv(w, tag, value)
+        return
     if not isinstance(typ, type):
         raise CodecError(f"{what}: unsupported declared type {typ!r}")
     if issubclass(typ, ClusterObject):

@@ -1,0 +1,155 @@
+"""Clones of real products (clusters/clone.py): round trips, behaviour, stores, home files."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from clusters.clone import (
+    AttributeStoreServer,
+    DumpError,
+    differences,
+    export_attributes,
+    load_product,
+    product_type,
+    read_dump,
+)
+from clusters.devices import DEVICE_TYPES, create_device
+from clusters.status import MatterError, Status
+from matter_twin.cli import app
+from twin.home import Home
+from twin.node.values import encode_value
+from twin.schema import UserFileError
+
+PLUG = Path(__file__).parent.parent / "data" / "products" / "acme_plug.json"
+
+
+def _clone(attributes: dict) -> object:
+    product = load_product({"attributes": json.loads(json.dumps(attributes))})
+    return create_device("clone", product_type("clone", product))
+
+
+@pytest.mark.parametrize("key", sorted(DEVICE_TYPES))
+def test_every_device_type_round_trips(key):
+    """A dump of each of our types (exported), cloned and exported again, is the same dump."""
+    dump = json.loads(json.dumps(export_attributes(create_device("d", key))))
+    clone = _clone(dump)
+    assert differences(dump, json.loads(json.dumps(export_attributes(clone)))) == []
+    assert json.loads(json.dumps(export_attributes(clone))) == dump
+
+
+def test_hand_written_product_round_trips_and_every_value_encodes():
+    product = read_dump(str(PLUG))
+    device = create_device("plug", product_type("acme_plug", product))
+    assert export_attributes(device) == product.attributes
+    for ep in device.endpoints.values():
+        for server in ep.servers.values():
+            for name in server.attribute_names():   # what the Interaction Model sends
+                encode_value(server.attribute_class(name).attribute_type.Type, server.read(name))
+
+
+def test_clone_uses_our_behaviour_with_the_products_shape():
+    device = create_device("plug", product_type("acme_plug", read_dump(str(PLUG))))
+    onoff = device.endpoint(1).server("OnOff")
+    assert not isinstance(onoff, AttributeStoreServer)
+    device.invoke("OnOff", "Toggle", {}, 1)
+    assert device.read("OnOff", "OnOff", 1) is False
+    assert onoff.read("AttributeList") == [0, 16387, 65528, 65529, 65530, 65531, 65532, 65533]
+    # The product accepts Off/On/Toggle only; StartUpOnOff (stored beside ours) is writable.
+    with pytest.raises(MatterError) as err:
+        device.invoke("OnOff", "OffWithEffect", {"effectIdentifier": 0, "effectVariant": 0}, 1)
+    assert err.value.status == Status.UNSUPPORTED_COMMAND
+    device.write("OnOff", "StartUpOnOff", 1, 1)
+    assert export_attributes(device)["1/6/16387"] == 1
+    with pytest.raises(MatterError) as err:
+        device.write("OnOff", "StartUpOnOff", 7, 1)
+    assert err.value.status == Status.CONSTRAINT_ERROR
+    # BasicInformation is ours: its constraints apply to the product's values too.
+    with pytest.raises(MatterError) as err:
+        device.write("BasicInformation", "NodeLabel", "x" * 40, 0)
+    assert err.value.status == Status.CONSTRAINT_ERROR
+    assert device.read("BasicInformation", "ProductURL", 0) == "https://acme.example/plug"
+
+
+def test_stores_follow_the_data_model():
+    device = create_device("plug", product_type("acme_plug", read_dump(str(PLUG))))
+    groups = device.endpoint(1).server("Groups")
+    assert isinstance(groups, AttributeStoreServer)
+    with pytest.raises(MatterError) as err:
+        device.invoke("Groups", "AddGroup", {"groupID": 1, "groupName": "x"}, 1)
+    assert err.value.status == Status.UNSUPPORTED_COMMAND
+    with pytest.raises(MatterError) as err:
+        device.write("Groups", "NameSupport", 0, 1)
+    assert err.value.status == Status.UNSUPPORTED_WRITE
+    acl = device.endpoint(0).server("AccessControl")
+    assert "Acl" in acl.writable and "SubjectsPerAccessControlEntry" not in acl.writable
+    with pytest.raises(MatterError) as err:
+        device.write("AccessControl", "Acl", [{"privilege": 9, "authMode": 2, "subjects": None,
+                                               "targets": None, "fabricIndex": 1}], 0)
+    assert err.value.status == Status.CONSTRAINT_ERROR
+    seen = []
+    acl.listeners.append(lambda server, name: seen.append(name))
+    device.write("AccessControl", "Acl", [], 0)
+    assert seen == ["Acl"] and export_attributes(device)["0/31/0"] == []
+    vendor = device.endpoint(1).server(319486977)
+    assert vendor.read(1) == {"0": 5, "1": "AAEC"}
+    with pytest.raises(MatterError) as err:
+        vendor.write(0, "other")
+    assert err.value.status == Status.UNSUPPORTED_WRITE
+    # An enum value this data model does not know is kept, as the product reported it.
+    assert export_attributes(device)["1/3/1"] == 9
+
+
+def test_bad_dumps_are_one_line_errors(tmp_path):
+    cases = {"not an object": [], "no attributes": {"node_id": 1},
+             "bad key": {"attributes": {"0/x/1": 1}},
+             "no root": {"attributes": {"1/29/0": []}}}
+    for _, data in cases.items():
+        with pytest.raises(DumpError) as err:
+            load_product(data, "d.json")
+        assert "\n" not in str(err.value) and str(err.value).startswith("d.json: ")
+    diagnostics = {"home_assistant": {}, "data": {"server": {}, "node": json.loads(PLUG.read_text())}}
+    assert load_product(diagnostics).label == "Acme Acme Plug Mini"
+
+
+def test_home_file_products_snapshot_restore_and_fork(tmp_path):
+    (tmp_path / "plug.json").write_text(PLUG.read_text())
+    home_file = tmp_path / "home.yaml"
+    spec = {"name": "h", "products": {"acme_plug": "plug.json"},
+            "rooms": [{"id": "r", "devices": [{"id": "p", "type": "acme_plug", "name": "Desk plug",
+                                               "attributes": {"1/OnOff/OnOff": False}}]}]}
+    home_file.write_text(yaml.safe_dump(spec))
+    home = Home.load(home_file)
+    device = home.device("p")
+    assert device.read("BasicInformation", "NodeLabel", 0) == "Desk plug"
+    assert device.read("OnOff", "OnOff", 1) is False
+    snap = json.dumps(home.snapshot(), sort_keys=True)
+    assert json.dumps(Home.restore(json.loads(snap)).snapshot(), sort_keys=True) == snap
+    assert json.dumps(home.fork().snapshot(), sort_keys=True) == snap
+    spec["rooms"][0]["devices"][0]["type"] = "acme_plugg"
+    home_file.write_text(yaml.safe_dump(spec))
+    with pytest.raises(UserFileError, match=r"rooms\[0\]\.devices\[0\]\.type: unknown device type 'acme_plugg'"):
+        Home.load(home_file)
+    spec["rooms"][0]["devices"][0]["type"] = "acme_plug"
+    spec["products"] = {"acme_plug": "missing.json"}
+    home_file.write_text(yaml.safe_dump(spec))
+    with pytest.raises(UserFileError, match=r"products\.acme_plug: .*missing.json: cannot read"):
+        Home.load(home_file)
+
+
+def test_cli_clone_and_export(tmp_path):
+    runner = CliRunner()
+    out = tmp_path / "light.json"
+    result = runner.invoke(app, ["device", "export", "kitchen_light", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    product_file = tmp_path / "product.json"
+    result = runner.invoke(app, ["device", "clone", str(out), "-o", str(product_file), "--key", "lamp"])
+    assert result.exit_code == 0, result.output
+    assert "do not read back" not in result.output
+    assert json.loads(product_file.read_text())["attributes"] == json.loads(out.read_text())["attributes"]
+    (tmp_path / "bad.json").write_text("{")
+    result = runner.invoke(app, ["device", "clone", str(tmp_path / "bad.json")])
+    assert result.exit_code == 2 and "not JSON" in result.output
