@@ -44,7 +44,7 @@ from matter_twin.console import (
 )
 from matter_twin.http import create_app
 from twin import generator
-from twin.clock import TICKS_PER_SECOND, Pacer
+from twin.clock import TICKS_PER_SECOND, Pace, Pacer
 from twin.node.runtime import DEFAULT_BASE_PORT, DEFAULT_WINDOW_TIMEOUT_S, WINDOW_CHOICES
 from twin.schema import to_yaml
 
@@ -72,6 +72,8 @@ HomeOption = typer.Option(None, "--home", help="Home file (YAML or JSON). Defaul
                           show_default=False)
 BackendOption = typer.Option(None, "--backend", help="A bridge config (YAML): twin devices, Matter "
                              "nodes via python-matter-server, or both. Replaces --home.", show_default=False)
+RunsOption = typer.Option(None, "--runs", help="A directory of benchmark runs (`twin bench run --out "
+                          "DIR/NAME`) for the live page's runs view.", show_default=False)
 SeedOption = typer.Option(None, "--seed", help="Seed of the home's random generator "
                           "(default: the home file's seed, or 0).", show_default=False)
 
@@ -115,8 +117,11 @@ def run(home_file: Path | None = HomeOption, seed: int | None = SeedOption,
                                       help="UDP port of the first node; the others follow."),
         interface: str | None = typer.Option(None, "--interface", help="Advertise on this network "
                                                 "interface only (default: all).", show_default=False),
-        http_port: int | None = typer.Option(None, "--http", help="Also serve the tool API on "
-                                                "127.0.0.1:PORT (as `twin serve` does).", show_default=False),
+        http_port: int | None = typer.Option(None, "--http", help="Also serve the tool API and the live "
+                                                "page on 127.0.0.1:PORT (as `twin serve` does).", show_default=False),
+        http_host: str = typer.Option("127.0.0.1", "--http-host", help="Address for --http. Loopback by "
+                                      "default; bind elsewhere only on purpose."),
+        runs_dir: Path | None = RunsOption,
         aggregator: bool = typer.Option(False, "--aggregator", "--as-bridge", help="Serve the whole home as "
                                         "ONE Matter Bridge node (an Aggregator plus a bridged endpoint per "
                                         "device and room sensor): one commissioning adds everything."),
@@ -156,6 +161,8 @@ def run(home_file: Path | None = HomeOption, seed: int | None = SeedOption,
         twin run --aggregator                         # the whole home as one Matter bridge node
 
         twin run --http 8080 --open-windows none       # no windows; later: twin pair kitchen_light --http 8080
+
+        twin run --http 8080 --runs runs/              # live page at http://127.0.0.1:8080/
     """
     if speed.strip().lower() == "max":
         factor = None
@@ -190,7 +197,8 @@ def run(home_file: Path | None = HomeOption, seed: int | None = SeedOption,
                                            reset_fabrics=reset_fabrics, base_port=base_port,
                                            interface=interface, http_port=http_port, as_bridge=aggregator,
                                            open_windows=_window_choice(open_windows),
-                                           window_timeout_s=window_timeout)
+                                           window_timeout_s=window_timeout, http_host=http_host,
+                                           runs_dir=runs_dir, home_file=home_file)
             except (OSError, ValueError) as err:  # port in use, unknown interface, foreign storage
                 raise CliError(str(err)) from None
         else:
@@ -423,8 +431,10 @@ def serve(home_file: Path | None = HomeOption, seed: int | None = SeedOption,
                                    "bind elsewhere only on purpose."),
           port: int = typer.Option(8080, "--port", help="TCP port."),
           speed: float = typer.Option(0.0, "--speed", help="Advance virtual time at this factor "
-                                      "in the background; 0 = only via POST /clock/advance.")) -> None:
-    """Serve the tools over HTTP (FastAPI; OpenAPI docs at /docs).
+                                      "in the background; 0 = paused, only POST /clock/advance (or the "
+                                      "live page) moves it."),
+          runs_dir: Path | None = RunsOption) -> None:
+    """Serve the tools over HTTP (FastAPI; OpenAPI docs at /docs) and the live page (at /).
 
     Each tool is `POST /tools/<name>` with its arguments as the JSON body; `GET /tools`
     lists the schemas; `GET /clock` and `POST /clock/advance {"seconds": N}` read and move
@@ -445,24 +455,31 @@ def serve(home_file: Path | None = HomeOption, seed: int | None = SeedOption,
     if backend_config is not None:  # real time: the bridge's devices live on the wall clock
         return cli_bridge.serve(backend_config, host, port)
     home = load_home(home_file, seed)
-    app_ = create_app(TwinBackend(home))
+    pace = Pace(speed or 1.0, paused=speed == 0)
+    app_ = create_app(TwinBackend(home), pace=pace, runs_dir=runs_dir, home_file=home_file)
     stop = threading.Event()
-    if speed > 0:
-        threading.Thread(target=_drive_clock, args=(home, speed, app_.state.lock, stop),
-                         daemon=True, name="twin-clock").start()
+    threading.Thread(target=_drive_clock, args=(home, pace, app_.state.lock, stop),
+                     daemon=True, name="twin-clock").start()
     try:
-        uvicorn.run(app_, host=host, port=port, log_level="info")
+        # Open live pages keep a stream open: give them a second to go at Ctrl-C.
+        uvicorn.run(app_, host=host, port=port, log_level="info", timeout_graceful_shutdown=1)
     finally:
         stop.set()
 
 
-def _drive_clock(home: Any, speed: float, lock: threading.Lock, stop: threading.Event) -> None:
-    """Background pacing for `twin serve --speed`: steps the home under the app's lock."""
-    pacer = Pacer(speed, time.monotonic(), home.clock.tick)
+def _drive_clock(home: Any, pace: Pace, lock: threading.Lock, stop: threading.Event) -> None:
+    """Background pacing for `twin serve`: steps the home under the app's lock, at the pace
+    the live page sets (paused: the clock moves only by POST /clock/advance)."""
+    version = pace.version
+    pacer = Pacer(pace.speed, time.monotonic(), home.clock.tick)
     while not stop.wait(0.1):
-        target = pacer.target(time.monotonic())
+        now = time.monotonic()
         with lock:
-            if target > home.clock.tick:
+            target = pacer.target(now)
+            if pace.paused or pace.version != version or home.clock.tick > target:
+                version = pace.version   # re-anchor from here (paused, new speed, or advanced)
+                pacer = Pacer(pace.speed, now, home.clock.tick)
+            elif target > home.clock.tick:
                 home.advance((target - home.clock.tick) / TICKS_PER_SECOND)
 
 

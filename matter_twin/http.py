@@ -14,6 +14,8 @@
                              (body `{"timeout_s": 180..900}`, optional); answers its codes
 - `GET  /docs`               Swagger UI, served from the swagger-ui-bundle package (no CDN)
 - `GET  /health`             liveness
+- `GET  /`                   the live page, with `/live/...` and `POST /clock/pace` (twin homes;
+                             see matter_twin/live_web.py)
 
 Calls run one at a time in a worker thread: the twin is single-threaded by design, and a
 long clock advance must not stall the event loop.
@@ -23,6 +25,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -34,7 +37,10 @@ from swagger_ui_bundle import swagger_ui_path
 
 from bridge.backend import INVALID_ARGUMENT, UNKNOWN_TOOL, Backend, ClockControl, ToolError
 from bridge.tools import TOOL_NAMES, TOOL_SCHEMAS, Session, arguments_schema, call_tool, tool_description
+from bridge.twin_backend import TwinBackend
 from matter_twin.console import codes_rows
+from matter_twin.live_web import mount_live
+from twin.clock import Pace
 from twin.schema import MAX_NESTING, json_nesting
 
 _RESULT_SCHEMA = {"type": "object", "properties": {
@@ -77,8 +83,12 @@ def _offline_docs(app: FastAPI) -> None:
                                    swagger_favicon_url="/docs-assets/favicon-32x32.png")
 
 
-def create_app(backend: Backend, session: Session | None = None) -> FastAPI:
-    """A FastAPI app serving `backend`. `session` answers ask_user and records history."""
+def create_app(backend: Backend, session: Session | None = None, pace: Pace | None = None,
+               runs_dir: Path | None = None, home_file: Path | None = None) -> FastAPI:
+    """A FastAPI app serving `backend`. `session` answers ask_user and records history.
+    With a twin home it also serves the live page (`matter_twin/live_web.py`); `pace` is the
+    running clock's pace (None: the clock moves only by POST /clock/advance), `runs_dir` where
+    benchmark runs are, `home_file` the file edit mode starts from."""
     session = session if session is not None else Session()
     lock = threading.Lock()
     app = FastAPI(title="matter-twin tools",
@@ -196,4 +206,6 @@ def create_app(backend: Backend, session: Session | None = None) -> FastAPI:
         except ToolError as err:
             return _error(400, err.code, err.message, err.accepted)
 
+    if isinstance(backend, TwinBackend):
+        mount_live(app, backend.home, lock, pace, runs_dir, home_file)
     return app

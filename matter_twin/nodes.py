@@ -31,6 +31,7 @@ from rich.live import Live
 from bridge.twin_backend import TwinBackend
 from matter_twin.console import print_codes, room_table
 from matter_twin.http import create_app
+from twin.clock import Pace
 from twin.node.runtime import DEFAULT_BASE_PORT, DEFAULT_WINDOW_TIMEOUT_S, NodeManager, run_home
 
 DEFAULT_STORAGE = Path(".storage")
@@ -91,7 +92,8 @@ class _QuietServer:
             def capture_signals(self):  # type: ignore[override]
                 yield
 
-        return Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off"))
+        return Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off",
+                                    timeout_graceful_shutdown=1))
 
 
 async def run_async(home: Any, speed: float, end_tick: int | None, console: Console, *,
@@ -99,7 +101,8 @@ async def run_async(home: Any, speed: float, end_tick: int | None, console: Cons
                     base_port: int = DEFAULT_BASE_PORT, interface: str | None = None,
                     http_port: int | None = None, http_host: str = "127.0.0.1",
                     view: Any = None, as_bridge: bool = False, open_windows: str | list[str] = "all",
-                    window_timeout_s: int | None = DEFAULT_WINDOW_TIMEOUT_S) -> bool:
+                    window_timeout_s: int | None = DEFAULT_WINDOW_TIMEOUT_S, runs_dir: Path | None = None,
+                    home_file: Path | None = None) -> bool:
     """Run the home in real time (or at `speed`) with its nodes and/or the HTTP API.
 
     Returns True when stopped by Ctrl-C / SIGTERM, False when `end_tick` was reached.
@@ -107,8 +110,9 @@ async def run_async(home: Any, speed: float, end_tick: int | None, console: Cons
     lock: Any = threading.Lock()
     server = None
     manager = None
+    pace = Pace(speed)   # the live page may pause it or change the speed
     if http_port is not None:
-        app = create_app(TwinBackend(home))
+        app = create_app(TwinBackend(home), pace=pace, runs_dir=runs_dir, home_file=home_file)
         lock = app.state.lock  # tool calls in worker threads hold it; so do we
     if matter:
         addresses, interfaces = interface_settings(interface)
@@ -139,7 +143,8 @@ async def run_async(home: Any, speed: float, end_tick: int | None, console: Cons
                     http_task.result()
                     raise OSError(f"HTTP server on {http_host}:{http_port} did not start")
                 await asyncio.sleep(0.02)
-            print(f"http: http://{http_host}:{http_port}", file=sys.stderr, flush=True)
+            print(f"http: http://{http_host}:{http_port} (live page: http://{http_host}:{http_port}/)",
+                  file=sys.stderr, flush=True)
         print(f"running {home.name!r}: {len(home.rooms)} rooms, {len(home.devices)} devices at speed "
               f"{speed:g} from {home.now}; Ctrl-C to stop", file=sys.stderr, flush=True)
 
@@ -148,11 +153,12 @@ async def run_async(home: Any, speed: float, end_tick: int | None, console: Cons
                 manager.poll()
             if view is not None:
                 view()
-        await run_home(home, speed, lock, on_step=on_step, end_tick=end_tick, stop=stop)
+        await run_home(home, pace, lock, on_step=on_step, end_tick=end_tick, stop=stop)
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
         if server is not None:
+            app.state.live_closing = True   # open live pages' streams end
             server.should_exit = True
             if http_task is not None:
                 await asyncio.gather(http_task, return_exceptions=True)

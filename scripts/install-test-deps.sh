@@ -18,6 +18,9 @@ step "openssl" "command -v openssl" "apt_install openssl"
 step "node and npm (matter.js)" "command -v node && command -v npm" "apt_install nodejs npm"
 step "libnl-route-3-200" "dpkg -s libnl-route-3-200 | grep -q 'Status: install ok installed'" \
     "apt_install libnl-route-3-200"
+step "chromium + chromium-driver" "command -v chromium && command -v chromedriver" \
+    "apt_install chromium chromium-driver"   # the live page's browser tests (headless, selenium)
+step "mosquitto" "command -v mosquitto || test -x /usr/sbin/mosquitto" "apt_install mosquitto"   # MQTT tests
 step "/data (chip-core ini files)" "test -d /data -a -w /data" "mkdir -p /data"
 step "python-matter-server==$MATTER_SERVER_VERSION" \
     "$PY -c 'import importlib.metadata as m, sys, matter_server.server.server; sys.exit(m.version(\"python-matter-server\") != \"$MATTER_SERVER_VERSION\")'" \

@@ -89,3 +89,31 @@ class Pacer:
     def wall_time_of(self, tick: int) -> float:
         """Wall time at which `tick` is due (for sleeping until the next event)."""
         return self.wall_start + (tick - self.tick_start) / (self.speed * TICKS_PER_SECOND)
+
+
+class Pace:
+    """A runner's speed, changeable while it runs (the web page's clock): `speed` virtual
+    seconds per wall second, or `paused`. A runner re-anchors its Pacer whenever `version`
+    moves, so a change takes effect from the moment it is made."""
+
+    def __init__(self, speed: float = 1.0, paused: bool = False):
+        self.speed = 1.0
+        self.paused = False
+        self.version = 0
+        self.set(speed, paused)
+
+    def set(self, speed: float | None = None, paused: bool | None = None) -> None:
+        """Change speed and/or pause; a bad speed raises ValueError and changes nothing."""
+        if speed is not None:
+            if isinstance(speed, bool) or not isinstance(speed, (int, float)) or not 0 < speed < float("inf"):
+                raise ValueError(f"speed {speed!r} must be a positive number")
+        if paused is not None and not isinstance(paused, bool):
+            raise ValueError(f"paused {paused!r} must be true or false")
+        if speed is not None:
+            self.speed = float(speed)
+        if paused is not None:
+            self.paused = paused
+        self.version += 1
+
+    def to_json(self) -> dict[str, Any]:
+        return {"speed": self.speed, "paused": self.paused}

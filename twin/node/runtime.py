@@ -33,7 +33,7 @@ from typing import Any
 from chip.clusters import Objects as Clusters
 
 from twin.aggregator import BRIDGE_ID, build_bridge
-from twin.clock import TICKS_PER_SECOND, Pacer
+from twin.clock import TICKS_PER_SECOND, Pace, Pacer
 from twin.node.advertiser import Advertiser
 from twin.node.commissioning import NodeCommissioning
 from twin.node.credentials import DeviceCredentials
@@ -1009,25 +1009,31 @@ class NodeManager:
 
 # --- the simulation clock in the loop ----------------------------------------------------------
 
-async def run_home(home: Any, speed: float, lock: Any = None, on_step: Callable[[], None] | None = None,
+async def run_home(home: Any, speed: float | Pace, lock: Any = None, on_step: Callable[[], None] | None = None,
                    end_tick: int | None = None, stop: asyncio.Event | None = None,
                    max_sleep: float = 0.1) -> None:
     """Advance `home` with the wall clock at `speed` until `end_tick` or `stop` is set.
 
-    After every step `on_step()` runs (the node manager's turn). It wakes at least every
-    `max_sleep` seconds, so the simulation keeps pace with the wall clock.
+    `speed` may be a `Pace`, changed while this runs (pause, speed up). After every step
+    `on_step()` runs (the node manager's turn). It wakes at least every `max_sleep` seconds,
+    so the simulation keeps pace with the wall clock.
     """
     lock = lock if lock is not None else contextlib.nullcontext()
     loop = asyncio.get_running_loop()
-    pacer = Pacer(speed, loop.time(), home.clock.tick)
+    pace = speed if isinstance(speed, Pace) else Pace(speed)
+    version = pace.version
+    pacer = Pacer(pace.speed, loop.time(), home.clock.tick)
     stop = stop if stop is not None else asyncio.Event()
     while not stop.is_set() and (end_tick is None or home.clock.tick < end_tick):
         now = loop.time()
         with lock:
             target = pacer.target(now)
-            if home.clock.tick > target:
-                # Someone moved the clock ahead (POST /clock/advance): go on from there.
-                pacer = Pacer(speed, now, home.clock.tick)
+            if home.clock.tick > target or pace.version != version or pace.paused:
+                # Someone moved the clock ahead (POST /clock/advance), or changed the pace:
+                # go on from here.
+                version = pace.version
+                pacer = Pacer(pace.speed, now, home.clock.tick)
+                target = home.clock.tick
             if end_tick is not None:
                 target = min(target, end_tick)
             if target > home.clock.tick:

@@ -1,0 +1,174 @@
+// One device's card: its state in a line, and controls that call the tools (so the tools'
+// rules and errors apply). Controls come from the clusters a device has, not its type.
+import { el, tool } from "./api.js";
+
+// A badge per device type (letters and a hue: no icon font or emoji font needed).
+const BADGES = {
+  on_off_light: ["L", 45], dimmable_light: ["L", 45], air_conditioner: ["AC", 200], air_purifier: ["AP", 170],
+  fan: ["F", 190], tv: ["TV", 260], window_covering: ["W", 30], refrigerator: ["R", 210], freezer: ["Fz", 220],
+  dishwasher: ["DW", 280], humidifier: ["H", 205], dehumidifier: ["DH", 25], laundry_washer: ["Wa", 300],
+  laundry_dryer: ["Dr", 330], heat_pump: ["HP", 10], electrical_sensor: ["E", 90], robot_vacuum_cleaner: ["RV", 140],
+};
+const MODE_CLUSTERS = ["DishwasherMode", "LaundryWasherMode", "RvcRunMode", "RvcCleanMode",
+  "RefrigeratorAndTemperatureControlledCabinetMode"];
+const OPSTATE = ["Stopped", "Running", "Paused", "Error"];
+const SYSTEM_MODES = { 0: "Off", 1: "Auto", 3: "Cool", 4: "Heat", 7: "Fan only" };
+
+// The endpoint that has `cluster`, and that endpoint's attribute getter.
+function find(device, cluster) {
+  for (const [ep, clusters] of Object.entries(device.endpoints)) {
+    if (clusters.includes(cluster)) return Number(ep);
+  }
+  return null;
+}
+const attr = (device, ep, cluster, name) => device.attributes[`${ep}/${cluster}/${name}`];
+
+const exec = (device, ep, cluster, command, args = {}) =>
+  tool("execute_command", { "device.id": device.id, "endpoint.id": ep, "cluster.id": cluster, "command.id": command, args });
+const write = (device, ep, cluster, attribute, value) =>
+  tool("write_attribute", { "device.id": device.id, "endpoint.id": ep, "cluster.id": cluster, "attribute.id": attribute, value });
+
+const temp = (v) => (v === null || v === undefined ? "—" : `${(v / 100).toFixed(1)} °C`);
+
+// The one-line state of a device.
+export function summary(device) {
+  const parts = [];
+  const on = find(device, "OnOff");
+  if (on !== null) parts.push(attr(device, on, "OnOff", "OnOff") ? "On" : "Off");
+  const level = find(device, "LevelControl");
+  if (level !== null) {
+    const v = attr(device, level, "LevelControl", "CurrentLevel");
+    if (v !== null && v !== undefined) parts.push(`${Math.round((v / 254) * 100)}%`);
+  }
+  const fan = find(device, "FanControl");
+  if (fan !== null) parts.push(`fan ${attr(device, fan, "FanControl", "PercentCurrent") ?? 0}%`);
+  const th = find(device, "Thermostat");
+  if (th !== null) {
+    parts.push(SYSTEM_MODES[attr(device, th, "Thermostat", "SystemMode")] ?? "mode ?");
+    parts.push(`room ${temp(attr(device, th, "Thermostat", "LocalTemperature"))}`);
+  }
+  const wc = find(device, "WindowCovering");
+  if (wc !== null) {
+    const pos = attr(device, wc, "WindowCovering", "CurrentPositionLiftPercent100ths");
+    parts.push(pos === null || pos === undefined ? "position ?" : `${(100 - pos / 100).toFixed(0)}% open`);
+  }
+  for (const cluster of ["OperationalState", "RvcOperationalState"]) {
+    const ep = find(device, cluster);
+    if (ep !== null) parts.push(OPSTATE[attr(device, ep, cluster, "OperationalState")] ?? "state ?");
+  }
+  const tm = find(device, "TemperatureMeasurement");
+  if (tm !== null) parts.push(temp(attr(device, tm, "TemperatureMeasurement", "MeasuredValue")));
+  const power = find(device, "ElectricalPowerMeasurement");
+  if (power !== null) {
+    const mw = attr(device, power, "ElectricalPowerMeasurement", "ActivePower");
+    if (mw !== null && mw !== undefined) parts.push(`${(mw / 1000).toFixed(0)} W`);
+  }
+  for (const cluster of MODE_CLUSTERS) {
+    const ep = find(device, cluster);
+    if (ep === null) continue;
+    const mode = attr(device, ep, cluster, "CurrentMode");
+    const label = (attr(device, ep, cluster, "SupportedModes") || []).find((m) => m.mode === mode);
+    if (label) parts.push(label.label);
+  }
+  return parts.join(" · ");
+}
+
+function slider(min, max, value, onchange, title) {
+  return el("input", { type: "range", min, max, value: value ?? min, title, onchange: (e) => onchange(Number(e.target.value)) });
+}
+
+// The controls of a device, rebuilt whenever one of its attributes changes.
+export function controls(device) {
+  const out = [];
+  const on = find(device, "OnOff");
+  if (on !== null) {
+    const isOn = !!attr(device, on, "OnOff", "OnOff");
+    out.push(el("button", { class: `toggle ${isOn ? "on" : ""}`, title: "OnOff On / Off",
+      onclick: () => exec(device, on, "OnOff", isOn ? "Off" : "On") }, isOn ? "On" : "Off"));
+  }
+  const level = find(device, "LevelControl");
+  if (level !== null) {
+    out.push(slider(1, 254, attr(device, level, "LevelControl", "CurrentLevel"), (v) =>
+      exec(device, level, "LevelControl", device.type === "tv" ? "MoveToLevel" : "MoveToLevelWithOnOff", { level: v, transitionTime: 0, optionsMask: 0, optionsOverride: 0 }),
+      device.type === "tv" ? "volume" : "level"));
+  }
+  const fan = find(device, "FanControl");
+  if (fan !== null) {
+    out.push(slider(0, 100, attr(device, fan, "FanControl", "PercentSetting"), (v) =>
+      write(device, fan, "FanControl", "PercentSetting", v), "fan speed %"));
+  }
+  const th = find(device, "Thermostat");
+  if (th !== null) {
+    const mode = attr(device, th, "Thermostat", "SystemMode");
+    out.push(el("select", { title: "SystemMode", onchange: (e) => write(device, th, "Thermostat", "SystemMode", Number(e.target.value)) },
+      Object.entries(SYSTEM_MODES).map(([value, label]) => el("option", { value, selected: Number(value) === mode }, label))));
+    for (const [name, label] of [["OccupiedCoolingSetpoint", "cool"], ["OccupiedHeatingSetpoint", "heat"]]) {
+      const value = attr(device, th, "Thermostat", name);
+      if (value === undefined) continue;
+      out.push(el("label", { class: "setpoint" }, `${label} `, el("input", { type: "number", step: "0.5", value: (value / 100).toFixed(1),
+        title: name, onchange: (e) => write(device, th, "Thermostat", name, Math.round(Number(e.target.value) * 100)) }), "°C"));
+    }
+  }
+  const wc = find(device, "WindowCovering");
+  if (wc !== null) {
+    const pos = attr(device, wc, "WindowCovering", "CurrentPositionLiftPercent100ths") ?? 0;
+    out.push(slider(0, 100, 100 - pos / 100, (v) =>
+      exec(device, wc, "WindowCovering", "GoToLiftPercentage", { liftPercent100thsValue: (100 - v) * 100 }), "open %"));
+  }
+  for (const cluster of MODE_CLUSTERS) {
+    const ep = find(device, cluster);
+    if (ep === null) continue;
+    const current = attr(device, ep, cluster, "CurrentMode");
+    out.push(el("select", { title: cluster, onchange: (e) => exec(device, ep, cluster, "ChangeToMode", { newMode: Number(e.target.value) }) },
+      (attr(device, ep, cluster, "SupportedModes") || []).map((m) => el("option", { value: m.mode, selected: m.mode === current }, m.label))));
+  }
+  for (const cluster of ["OperationalState", "RvcOperationalState"]) {
+    const ep = find(device, cluster);
+    if (ep === null) continue;
+    const commands = cluster === "OperationalState" ? ["Start", "Pause", "Resume", "Stop"] : ["Pause", "Resume", "GoHome"];
+    out.push(el("span", { class: "buttons" }, commands.map((c) => el("button", { class: "small", onclick: () => exec(device, ep, cluster, c) }, c))));
+  }
+  return out;
+}
+
+// Every attribute, and a form to send any command (for what the quick controls do not cover).
+function details(device) {
+  const rows = attributeRows(device);
+  const form = el("form", { class: "command", onsubmit: (e) => {
+    e.preventDefault();
+    const [ep, cluster] = form.elements.cluster.value.split("/");
+    let args;
+    try { args = JSON.parse(form.elements.args.value || "{}"); } catch { args = form.elements.args.value; }
+    exec(device, Number(ep), cluster, form.elements.command.value, args);
+  } },
+  el("select", { name: "cluster" }, Object.entries(device.endpoints).flatMap(([ep, cs]) => cs.map((c) => el("option", { value: `${ep}/${c}` }, `${ep}/${c}`)))),
+  el("input", { name: "command", placeholder: "command", size: 10 }),
+  el("input", { name: "args", placeholder: "{args}", size: 12 }),
+  el("button", { type: "submit", class: "small" }, "send"));
+  return el("details", {}, el("summary", {}, "attributes & commands"), form, el("table", { class: "attrs" }, rows));
+}
+
+export function attributeRows(device) {
+  return Object.entries(device.attributes).map(([key, value]) =>
+    el("tr", {}, el("td", {}, key), el("td", {}, JSON.stringify(value))));
+}
+
+// Refresh a card in place: an open details box and a control being used stay as they are.
+export function updateCard(card, device) {
+  card.querySelector(".state").textContent = summary(device);
+  const box = card.querySelector(".controls");
+  if (!box.contains(document.activeElement) || document.activeElement.type === "button" || document.activeElement.tagName === "BUTTON") {
+    box.replaceChildren(...controls(device));
+  }
+  const table = card.querySelector("table.attrs");
+  if (table && card.querySelector("details").open) table.replaceChildren(...attributeRows(device));
+}
+
+export function deviceCard(device) {
+  return el("div", { class: "device", dataset: { device: device.id } },
+    el("div", { class: "device-head" }, el("span", { class: "icon", style: `--hue:${(BADGES[device.type] || ["?", 0])[1]}` }, (BADGES[device.type] || ["?"])[0]),
+      el("span", { class: "label", title: `${device.id} (${device.type})` }, device.label),
+      el("span", { class: "state" }, summary(device))),
+    el("div", { class: "controls" }, controls(device)),
+    details(device));
+}

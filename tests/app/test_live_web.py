@@ -1,0 +1,130 @@
+"""The live page's server side over real HTTP (uvicorn on 127.0.0.1, a free port): the page and
+its files (nothing from outside), the stream, the clock's pace, QR images, runs and edit mode."""
+import io
+import json
+import re
+import socket
+import threading
+import time
+
+import httpx
+import pytest
+import uvicorn
+import zxingcpp
+from PIL import Image
+
+from bridge.twin_backend import TwinBackend
+from matter_twin.http import create_app
+from matter_twin.live_web import WEB_DIR
+from twin.clock import Pace
+from twin.home import Home
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory):
+    runs = tmp_path_factory.mktemp("runs")
+    (runs / "ref").mkdir()
+    (runs / "ref" / "results.jsonl").write_text(
+        json.dumps({"episode_id": "e1", "category": "QT1-F", "success": True, "history": []}) + "\n"
+        + json.dumps({"episode_id": "e2", "category": "QT2-F", "success": False, "history": []}) + "\n{cut")
+    home = Home.default(seed=0)
+    pace = Pace(1.0, paused=True)
+    app = create_app(TwinBackend(home), pace=pace, runs_dir=runs)
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    srv = uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1))
+    threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True).start()
+    deadline = time.monotonic() + 10
+    while not srv.started:
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    with httpx.Client(base_url=f"http://127.0.0.1:{sock.getsockname()[1]}", timeout=10) as client:
+        yield client, home, pace, app
+    app.state.live_closing = True
+    srv.should_exit = True
+
+
+def test_the_page_and_its_files_are_served_and_name_nothing_outside(live):
+    client, *_ = live
+    page = client.get("/")
+    assert page.status_code == 200 and "/live/static/app.js" in page.text
+    for path in sorted(WEB_DIR.iterdir()):
+        assert client.get(f"/live/static/{path.name}").status_code == 200
+        # No CDN, no web font: the only URL in the files is the SVG namespace.
+        urls = set(re.findall(r"https?://[^\s\"'`)]+", path.read_text()))
+        assert urls <= {"http://www.w3.org/2000/svg"}, (path.name, urls)
+
+
+def test_live_home_lists_every_room_and_device_with_attributes(live):
+    client, home, *_ = live
+    view = client.get("/live/home").json()
+    assert [r["id"] for r in view["rooms"]] == list(home.rooms)
+    assert set(view["devices"]) == set(home.devices)
+    assert view["devices"]["kitchen_light"]["attributes"]["1/OnOff/OnOff"] is False
+    assert view["pace"] == {"speed": 1.0, "paused": True}
+
+
+def test_the_stream_starts_with_the_home_then_carries_a_tool_call_change(live):
+    client, *_ = live
+    with client.stream("GET", "/live/stream", params={"sample": 1}) as response:
+        lines = response.iter_lines()
+        assert next(lines) == "event: home"
+        assert json.loads(next(lines)[len("data: "):])["devices"]
+        answer = client.post("/tools/execute_command", json={
+            "device.id": "kitchen_light", "endpoint.id": 1, "cluster.id": "OnOff", "command.id": "On", "args": {}})
+        assert answer.json()["ok"]
+        for line in lines:
+            if line.startswith("data: "):
+                changes = json.loads(line[len("data: "):])["changes"]
+                if any(c.get("device") == "kitchen_light" and c.get("attribute") == "OnOff" and c["value"] is True
+                       for c in changes):
+                    break
+    assert client.get("/live/stream", params={"sample": 0}).json()["error"]["code"] == "INVALID_ARGUMENT"
+
+
+def test_pace_is_set_checked_and_refused_whole(live):
+    client, _, pace, _ = live
+    assert client.post("/clock/pace", json={"speed": 60, "paused": False}).json() == {
+        "ok": True, "speed": 60.0, "paused": False}
+    bad = client.post("/clock/pace", json={"speed": -1, "paused": True})
+    assert bad.status_code == 400 and "positive" in bad.json()["error"]["message"]
+    assert (pace.speed, pace.paused) == (60.0, False)     # nothing half-applied
+    assert client.post("/clock/pace", json={"sped": 2}).json()["error"]["accepted"] == ["speed", "paused"]
+    client.post("/clock/pace", json={"paused": True, "speed": 1})
+
+
+def test_qr_image_decodes_to_the_nodes_payload(live):
+    client, *_ = live
+    rows = client.get("/codes").json()["codes"]
+    for row in (rows[0], rows[-1]):                # a device and a room-sensor node
+        image = client.get(f"/live/qr/{row['device']}.png")
+        assert image.headers["content-type"] == "image/png"
+        decoded = zxingcpp.read_barcodes(Image.open(io.BytesIO(image.content)))
+        assert [d.text for d in decoded] == [row["qr_code"]]
+    assert client.get("/live/qr/nobody.png").json()["error"]["code"] == "NOT_FOUND"
+
+
+def test_runs_are_read_from_result_files(live):
+    client, *_ = live
+    assert client.get("/live/runs").json()["runs"] == [{"name": "ref", "episodes": 2, "solved": 1}]
+    detail = client.get("/live/runs/ref").json()
+    assert [r["episode_id"] for r in detail["results"]] == ["e1", "e2"]
+    assert client.get("/live/runs/nope").json()["error"]["accepted"] == ["ref"]
+
+
+def test_edit_mode_saves_a_valid_home_file_and_refuses_a_bad_one(live, tmp_path):
+    client, *_ = live
+    spec = client.get("/live/homefile").json()["home"]
+    spec["rooms"].append({"id": "study", "name": "Study", "devices": [{"id": "study_lamp", "type": "on_off_light"}]})
+    moved = spec["rooms"][0]["devices"].pop()
+    spec["rooms"][1]["devices"].append(moved)
+    target = tmp_path / "edited.yaml"
+    saved = client.post("/live/homefile", json={"home": spec, "path": str(target)}).json()
+    assert saved["ok"], saved
+    again = Home.load(target)
+    assert "study" in again.rooms and again.room_of(moved["id"]) == spec["rooms"][1]["id"]
+    spec["rooms"][-1]["devices"][0]["type"] = "toaster"
+    bad = client.post("/live/homefile", json={"home": spec, "path": str(tmp_path / "bad.yaml")})
+    assert bad.status_code == 400 and "toaster" in bad.json()["error"]["message"]
+    assert "\n" not in bad.json()["error"]["message"]
+    assert not (tmp_path / "bad.yaml").exists()
