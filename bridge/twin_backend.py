@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from bridge import workflow_calls
-from bridge.backend import INVALID_ARGUMENT, NOT_FOUND, TIME_FORMAT, ToolError
+from bridge.backend import INVALID_ARGUMENT, NOT_FOUND, TIME_FORMAT, UNAVAILABLE, ToolError
 from clusters.base import GLOBAL_ATTRIBUTES
 from clusters.status import MatterError, Status
 from clusters.values import to_json
@@ -29,12 +29,18 @@ class TwinBackend:
             raise ToolError(NOT_FOUND, f"there is no room {room_id!r}",
                             accepted=sorted(self.home.rooms)) from None
 
-    def _device(self, device_id: str) -> Any:
+    def _device(self, device_id: str, reach: bool = True) -> Any:
+        """The device; with `reach`, one that answers now (an offline or rebooting device, a
+        fault of twin/faults.py, is UNAVAILABLE, as the Matter backend says of such a node)."""
         try:
-            return self.home.devices[device_id]
+            device = self.home.devices[device_id]
         except (KeyError, TypeError):
             raise ToolError(NOT_FOUND, f"there is no device {device_id!r}",
                             accepted=sorted(self.home.devices)) from None
+        reason = self.home.faults.unreachable(device_id) if reach else None
+        if reason is not None:
+            raise ToolError(UNAVAILABLE, reason)
+        return device
 
     def _server(self, device: Any, endpoint_id: int | None, cluster: Any) -> Any:
         try:
@@ -95,7 +101,7 @@ class TwinBackend:
 
     # ---- devices -------------------------------------------------------------------
     def device_structure(self, device_id: str) -> dict[str, Any]:
-        device = self._device(device_id)
+        device = self._device(device_id, reach=False)   # known structure, as a controller keeps it
         endpoints = []
         for ep_id, ep in sorted(device.endpoints.items()):
             endpoints.append({

@@ -96,7 +96,13 @@ def register(device_type: DeviceType) -> DeviceType:
 
 
 class Device:
-    """One Matter node: endpoint 0 plus the device type's application endpoints."""
+    """One Matter node: endpoint 0 plus the device type's application endpoints.
+
+    `interceptor` (set by the home: its fault engine) sees every write and invoke before it
+    runs, whoever calls (tools, workflows, the Matter node): it raises MatterError to fail the
+    call, or returns False to accept it without effect (a stuck actuator)."""
+
+    interceptor: Callable[[Device, str, ClusterServer, str], bool] | None = None
 
     def __init__(self, device_id: str, device_type: DeviceType, endpoints: list[Endpoint],
                  root_servers: list[ClusterServer]):
@@ -148,11 +154,17 @@ class Device:
     def write(self, cluster: Any, attribute: Any, value: Any, endpoint_id: int | None = None) -> None:
         server = self.locate(cluster, endpoint_id)
         name = server.resolve_attribute(attribute)
+        if self.interceptor is not None and not self.interceptor(self, "write", server, name):
+            return
         check_write(self, server, name, value)
         server.write(name, value)
 
     def invoke(self, cluster: Any, command: Any, fields: Any = None, endpoint_id: int | None = None) -> Any:
         server = self.locate(cluster, endpoint_id)
         name = server.resolve_command(command)
+        if self.interceptor is not None and not self.interceptor(self, "invoke", server, name):
+            response = server.command_class(name).response_type
+            # Stuck: accepted, nothing moves; a command with a response answers its defaults.
+            return getattr(server.cluster.Commands, response)() if response else None
         check_invoke(self, server, name, fields)
         return server.invoke(name, fields)

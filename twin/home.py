@@ -40,6 +40,7 @@ from clusters.status import MatterError
 from clusters.values import to_json
 from twin import physics
 from twin.clock import DEFAULT_START, TICKS_PER_SECOND, VirtualClock, parse_time
+from twin.faults import FaultEngine
 from twin.physics import VARIABLES, Trajectory
 from twin.schema import HomeSpec, UnknownIdError, UserFileError, parse_file
 from twin.workflows import StepFailed, Workflows
@@ -133,6 +134,7 @@ class Home:
         self.devices: dict[str, Device] = {}
         self.events: list[dict[str, Any]] = []
         self.workflows = Workflows(self.clock, self._run_step)
+        self.faults = FaultEngine(self)
         self._meta: dict[str, _DeviceMeta] = {}
         #: Device types cloned from real products (home files' `products`), by type key.
         self.products: dict[str, DeviceType] = {}
@@ -197,7 +199,8 @@ class Home:
             self._wired[id(server)] = len(server.listeners)
             quantity = physics.sensor_quantity(device, server)
             if quantity is not None:
-                server.sensor_source = functools.partial(self._quantity, room_id, quantity)
+                server.sensor_source = functools.partial(self.sensed, device.id, room_id, quantity)
+        device.interceptor = self.faults.intercept   # faults: failing, stuck, unreachable calls
         self.devices[device.id] = device
         self._meta[device.id] = _DeviceMeta(device.type.key, room_id, name, copy.deepcopy(options))
         self._room_devices[room_id].append(device.id)
@@ -223,8 +226,13 @@ class Home:
             "device": server.endpoint.device.id, "endpoint": server.endpoint.id,
             "cluster": server.name, "event": type(event).__name__, "fields": to_json(event)})
 
-    def _quantity(self, room_id: str, quantity: str) -> float:
-        return getattr(self.rooms[room_id], quantity)
+    def sensed(self, device_id: str, room_id: str, quantity: str) -> float:
+        """What a device's sensor measures of its room: the true value through its faults."""
+        return self.faults.sense(device_id, quantity, getattr(self.rooms[room_id], quantity))
+
+    def mark_dirty(self, device_id: str) -> None:
+        """The device changed without its listeners hearing (a power-up): re-derive its room."""
+        self._dirty.add(self._meta[device_id].room)
 
     # ---- lookups -------------------------------------------------------------------
     @property
@@ -303,6 +311,9 @@ class Home:
             tick = self.workflows.next_tick()
             if tick is not None and tick < nxt:
                 nxt = tick
+            tick = self.faults.next_tick()
+            if tick is not None and tick < nxt:
+                nxt = tick
             if self._next_flip is not None and self._next_flip < nxt:
                 nxt = self._next_flip
             self.clock.tick = max(nxt, self.clock.tick + 1)
@@ -310,6 +321,7 @@ class Home:
 
     def _settle(self) -> None:
         tick = self.clock.tick
+        self.faults.run_due(tick)   # faults starting now apply before anything else this tick
         for _ in range(_MAX_ROUNDS):
             due = [s for s in self._servers
                    if (t := s.next_event_tick()) is not None and t <= tick]
@@ -370,6 +382,8 @@ class Home:
             "dirty": sorted(self._dirty),
             **({"products": {k: product_of(t).attributes for k, t in self.products.items()}}
                if self.products else {}),
+            # Only with faults: snapshots of homes without any stay as they were.
+            **({"faults": self.faults.state()} if self.faults.faults or self.faults.test_event_key else {}),
         }
 
     @classmethod
@@ -399,6 +413,8 @@ class Home:
         version, internal, gauss = snapshot["rng"]
         home.rng.setstate((version, tuple(internal), gauss))
         home._dirty = set(snapshot["dirty"])
+        if "faults" in snapshot:
+            home.faults.load_state(copy.deepcopy(snapshot["faults"]))
         home._refresh_next_flip()
         return home
 

@@ -32,8 +32,9 @@ def room_sensor_id(room_id: str) -> str:
     return f"sensors@{room_id}"
 
 
-def _room_value(home: Any, room_id: str, quantity: str) -> float:
-    return getattr(home.rooms[room_id], quantity)
+def _room_value(home: Any, device_id: str, room_id: str, quantity: str) -> float:
+    """The room's value as the sensor node measures it (through its faults, twin/faults.py)."""
+    return home.faults.sense(device_id, quantity, getattr(home.rooms[room_id], quantity))
 
 
 def room_sensor_device(home: Any, room_id: str) -> Device:
@@ -45,7 +46,7 @@ def room_sensor_device(home: Any, room_id: str) -> Device:
         server.clock = home.clock
         quantity = physics.sensor_quantity(device, server)
         if quantity is not None:
-            server.sensor_source = functools.partial(_room_value, home, room_id, quantity)
+            server.sensor_source = functools.partial(_room_value, home, device.id, room_id, quantity)
     return device
 
 
