@@ -14,7 +14,7 @@ from clusters.base import ClusterServer, current_access
 from clusters.device import DEVICE_TYPES
 from clusters.devices import create_device
 from clusters.status import Status
-from twin.node.im import InteractionModelServer
+from twin.node.im import GRANTED_MAX_INTERVAL_S, InteractionModelServer
 from twin.node.values import decode_typed, encode_value
 from twin.protocol.exchange import Deliver, MessageLayer, Send, SessionClosed
 from twin.protocol.interaction import (
@@ -510,7 +510,8 @@ def test_subscribe_primes_then_answers_with_the_negotiated_max_interval():
     link = Link(device)
     messages = subscribe(link, AttributePath(1, ON_OFF, 0), AttributePath(endpoint=1, cluster=LEVEL))
     *priming, response = messages
-    assert isinstance(response, SubscribeResponse) and response.max_interval == 10
+    # The ceiling (10 s) is more than the node grants: a restart is noticed within its interval.
+    assert isinstance(response, SubscribeResponse) and response.max_interval == GRANTED_MAX_INTERVAL_S
     sub_id = response.subscription_id
     assert all(m.subscription_id == sub_id and not m.suppress_response for m in priming)
     got = values(priming)
@@ -520,6 +521,11 @@ def test_subscribe_primes_then_answers_with_the_negotiated_max_interval():
     *_, zero = subscribe(link, AttributePath(1, ON_OFF, 0), floor=0, ceiling=0, keep_subscriptions=True)
     assert zero.max_interval >= 1
     assert subscribe(link, AttributePath(1, ON_OFF, 0), floor=20, ceiling=10) == [StatusResponse(Status.INVALID_ACTION)]
+    # A shorter ceiling is kept; a floor above what the node grants wins (max >= floor, always).
+    *_, short = subscribe(link, AttributePath(1, ON_OFF, 0), floor=0, ceiling=2, keep_subscriptions=True)
+    assert short.max_interval == 2
+    *_, slow = subscribe(link, AttributePath(1, ON_OFF, 0), floor=20, ceiling=30, keep_subscriptions=True)
+    assert slow.max_interval == 20
 
 
 def test_many_changes_within_min_interval_coalesce_into_one_report_with_the_latest_value():
@@ -550,7 +556,7 @@ def test_keepalive_is_an_empty_report_at_the_max_interval():
 
 def test_changes_to_unsubscribed_attributes_send_nothing():
     device = light()
-    link = Link(device)
+    link = Link(device, granted_max_interval_s=60)
     subscribe(link, AttributePath(1, ON_OFF, 0), floor=0, ceiling=60)
     device.write("LevelControl", "OnLevel", 50)
     assert link.advance(30_000) == []
@@ -645,7 +651,7 @@ def counting_reads(device):
 def test_an_idle_subscription_reads_only_derived_attributes_and_encodes_nothing(monkeypatch):
     from twin.node import im as im_module
     device = light()
-    link = Link(device, sample_ms=1000)
+    link = Link(device, sample_ms=1000, granted_max_interval_s=20)
     *_, response = subscribe(link, AttributePath(), floor=0, ceiling=20)   # everything
     assert isinstance(response, SubscribeResponse)
     encodes = []

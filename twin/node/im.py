@@ -118,10 +118,14 @@ RESPONSE_TIMEOUT_MS = 30_000
 DEFAULT_SAMPLE_MS = 1_000
 #: Event numbers are reserved in persistent storage this many at a time.
 EVENT_NUMBER_BLOCK = 1_000
-#: Spec SUBSCRIPTION_MAX_INTERVAL_PUBLISHER_LIMIT: the publisher may raise the max interval up to this.
-PUBLISHER_MAX_INTERVAL_LIMIT_S = 3600
 #: A max interval of 0 would report without pause; we raise it to at least this.
 MIN_MAX_INTERVAL_S = 1
+#: The longest max interval we grant (unless the client's floor is longer). A controller learns
+#: that a node restarted or vanished only when a max interval passes without a report; those
+#: that cannot take a resumed subscription (no CASE responder, e.g. python-matter-server 5.x in
+#: Home Assistant) would otherwise stay stale for their whole ceiling (often 300 s). The cost is
+#: one empty report per subscription per interval.
+GRANTED_MAX_INTERVAL_S = 5
 MAX_SUBSCRIPTIONS = 64
 #: Core spec "Subscribe Interaction Limits": a publisher supports at least 3 subscriptions per
 #: fabric. Each fabric present is guaranteed max(this, MAX_SUBSCRIPTIONS // fabrics) slots; a
@@ -252,8 +256,10 @@ class _Pending:
 class InteractionModelServer:
     def __init__(self, data_model: Device, rng: random.Random, *, max_payload: int = MAX_PAYLOAD,
                  sample_ms: int = DEFAULT_SAMPLE_MS, access_check: AccessCheck | None | str = "acl",
-                 event_numbers: EventNumbers | None = None):
+                 event_numbers: EventNumbers | None = None,
+                 granted_max_interval_s: int = GRANTED_MAX_INTERVAL_S):
         self.device = data_model
+        self.granted_max_interval_s = granted_max_interval_s
         self.rng = rng
         self.max_payload = max_payload
         self.sample_ms = sample_ms
@@ -740,9 +746,9 @@ class InteractionModelServer:
         sub_id = self.rng.getrandbits(32)
         while sub_id in self.subscriptions:
             sub_id = self.rng.getrandbits(32)
-        # The publisher may pick any max interval in [ceiling, max(limit, ceiling)]; we keep the
-        # client's ceiling, raised only to stay above the floor and away from zero.
-        max_interval = min(max(ceiling, floor, MIN_MAX_INTERVAL_S), max(PUBLISHER_MAX_INTERVAL_LIMIT_S, ceiling))
+        # The publisher may pick any max interval in [floor, max(limit, ceiling)]: the client's
+        # ceiling, but at most ours (see GRANTED_MAX_INTERVAL_S), never below the floor or zero.
+        max_interval = max(min(ceiling, self.granted_max_interval_s), floor, MIN_MAX_INTERVAL_S)
         sub = Subscription(sub_id, session, exchange.layer, exchange.handler,
                            list(message.attribute_requests or []), message.fabric_filtered,
                            floor * 1000, max_interval * 1000,
