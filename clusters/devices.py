@@ -17,8 +17,8 @@ composition is used and said so:
 - TV: Basic Video Player (0x0028); its LevelControl is the volume.
 - window covering: SimuHome's "Window Covering Controller" carries the WindowCovering
   *server*, which is the Window Covering device type (0x0202).
-Groups and Scenes, mandatory on some of these device types, are not modelled (the twin
-has no group messaging); this is the one known gap against the device library.
+Lights and window coverings carry Groups (mandatory for them) and Scenes Management, as
+real products do; group membership is kept per fabric, group multicast is not modelled.
 
 `room_sensor` is not a SimuHome device: it is the per-room sensor node (see
 twin/room_sensors.py). It lives in `NODE_ONLY_TYPES`, not `DEVICE_TYPES`, so home files,
@@ -62,6 +62,7 @@ from clusters.modes import (
 )
 from clusters.onoff import OnOffServer
 from clusters.operational_state import OperationalStateServer, RvcOperationalStateServer
+from clusters.scenes import GroupsServer, ScenesManagementServer
 from clusters.status import MatterError, Status
 from clusters.temperature_control import TemperatureControlServer
 from clusters.thermostat import ThermostatServer
@@ -105,12 +106,13 @@ def _fan(auto: bool = False) -> FanControlServer:
 
 # ---- builders: (**options) -> application endpoints -------------------------------------
 def _on_off_light(**_: Any) -> list[Endpoint]:
-    return [_endpoint(1, [ON_OFF_LIGHT], IdentifyServer(), OnOffServer(lighting=True))]
+    return [_endpoint(1, [ON_OFF_LIGHT], IdentifyServer(), GroupsServer(), ScenesManagementServer(),
+                      OnOffServer(lighting=True))]
 
 
 def _dimmable_light(**_: Any) -> list[Endpoint]:
-    return [_endpoint(1, [DIMMABLE_LIGHT], IdentifyServer(), OnOffServer(lighting=True),
-                      LevelControlServer(on_off=True, lighting=True, CurrentLevel=254))]
+    return [_endpoint(1, [DIMMABLE_LIGHT], IdentifyServer(), GroupsServer(), ScenesManagementServer(),
+                      OnOffServer(lighting=True), LevelControlServer(on_off=True, lighting=True, CurrentLevel=254))]
 
 
 def _air_conditioner(**_: Any) -> list[Endpoint]:
@@ -210,7 +212,8 @@ def _tv(**_: Any) -> list[Endpoint]:
 
 
 def _window_covering(**_: Any) -> list[Endpoint]:
-    return [_endpoint(1, [WINDOW_COVERING], IdentifyServer(), WindowCoveringServer())]
+    return [_endpoint(1, [WINDOW_COVERING], IdentifyServer(), GroupsServer(), ScenesManagementServer(),
+                      WindowCoveringServer())]
 
 
 def _room_sensor(**_: Any) -> list[Endpoint]:
@@ -280,5 +283,8 @@ def create_device(device_id: str, type_key: str | DeviceType, rng: random.Random
     identity = BasicInformationServer(
         VendorName="matter-twin", ProductName=f"Twin {device_type.label}"[:32],
         ProductID=device_type.product_id, NodeLabel=(name or device_id)[:32],
-        SerialNumber=f"TW{rng.getrandbits(40):010X}", UniqueID=f"{rng.getrandbits(64):016X}")
+        SerialNumber=f"TW{rng.getrandbits(40):010X}", UniqueID=f"{rng.getrandbits(64):016X}",
+        ProductLabel=device_type.label, PartNumber=f"TW-{device_type.product_id:04X}",
+        # example.com (RFC 2606): the twin has no product page of its own
+        ProductURL=f"https://example.com/matter-twin/{device_type.key}")
     return Device(device_id, device_type, device_type.build(**options), root_servers=[identity])

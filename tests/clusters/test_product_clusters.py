@@ -1,0 +1,198 @@
+"""Clusters and features real products carry (issue 15): per-type behaviour tests."""
+import json
+
+import pytest
+from chip.clusters import Objects as Clusters
+from chip.clusters.Types import NullValue
+
+from clusters.base import AccessContext, current_access
+from clusters.basic_information import BasicInformationServer
+from clusters.devices import create_device
+from clusters.status import MatterError, Status
+
+SM = Clusters.ScenesManagement
+
+
+class Clock:
+    tick = 0
+
+
+def make(key, **options):
+    device = create_device("d1", key, **options)
+    clock = Clock()
+    for server in device.servers():
+        server.clock = clock
+    return device, clock
+
+
+def settle(device, clock, tick):
+    """Visit each event tick up to `tick` in order, as a home does."""
+    servers = list(device.servers())
+    while True:
+        due = [t for s in servers if (t := s.next_event_tick()) is not None and t <= tick]
+        if not due:
+            break
+        clock.tick = min(due)
+        for s in servers:
+            s.advance_to(clock.tick)
+    clock.tick = tick
+
+
+def error_of(call, *args):
+    with pytest.raises(MatterError) as err:
+        call(*args)
+    return err.value
+
+
+def round_trip(device, key):
+    """Snapshot every server to JSON and back into a fresh device of the same type."""
+    copy, _ = make(key)
+    for ep_id, ep in device.endpoints.items():
+        for cid, server in ep.servers.items():
+            copy.endpoints[ep_id].servers[cid].load_state(json.loads(json.dumps(server.state())))
+    return copy
+
+
+# ---- BasicInformation: what nearly every product shows on endpoint 0 ------------------------
+def test_basic_information_product_attributes():
+    device, _ = make("fan")
+    info = device.endpoint(0).server("BasicInformation")
+    assert info.read("ProductLabel") == "Fan"
+    assert info.read("ProductURL").startswith("https://") and info.read("PartNumber").startswith("TW-")
+    assert info.read("ManufacturingDate")[:8].isdigit() and info.read("LocalConfigDisabled") is False
+    info.write("LocalConfigDisabled", True)
+    assert info.read("LocalConfigDisabled") is True
+    assert error_of(info.write, "ProductLabel", "x").status == Status.UNSUPPORTED_WRITE
+    for bad in ("2026", "20261332", "2026013x"):
+        error = error_of(lambda date=bad: BasicInformationServer(ManufacturingDate=date))
+        assert error.status == Status.CONSTRAINT_ERROR
+    assert BasicInformationServer(ManufacturingDate="20250228ABC").read("ManufacturingDate")
+    assert error_of(lambda: BasicInformationServer(PartNumber="p" * 33)).status == Status.CONSTRAINT_ERROR
+
+
+# ---- Groups ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("key", ["on_off_light", "dimmable_light", "window_covering"])
+def test_groups_and_scenes_on_lights_and_coverings(key):
+    device, _ = make(key)
+    names = {s.name for s in device.endpoint(1).servers.values()}
+    assert {"Groups", "ScenesManagement", "Identify"} <= names
+
+
+def test_groups_membership_per_fabric():
+    device, _ = make("on_off_light")
+    groups = device.endpoint(1).server("Groups")
+    assert groups.read("FeatureMap") == 1 and groups.read("NameSupport") == 0x80
+    assert groups.invoke("AddGroup", {"groupID": 5, "groupName": "Kitchen"}).status == Status.SUCCESS
+    assert groups.invoke("AddGroup", {"groupID": 0, "groupName": ""}).status == Status.CONSTRAINT_ERROR
+    assert groups.invoke("AddGroup", {"groupID": 6, "groupName": "n" * 17}).status == Status.CONSTRAINT_ERROR
+    view = groups.invoke("ViewGroup", {"groupID": 5})
+    assert (view.status, view.groupName) == (Status.SUCCESS, "Kitchen")
+    assert groups.invoke("ViewGroup", {"groupID": 9}).status == Status.NOT_FOUND
+    membership = groups.invoke("GetGroupMembership", {"groupList": []})
+    assert membership.groupList == [5] and membership.capacity == 7
+    assert groups.invoke("GetGroupMembership", {"groupList": [4, 5]}).groupList == [5]
+    # another fabric sees its own (empty) table
+    token = current_access.set(AccessContext("case", 2, 0x1234))
+    try:
+        assert groups.invoke("GetGroupMembership", {"groupList": []}).groupList == []
+        assert groups.invoke("RemoveGroup", {"groupID": 5}).status == Status.NOT_FOUND
+    finally:
+        current_access.reset(token)
+    for g in range(10, 17):
+        assert groups.invoke("AddGroup", {"groupID": g, "groupName": ""}).status == Status.SUCCESS
+    assert groups.invoke("AddGroup", {"groupID": 99, "groupName": ""}).status == Status.RESOURCE_EXHAUSTED
+    assert groups.invoke("RemoveGroup", {"groupID": 5}).status == Status.SUCCESS
+    groups.invoke("RemoveAllGroups")
+    assert groups.invoke("GetGroupMembership", {"groupList": []}).groupList == []
+
+
+def test_add_group_if_identifying():
+    device, _ = make("on_off_light")
+    groups, identify = device.endpoint(1).server("Groups"), device.endpoint(1).server("Identify")
+    groups.invoke("AddGroupIfIdentifying", {"groupID": 3, "groupName": "a"})
+    assert groups.groups() == {}
+    identify.invoke("Identify", {"identifyTime": 10})
+    groups.invoke("AddGroupIfIdentifying", {"groupID": 3, "groupName": "a"})
+    assert groups.groups() == {3: "a"}
+
+
+# ---- Scenes ----------------------------------------------------------------------------------
+def test_scene_store_and_recall_on_a_dimmable_light():
+    device, clock = make("dimmable_light")
+    ep = device.endpoint(1)
+    scenes, onoff, level = ep.server("ScenesManagement"), ep.server("OnOff"), ep.server("LevelControl")
+    assert scenes.read("SceneTableSize") >= 16 and scenes.read("FabricSceneInfo") == []
+    onoff.invoke("On")
+    level.invoke("MoveToLevel", {"level": 40, "transitionTime": 0, "optionsMask": 0, "optionsOverride": 0})
+    assert scenes.invoke("StoreScene", {"groupID": 0, "sceneID": 1}).status == Status.SUCCESS
+    info = scenes.read("FabricSceneInfo")[0]
+    assert (info.sceneCount, info.currentScene, info.sceneValid, info.remainingCapacity) == (1, 1, True, 7)
+    view = scenes.invoke("ViewScene", {"groupID": 0, "sceneID": 1})
+    stored = {fs.clusterID: {p.attributeID: p for p in fs.attributeValueList} for fs in view.extensionFieldSets}
+    assert stored[Clusters.OnOff.id][0].valueUnsigned8 == 1 and stored[Clusters.LevelControl.id][0].valueUnsigned8 == 40
+    # a change away from the scene invalidates it
+    onoff.invoke("Off")
+    level.invoke("MoveToLevel", {"level": 200, "transitionTime": 0, "optionsMask": 1, "optionsOverride": 1})
+    assert scenes.read("FabricSceneInfo")[0].sceneValid is False
+    # recall with a 2 s transition: the level moves back over 20 ticks
+    scenes.invoke("RecallScene", {"groupID": 0, "sceneID": 1, "transitionTime": 2000})
+    assert onoff.read("OnOff") is True and scenes.read("FabricSceneInfo")[0].sceneValid is True
+    clock.tick = 10
+    assert 40 < level.read("CurrentLevel") < 200
+    settle(device, clock, 20)
+    assert level.read("CurrentLevel") == 40 and scenes.read("FabricSceneInfo")[0].sceneValid is True
+    assert scenes.read("LastConfiguredBy") is NullValue
+    assert error_of(scenes.invoke, "RecallScene", {"groupID": 0, "sceneID": 9}).status == Status.NOT_FOUND
+    copy = round_trip(device, "dimmable_light")
+    assert copy.endpoint(1).server("ScenesManagement").invoke(
+        "GetSceneMembership", {"groupID": 0}).sceneList == [1]
+
+
+def test_scene_add_groups_copy_and_remove():
+    device, clock = make("window_covering")
+    ep = device.endpoint(1)
+    scenes, groups, cover = ep.server("ScenesManagement"), ep.server("Groups"), ep.server("WindowCovering")
+    lift = Clusters.WindowCovering.Attributes.CurrentPositionLiftPercent100ths.attribute_id
+    add = {"groupID": 7, "sceneID": 2, "transitionTime": 0, "sceneName": "Evening",
+           "extensionFieldSets": [{"clusterID": Clusters.WindowCovering.id,
+                                   "attributeValueList": [{"attributeID": lift, "valueUnsigned16": 8000}]},
+                                  {"clusterID": Clusters.OnOff.id, "attributeValueList": []}]}
+    assert scenes.invoke("AddScene", add).status == Status.INVALID_COMMAND   # not in group 7 yet
+    groups.invoke("AddGroup", {"groupID": 7, "groupName": "Blinds"})
+    assert scenes.invoke("AddScene", add).status == Status.SUCCESS
+    bad = {**add, "extensionFieldSets": [{"clusterID": Clusters.WindowCovering.id,
+                                         "attributeValueList": [{"attributeID": 0, "valueUnsigned8": 1}]}]}
+    assert scenes.invoke("AddScene", bad).status == Status.INVALID_COMMAND
+    assert scenes.invoke("ViewScene", {"groupID": 7, "sceneID": 2}).sceneName == "Evening"
+    scenes.invoke("RecallScene", {"groupID": 7, "sceneID": 2, "transitionTime": None})
+    settle(device, clock, 400)
+    assert cover.read("CurrentPositionLiftPercent100ths") == 8000
+    copied = scenes.invoke("CopyScene", {"mode": 0, "groupIdentifierFrom": 7, "sceneIdentifierFrom": 2,
+                                         "groupIdentifierTo": 0, "sceneIdentifierTo": 5})
+    assert copied.status == Status.SUCCESS
+    assert scenes.invoke("GetSceneMembership", {"groupID": 0}).sceneList == [5]
+    groups.invoke("RemoveGroup", {"groupID": 7})   # takes its scenes along
+    assert scenes.invoke("GetSceneMembership", {"groupID": 7}).status == Status.INVALID_COMMAND
+    assert scenes.read("FabricSceneInfo")[0].sceneCount == 1
+    assert scenes.invoke("RemoveScene", {"groupID": 0, "sceneID": 5}).status == Status.SUCCESS
+    assert scenes.invoke("RemoveScene", {"groupID": 0, "sceneID": 5}).status == Status.NOT_FOUND
+    for s in range(8):
+        assert scenes.invoke("StoreScene", {"groupID": 0, "sceneID": s}).status == Status.SUCCESS
+    assert scenes.invoke("StoreScene", {"groupID": 0, "sceneID": 8}).status == Status.RESOURCE_EXHAUSTED
+    assert scenes.invoke("RemoveAllScenes", {"groupID": 0}).status == Status.SUCCESS
+    assert scenes.read("FabricSceneInfo")[0].sceneCount == 0
+
+
+def test_scenes_survive_a_restart_but_are_not_valid():
+    device, _ = make("on_off_light")
+    scenes = device.endpoint(1).server("ScenesManagement")
+    device.endpoint(1).server("Groups").invoke("AddGroup", {"groupID": 1, "groupName": "g"})
+    scenes.invoke("StoreScene", {"groupID": 1, "sceneID": 1})
+    saved = json.loads(json.dumps(scenes.saved_state()))
+    fresh, _ = make("on_off_light")
+    fresh.endpoint(1).server("Groups").power_up(
+        json.loads(json.dumps(device.endpoint(1).server("Groups").saved_state())))
+    fresh_scenes = fresh.endpoint(1).server("ScenesManagement")
+    fresh_scenes.power_up(saved)
+    info = fresh_scenes.read("FabricSceneInfo")[0]
+    assert (info.sceneCount, info.currentGroup, info.sceneValid) == (1, 1, False)
