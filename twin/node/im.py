@@ -11,7 +11,10 @@ apply to Matter callers too), with `clusters.base.current_access` set to who is 
 
 Interactions:
 - Read: ReportData, chunked with MoreChunkedMessages when it does not fit one message (the client
-  answers each chunk but the last with a StatusResponse); the last has SuppressResponse.
+  answers each chunk but the last with a StatusResponse); the last has SuppressResponse. Chunks
+  are encoded lazily, one per StatusResponse (`_report_chunks`): a huge wildcard read costs one
+  message's encoding per turn of the event loop that every node of the process shares, and a
+  pending interaction holds its place in the paths, not its remaining messages.
 - Subscribe: priming ReportData chunks (each answered by StatusResponse), then SubscribeResponse.
   Later reports go on new exchanges and must be answered; a failure status, no answer, or MRP
   giving up ends the subscription.
@@ -57,6 +60,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import itertools
 import logging
 import random
 import typing
@@ -243,12 +247,21 @@ class _Derived(typing.NamedTuple):
     every: int             # timer samples between re-reads (from the server's `sample_seconds`)
 
 
+#: One message of a chunked answer: (opcode, payload, more chunks follow?).
+Chunk = tuple[int, bytes, bool]
+
+
 @dataclass(eq=False)
 class _Pending:
-    """An interaction waiting for the client's StatusResponse before its next message."""
+    """An interaction waiting for the client's StatusResponse before its next message.
+
+    `chunks` encodes the next message only when asked (see `_report_chunks`): what a pending
+    read holds is its position in the expanded paths and at most one encoded item, however
+    much is left to send."""
     exchange: Any
     kind: str                             # "read", "priming", "report" or "invoke"
-    chunks: list[tuple[int, bytes]]       # what to send after the next SUCCESS
+    chunks: Iterator[Chunk]               # the rest, encoded one message per SUCCESS
+    more: bool                            # `chunks` has another message
     deadline_ms: float
     subscription: Subscription | None = None
 
@@ -437,17 +450,18 @@ class InteractionModelServer:
     def _status(self, exchange: Any, status: Status, now_ms: float, close: bool = True) -> list:
         return self._send(exchange, StatusResponse(status), now_ms, close=close)
 
-    def _start(self, exchange: Any, kind: str, chunks: list[tuple[int, bytes]], now_ms: float,
+    def _start(self, exchange: Any, kind: str, chunks: Iterator[Chunk], now_ms: float,
                subscription: Subscription | None = None, expect_last: bool = True) -> list:
-        """Send the first chunk; the rest follow each SUCCESS StatusResponse."""
-        first, rest = chunks[0], chunks[1:]
-        if not rest and not expect_last:
-            return self._send(exchange, first, now_ms, close=True)
-        pending = _Pending(exchange, kind, rest, now_ms + RESPONSE_TIMEOUT_MS, subscription)
+        """Send the first chunk; each of the others is encoded when the SUCCESS StatusResponse
+        to the one before it comes in."""
+        opcode, payload, more = next(chunks)
+        if not more and not expect_last:
+            return self._send(exchange, (opcode, payload), now_ms, close=True)
+        pending = _Pending(exchange, kind, chunks, more, now_ms + RESPONSE_TIMEOUT_MS, subscription)
         self._pending[exchange] = pending
         if subscription is not None:
             subscription.busy = pending
-        actions = self._send(exchange, first, now_ms)
+        actions = self._send(exchange, (opcode, payload), now_ms)
         if exchange.closed:
             return actions + self._abandon(pending, now_ms)
         return actions
@@ -457,13 +471,17 @@ class InteractionModelServer:
         if status != Status.SUCCESS:
             log.info("IM %s answered with status 0x%02x; ended", pending.kind, status)
             return self._abandon(pending, now_ms)
-        if pending.chunks:
-            chunk = pending.chunks.pop(0)
+        if pending.more:
+            try:
+                opcode, payload, pending.more = next(pending.chunks)
+            except Exception:   # a bug while encoding must end this interaction, not the node
+                log.exception("IM %s: encoding the next chunk failed", pending.kind)
+                return self._abandon(pending, now_ms)
             pending.deadline_ms = now_ms + RESPONSE_TIMEOUT_MS
-            last_of_read = pending.kind in ("read", "invoke") and not pending.chunks
+            last_of_read = pending.kind in ("read", "invoke") and not pending.more
             if last_of_read:
                 del self._pending[exchange]
-            return self._send(exchange, chunk, now_ms, close=last_of_read)
+            return self._send(exchange, (opcode, payload), now_ms, close=last_of_read)
         del self._pending[exchange]
         sub = pending.subscription
         if sub is not None:
@@ -664,22 +682,24 @@ class InteractionModelServer:
             self._notify()
 
     def _read_items(self, paths: list[AttributePath], filters: list, fabric_filtered: bool,
-                    access: AccessContext) -> list[bytes]:
+                    access: AccessContext) -> Iterator[bytes]:
+        """The AttributeReportIBs of a read or priming report, encoded as they are consumed:
+        the generator's position (path, then the path's expansion) is where the next chunk
+        resumes, as the CHIP SDK's read handler keeps a path-expansion iterator across chunks."""
         versions = {(f.path.endpoint, f.path.cluster): f.data_version for f in filters or ()}
         derived = self._derived_attributes()
-        items: list[bytes] = []
         sampled: set[tuple[int, int]] = set()
         for path in paths:
             try:
                 targets = self._expand(path)
             except MatterError as e:
-                items.append(self._status_item(path, e.status, e.cluster_status))
+                yield self._status_item(path, e.status, e.cluster_status)
                 continue
             for ep, server, name in targets:
                 attr_id = server.attribute_class(name).attribute_id
                 if not self._allowed("read", access, ep, server.id, attr_id):
                     if path.concrete:
-                        items.append(self._status_item(path, Status.UNSUPPORTED_ACCESS))
+                        yield self._status_item(path, Status.UNSUPPORTED_ACCESS)
                     continue
                 cluster = (ep, server.id)
                 if cluster in derived and cluster not in sampled:   # before we report its version
@@ -687,30 +707,33 @@ class InteractionModelServer:
                     self._sample({cluster: derived[cluster]})
                 if versions.get(cluster) == self._version(ep, server):
                     continue   # the client already holds this cluster's data
-                items += self._items(ep, server, name, access, fabric_filtered)
-        return items
+                yield from self._items(ep, server, name, access, fabric_filtered)
 
-    def _report_chunks(self, items: list[bytes], subscription_id: int | None, for_read: bool,
-                       events: list[bytes] = ()) -> list[tuple[int, bytes]]:
-        """ReportData messages holding `items`, then `events`, in order, each within max_payload."""
-        batches: list[list[tuple[bool, bytes]]] = [[]]
-        size = 0
-        for item in [(False, b) for b in items] + [(True, b) for b in events]:
-            if batches[-1] and size + len(item[1]) > self._item_budget:
-                batches.append([])
-                size = 0
-            batches[-1].append(item)
-            size += len(item[1])
-        out = []
-        for i, batch in enumerate(batches):
-            more = i < len(batches) - 1
-            attrs = [Raw(b) for is_event, b in batch if not is_event]
-            evs = [Raw(b) for is_event, b in batch if is_event]
+    def _report_chunks(self, items: Iterator[tuple[bool, bytes]], subscription_id: int | None,
+                       for_read: bool) -> Iterator[Chunk]:
+        """ReportData messages holding `items` ((is an event, EventReportIB or AttributeReportIB),
+        attributes first), in order, each within max_payload, at least one (maybe empty).
+
+        Lazy: each message is encoded when the caller asks for it, from the items it takes off
+        `items`; the one item that did not fit waits for the next message (it is how we know
+        whether MoreChunkedMessages is set). So a pending interaction never holds more than one
+        message's worth of encoded data, and one turn of the event loop encodes one message."""
+        carry = next(items, None)
+        while True:
+            attrs: list[Raw] = []
+            events: list[Raw] = []
+            size = 0
+            while carry is not None and (size == 0 or size + len(carry[1]) <= self._item_budget):
+                (events if carry[0] else attrs).append(Raw(carry[1]))
+                size += len(carry[1])
+                carry = next(items, None)
+            more = carry is not None
             message = ReportData(subscription_id=subscription_id, attribute_reports=attrs or None,
-                                 event_reports=evs or None, more_chunked=more,
+                                 event_reports=events or None, more_chunked=more,
                                  suppress_response=for_read and not more)
-            out.append((Opcode.ReportData, message.encode()))
-        return out
+            yield Opcode.ReportData, message.encode(), more
+            if not more:
+                return
 
     # ---- read ----------------------------------------------------------------------------
     def _read(self, exchange: Any, message: ReadRequest, access: AccessContext, now_ms: float) -> list:
@@ -720,8 +743,9 @@ class InteractionModelServer:
             return self._status(exchange, Status.PATHS_EXHAUSTED, now_ms)
         items = self._read_items(message.attribute_requests or [], message.data_version_filters,
                                  message.fabric_filtered, access)
-        events = self._event_items(message.event_requests or [], _event_min(message.event_filters), access)
-        chunks = self._report_chunks(items, None, for_read=True, events=events)
+        events = self._event_items(message.event_requests or [], _event_min(message.event_filters), access,
+                                   below=self.event_numbers.next)
+        chunks = self._report_chunks(_tagged(items, events), None, for_read=True)
         return self._start(exchange, "read", chunks, now_ms, expect_last=False)
 
     # ---- subscribe -----------------------------------------------------------------------
@@ -755,11 +779,11 @@ class InteractionModelServer:
                            event_paths=list(message.event_requests or []))
         self._watch()
         items = self._read_items(sub.paths, message.data_version_filters, sub.fabric_filtered, access)
-        events = self._event_items(sub.event_paths, _event_min(message.event_filters), access)
-        sub.event_min = self.event_numbers.next
+        sub.event_min = self.event_numbers.next   # later events come in reports
+        events = self._event_items(sub.event_paths, _event_min(message.event_filters), access, below=sub.event_min)
         self.subscriptions[sub_id] = sub
         self._watch_derived(now_ms)
-        chunks = self._report_chunks(items, sub_id, for_read=False, events=events)
+        chunks = self._report_chunks(_tagged(items, events), sub_id, for_read=False)
         return self._start(exchange, "priming", chunks, now_ms, subscription=sub)
 
     def resume(self, sub: Subscription, now_ms: float) -> None:
@@ -873,26 +897,28 @@ class InteractionModelServer:
             self._notify()
 
     def _event_items(self, paths: list[EventPath], event_min: int, access: AccessContext,
-                     concrete_status: bool = True) -> list[bytes]:
-        """EventReportIBs for the logged events the paths name, from number `event_min` on."""
-        items: list[bytes] = []
+                     concrete_status: bool = True, below: int | None = None) -> Iterator[bytes]:
+        """EventReportIBs for the logged events the paths name, numbers `event_min` to `below`
+        (excluded; events logged while a chunked report is under way go in the next one),
+        encoded as they are consumed."""
         for path in paths:
             if concrete_status and path.endpoint is not None and path.cluster is not None:
                 status = self._event_path_status(path, access)
                 if status is not None:
-                    items.append(EventReport(event_status=EventStatus(path, StatusIB(status))).element())
+                    yield EventReport(event_status=EventStatus(path, StatusIB(status))).element()
         records = sorted((r for q in self.events.values() for r in q), key=lambda r: r.number)
         for r in records:
+            if below is not None and r.number >= below:
+                break
             if r.number < event_min or not any(_event_matches(p, r) for p in paths):
                 continue
             if not self._allowed("event", access, r.endpoint, r.cluster, r.event):
                 continue
             if r.fabric_index is not None and r.fabric_index != access.fabric_index:
                 continue   # a fabric-sensitive event (e.g. AccessControlEntryChanged) of another fabric
-            items.append(EventReport(event_data=EventData(
+            yield EventReport(event_data=EventData(
                 EventPath(endpoint=r.endpoint, cluster=r.cluster, event=r.event), r.number, r.priority,
-                system_timestamp=r.system_ms, data=Raw(r.data))).element())
-        return items
+                system_timestamp=r.system_ms, data=Raw(r.data))).element()
 
     def _event_path_status(self, path: EventPath, access: AccessContext) -> int | None:
         """The status for a concrete event path that names nothing we serve, or may not be read."""
@@ -939,22 +965,28 @@ class InteractionModelServer:
             due = min(due, sub.last_report_ms)   # urgent events do not wait for the min interval
         return due
 
-    def _report(self, sub: Subscription, now_ms: float) -> list:
-        access = self._access(sub.session)
-        items: list[bytes] = []
-        dirty, sub.dirty = sub.dirty, set()
-        for key in sorted(dirty):
+    def _dirty_items(self, keys: list[Key], access: AccessContext, fabric_filtered: bool) -> Iterator[bytes]:
+        """The AttributeReportIBs of a report of changes, encoded as they are consumed."""
+        for key in keys:
             ep, cluster, attribute = key
             server = self.device.endpoints[ep].servers.get(cluster) if ep in self.device.endpoints else None
             if server is None or not self._allowed("read", access, *key):
                 continue   # gone since it changed (a bridged device removed), or not theirs to see
-            items += self._items(ep, server, server.resolve_attribute(attribute), access, sub.fabric_filtered)
-        events: list[bytes] = []
+            yield from self._items(ep, server, server.resolve_attribute(attribute), access, fabric_filtered)
+
+    def _report(self, sub: Subscription, now_ms: float) -> list:
+        access = self._access(sub.session)
+        dirty, sub.dirty = sorted(sub.dirty), set()
+        items = self._dirty_items(dirty, access, sub.fabric_filtered)
+        events: Iterator[bytes] = iter(())
         if sub.events_due:
-            events = self._event_items(sub.event_paths, sub.event_min, access, concrete_status=False)
-            sub.event_min = self.event_numbers.next
+            below = self.event_numbers.next
+            events = self._event_items(sub.event_paths, sub.event_min, access, concrete_status=False, below=below)
+            sub.event_min = below
             sub.events_due = sub.urgent = False
-        if not items and not events and now_ms < sub.last_report_ms + sub.max_interval_ms:
+        stream = _tagged(items, events)
+        head = next(stream, None)
+        if head is None and now_ms < sub.last_report_ms + sub.max_interval_ms:
             return []   # what changed is gone or hidden, and no keepalive is due yet
         try:
             exchange = sub.layer.new_exchange(sub.session, ProtocolId.INTERACTION_MODEL, handler=sub.handler)
@@ -963,8 +995,8 @@ class InteractionModelServer:
             self._remove(sub)
             return []
         sub.last_report_ms = now_ms
-        return self._start(exchange, "report", self._report_chunks(items, sub.id, for_read=False, events=events),
-                           now_ms, subscription=sub)
+        chunks = self._report_chunks(itertools.chain(() if head is None else (head,), stream), sub.id, for_read=False)
+        return self._start(exchange, "report", chunks, now_ms, subscription=sub)
 
     # ---- write ---------------------------------------------------------------------------
     def _write(self, exchange: Any, message: WriteRequest, timed: bool, access: AccessContext,
@@ -1063,9 +1095,9 @@ class InteractionModelServer:
                 size = 0
             batches[-1].append(item)
             size += len(item)
-        chunks = [(Opcode.InvokeResponse, InvokeResponse([Raw(b) for b in batch],
-                                                         more_chunked=i < len(batches) - 1).encode())
-                  for i, batch in enumerate(batches)]
+        last = len(batches) - 1
+        chunks = ((Opcode.InvokeResponse, InvokeResponse([Raw(b) for b in batch], more_chunked=i < last).encode(),
+                   i < last) for i, batch in enumerate(batches))
         return self._start(exchange, "invoke", chunks, now_ms, expect_last=False)
 
     def _invoke_one(self, request: CommandData, timed: bool, access: AccessContext) -> InvokeResponseIB:
@@ -1106,6 +1138,14 @@ def _acl_check(device: Device) -> AccessCheck | None:
     server = root.servers.get(Clusters.AccessControl.id) if root is not None else None
     node = getattr(server, "node", None)
     return AclCheck(node, device) if node is not None and hasattr(node, "table") else None
+
+
+def _tagged(attributes: Iterator[bytes], events: Iterator[bytes]) -> Iterator[tuple[bool, bytes]]:
+    """Report items as `_report_chunks` takes them: (is an event, encoded IB), attributes first."""
+    for item in attributes:
+        yield False, item
+    for item in events:
+        yield True, item
 
 
 def _event_matches(path: EventPath, record: EventRecord) -> bool:
