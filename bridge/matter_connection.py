@@ -74,6 +74,7 @@ class MatterConnection:
         self._http: Any = None
         self._listener: asyncio.Task | None = None
         self._connect_lock: asyncio.Lock | None = None
+        self._client_hooks: list[Callable[[Any], None]] = []
 
     async def _connected(self) -> Any:
         import aiohttp
@@ -101,6 +102,8 @@ class MatterConnection:
                 await self._drop(client)
                 raise
             self._client = client
+            for hook in self._client_hooks:
+                hook(client)
             return client
 
     async def _drop(self, client: Any = None) -> None:
@@ -142,6 +145,18 @@ class MatterConnection:
             asyncio.run_coroutine_threadsafe(self._drop(), self._loop).result(10)
             raise ToolError(UNAVAILABLE, f"cannot reach python-matter-server at {self.url} "
                             f"({type(err).__name__}: {err or 'connection lost'})") from None
+
+    def on_client(self, hook: Callable[[Any], None]) -> None:
+        """Run `hook(client)` on the loop now and for every later client (after a reconnect):
+        how event subscribers (a lab session's reports) stay subscribed."""
+        async def connected(client: Any) -> None:
+            return None
+
+        async def apply(client: Any) -> None:
+            hook(client)
+        self.call(connected, "connect")
+        self._client_hooks.append(hook)
+        self.call(apply, "subscribe to node events")
 
     def nodes(self) -> dict[int, Any]:
         """The server's nodes (node id -> MatterNode), as sent when we started listening."""

@@ -130,6 +130,10 @@ class MixedBackend(MatterBackend):
             states = twin.backend.room_states(room.twin.room)
         return {s: states[s] for s in missing}
 
+    def twin_home(self, name: str) -> TwinHome:
+        """The wall-clock-paced twin home behind `name` ("default" or a home file path)."""
+        return self._home(name, "home")
+
     def twin_homes(self) -> dict[str, Any]:
         """The twin homes behind this backend (path or "default" -> Home)."""
         return {path: twin.home for path, twin in self._homes.items()}

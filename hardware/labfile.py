@@ -1,0 +1,291 @@
+"""The lab file: one YAML file describing a hardware-in-the-loop lab session.
+
+Validated with pydantic; every problem is one line, `UserFileError`: "<file>: <field>: <problem>".
+
+    name: Bench A
+    home: default                          # the twin home: "default" or a home file
+    controller:                            # exactly one of url / start
+      url: ws://127.0.0.1:5580/ws          #   a python-matter-server that is already running
+      # start: {storage: lab-server, port: 5580}   # or the lab runs its own (test PAA trusted)
+    timeout: 15                            # seconds per Matter operation
+    devices:
+      - bind: living_room_light            # bound: the real bulb plays this twin device
+                                           # (tools address it as living_room_light)
+        pairing_code: "3497-011-2332"      # or node_id: 4 (a node the server already has)
+        endpoint: 1
+        mode: couple                       # couple (real state drives the twin) or shadow
+      - id: bench_plug                     # added: a real device in a twin room
+        room: kitchen
+        node_id: 7
+    sensors:                               # a real sensor feeds a twin room's value
+      - {room: bedroom, state: temperature, pairing_code: "MT:...", endpoint: 1}
+    session:
+      sample_interval: 1.0                 # seconds between room-state samples
+      script:                              # tool calls, waits and expectations
+        - {tool: execute_command, args: {device.id: living_room_light, endpoint.id: 1,
+                                         cluster.id: OnOff, command.id: "On", args: {}}}
+        - {wait: 2}
+        - {tool: get_attribute, args: {device.id: living_room_light, endpoint.id: 1,
+                                       cluster.id: OnOff, attribute.id: OnOff},
+           expect: {value: true}}
+    shadow: {compare_after: 1.0, tolerance: 0}
+    network:                               # optional, seeded (Linux tc netem, needs root)
+      interfaces: [v0]
+      seed: 7
+      delay_ms: 20
+      jitter_ms: 5
+      loss_percent: 1
+      outages: [{at: 10, duration: 3}]     # seconds after the session starts
+
+Relative paths (home file, controller storage) are relative to the lab file.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from bridge.config import ID_PATTERN, STATES, _check_url, normalize_pairing_code
+from bridge.tools import TOOL_NAMES
+from twin.schema import UserFileError, check_nesting, first_problem
+
+DEFAULT_PORT = 5580
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class StartController(_Model):
+    """Run python-matter-server as a child of the session, with its own storage and a PAA
+    trust directory holding the public test PAA."""
+    storage: str = Field("lab-controller", description="folder for the server's storage, "
+                                                        "trust dir and log")
+    port: int = Field(DEFAULT_PORT, ge=1, le=65535)
+    listen: str = "127.0.0.1"
+
+
+class Controller(_Model):
+    url: str | None = None
+    start: StartController | None = None
+
+    _url = field_validator("url")(classmethod(lambda cls, v: _check_url(v)))
+
+    @model_validator(mode="after")
+    def _one(self) -> Controller:
+        if (self.url is None) == (self.start is None):
+            raise ValueError("give exactly one of url (a running python-matter-server) or "
+                             "start: {storage, port} (the lab runs one)")
+        return self
+
+
+class _NodeRef(_Model):
+    node_id: int | None = Field(None, ge=1)
+    pairing_code: str | None = None
+    endpoint: int | None = Field(None, ge=0, le=0xFFFE)
+
+    @field_validator("pairing_code")
+    @classmethod
+    def _code(cls, value: str | None) -> str | None:
+        return None if value is None else normalize_pairing_code(value)
+
+
+class RealDevice(_NodeRef):
+    """A real device: bound to a twin device it stands in for, or added to a twin room."""
+    id: str = Field(..., pattern=ID_PATTERN)
+    bind: str | None = Field(None, pattern=ID_PATTERN, description="twin device it plays")
+    room: str | None = Field(None, pattern=ID_PATTERN, description="twin room it is added to")
+    name: str | None = None
+    mode: Literal["couple", "shadow"] = "couple"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bound_id(cls, data: Any) -> Any:
+        # A bound device is named by the twin device it plays: tools address it by that id.
+        if isinstance(data, dict) and data.get("bind") is not None:
+            if data.get("id") not in (None, data["bind"]):
+                raise ValueError(f"a bound device is named by the twin device it plays: drop id "
+                                 f"{data['id']!r} or make it {data['bind']!r}")
+            data = {**data, "id": data["bind"]}
+        return data
+
+    @model_validator(mode="after")
+    def _check(self) -> RealDevice:
+        if (self.node_id is None) == (self.pairing_code is None):
+            raise ValueError("give exactly one of node_id (a node the server has) or "
+                             "pairing_code (commission it)")
+        if (self.bind is None) == (self.room is None):
+            raise ValueError("give exactly one of bind (the twin device it plays) or room "
+                             "(the twin room it is added to)")
+        if self.mode == "shadow" and self.bind is None:
+            raise ValueError("mode shadow needs bind: a twin device to shadow")
+        return self
+
+
+class SensorBinding(_NodeRef):
+    """A real sensor's reading feeds a twin room's state."""
+    room: str = Field(..., pattern=ID_PATTERN)
+    state: Literal["temperature", "humidity", "illuminance", "pm10"]
+    device: str | None = Field(None, description="a real device of this lab file")
+
+    @model_validator(mode="after")
+    def _check(self) -> SensorBinding:
+        if sum(x is not None for x in (self.device, self.node_id, self.pairing_code)) != 1:
+            raise ValueError("give exactly one of device (a real device of this lab), node_id "
+                             "or pairing_code, with endpoint")
+        return self
+
+
+class Step(_Model):
+    """One script step: a tool call (with optional expectations) or a wait."""
+    tool: str | None = None
+    args: dict[str, Any] = {}
+    expect: dict[str, Any] | None = Field(None, description="dotted path in the result -> value")
+    wait: float | None = Field(None, ge=0, le=3600)
+
+    @model_validator(mode="after")
+    def _check(self) -> Step:
+        if (self.tool is None) == (self.wait is None):
+            raise ValueError("a step is either {tool, args, expect} or {wait: seconds}")
+        if self.tool is not None and self.tool not in TOOL_NAMES:
+            raise ValueError(f"unknown tool {self.tool!r}; tools: {', '.join(TOOL_NAMES)}")
+        return self
+
+
+class SessionSpec(_Model):
+    sample_interval: float = Field(1.0, gt=0, le=3600)
+    script: list[Step] = Field(default_factory=list)
+
+
+class ShadowSpec(_Model):
+    compare_after: float = Field(1.0, ge=0, le=600, description="seconds after a command "
+                                 "when real and twin are compared")
+    tolerance: float = Field(0, ge=0, description="allowed absolute difference of numbers")
+
+
+class Outage(_Model):
+    at: float = Field(..., ge=0)
+    duration: float = Field(..., gt=0)
+
+
+class NetworkSpec(_Model):
+    interfaces: list[str] = Field(..., min_length=1)
+    seed: int = 0
+    delay_ms: float = Field(0, ge=0, le=10000)
+    jitter_ms: float = Field(0, ge=0, le=10000)
+    loss_percent: float = Field(0, ge=0, le=100)
+    outages: list[Outage] = []
+    random_outages: int = Field(0, ge=0, le=100, description="extra outages at seeded times")
+    outage_seconds: float = Field(2.0, gt=0, description="length of each seeded outage")
+    horizon: float = Field(60.0, gt=0, description="seeded outages fall within this many seconds")
+
+
+class LabSpec(_Model):
+    name: str = "lab"
+    home: str = "default"
+    controller: Controller
+    timeout: float = Field(15.0, gt=0)
+    commission_timeout: float = Field(120.0, gt=0)
+    devices: list[RealDevice] = []
+    sensors: list[SensorBinding] = []
+    session: SessionSpec = SessionSpec()
+    shadow: ShadowSpec = ShadowSpec()
+    network: NetworkSpec | None = None
+
+    @model_validator(mode="after")
+    def _unique(self) -> LabSpec:
+        seen: set[str] = set()
+        for i, device in enumerate(self.devices):
+            if device.id in seen:
+                raise ValueError(f"devices[{i}].id: device {device.id!r} is listed twice")
+            seen.add(device.id)
+        bound = [d.bind for d in self.devices if d.bind]
+        for i, device in enumerate(self.devices):
+            if device.bind is not None and bound.count(device.bind) > 1:
+                raise ValueError(f"devices[{i}].bind: twin device {device.bind!r} is bound twice")
+        for i, sensor in enumerate(self.sensors):
+            if sensor.device is not None and sensor.device not in seen:
+                raise ValueError(f"sensors[{i}].device: no real device {sensor.device!r}; devices: "
+                                 + (", ".join(sorted(seen)) or "none"))
+        return self
+
+
+class Lab:
+    """A validated lab file plus where it came from."""
+
+    def __init__(self, spec: LabSpec, source: str, base_dir: Path):
+        self.spec = spec
+        self.source = source
+        self.base_dir = base_dir
+
+    def path(self, relative: str) -> Path:
+        return (self.base_dir / relative).resolve()
+
+    @property
+    def home_path(self) -> str:
+        return "default" if self.spec.home == "default" else str(self.path(self.spec.home))
+
+    def default_recording(self) -> Path:
+        return self.base_dir / (Path(self.source).stem + ".session.sqlite")
+
+    def error(self, field: str, problem: str) -> UserFileError:
+        return UserFileError(self.source, field, problem)
+
+
+def parse_lab(data: Any, source: str = "<lab>", base_dir: Path | None = None) -> Lab:
+    if not isinstance(data, dict):
+        raise UserFileError(source, "(top level)", "expected a mapping with controller, devices "
+                            f"and session; got {type(data).__name__}")
+    check_nesting(data, source)
+    try:
+        spec = LabSpec.model_validate(data)
+    except ValidationError as exc:
+        raise UserFileError(source, *first_problem(exc, "(lab)")) from None
+    return Lab(spec, source, base_dir or Path.cwd())
+
+
+def load_lab(path: str | Path) -> Lab:
+    """Read and validate a lab file; every failure is one-line UserFileError."""
+    source = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise UserFileError(source, "(file)", f"cannot read: {reason}") from None
+    try:
+        data = yaml.safe_load(text)
+    except RecursionError:
+        raise UserFileError(source, "(file)", "nested too deeply") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1} column {mark.column + 1}" if mark else "(yaml)"
+        raise UserFileError(source, where, f"YAML syntax error: {getattr(exc, 'problem', None) or exc}") from None
+    return parse_lab(data, source, Path(path).resolve().parent)
+
+
+def example_lab(url: str | None = None) -> str:
+    """The text `twin lab init` writes: a commented starting point."""
+    controller = f"  url: {url}" if url else "  start: {storage: lab-controller, port: 5580}"
+    return f"""# A hardware-in-the-loop lab session (see `twin lab --help`).
+name: My bench
+home: default                 # the twin home: "default" or a home file
+controller:
+{controller}
+devices: []
+  # - {{bind: living_room_light, pairing_code: "34970112332", endpoint: 1}}
+  # - {{id: bench_plug, room: kitchen, node_id: 7}}
+sensors: []
+  # - {{room: bedroom, state: temperature, pairing_code: "MT:...", endpoint: 1}}
+session:
+  sample_interval: 1.0
+  script:
+    - {{tool: get_rooms, args: {{}}}}
+    - {{wait: 1}}
+    - {{tool: get_room_states, args: {{room.id: living_room}}}}
+"""
+
+
+__all__ = ["Controller", "Lab", "LabSpec", "RealDevice", "STATES", "SensorBinding", "Step",
+           "example_lab", "load_lab", "parse_lab"]
