@@ -25,6 +25,9 @@ A YAML (or JSON) file, validated with pydantic. Errors are one line, `UserFileEr
       - id: aircon                                 # commissioned on first use
         room: living_room
         matter: {server: ws://127.0.0.1:5580/ws, pairing_code: "MT:Y.K90AFN00KA0648G00"}
+      - id: hall_light                             # behind a Matter bridge, shown as endpoint 1
+        room: living_room
+        matter: {node_id: 9, endpoint: 7, renumber: {7: 1}}
 
 Node ids learnt by commissioning are remembered in a state file next to the config
 (`<stem>.state.json`), so the next run adopts the node instead of commissioning it again.
@@ -82,6 +85,10 @@ class MatterRef(_Model):
     pairing_code: str | None = None
     endpoint: int | None = Field(None, ge=0, le=0xFFFE, description="The device's "
                                     "application endpoint; default: every endpoint of the node")
+    renumber: dict[int, int] | None = Field(None, description="A device behind a Matter bridge, "
+                                               "shown with its own endpoint ids: node endpoint -> id "
+                                               "the tools show (e.g. {7: 1, 8: 2}); the device is then "
+                                               "exactly these endpoints, without the bridge's root")
 
     _url = field_validator("server")(classmethod(lambda cls, v: _check_url(v)))
 
@@ -95,6 +102,12 @@ class MatterRef(_Model):
         if (self.node_id is None) == (self.pairing_code is None):
             raise ValueError("give exactly one of node_id (a node the server has) or "
                              "pairing_code (commission it)")
+        if self.renumber is not None:
+            shown = list(self.renumber.values())
+            if not self.renumber or len(set(shown)) != len(shown):
+                raise ValueError("renumber: give each node endpoint its own shown endpoint id")
+            if self.endpoint is not None and self.endpoint not in self.renumber:
+                raise ValueError(f"renumber: the device's endpoint {self.endpoint} is not renumbered")
         return self
 
 

@@ -39,9 +39,11 @@ import datetime as _dt
 from collections.abc import Callable
 from typing import Any
 
+from chip.clusters import Objects as Clusters
+
 from bridge.backend import NOT_FOUND, TIME_FORMAT, UNAVAILABLE, ToolError
 from bridge.config import STATES, DeviceConfig, LoadedConfig, MatterRef, SensorRef
-from bridge.matter_connection import MatterConnection
+from bridge.matter_connection import TIMEOUT, MatterConnection
 from bridge.matter_device import MatterDevice
 from bridge.wall_clock import WallClockWorkflows
 from twin.schema import UserFileError
@@ -55,11 +57,16 @@ class MatterBackend:
     """Implements `bridge.backend.Backend` for a bridge config whose devices are Matter nodes
     (`MixedBackend` adds twin devices). Call `close()` when done."""
 
-    def __init__(self, loaded: LoadedConfig, now: Callable[[], _dt.datetime] = wall_now):
+    def __init__(self, loaded: LoadedConfig, now: Callable[[], _dt.datetime] = wall_now,
+                 connection: MatterConnection | None = None):
+        """`connection`: an open connection to reuse for its server (the caller closes it)."""
         self.loaded = loaded
         self.config = loaded.config
         self._now = now
         self._connections: dict[str, MatterConnection] = {}
+        self._borrowed = connection
+        if connection is not None:
+            self._connections[connection.url] = connection
         self._devices: dict[str, Any] = {}
         self._sensor_nodes: dict[tuple[str, str], MatterDevice] = {}
         for spec in self.config.devices:
@@ -81,7 +88,8 @@ class MatterBackend:
     def close(self) -> None:
         self._workflows.close()
         for conn in self._connections.values():
-            conn.close()
+            if conn is not self._borrowed:
+                conn.close()
 
     def commission_all(self) -> dict[str, int]:
         """Adopt or commission every Matter device and sensor node now (else on first use):
@@ -152,14 +160,28 @@ class MatterBackend:
     def _sensor(self, room_id: str, state: str, ref: SensorRef) -> float:
         cluster, convert = self._SENSORS[state]
         device = self._sensor_device(ref)
-        value = device.read(ref.endpoint, cluster, "MeasuredValue")
+        value = self._measure(device, ref.endpoint, cluster, "MeasuredValue")
         if value["value"] is None:
             raise ToolError(UNAVAILABLE, f"room {room_id!r}: the {state} sensor has no reading "
                             f"(MeasuredValue is null on endpoint {value['endpoint_id']})")
         unit = None
         if state == "pm10":
-            unit = device.read(value["endpoint_id"], cluster, "MeasurementUnit")["value"]
+            unit = self._measure(device, value["endpoint_id"], cluster, "MeasurementUnit")["value"]
         return float(convert(value["value"], unit))
+
+    @staticmethod
+    def _measure(device: Any, endpoint: int | None, cluster: str, attribute: str) -> dict[str, Any]:
+        """A sensor attribute: read straight at its path when the endpoint is known (no
+        structure read first); else, or if it is not there, looked up by name (which explains)."""
+        if endpoint is not None and isinstance(device, MatterDevice):
+            cls = getattr(Clusters, cluster)
+            try:
+                return {"endpoint_id": endpoint, "value": device.read_value(
+                    endpoint, cls.id, getattr(cls.Attributes, attribute).attribute_id)}
+            except ToolError as err:
+                if err.code in (UNAVAILABLE, TIMEOUT):
+                    raise
+        return device.read(endpoint, cluster, attribute)
 
     def _sensor_device(self, ref: SensorRef) -> Any:
         if ref.device is not None:
@@ -175,9 +197,12 @@ class MatterBackend:
                                     matter=MatterRef(server=url, pairing_code=ref.pairing_code))
                 self._sensor_nodes[key] = MatterDevice(spec, self.loaded, self.connection(url))
             return self._sensor_nodes[key]
-        spec = DeviceConfig(id=f"node-{ref.node_id}", room=self.config.rooms[0].id,
-                            matter=MatterRef(server=url, node_id=ref.node_id))
-        return MatterDevice(spec, self.loaded, self.connection(url))
+        key = (url, f"node {ref.node_id}")
+        if key not in self._sensor_nodes:
+            spec = DeviceConfig(id=f"node-{ref.node_id}", room=self.config.rooms[0].id,
+                                matter=MatterRef(server=url, node_id=ref.node_id))
+            self._sensor_nodes[key] = MatterDevice(spec, self.loaded, self.connection(url))
+        return self._sensor_nodes[key]
 
     # ---- devices -------------------------------------------------------------------
     def device_structure(self, device_id: str) -> dict[str, Any]:

@@ -3,6 +3,10 @@ python-matter-server (nothing cached: every call is a Matter interaction).
 
 The structure comes from the node's Descriptor and global attributes, read in one wildcard
 read; names are resolved against that live layout, so errors list what the node accepts.
+
+A device behind a Matter bridge (`endpoint:` one of the bridge's endpoints) takes its identity
+from BridgedDeviceBasicInformation there; with `renumber:` it is shown with its own endpoint
+ids (a twin home served in bridge mode looks to the tools as it does in process).
 """
 from __future__ import annotations
 
@@ -16,6 +20,7 @@ from bridge.config import DeviceConfig, LoadedConfig
 from bridge.matter_connection import MatterConnection, status_error
 from bridge.matter_values import (
     BASIC_INFORMATION,
+    BRIDGED_BASIC_INFORMATION,
     DESCRIPTOR,
     GLOBAL_IDS,
     LAYOUT_PATHS,
@@ -49,6 +54,8 @@ class MatterDevice:
         self.conn = conn
         self.ref = spec.matter
         self._node_id = self.ref.node_id
+        self._shown = dict(self.ref.renumber or {})               # node endpoint -> shown id
+        self._node_ep = {v: k for k, v in self._shown.items()}    # shown id -> node endpoint
         self._commission_lock = threading.Lock()
 
     # ---- the node: configured, remembered, or commissioned now ---------------------
@@ -83,13 +90,20 @@ class MatterDevice:
     def layout(self) -> dict[int, dict[str, Any]]:
         """endpoint -> {device_types, servers, parts, clusters: {id: {attributes, commands,
         feature_map, revision}}} for this device's endpoints, plus identity under -1."""
-        raw = self._read(LAYOUT_PATHS, f"read the structure of {self.spec.id}")
+        # A renumbered device's endpoints are known: read only those (a bridge may have hundreds).
+        paths = [p.replace("*", str(e), 1) for e in sorted(self._shown) for p in LAYOUT_PATHS
+                 if p.startswith("*")] if self._shown else LAYOUT_PATHS
+        raw = self._read(paths, f"read the structure of {self.spec.id}")
         eps: dict[int, dict[str, Any]] = {}
         identity: dict[str, Any] = {}
+        bridged: dict[int, dict[str, Any]] = {}
         for path, value in raw.items():
             ep, cid, aid = (int(p) for p in path.split("/"))
             if cid == BASIC_INFORMATION and ep == 0 and aid in (1, 4):
                 identity["vendor_name" if aid == 1 else "product_id"] = value
+                continue
+            if cid == BRIDGED_BASIC_INFORMATION and aid in (1, 3):
+                bridged.setdefault(ep, {})["vendor_name" if aid == 1 else "product_name"] = value
                 continue
             entry = eps.setdefault(ep, {"device_types": [], "servers": [], "parts": [], "clusters": {}})
             if cid == DESCRIPTOR and aid in (0, 1, 3):
@@ -105,11 +119,32 @@ class MatterDevice:
                          0xFFFD: "revision"}[aid]
                 cluster[field] = sorted(value) if isinstance(value, list) else (value or 0)
         mine = self._endpoints(eps)
-        out = {e: eps[e] for e in sorted(mine)}
+        top = self.ref.endpoint
+        if top is not None and top in bridged:
+            identity = bridged[top]
+        if self._shown:
+            out = {}
+            for e in sorted(mine, key=lambda e: self._shown[e]):
+                entry = dict(eps[e])
+                entry["parts"] = sorted(self._shown[p] for p in entry["parts"] if p in self._shown)
+                out[self._shown[e]] = entry
+        else:
+            out = {e: eps[e] for e in sorted(mine)}
         out[-1] = identity
         return out
 
+    def _path(self, ep: int, rest: str) -> str:
+        """A wire path for a shown endpoint id."""
+        return f"{self._node_ep.get(ep, ep)}/{rest}"
+
     def _endpoints(self, eps: dict[int, dict[str, Any]]) -> set[int]:
+        if self._shown:
+            gone = sorted(e for e in self._shown if e not in eps)
+            if gone:
+                raise ToolError(UNAVAILABLE, f"device {self.spec.id}: node {self.node_id} has no endpoint "
+                                f"{', '.join(map(str, gone))} (the bridge config renumbers it); endpoints: "
+                                + ", ".join(str(e) for e in sorted(eps)))
+            return set(self._shown)
         top = self.ref.endpoint
         if top is None:
             return set(eps)
@@ -130,10 +165,12 @@ class MatterDevice:
         identity = layout[-1]
         if identity.get("vendor_name") == "matter-twin":  # a twin node: its own type key
             for device_type in DEVICE_TYPES.values():
-                if device_type.product_id == identity.get("product_id"):
+                if device_type.product_id == identity.get("product_id") or \
+                        f"Twin {device_type.label}"[:32] == identity.get("product_name"):
                     return device_type.key, device_type.label
         apps = [e for e in layout if e > 0]
         main = self.ref.endpoint if self.ref.endpoint is not None else (apps[0] if apps else 0)
+        main = self._shown.get(main, main)
         types_ = layout.get(main, {}).get("device_types") or [{"id": None}]
         dt = types_[0]["id"]
         name = device_type_names().get(dt)
@@ -225,10 +262,14 @@ class MatterDevice:
         return {"endpoint_id": ep, "cluster": cluster_name(cid), "attribute": attribute_name(cid, aid),
                 "value": self._read_value(ep, cid, aid)}
 
+    def read_value(self, ep: int, cid: int, aid: int) -> Any:
+        """One attribute at a known path, without resolving names against the layout."""
+        return self._read_value(ep, cid, aid)
+
     def _read_value(self, ep: int, cid: int, aid: int) -> Any:
         what = f"read {cluster_name(cid)}.{attribute_name(cid, aid)} on {self.spec.id}"
-        raw = self._read([f"{ep}/{cid}/{aid}"], what)
-        path = f"{ep}/{cid}/{aid}"
+        path = self._path(ep, f"{cid}/{aid}")
+        raw = self._read([path], what)
         if path not in raw:
             raise ToolError("FAILURE", f"{what}: the node returned no value")
         return decode(cid, aid, raw[path], what)
@@ -236,7 +277,8 @@ class MatterDevice:
     def read_all(self) -> dict[str, Any]:
         layout = self.layout()
         eps = [e for e in layout if e >= 0]
-        raw = self._read([f"{e}/*/*" for e in eps], f"read all attributes of {self.spec.id}")
+        raw = self._read([self._path(e, "*/*") for e in eps], f"read all attributes of {self.spec.id}")
+        raw = {self._shown_path(path): value for path, value in raw.items()}
 
         def order(path: str) -> tuple[int, ...]:  # the twin's order: endpoint, cluster, its list
             ep, cid, aid = (int(x) for x in path.split("/"))
@@ -257,6 +299,10 @@ class MatterDevice:
             out[f"{ep}.{cluster_name(cid)}.{name}"] = decode(cid, aid, raw[path], path, strict=False)
         return out
 
+    def _shown_path(self, path: str) -> str:
+        ep, rest = path.split("/", 1)
+        return f"{self._shown.get(int(ep), int(ep))}/{rest}"
+
     def write(self, endpoint_id: int | None, cluster: Any, attribute: Any, value: Any) -> dict[str, Any]:
         ep, cid, info = self.locate(endpoint_id, cluster)
         aid = self._attribute(cid, info, attribute)
@@ -266,7 +312,7 @@ class MatterDevice:
         except MatterError as err:
             raise ToolError(err.status.name, err.message) from None
         node, what = self.node_id, f"write {cname}.{aname} on {self.spec.id}"
-        result = self.conn.call(lambda c: c.write_attribute(node, f"{ep}/{cid}/{aid}", to_wire(chip_value)),
+        result = self.conn.call(lambda c: c.write_attribute(node, self._path(ep, f"{cid}/{aid}"), to_wire(chip_value)),
                                 what, node)
         for entry in result or []:
             status = entry.get("Status", 0) if isinstance(entry, dict) else 0
@@ -289,7 +335,8 @@ class MatterDevice:
             raise ToolError(err.status.name, err.message) from None
         node, what = self.node_id, f"{cname}.{cls.__name__} on {self.spec.id}"
         timed = int(self.conn.timeout * 1000) if getattr(cls, "must_use_timed_invoke", False) else None
-        raw = self.conn.call(lambda c: c.send_device_command(node, ep, request, timed_request_timeout_ms=timed),
+        node_ep = self._node_ep.get(ep, ep)
+        raw = self.conn.call(lambda c: c.send_device_command(node, node_ep, request, timed_request_timeout_ms=timed),
                              what, node)
         out: dict[str, Any] = {"endpoint_id": ep, "cluster": cname, "command": cls.__name__, "response": None}
         response_cls = getattr(ALL_CLUSTERS[cid].Commands, cls.response_type, None) if cls.response_type else None

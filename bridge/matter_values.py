@@ -27,6 +27,7 @@ from clusters.values import to_json, type_name
 
 DESCRIPTOR = 0x001D
 BASIC_INFORMATION = 0x0028
+BRIDGED_BASIC_INFORMATION = 0x0039
 GLOBAL_IDS = {0xFFF8: "GeneratedCommandList", 0xFFF9: "AcceptedCommandList",
               0xFFFB: "AttributeList", 0xFFFC: "FeatureMap", 0xFFFD: "ClusterRevision"}
 #: The node's own management clusters (commissioning, operational credentials, ACL, group
@@ -37,9 +38,10 @@ NODE_MANAGEMENT = frozenset(c.id for c in (
     Clusters.AccessControl, Clusters.GeneralCommissioning, Clusters.NetworkCommissioning,
     Clusters.OperationalCredentials, Clusters.GroupKeyManagement, Clusters.GeneralDiagnostics,
     Clusters.AdministratorCommissioning))
-#: One read gives the whole composition: Descriptor lists, global attributes, identity.
+#: One read gives the whole composition: Descriptor lists, global attributes, identity (the
+#: node's VendorName and ProductID; a bridged device's VendorName and ProductName).
 LAYOUT_PATHS = ["*/29/0", "*/29/1", "*/29/3", "*/*/65529", "*/*/65531", "*/*/65532",
-                "*/*/65533", "0/40/1", "0/40/4"]
+                "*/*/65533", "0/40/1", "0/40/4", "*/57/1", "*/57/3"]
 
 
 

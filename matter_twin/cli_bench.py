@@ -4,16 +4,19 @@ Mounted in twin/cli.py as `app.add_typer(bench_app, name="bench")`.
 """
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
 import typer
 
 from matter_twin.console import CliError, one_line
+from matter_twin.sandbox import SERVER_URL, matter_sandbox, missing_requirements, python_command
 from scenarios.agreement import DEFAULT_LABELS, agreement_table, judge_labels, load_labels
 from scenarios.generate import SEED
 from scenarios.generate import generate as gen
 from scenarios.judges import LLMJudge, RuleJudge
+from scenarios.over_matter import MatterServing, MatterServingError, runs_over_matter
 from scenarios.report import write_report
 from scenarios.runner import load_results, make_agent, make_judge
 from scenarios.runner import run as run_all
@@ -144,9 +147,22 @@ def run(agent: str = typer.Option(..., help="reference | null | openai:MODEL"),
         api_key: str | None = typer.Option(None, envvar="OPENAI_API_KEY", help="API key."),
         max_steps: int = typer.Option(30, min=1, help="Model turns per episode."),
         category: list[str] | None = typer.Option(None, help="Only these categories (repeatable)."),
-        limit: int | None = typer.Option(None, min=1, help="At most this many episodes per category.")):
+        limit: int | None = typer.Option(None, min=1, help="At most this many episodes per category."),
+        over_matter: bool = typer.Option(False, "--over-matter", help="Serve each episode's home as one "
+                                         "Matter bridge node, commission it into python-matter-server and "
+                                         "drive the agent through it (QT1-QT3; QT4 needs virtual time to "
+                                         "pass). Needs root: the run makes a network namespace with its own "
+                                         "python-matter-server."),
+        matter_server: str | None = typer.Option(None, help="With --over-matter: use this running "
+                                                 "python-matter-server (ws://...) instead; run inside the "
+                                                 "network namespace where it finds the nodes (no root needed).")):
     """Run an agent over the episodes and score them. Results go to `--out`/results.jsonl; a rerun
     with the same `--out` resumes where it stopped.
+
+    With `--over-matter` every episode's home is served as a Matter bridge node (one
+    commissioning per episode) and the agent works through python-matter-server; the home it
+    changed is then scored in process as usual, so results compare episode by episode with an
+    in-process run. Virtual time stands still while the agent works, as in process.
 
     Examples:
 
@@ -155,14 +171,54 @@ def run(agent: str = typer.Option(..., help="reference | null | openai:MODEL"),
         twin bench run --agent openai:gpt-4o-mini --out runs/mini --category QT1-F --limit 5
 
         twin bench run --agent openai:qwen2.5-7b --base-url http://127.0.0.1:8000/v1 --out runs/qwen --mode tools
+
+        sudo twin bench run --agent reference --over-matter --category QT2-F --limit 5 --out runs/matter
     """
     items = _episodes(episodes, category, limit)
+    if matter_server is not None and not over_matter:
+        raise CliError("--matter-server goes with --over-matter")
     try:
         make_agent(agent, base_url, api_key, mode)
         scorer = make_judge(judge, base_url, api_key)
     except ValueError as exc:
         raise CliError(str(exc)) from None
-    run_all(items, lambda: make_agent(agent, base_url, api_key, mode), scorer, out, workers, max_steps)
+    if over_matter:
+        timed = [e for e in items if not runs_over_matter(e.category)]
+        if timed and category:
+            raise CliError(f"--over-matter runs QT1-QT3 only (QT4 needs virtual time to pass while the "
+                           f"agent works); drop --category {', '.join(sorted({e.category for e in timed}))}")
+        if timed:
+            typer.echo(f"over Matter: {len(timed)} QT4 episodes left out (they need virtual time to pass)",
+                       err=True)
+            items = [e for e in items if runs_over_matter(e.category)]
+        if matter_server is None:
+            problem = missing_requirements()
+            if problem is not None:
+                raise CliError(f"--over-matter {problem}; or pass --matter-server URL from inside a "
+                               "network namespace that has one")
+            args = ["bench", "run", "--agent", agent, "--out", str(out), "--episodes", str(episodes),
+                    "--judge", judge, "--mode", mode, "--max-steps", str(max_steps),
+                    *[a for c in category or [] for a in ("--category", c)],
+                    *(["--limit", str(limit)] if limit is not None else []),
+                    "--over-matter", "--matter-server", SERVER_URL]
+            env = dict(os.environ, **{k: v for k, v in (("OPENAI_BASE_URL", base_url),
+                                                        ("OPENAI_API_KEY", api_key)) if v})
+            with matter_sandbox("bench") as sandbox:
+                code = sandbox.run(python_command(*args), env)
+            raise typer.Exit(code)
+        serving = MatterServing(matter_server)
+        try:
+            serving.wait_for_server()
+            run_all(items, lambda: make_agent(agent, base_url, api_key, mode), scorer, out, 1, max_steps,
+                    serve=serving, fatal=(MatterServingError,))
+            typer.echo(f"over Matter: {serving.commissioned} episode homes served as bridge nodes, each "
+                       f"commissioned into python-matter-server at {matter_server}")
+        except MatterServingError as exc:
+            _fail(f"over Matter: {exc} (results so far are in {out / 'results.jsonl'}; a rerun resumes)")
+        finally:
+            serving.close()
+    else:
+        run_all(items, lambda: make_agent(agent, base_url, api_key, mode), scorer, out, workers, max_steps)
     results = [r for r in load_results(out) if r["episode_id"] in {e.id for e in items}]
     ok = sum(bool(r["success"]) for r in results)
     typer.echo(f"{ok}/{len(results)} episodes succeeded; results in {out / 'results.jsonl'}")

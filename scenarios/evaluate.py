@@ -10,11 +10,14 @@
 """
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Protocol
 
+from bridge.backend import Backend
 from bridge.tools import Session, call_tool
 from bridge.twin_backend import TwinBackend
 from clusters.values import to_json
@@ -52,8 +55,17 @@ class AgentOutput:
 class Agent(Protocol):
     name: str
 
-    def run(self, query: str, backend: TwinBackend, session: Session, max_steps: int) -> AgentOutput:
+    def run(self, query: str, backend: Backend, session: Session, max_steps: int) -> AgentOutput:
         ...
+
+
+#: How the agent reaches its copy of the home: given that `Home`, a context that yields the
+#: agent's backend (default: `TwinBackend` in process; scenarios/over_matter.py: over Matter).
+Serve = Callable[[Home], contextlib.AbstractContextManager[Backend]]
+
+
+def in_process(home: Home) -> contextlib.AbstractContextManager[Backend]:
+    return contextlib.nullcontext(TwinBackend(home))
 
 
 # ---- the initial home ----------------------------------------------------------------------
@@ -175,18 +187,19 @@ def _safe_read(home: Home, goal: DeviceGoal) -> Any:
 
 # ---- one episode, end to end -----------------------------------------------------------------
 def run_episode(episode: Episode, agent: Agent, judge: Judge, max_steps: int = 30,
-                start: Home | None = None) -> dict[str, Any]:
-    """Run `agent` on its own fork of the episode's home and score it. Returns a result record."""
+                start: Home | None = None, serve: Serve = in_process) -> dict[str, Any]:
+    """Run `agent` on its own fork of the episode's home, reached through `serve`, and score
+    that home. Returns a result record."""
     start = start if start is not None else build_home(episode)
     acted = start.fork()
-    backend = TwinBackend(acted)
     session = Session(ask_user=lambda question: USER_REPLY)
-    wall = time.perf_counter()
-    try:
-        out = agent.run(episode.query, backend, session, max_steps)
-    except Exception as exc:  # an agent crash is a failed episode, not a failed run
-        out = AgentOutput(None, len(session.history), error=f"{type(exc).__name__}: {exc}")
-    latency = time.perf_counter() - wall
+    with serve(acted) as backend:
+        wall = time.perf_counter()
+        try:
+            out = agent.run(episode.query, backend, session, max_steps)
+        except Exception as exc:  # an agent crash is a failed episode, not a failed run
+            out = AgentOutput(None, len(session.history), error=f"{type(exc).__name__}: {exc}")
+        latency = time.perf_counter() - wall
     answer = session.answer if session.answer is not None else out.answer
     missing = missing_actions(episode, session.history)
     changed = device_states(acted) != device_states(start)

@@ -19,7 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from scenarios.agents.react import ReActAgent
 from scenarios.agents.reference import ReferenceAgent
 from scenarios.agents.simple import NullAgent
-from scenarios.evaluate import Agent, Judge, run_episode
+from scenarios.evaluate import Agent, Judge, Serve, in_process, run_episode
 from scenarios.judges import LLMJudge, RuleJudge
 from scenarios.schema import Episode
 
@@ -64,8 +64,11 @@ def finished_ids(out: Path) -> set[str]:
 
 
 def run(episodes: list[Episode], agent_factory: Callable[[], Agent], judge: Judge, out: str | Path,
-        workers: int = 4, max_steps: int = 30, progress: bool = True) -> list[dict[str, Any]]:
-    """Run the episodes not yet in `out`; returns the new result records."""
+        workers: int = 4, max_steps: int = 30, progress: bool = True, serve: Serve = in_process,
+        fatal: tuple[type[Exception], ...] = ()) -> list[dict[str, Any]]:
+    """Run the episodes not yet in `out`; returns the new result records. `serve` is how agents
+    reach their homes (see `run_episode`); an exception in `fatal` (the backend itself is broken)
+    stops the run instead of failing one episode."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     done = finished_ids(out)
@@ -79,7 +82,9 @@ def run(episodes: list[Episode], agent_factory: Callable[[], Agent], judge: Judg
 
     def one(episode: Episode) -> dict[str, Any]:
         try:
-            return run_episode(episode, agent_factory(), judge, max_steps)
+            return run_episode(episode, agent_factory(), judge, max_steps, serve=serve)
+        except fatal:
+            raise
         except Exception as exc:  # the episode itself is broken: record it, keep going
             return {"episode_id": episode.id, "category": episode.category, "success": False,
                     "failures": [f"run error: {type(exc).__name__}: {exc}"], "error_type": None,

@@ -56,6 +56,10 @@ def test_a_good_config_parses_with_defaults():
     (lambda d: d.update(rooms=[]), "rooms", "at least 1 item"),
     (lambda d: d["rooms"][0]["sensors"].update(humidity={"node_id": 4, "device": "probe"}),
      "rooms[0].sensors.humidity", "exactly one of device"),
+    (lambda d: d["devices"][0]["matter"].update(renumber={7: 1, 8: 1}), "devices[0].matter",
+     "its own shown endpoint id"),
+    (lambda d: d["devices"][0]["matter"].update(endpoint=9, renumber={7: 1}), "devices[0].matter",
+     "endpoint 9 is not renumbered"),
 ])
 def test_bad_configs_name_the_file_the_field_and_the_problem(change, field, words):
     data = copy.deepcopy(BASE)

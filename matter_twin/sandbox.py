@@ -1,0 +1,108 @@
+"""A private network with its own python-matter-server, for commands that serve Matter nodes
+(`twin bench run --over-matter`).
+
+Nodes advertise over mDNS, which must not reach the machine's real network. So the command
+makes a network namespace of its own (loopback plus a veth pair with local IPv6 addresses, so
+multicast between the nodes and the controller works), starts python-matter-server inside it
+(its storage and a PAA trust directory holding the public test PAA in a temporary folder),
+runs the real work inside it as a child process, then stops the server and deletes the
+namespace, also after a failure or Ctrl-C. Creating a namespace needs root.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+from twin.node.credentials import write_paa_trust_store
+
+SERVER_PORT = 5580
+SERVER_URL = f"ws://127.0.0.1:{SERVER_PORT}/ws"
+#: The veth pair inside the namespace: mDNS goes out on one end and arrives on the other.
+VETH = (("mtv0", "fd98::1/64"), ("mtv1", "fd98::2/64"))
+
+
+def missing_requirements() -> str | None:
+    """Why a sandbox cannot be made here (one line), or None."""
+    if os.geteuid() != 0:
+        return "needs root: it creates a network namespace for the Matter nodes and python-matter-server"
+    for tool in ("ip", "matter-server"):
+        if shutil.which(tool) is None:
+            what = "iproute2" if tool == "ip" else "python-matter-server[server]==7.0.1"
+            return f"the `{tool}` command is missing (install {what})"
+    return None
+
+
+class Sandbox:
+    def __init__(self, name: str, workdir: Path):
+        self.name = name
+        self.workdir = workdir
+
+    def command(self, args: list[str]) -> list[str]:
+        return ["ip", "netns", "exec", self.name, *args]
+
+    def run(self, args: list[str], env: dict[str, str] | None = None) -> int:
+        """Run a command inside and wait; Ctrl-C reaches it (same process group) and is waited for."""
+        child = subprocess.Popen(self.command(args), env=env)
+        try:
+            return child.wait()
+        except KeyboardInterrupt:
+            child.send_signal(signal.SIGINT)
+            return child.wait()
+
+
+def _ip(*args: str) -> None:
+    subprocess.run(["ip", *args], check=True, capture_output=True)
+
+
+@contextlib.contextmanager
+def matter_sandbox(prefix: str = "twin") -> Iterator[Sandbox]:
+    """A namespace with python-matter-server listening on SERVER_URL inside it."""
+    name = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    workdir = Path(tempfile.mkdtemp(prefix=f"{name}-"))
+    server = None
+    _ip("netns", "add", name)
+    try:
+        inside = ["netns", "exec", name]
+        for key in ("default", "all"):    # no duplicate address detection: usable at once
+            subprocess.run([*(["ip"] + inside), "sysctl", "-qw", f"net.ipv6.conf.{key}.accept_dad=0"],
+                           check=True, capture_output=True)
+        _ip(*inside, "ip", "link", "set", "lo", "up")
+        _ip(*inside, "ip", "link", "add", VETH[0][0], "type", "veth", "peer", "name", VETH[1][0])
+        for dev, address in VETH:
+            _ip(*inside, "ip", "addr", "add", address, "dev", dev, "nodad")
+            _ip(*inside, "ip", "link", "set", dev, "up")
+        paa = workdir / "paa"
+        write_paa_trust_store(paa)
+        Path("/data").mkdir(exist_ok=True)   # chip-core keeps its ini files there
+        log = open(workdir / "matter-server.log", "w")
+        server = subprocess.Popen(
+            ["ip", *inside, "matter-server", "--storage-path", str(workdir / "server"),
+             "--paa-root-cert-dir", str(paa), "--listen-address", "127.0.0.1", "--port", str(SERVER_PORT)],
+            stdout=log, stderr=subprocess.STDOUT, cwd=workdir, start_new_session=True)
+        yield Sandbox(name, workdir)
+    finally:
+        if server is not None and server.poll() is None:
+            server.terminate()               # `ip netns exec` execs: this is the server itself
+            try:
+                server.wait(20)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
+        subprocess.run(["ip", "netns", "delete", name], check=False, capture_output=True)
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def python_command(*args: str) -> list[str]:
+    """This program run again with `args` (inside a sandbox)."""
+    return [sys.executable, "-m", "matter_twin.cli", *args]
+
+
+__all__ = ["SERVER_URL", "Sandbox", "matter_sandbox", "missing_requirements", "python_command"]

@@ -1,0 +1,61 @@
+"""`twin bench run --over-matter` without a network: how an episode home is described to the
+Matter backend, and the command's one-line errors. The run itself, over a real
+python-matter-server, is tests/e2e/test_e2e_bench_over_matter.py."""
+from __future__ import annotations
+
+from chip.clusters import Objects as Clusters
+from typer.testing import CliRunner
+
+from matter_twin.cli_bench import bench_app
+from scenarios.evaluate import build_home
+from scenarios.over_matter import MatterServing, runs_over_matter
+from scenarios.schema import DEFAULT_EPISODES, load_episodes
+from twin.aggregator import build_bridge
+from twin.room_sensors import room_sensor_id
+
+
+def test_the_backend_config_shows_each_bridged_device_as_in_process():
+    episode = next(e for e in load_episodes(DEFAULT_EPISODES) if e.category == "QT2-F")
+    home = build_home(episode)
+    bridge = build_bridge(home)
+    serving = MatterServing("ws://127.0.0.1:5580/ws")
+    try:
+        config = serving._config(home, bridge, node_id=7).config
+    finally:
+        serving.close()
+    assert [r.id for r in config.rooms] == list(home.rooms)
+    assert [d.id for d in config.devices] == list(home.devices)
+    for spec in config.devices:
+        device, bridged = home.device(spec.id), bridge.endpoint_ids(spec.id)
+        assert spec.room == home.room_of(spec.id) and spec.name == home.device_info(spec.id)["label"]
+        assert spec.matter.node_id == 7 and spec.matter.endpoint == bridged[0]
+        # Renumbered to the device's own ids, and the bridge serves those very servers there.
+        assert sorted(spec.matter.renumber.values()) == sorted(e for e in device.endpoints if e)
+        for node_ep, own in spec.matter.renumber.items():
+            for cluster_id, server in device.endpoints[own].servers.items():
+                if cluster_id != Clusters.Descriptor.id:
+                    assert bridge.endpoints[node_ep].servers[cluster_id] is server
+    for room in config.rooms:
+        sensor = bridge.bridged[room_sensor_id(room.id)]
+        for state, cluster in (("temperature", Clusters.TemperatureMeasurement),
+                               ("illuminance", Clusters.IlluminanceMeasurement),
+                               ("pm10", Clusters.Pm10ConcentrationMeasurement)):
+            ref = room.sensors[state]
+            assert ref.node_id == 7
+            assert bridge.endpoints[ref.endpoint].servers[cluster.id].endpoint.device is sensor
+
+
+def test_over_matter_runs_the_categories_without_waits():
+    assert all(runs_over_matter(c) for c in ("QT1-F", "QT2-IF", "QT3-F"))
+    assert not any(runs_over_matter(c) for c in ("QT4-1-F", "QT4-3-IF"))
+
+
+def test_over_matter_errors_are_one_line(tmp_path):
+    runner = CliRunner()
+    base = ["run", "--agent", "reference", "--out", str(tmp_path / "r")]
+    result = runner.invoke(bench_app, [*base, "--matter-server", "ws://127.0.0.1:5580/ws"])
+    assert result.exit_code == 2 and "--matter-server goes with --over-matter" in result.output
+    result = runner.invoke(bench_app, [*base, "--over-matter", "--category", "QT4-1-F", "--limit", "1"])
+    assert result.exit_code == 2, result.output
+    assert "--over-matter runs QT1-QT3 only" in result.output and "QT4-1-F" in result.output
+    assert not (tmp_path / "r").exists()
