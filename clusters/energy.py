@@ -525,7 +525,7 @@ class PowerSourceServer(ClusterServer):
     revision = 2
 
     def __init__(self, battery: bool = False, rechargeable: bool = False, power_source: PowerSource = None,
-                 **initial: Any):
+                 battery_rate: Callable[[], float] | None = None, **initial: Any):
         F = PS.Bitmaps.Feature
         if rechargeable and not battery:
             raise MatterError(Status.CONSTRAINT_ERROR, "PowerSource: Rechargeable needs the Battery feature")
@@ -537,6 +537,11 @@ class PowerSourceServer(ClusterServer):
             self.attributes = base + _WIRED
             feature_map = int(F.kWired)
         self.power_source = power_source
+        #: The battery's rate of change now, in % per second (negative: draining), set by the
+        #: composition from what the device is doing; `battery_changed()` when it changes.
+        self.battery_rate = battery_rate
+        #: [tick, level in 1/1000 %, rate in 1/1000 % per tick] once the level moves on its own.
+        self._charge: list[int] | None = None
         super().__init__(feature_map=feature_map, **initial)
 
     def defaults(self) -> dict[str, Any]:
@@ -553,15 +558,77 @@ class PowerSourceServer(ClusterServer):
                 "ActiveBatFaults": [], "BatChargeState": E.BatChargeStateEnum.kIsNotCharging,
                 "BatFunctionalWhileCharging": True}
 
-    derived = frozenset({"WiredAssessedCurrent"})
+    derived = frozenset({"WiredAssessedCurrent", "BatPercentRemaining"})
+    sample_seconds = {"BatPercentRemaining": 10}   # Q quality: reported at most every 10 s
 
     def get(self, name: str) -> Any:
+        if name == "BatPercentRemaining" and self._charge is not None:
+            return self._level(self.now) * 2 // 1000   # half-percent units
         if name == "WiredAssessedCurrent" and self.power_source is not None:
             volts_mv = self._values["WiredAssessedInputVoltage"]
             if volts_mv is NullValue or not volts_mv:
                 return NullValue
             return int(round(abs(_mw(self.power_source())) * 1000 / volts_mv))  # mA
         return super().get(name)
+
+    # ---- a battery that drains and charges (anchor based, like the energy meters) -----------
+    # Levels (1/1000 %) at which BatChargeLevel or BatChargeState changes: below 10 % is
+    # Critical, below 20 % Warning (set_battery), and empty and full stop the movement.
+    _FALLING = (0, 9_999, 19_999)
+    _RISING = (10_000, 20_000, 100_000)
+
+    def _level(self, tick: int) -> int:
+        t0, level, rate = self._charge or (tick, 0, 0)
+        return min(max(level + rate * max(tick - t0, 0), 0), 100_000)
+
+    def _rate_now(self) -> int:
+        """The battery rate in 1/1000 % per tick (0 at the end it is heading to)."""
+        if self.battery_rate is None:
+            return 0
+        return int(round(self.battery_rate() * 1000 / TICKS_PER_SECOND))
+
+    def battery_changed(self) -> None:
+        """What drives the battery changed (a run started, the robot docked): re-anchor."""
+        if self.battery_rate is None or "BatPercentRemaining" not in self._values:
+            return
+        level = self._level(self.now) if self._charge is not None else self._values["BatPercentRemaining"] * 500
+        rate = self._rate_now()
+        self._charge = [self.now, level, 0 if (level, rate > 0) in ((0, False), (100_000, True)) else rate]
+        self._store_battery(level)
+
+    def _store_battery(self, level: int) -> None:
+        on_charger = self.battery_rate is not None and self.battery_rate() > 0
+        self.set_battery(level / 1000, charging=on_charger)
+
+    def next_event_tick(self) -> int | None:
+        if self.battery_rate is not None and self._charge is None and self._rate_now():
+            return self.now   # first movement: anchor at the home's clock
+        if self._charge is None or not self._charge[2]:
+            return None
+        t0, level, rate = self._charge   # from the anchor: the same answer at every tick
+        ahead = [t for t in (self._RISING if rate > 0 else self._FALLING) if (t > level if rate > 0 else t < level)]
+        if not ahead:
+            return None
+        target = min(ahead) if rate > 0 else max(ahead)
+        return t0 + max(1, -(-(abs(target - level)) // abs(rate)))
+
+    def advance_to(self, tick: int) -> None:
+        while (due := self.next_event_tick()) is not None and due <= tick:
+            if self._charge is None:
+                self.battery_changed()
+                continue
+            level = self._level(due)
+            self._charge = [due, level, 0 if level in (0, 100_000) else self._charge[2]]
+            self._store_battery(level)
+
+    def private_state(self) -> dict[str, Any]:
+        return {"charge": list(self._charge) if self._charge else None}
+
+    def load_private_state(self, state: dict[str, Any]) -> None:
+        self._charge = state.get("charge")
+
+    def stop_motion(self) -> None:
+        self._charge = None
 
     def reanchor(self) -> None:
         """The power drawn changed: store the new current so subscribers see it."""

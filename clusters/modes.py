@@ -338,8 +338,12 @@ class RvcRunModeServer(_RvcModeServer):
             self.set("CurrentMode", target.mode)
             return
         if ops is not None:
+            cycle = self._cycle_for(target, ops)
+            areas = self.sibling(Clusters.ServiceArea)
+            if areas is not None and hasattr(areas, "plan_cycle"):   # clean the selected areas only
+                cycle = areas.plan_cycle(ops.cycle if cycle is None else cycle)
             try:
-                ops.start_run(self._cycle_for(target, ops))
+                ops.start_run(cycle)
             except MatterError as exc:
                 raise _Refusal(self._failure_status(exc.cluster_status), exc.message) from None
         self.set("CurrentMode", target.mode)

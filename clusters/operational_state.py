@@ -135,6 +135,21 @@ class OperationalStateServer(ClusterServer):
         """True while a cycle is under way (running, paused, in error, or suspended)."""
         return self._run is not None
 
+    def run_elapsed(self) -> int | None:
+        """Ticks of work the cycle under way has done (pauses excluded); None without one."""
+        return self._run.elapsed(self.now) if self._run is not None else None
+
+    def run_origin(self) -> int | None:
+        """While the cycle runs (not paused or suspended), the tick its work time counts from."""
+        run = self._run
+        if run is None or run.paused_at is not None:
+            return None
+        return run.start + run.paused_ticks
+
+    def cycle_ticks(self) -> int:
+        """The whole cycle's work time in ticks."""
+        return sum(seconds for _, seconds in self._cycle) * TICKS_PER_SECOND
+
     def set_cycle(self, phases: Iterable[Any] | None) -> None:
         """Replace the cycle (a mode change does this). Only allowed while no run is under way."""
         cycle = normalize_cycle(phases)

@@ -183,7 +183,8 @@ class Home:
         self._check_room(room_id)
         options = dict(options or {})
         check_options(type_key, options)
-        device = _create(device_id, self.products.get(type_key, type_key), self.rng, name, options)
+        device = _create(device_id, self.products.get(type_key, type_key), self.rng, name,
+                         _with_rooms(type_key, options, self.rooms))
         for server in device.servers():
             server.clock = self.clock  # initial values may start anchored behaviour
         for key, value in (attributes or {}).items():
@@ -403,7 +404,7 @@ class Home:
         for d in snapshot["devices"]:
             # Identity (serials) comes back with the server state, so this rng is throwaway.
             device = _create(d["id"], home.products.get(d["type"], d["type"]), random.Random(0), d["name"],
-                             d["options"])
+                             _with_rooms(d["type"], d["options"], home.rooms))
             for key, state in d["servers"].items():
                 ep, name = key.split("/", 1)
                 device.endpoint(int(ep)).server(name).load_state(state)
@@ -624,6 +625,17 @@ def _create(device_id: str, type_key: str | DeviceType, rng: random.Random, name
 def _builder_options(build: Callable[..., Any]) -> tuple[str, ...]:
     params = inspect.signature(build).parameters.values()
     return tuple(p.name for p in params if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL))
+
+
+def _with_rooms(type_key: str, options: dict[str, Any], rooms: dict[str, Room]) -> dict[str, Any]:
+    """A device that works room by room (a robot vacuum's service areas) is given the home's
+    rooms, by name (by id where names repeat), unless its options name its areas."""
+    device_type = DEVICE_TYPES.get(type_key)
+    if device_type is None or "areas" not in _builder_options(device_type.build) or "areas" in options \
+            or not rooms:
+        return options
+    names = [r.name[:128] for r in rooms.values()]
+    return {**options, "areas": names if len(set(names)) == len(names) else [r.id[:128] for r in rooms.values()]}
 
 
 def check_options(type_key: str, options: dict[str, Any]) -> None:

@@ -196,3 +196,133 @@ def test_scenes_survive_a_restart_but_are_not_valid():
     fresh_scenes.power_up(saved)
     info = fresh_scenes.read("FabricSceneInfo")[0]
     assert (info.sceneCount, info.currentGroup, info.sceneValid) == (1, 1, False)
+
+
+# ---- robot vacuum: Service Area and its battery ---------------------------------------------------
+SA = Clusters.ServiceArea
+AREA = SA.Enums.OperationalStatusEnum
+
+
+def vacuum(areas=("Living room", "Kitchen", "Bedroom")):
+    device, clock = make("robot_vacuum_cleaner", areas=list(areas))
+    ep = device.endpoint(1)
+    return device, clock, ep.server("ServiceArea"), ep.server("RvcRunMode"), ep.server("RvcOperationalState"), \
+        ep.server("PowerSource")
+
+
+def statuses(service):
+    return [(p.areaID, p.status) for p in service.read("Progress")]
+
+
+def test_service_area_areas_are_the_rooms():
+    device, _, service, *_ = vacuum()
+    areas = service.read("SupportedAreas")
+    assert [a.areaID for a in areas] == [1, 2, 3]
+    assert [a.areaInfo.locationInfo.locationName for a in areas] == ["Living room", "Kitchen", "Bedroom"]
+    assert areas[1].areaInfo.locationInfo.areaType == Clusters.Globals.Enums.AreaTypeTag.kKitchen
+    assert service.read("FeatureMap") == int(SA.Bitmaps.Feature.kProgressReporting)
+    assert Clusters.PowerSource.id in device.endpoint(1).server("Descriptor").read("ServerList")
+    with pytest.raises(MatterError):
+        create_device("v", "robot_vacuum_cleaner", areas=["a", "a"])
+
+
+def test_service_area_select_then_clean_only_those_rooms():
+    device, clock, service, run, ops, _ = vacuum()
+    bad = service.invoke("SelectAreas", {"newAreas": [2, 9]})
+    assert bad.status == SA.Enums.SelectAreasStatus.kUnsupportedArea and "9" in bad.statusText
+    assert service.invoke("SelectAreas", {"newAreas": [2, 3, 2]}).status == SA.Enums.SelectAreasStatus.kSuccess
+    assert service.read("SelectedAreas") == [2, 3]
+    run.invoke("ChangeToMode", {"newMode": 1})   # Cleaning; default Vacuum cycle is 1800 s for all 3 rooms
+    assert ops.read("CountdownTime") == 1200      # two rooms of three
+    assert service.read("CurrentArea") == 2 and statuses(service) == [(2, AREA.kOperating), (3, AREA.kPending)]
+    busy = service.invoke("SelectAreas", {"newAreas": [1]})
+    assert busy.status == SA.Enums.SelectAreasStatus.kInvalidInMode
+    settle(device, clock, 600 * 10 - 1)
+    assert service.read("CurrentArea") == 2
+    settle(device, clock, 600 * 10)
+    assert service.read("CurrentArea") == 3
+    assert statuses(service) == [(2, AREA.kCompleted), (3, AREA.kOperating)]
+    assert service.read("Progress")[0].totalOperationalTime == 600
+    settle(device, clock, 1200 * 10)
+    assert service.read("CurrentArea") is NullValue
+    assert statuses(service) == [(2, AREA.kCompleted), (3, AREA.kCompleted)]
+    # a second run with the same selection takes the same time (the cycle is not scaled twice)
+    settle(device, clock, 1300 * 10)
+    run.invoke("ChangeToMode", {"newMode": 1})
+    assert ops.read("CountdownTime") == 1200
+
+
+def test_service_area_pause_shifts_and_stop_skips():
+    device, clock, service, run, ops, _ = vacuum()
+    run.invoke("ChangeToMode", {"newMode": 1})   # every room, 600 s each
+    assert service.read("CurrentArea") == 1 and len(service.read("Progress")) == 3
+    settle(device, clock, 300 * 10)
+    ops.invoke("Pause")
+    settle(device, clock, 900 * 10)               # paused: still the first room
+    assert service.read("CurrentArea") == 1
+    ops.invoke("Resume")
+    settle(device, clock, 1200 * 10)              # 300 s more: the second room
+    assert service.read("CurrentArea") == 2
+    settle(device, clock, 1300 * 10)
+    run.invoke("ChangeToMode", {"newMode": 0})   # Idle: stop where it is
+    assert statuses(service) == [(1, AREA.kCompleted), (2, AREA.kSkipped), (3, AREA.kSkipped)]
+    assert [p.totalOperationalTime for p in service.read("Progress")] == [600, 100, 0]
+    copy = round_trip(device, "robot_vacuum_cleaner")
+    assert statuses(copy.endpoint(1).server("ServiceArea")) == statuses(service)
+
+
+def test_vacuum_battery_drains_cleaning_and_charges_docked():
+    device, clock, service, run, ops, battery = vacuum()
+    PSE = Clusters.PowerSource.Enums
+    assert battery.read("FeatureMap") == int(Clusters.PowerSource.Bitmaps.Feature.kBattery
+                                             | Clusters.PowerSource.Bitmaps.Feature.kRechargeable)
+    settle(device, clock, 10)
+    assert battery.read("BatPercentRemaining") == 200
+    assert battery.read("BatChargeState") == PSE.BatChargeStateEnum.kIsAtFullCharge
+    run.invoke("ChangeToMode", {"newMode": 1})
+    assert battery.read("BatChargeState") == PSE.BatChargeStateEnum.kIsNotCharging
+    settle(device, clock, 10 + 1000 * 10)             # 1000 s at 0.02 %/s: 80 % left
+    assert battery.read("BatPercentRemaining") == 160
+    settle(device, clock, 10 + 1800 * 10)             # cycle done; seeking the charger (60 s)
+    assert ops.read("OperationalState") == Clusters.RvcOperationalState.Enums.OperationalStateEnum.kSeekingCharger
+    settle(device, clock, 10 + 1860 * 10)             # docked at 62.8 %, now charging
+    assert battery.read("BatPercentRemaining") == 125
+    assert battery.read("BatChargeState") == PSE.BatChargeStateEnum.kIsCharging
+    settle(device, clock, 10 + 1860 * 10 + 1000 * 10)
+    assert battery.read("BatPercentRemaining") == 145   # +10 % in 1000 s
+    settle(device, clock, 10 + 1860 * 10 + 5000 * 10)
+    assert battery.read("BatPercentRemaining") == 200
+    assert battery.read("BatChargeState") == PSE.BatChargeStateEnum.kIsAtFullCharge
+
+
+def test_vacuum_goes_home_when_its_battery_turns_critical():
+    device, clock, service, run, ops, battery = vacuum()
+    battery.set_battery(25)
+    battery.battery_changed()
+    run.invoke("ChangeToMode", {"newMode": 1})        # 25 % lasts 1250 s; critical below 10 % after 750 s
+    settle(device, clock, 740 * 10)
+    assert battery.read("BatChargeLevel") == Clusters.PowerSource.Enums.BatChargeLevelEnum.kWarning
+    assert ops.read("OperationalState") == Clusters.RvcOperationalState.Enums.OperationalStateEnum.kRunning
+    settle(device, clock, 760 * 10)
+    assert battery.read("BatChargeLevel") == Clusters.PowerSource.Enums.BatChargeLevelEnum.kCritical
+    assert ops.read("OperationalState") == Clusters.RvcOperationalState.Enums.OperationalStateEnum.kSeekingCharger
+    assert service.read("CurrentArea") == 2            # the run is suspended in the second room
+
+
+def test_a_home_gives_its_vacuum_the_rooms_as_areas():
+    from twin.home import Home
+    home = Home(seed=1)
+    for room in ("living_room", "kitchen", "study"):
+        home.add_room(room, name=room.replace("_", " ").capitalize())
+    robot = home.add_device("robot", "robot_vacuum_cleaner", "kitchen")
+    service = robot.endpoint(1).server("ServiceArea")
+    assert [a.areaInfo.locationInfo.locationName for a in service.read("SupportedAreas")] == \
+        ["Living room", "Kitchen", "Study"]
+    robot.invoke("ServiceArea", "SelectAreas", {"newAreas": [2]})
+    robot.invoke("RvcRunMode", "ChangeToMode", {"newMode": 1})
+    home.advance(300)
+    copy = Home.restore(home.snapshot())
+    copy.advance(400)
+    home.advance(400)
+    assert copy.snapshot() == home.snapshot()
+    assert [(p.areaID, p.status) for p in service.read("Progress")] == [(2, AREA.kCompleted)]
