@@ -67,7 +67,7 @@ from clusters.scenes import GroupsServer, ScenesManagementServer
 from clusters.service_area import ServiceAreaServer
 from clusters.status import MatterError, Status
 from clusters.temperature_control import TemperatureControlServer
-from clusters.thermostat import ThermostatServer
+from clusters.thermostat import ThermostatServer, ThermostatUserInterfaceConfigurationServer
 from clusters.window_covering import WindowCoveringServer
 
 # Device type ids and revisions (Matter 1.3 Device Library).
@@ -118,9 +118,9 @@ def _dimmable_light(**_: Any) -> list[Endpoint]:
 
 
 def _air_conditioner(**_: Any) -> list[Endpoint]:
-    thermostat = ThermostatServer(heating=True, cooling=True, SystemMode=0)
+    thermostat = ThermostatServer(heating=True, cooling=True, presets=True, SystemMode=0)
     return [_endpoint(1, [ROOM_AIR_CONDITIONER], IdentifyServer(), OnOffServer(dead_front=True),
-                      thermostat, _fan())]
+                      thermostat, ThermostatUserInterfaceConfigurationServer(), _fan())]
 
 
 def _air_purifier(**_: Any) -> list[Endpoint]:
@@ -185,7 +185,7 @@ def _electrical_sensor(load_watts: float = 120.0, **_: Any) -> list[Endpoint]:
 
 
 def _heat_pump(**_: Any) -> list[Endpoint]:
-    thermostat = ThermostatServer(heating=True, cooling=True, SystemMode=0)
+    thermostat = ThermostatServer(heating=True, cooling=True, presets=True, SystemMode=0)
     running = lambda: 0.0 if int(thermostat.get("SystemMode")) == 0 else 1800.0  # noqa: E731
     meters = [ElectricalPowerMeasurementServer(power_source=running),
               ElectricalEnergyMeasurementServer(power_source=running),
@@ -199,7 +199,7 @@ def _heat_pump(**_: Any) -> list[Endpoint]:
     thermostat.listeners.append(power_changed)
     return [_endpoint(1, [HEAT_PUMP, POWER_SOURCE, ELECTRICAL_SENSOR, DEVICE_ENERGY_MANAGEMENT],
                       PowerSourceServer(), PowerTopologyServer(), *meters),
-            _endpoint(2, [THERMOSTAT], IdentifyServer(), thermostat)]
+            _endpoint(2, [THERMOSTAT], IdentifyServer(), thermostat, ThermostatUserInterfaceConfigurationServer())]
 
 
 #: A robot vacuum's battery: 0.02 %/s while it works (a full charge cleans for about 83 min),
@@ -241,7 +241,7 @@ def _tv(**_: Any) -> list[Endpoint]:
 
 def _window_covering(**_: Any) -> list[Endpoint]:
     return [_endpoint(1, [WINDOW_COVERING], IdentifyServer(), GroupsServer(), ScenesManagementServer(),
-                      WindowCoveringServer())]
+                      WindowCoveringServer(tilt=True))]
 
 
 def _room_sensor(**_: Any) -> list[Endpoint]:

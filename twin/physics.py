@@ -261,7 +261,8 @@ def illuminance(daylight_lux: float, devices: Iterable[Any]) -> float:
         if key == "window_covering":
             cover = _find(device, device.endpoints[min(device.endpoints)], Clusters.WindowCovering)
             position = _attr(cover, "CurrentPositionLiftPercent100ths")
-            openness.append(1.0 - (position or 0) / 10000.0)  # unknown position: open
+            tilt = _attr(cover, "CurrentPositionTiltPercent100ths") or 0   # closed slats let 10 % through
+            openness.append((1.0 - (position or 0) / 10000.0) * (1.0 - 0.9 * tilt / 10000.0))  # unknown: open
         elif key in COEFFICIENTS["light_lux"]:
             for ep_id in sorted(device.endpoints):
                 ep = device.endpoints[ep_id]

@@ -326,3 +326,139 @@ def test_a_home_gives_its_vacuum_the_rooms_as_areas():
     home.advance(400)
     assert copy.snapshot() == home.snapshot()
     assert [(p.areaID, p.status) for p in service.read("Progress")] == [(2, AREA.kCompleted)]
+
+
+# ---- window covering: tilt ----------------------------------------------------------------------
+def test_window_covering_tilt():
+    device, clock = make("window_covering")
+    cover = device.endpoint(1).server("WindowCovering")
+    F = Clusters.WindowCovering.Bitmaps.Feature
+    assert cover.read("FeatureMap") == int(F.kLift | F.kPositionAwareLift | F.kTilt | F.kPositionAwareTilt)
+    assert cover.read("Type") == Clusters.WindowCovering.Enums.Type.kTiltBlindLiftAndTilt
+    assert cover.read("ConfigStatus") & Clusters.WindowCovering.Bitmaps.ConfigStatus.kTiltPositionAware
+    cover.invoke("GoToTiltPercentage", {"tiltPercent100thsValue": 5000})
+    assert cover.read("OperationalStatus") == 2 | (2 << 4)     # global and tilt closing
+    clock.tick = 10                                           # full tilt travel is 3 s: 1 s in
+    assert cover.read("CurrentPositionTiltPercent100ths") == 3333
+    settle(device, clock, 15)
+    assert cover.read("CurrentPositionTiltPercent100ths") == 5000 and cover.read("OperationalStatus") == 0
+    assert cover.read("NumberOfActuationsTilt") == 1 and cover.read("NumberOfActuationsLift") == 0
+    cover.invoke("DownOrClose")                               # both axes
+    assert cover.read("OperationalStatus") == 2 | (2 << 2) | (2 << 4)
+    settle(device, clock, 15 + 30)
+    assert cover.read("CurrentPositionTiltPercent100ths") == 10000
+    assert cover.read("OperationalStatus") == 2 | (2 << 2)     # the lift still moves
+    cover.invoke("StopMotion")
+    assert cover.read("OperationalStatus") == 0 and cover.read("NumberOfActuationsLift") == 1
+    with pytest.raises(MatterError) as err:
+        cover.invoke("GoToTiltPercentage", {"tiltPercent100thsValue": 10001})
+    assert err.value.status == Status.CONSTRAINT_ERROR
+    copy = round_trip(device, "window_covering")
+    assert copy.endpoint(1).server("WindowCovering").read("CurrentPositionTiltPercent100ths") == 10000
+
+
+def test_closed_slats_darken_the_room():
+    from twin.home import Home
+    home = Home(seed=1)
+    home.add_room("office", daylight_lux=1000.0)
+    blind = home.add_device("blind", "window_covering", "office")
+    before = home.rooms["office"].illuminance
+    blind.invoke("WindowCovering", "GoToTiltPercentage", {"tiltPercent100thsValue": 10000})
+    home.advance(5)
+    assert home.rooms["office"].illuminance == pytest.approx(before * 0.1)
+
+
+# ---- thermostat: presets, running state, hold, setpoint changes, calibration, UI config -------------
+TS = Clusters.Thermostat
+
+
+def test_thermostat_presets_and_setpoint_changes():
+    from twin.home import Home
+    home = Home(seed=1)
+    home.add_room("living", temperature=24.0)
+    ac = home.add_device("ac", "air_conditioner", "living")
+    t = ac.endpoint(1).server("Thermostat")
+    assert t.read("ClusterRevision") == 8 and t.read("FeatureMap") & TS.Bitmaps.Feature.kPresets
+    assert {p.name for p in t.read("Presets")} == {"Comfort", "Away", "Sleep"}
+    assert t.read("NumberOfPresets") == 3 and len(t.read("PresetTypes")) == 3
+    assert t.read("ActivePresetHandle") is NullValue
+    away = next(p for p in t.read("Presets") if p.name == "Away")
+    with pytest.raises(MatterError) as err:                            # the AC's rule: on first
+        ac.invoke("Thermostat", "SetActivePresetRequest", {"presetHandle": away.presetHandle.hex()})
+    assert err.value.status == Status.INVALID_IN_STATE
+    ac.invoke("OnOff", "On")
+    ac.invoke("Thermostat", "SetActivePresetRequest", {"presetHandle": away.presetHandle.hex()})
+    assert t.read("ActivePresetHandle") == away.presetHandle
+    assert (t.read("OccupiedHeatingSetpoint"), t.read("OccupiedCoolingSetpoint")) == (1600, 2900)
+    assert t.read("SetpointChangeSource") == TS.Enums.SetpointChangeSourceEnum.kExternal
+    assert t.read("SetpointChangeAmount") == 300                      # cooling 2600 -> 2900 was the last
+    assert t.read("SetpointChangeSourceTimestamp") > 0
+    with pytest.raises(MatterError) as err:
+        ac.invoke("Thermostat", "SetActivePresetRequest", {"presetHandle": "ff"})
+    assert err.value.status == Status.NOT_FOUND
+    ac.write("Thermostat", "OccupiedCoolingSetpoint", 2500)
+    assert t.read("SetpointChangeAmount") == -400
+    ac.invoke("Thermostat", "SetpointRaiseLower", {"mode": 1, "amount": 5})
+    assert t.read("OccupiedCoolingSetpoint") == 2550 and t.read("SetpointChangeAmount") == 50
+    ac.invoke("Thermostat", "SetActivePresetRequest", {"presetHandle": None})
+    assert t.read("ActivePresetHandle") is NullValue
+
+
+def test_thermostat_running_state_follows_the_room():
+    from twin.home import Home
+    home = Home(seed=1)
+    home.add_room("living", temperature=28.0)
+    ac = home.add_device("ac", "air_conditioner", "living")
+    t = ac.endpoint(1).server("Thermostat")
+    Relay = TS.Bitmaps.RelayStateBitmap
+    assert t.read("ThermostatRunningState") == 0                       # off
+    ac.invoke("OnOff", "On")
+    ac.write("Thermostat", "SystemMode", int(TS.Enums.SystemModeEnum.kCool))
+    ac.write("FanControl", "FanMode", 3)
+    assert t.read("ThermostatRunningState") == int(Relay.kCool | Relay.kFan)
+    ac.write("Thermostat", "OccupiedCoolingSetpoint", 3000)            # already cooler than that
+    assert t.read("ThermostatRunningState") == 0
+    ac.write("Thermostat", "SystemMode", int(TS.Enums.SystemModeEnum.kHeat))
+    ac.write("Thermostat", "OccupiedHeatingSetpoint", 2900)
+    assert t.read("ThermostatRunningState") == int(Relay.kHeat | Relay.kFan)
+    ac.write("Thermostat", "SystemMode", int(TS.Enums.SystemModeEnum.kFanOnly))
+    assert t.read("ThermostatRunningState") == int(Relay.kFan)
+    # calibration shifts what the thermostat reads
+    before = t.read("LocalTemperature")
+    ac.write("Thermostat", "LocalTemperatureCalibration", -15)
+    assert t.read("LocalTemperature") == before - 150
+    with pytest.raises(MatterError) as err:
+        ac.write("Thermostat", "LocalTemperatureCalibration", 26)
+    assert err.value.status == Status.CONSTRAINT_ERROR
+
+
+def test_thermostat_setpoint_hold_and_its_duration():
+    device, clock = make("heat_pump")
+    t = device.endpoint(2).server("Thermostat")
+    device.write("Thermostat", "TemperatureSetpointHoldDuration", 30, 2)
+    device.write("Thermostat", "TemperatureSetpointHold", 1, 2)
+    comfort = t.read("Presets")[0].presetHandle
+    device.invoke("Thermostat", "SetActivePresetRequest", {"presetHandle": comfort.hex()}, 2)
+    assert t.read("ActivePresetHandle") == comfort and t.read("OccupiedHeatingSetpoint") == 2000   # held
+    settle(device, clock, 30 * 60 * 10 - 1)
+    assert t.read("TemperatureSetpointHold") == TS.Enums.TemperatureSetpointHoldEnum.kSetpointHoldOn
+    settle(device, clock, 30 * 60 * 10)
+    assert t.read("TemperatureSetpointHold") == TS.Enums.TemperatureSetpointHoldEnum.kSetpointHoldOff
+    device.invoke("Thermostat", "SetActivePresetRequest", {"presetHandle": comfort.hex()}, 2)
+    assert t.read("OccupiedHeatingSetpoint") == 2100
+    with pytest.raises(MatterError) as err:
+        device.write("Thermostat", "TemperatureSetpointHoldDuration", 1441, 2)
+    assert err.value.status == Status.CONSTRAINT_ERROR
+
+
+def test_thermostat_user_interface_configuration():
+    device, _ = make("heat_pump")
+    ui = device.endpoint(2).server("ThermostatUserInterfaceConfiguration")
+    device.write("ThermostatUserInterfaceConfiguration", "TemperatureDisplayMode", 1, 2)
+    device.write("ThermostatUserInterfaceConfiguration", "KeypadLockout", 2, 2)
+    assert (ui.read("TemperatureDisplayMode"), ui.read("KeypadLockout")) == (1, 2)
+    with pytest.raises(MatterError) as err:
+        device.write("ThermostatUserInterfaceConfiguration", "TemperatureDisplayMode", 7, 2)
+    assert err.value.status == Status.CONSTRAINT_ERROR
+    ac, _ = make("air_conditioner")
+    assert ac.endpoint(1).server("ThermostatUserInterfaceConfiguration").read("TemperatureDisplayMode") == 0
