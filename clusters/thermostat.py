@@ -1,11 +1,24 @@
-"""Thermostat cluster server (Matter 1.3, revision 6). Features: Heating, Cooling, AutoMode.
+"""Thermostat cluster server (Matter 1.4, revision 8). Features: Heating, Cooling, AutoMode,
+optionally Presets.
 
-Temperatures are int16 in 0.01 °C; MinSetpointDeadBand is int8 in 0.1 °C. LocalTemperature
-is never stored while a room feeds it: `sensor_source` returns the room temperature in
-°C and `get()` converts it. With no source, the stored value is used.
+Temperatures are int16 in 0.01 °C; MinSetpointDeadBand and LocalTemperatureCalibration are
+int8 in 0.1 °C. LocalTemperature is never stored while a room feeds it: `sensor_source`
+returns the room temperature in °C and `get()` converts it and adds the calibration. With no
+source, the stored value is used. ThermostatRunningState is derived too: heating while the
+local temperature is below the heating setpoint in a heating mode, cooling while above the
+cooling setpoint in a cooling mode (the same rule the room physics applies), the fan with
+either, or in FanOnly; nothing while the device's OnOff is off.
+
+Every setpoint change records SetpointChangeSource (External: a client or tool; Manual is the
+device's own panel, not modelled), SetpointChangeAmount and SetpointChangeSourceTimestamp
+(epoch seconds since 2000-01-01 of the simulated clock). TemperatureSetpointHold with a
+TemperatureSetpointHoldDuration (minutes) ends on its own after that time; while a hold is on,
+presets do not move the setpoints. Presets are built in (Comfort, Away, Sleep); writing the
+Presets list (an atomic write) is not modelled, SetActivePresetRequest is.
 """
 from __future__ import annotations
 
+import datetime
 from collections.abc import Callable
 from typing import Any
 
@@ -27,6 +40,21 @@ HEAT_ATTRIBUTES = ("OccupiedHeatingSetpoint", "AbsMinHeatSetpointLimit", "AbsMax
                    "MinHeatSetpointLimit", "MaxHeatSetpointLimit")
 COOL_ATTRIBUTES = ("OccupiedCoolingSetpoint", "AbsMinCoolSetpointLimit", "AbsMaxCoolSetpointLimit",
                    "MinCoolSetpointLimit", "MaxCoolSetpointLimit")
+#: Attributes real thermostats carry beyond the mandatory ones.
+PRODUCT_ATTRIBUTES = ("LocalTemperatureCalibration", "ThermostatRunningState", "TemperatureSetpointHold",
+                      "TemperatureSetpointHoldDuration", "SetpointChangeSource", "SetpointChangeAmount",
+                      "SetpointChangeSourceTimestamp")
+PRESET_ATTRIBUTES = ("PresetTypes", "NumberOfPresets", "ActivePresetHandle", "Presets")
+Relay = TS.Bitmaps.RelayStateBitmap
+Scenario = TS.Enums.PresetScenarioEnum
+Hold = TS.Enums.TemperatureSetpointHoldEnum
+#: Built-in presets: (handle, scenario, name, heating setpoint, cooling setpoint).
+BUILT_IN_PRESETS = ((b"\x01", Scenario.kOccupied, "Comfort", 2100, 2400),
+                    (b"\x02", Scenario.kUnoccupied, "Away", 1600, 2900),
+                    (b"\x03", Scenario.kSleep, "Sleep", 1800, 2700))
+MATTER_EPOCH = datetime.datetime(2000, 1, 1, tzinfo=datetime.UTC)
+HEAT_MODES = (SystemMode.kHeat, SystemMode.kEmergencyHeat, SystemMode.kAuto)
+COOL_MODES = (SystemMode.kCool, SystemMode.kPrecooling, SystemMode.kAuto)
 
 
 def celsius_to_matter(celsius: float) -> int:
@@ -36,8 +64,7 @@ def celsius_to_matter(celsius: float) -> int:
 
 class ThermostatServer(ClusterServer):
     cluster = TS
-    revision = 6
-    commands = ("SetpointRaiseLower",)
+    revision = 8
     notes = ("Setpoints are in 0.01 °C (2600 = 26.0 °C) and must lie within the Min/Max "
              "setpoint limits, which lie within the Abs limits.",
              "With AutoMode, OccupiedHeatingSetpoint must stay at least MinSetpointDeadBand "
@@ -45,10 +72,14 @@ class ThermostatServer(ClusterServer):
              "SetpointRaiseLower pushes the other setpoint instead.",
              "SystemMode must suit ControlSequenceOfOperation: no Heat/EmergencyHeat when "
              "cooling only, no Cool/Precooling when heating only, Auto only with AutoMode.",
-             "SetpointRaiseLower amount is in 0.1 °C steps; results are clamped to the limits.")
+             "SetpointRaiseLower amount is in 0.1 °C steps; results are clamped to the limits.",
+             "LocalTemperatureCalibration (0.1 °C, -25..25) is added to the measured LocalTemperature.",
+             "SetActivePresetRequest applies a preset's setpoints (Presets lists them; null clears the "
+             "active preset); TemperatureSetpointHold On keeps the setpoints where they are, for "
+             "TemperatureSetpointHoldDuration minutes when that is not null.")
 
     def __init__(self, heating: bool = True, cooling: bool = True, auto: bool = False,
-                 **initial: Any):
+                 presets: bool = False, **initial: Any):
         if not (heating or cooling):
             raise MatterError(Status.CONSTRAINT_ERROR, "a Thermostat needs Heating, Cooling or both")
         if auto and not (heating and cooling):
@@ -56,16 +87,20 @@ class ThermostatServer(ClusterServer):
         self.attributes = (("LocalTemperature",) + (HEAT_ATTRIBUTES if heating else ())
                            + (COOL_ATTRIBUTES if cooling else ())
                            + (("MinSetpointDeadBand",) if auto else ())
-                           + ("ControlSequenceOfOperation", "SystemMode"))
+                           + ("ControlSequenceOfOperation", "SystemMode") + PRODUCT_ATTRIBUTES
+                           + (PRESET_ATTRIBUTES if presets else ()))
+        self.commands = ("SetpointRaiseLower",) + (("SetActivePresetRequest",) if presets else ())
         self.writable = frozenset(
-            {"ControlSequenceOfOperation", "SystemMode"}
+            {"ControlSequenceOfOperation", "SystemMode", "LocalTemperatureCalibration",
+             "TemperatureSetpointHold", "TemperatureSetpointHoldDuration"}
             | ({"OccupiedHeatingSetpoint", "MinHeatSetpointLimit", "MaxHeatSetpointLimit"} if heating else set())
             | ({"OccupiedCoolingSetpoint", "MinCoolSetpointLimit", "MaxCoolSetpointLimit"} if cooling else set())
             | ({"MinSetpointDeadBand"} if auto else set()))
         features = ((int(Feature.kHeating) if heating else 0) | (int(Feature.kCooling) if cooling else 0)
-                    | (int(Feature.kAutoMode) if auto else 0))
+                    | (int(Feature.kAutoMode) if auto else 0) | (int(Feature.kPresets) if presets else 0))
         #: Returns the room temperature in °C; set by the home. None: use the stored value.
         self.sensor_source: Callable[[], float] | None = None
+        self._hold_until: int | None = None   # tick at which a timed setpoint hold ends
         super().__init__(feature_map=features, **initial)
         self._check_limits()
         for name in self.attributes:  # an impossible configuration is a build error
@@ -95,7 +130,20 @@ class ThermostatServer(ClusterServer):
                 "AbsMinCoolSetpointLimit": 1600, "AbsMaxCoolSetpointLimit": 3200,
                 "MinHeatSetpointLimit": 700, "MaxHeatSetpointLimit": 3000,
                 "MinCoolSetpointLimit": 1600, "MaxCoolSetpointLimit": 3200,
-                "MinSetpointDeadBand": 25, "ControlSequenceOfOperation": sequence, "SystemMode": mode}
+                "MinSetpointDeadBand": 25, "ControlSequenceOfOperation": sequence, "SystemMode": mode,
+                "LocalTemperatureCalibration": 0, "ThermostatRunningState": 0,
+                "TemperatureSetpointHold": Hold.kSetpointHoldOff, "TemperatureSetpointHoldDuration": NullValue,
+                "SetpointChangeSource": TS.Enums.SetpointChangeSourceEnum.kManual,
+                "SetpointChangeAmount": NullValue, "SetpointChangeSourceTimestamp": 0,
+                "PresetTypes": [TS.Structs.PresetTypeStruct(
+                    presetScenario=scenario, numberOfPresets=1,
+                    presetTypeFeatures=int(TS.Bitmaps.PresetTypeFeaturesBitmap.kAutomatic))
+                    for _, scenario, *_ in BUILT_IN_PRESETS],
+                "NumberOfPresets": len(BUILT_IN_PRESETS), "ActivePresetHandle": NullValue,
+                "Presets": [TS.Structs.PresetStruct(
+                    presetHandle=handle, presetScenario=scenario, name=name,
+                    heatingSetpoint=heat if heating else None, coolingSetpoint=cool if cooling else None,
+                    builtIn=True) for handle, scenario, name, heat, cool in BUILT_IN_PRESETS]}
 
     def _check_limits(self) -> None:
         """AbsMin <= Min <= Max <= AbsMax for each supported kind. (The spec defaults put
@@ -113,12 +161,31 @@ class ThermostatServer(ClusterServer):
                                   + ", ".join(map(str, values)))
 
     # ---- attributes --------------------------------------------------------------
-    derived = frozenset({"LocalTemperature"})
+    derived = frozenset({"LocalTemperature", "ThermostatRunningState"})
 
     def get(self, name: str) -> Any:
         if name == "LocalTemperature" and self.sensor_source is not None:
-            return celsius_to_matter(self.sensor_source())
+            calibration = self._values.get("LocalTemperatureCalibration", 0) * 10
+            return celsius_to_matter(self.sensor_source() + calibration / 100)
+        if name == "ThermostatRunningState":
+            return self._running_state()
         return super().get(name)
+
+    def _running_state(self) -> int:
+        local, mode = self.get("LocalTemperature"), self.get("SystemMode")
+        onoff = self.sibling(Clusters.OnOff)
+        if onoff is not None and not onoff.get("OnOff"):
+            return 0
+        state = 0
+        if local is not NullValue:
+            if self.heating and mode in HEAT_MODES and local < self.get("OccupiedHeatingSetpoint"):
+                state |= int(Relay.kHeat)
+            if self.cooling and mode in COOL_MODES and local > self.get("OccupiedCoolingSetpoint"):
+                state |= int(Relay.kCool)
+        fan = self.sibling(Clusters.FanControl)
+        if mode == SystemMode.kFanOnly or (state and (fan is None or fan.get("PercentCurrent"))):
+            state |= int(Relay.kFan)
+        return state
 
     @property
     def deadband(self) -> int:
@@ -165,6 +232,10 @@ class ThermostatServer(ClusterServer):
                 raise MatterError(Status.CONSTRAINT_ERROR,
                                   f"{what}={value} (0.1 °C) is wider than the gap between the "
                                   "occupied heating and cooling setpoints")
+        elif name == "LocalTemperatureCalibration":
+            check_range(what, value, -25, 25)
+        elif name == "TemperatureSetpointHoldDuration" and value is not NullValue:
+            check_range(what, value, 0, 1440)
         elif name == "ControlSequenceOfOperation":
             needs_cool = value not in HEATING_SEQUENCES
             needs_heat = value not in COOLING_SEQUENCES
@@ -201,7 +272,9 @@ class ThermostatServer(ClusterServer):
                 + [SystemMode.kFanOnly, SystemMode.kDry, SystemMode.kSleep])
 
     def after_write(self, name: str, value: Any) -> None:
-        if name == "ControlSequenceOfOperation" and self.get("SystemMode") not in self.allowed_system_modes():
+        if name in ("TemperatureSetpointHold", "TemperatureSetpointHoldDuration"):
+            self._arm_hold()
+        elif name == "ControlSequenceOfOperation" and self.get("SystemMode") not in self.allowed_system_modes():
             self.set("SystemMode", SystemMode.kOff)  # the old mode is no longer possible
         elif name.endswith("SetpointLimit"):
             # keep the occupied setpoint inside its (new) limits
@@ -209,6 +282,76 @@ class ThermostatServer(ClusterServer):
             setpoint = "OccupiedHeatingSetpoint" if kind == "Heat" else "OccupiedCoolingSetpoint"
             low, high = self._limits(kind)
             self._store_setpoints(**{kind.lower(): min(max(self.get(setpoint), low), high)})
+
+    # ---- setpoint changes, hold and presets -----------------------------------------
+    def write(self, attribute: str | int, data: Any) -> None:
+        name = self.resolve_attribute(attribute)
+        before = self._values.get(name)
+        super().write(name, data)
+        if name in ("OccupiedHeatingSetpoint", "OccupiedCoolingSetpoint") and before is not None:
+            self._note_change(name, self._values[name] - before)
+
+    def _epoch_seconds(self) -> int:
+        now = getattr(self.clock, "now", None)   # the home's VirtualClock has the simulated date
+        if not isinstance(now, datetime.datetime):
+            return 0
+        if now.tzinfo is None:
+            now = now.replace(tzinfo=datetime.UTC)
+        return max(0, int((now - MATTER_EPOCH).total_seconds()))
+
+    def _note_change(self, name: str, amount: int) -> None:
+        """Record who changed a setpoint, by how much, and when (the SetpointChange* attributes)."""
+        if "SetpointChangeSource" not in self._values:
+            return
+        self.set("SetpointChangeSource", TS.Enums.SetpointChangeSourceEnum.kExternal)
+        self.set("SetpointChangeAmount", amount)
+        self.set("SetpointChangeSourceTimestamp", self._epoch_seconds())
+
+    def _arm_hold(self) -> None:
+        duration = self.get("TemperatureSetpointHoldDuration")
+        on = self.get("TemperatureSetpointHold") == Hold.kSetpointHoldOn
+        self._hold_until = self.now + duration * 60 * 10 if on and duration not in (None, NullValue) else None
+
+    def next_event_tick(self) -> int | None:
+        return self._hold_until
+
+    def advance_to(self, tick: int) -> None:
+        if self._hold_until is not None and tick >= self._hold_until:
+            self._hold_until = None
+            self.set("TemperatureSetpointHold", Hold.kSetpointHoldOff)
+
+    def private_state(self) -> dict[str, Any]:
+        return {"hold_until": self._hold_until}
+
+    def load_private_state(self, state: dict[str, Any]) -> None:
+        self._hold_until = state.get("hold_until")
+
+    def stop_motion(self) -> None:
+        self._hold_until = None   # a timed hold does not outlive a power cut
+
+    def SetActivePresetRequest(self, request: Any) -> None:
+        handle = request.presetHandle
+        if handle is NullValue or handle is None:
+            self.set("ActivePresetHandle", NullValue)
+            return
+        preset = next((p for p in self.get("Presets") if p.presetHandle == handle), None)
+        if preset is None:
+            raise MatterError(Status.NOT_FOUND, f"no preset with handle {bytes(handle).hex()}; presets: "
+                              + ", ".join(f"{bytes(p.presetHandle).hex()} ({p.name})" for p in self.get("Presets")))
+        self.set("ActivePresetHandle", bytes(handle))
+        if self.get("TemperatureSetpointHold") == Hold.kSetpointHoldOn:
+            return   # held: the preset is active but the setpoints stay
+        old_heat, old_cool = self._values.get("OccupiedHeatingSetpoint"), self._values.get("OccupiedCoolingSetpoint")
+        heat = cool = None
+        if self.heating and preset.heatingSetpoint is not None:
+            heat = min(max(preset.heatingSetpoint, self._limits("Heat")[0]), self._limits("Heat")[1])
+        if self.cooling and preset.coolingSetpoint is not None:
+            cool = min(max(preset.coolingSetpoint, self._limits("Cool")[0]), self._limits("Cool")[1])
+        self._store_setpoints(heat=heat, cool=cool)
+        if heat is not None and old_heat is not None:
+            self._note_change("OccupiedHeatingSetpoint", self._values["OccupiedHeatingSetpoint"] - old_heat)
+        if cool is not None and old_cool is not None:
+            self._note_change("OccupiedCoolingSetpoint", self._values["OccupiedCoolingSetpoint"] - old_cool)
 
     # ---- setpoints ---------------------------------------------------------------
     def _store_setpoints(self, heat: int | None = None, cool: int | None = None) -> None:
@@ -250,3 +393,23 @@ class ThermostatServer(ClusterServer):
             cool = min(max(self.get("OccupiedCoolingSetpoint") + delta, low), high)
         # Both moving keeps the deadband: the limits themselves sit a deadband apart.
         self._store_setpoints(heat=heat, cool=cool)
+        self._note_change("SetpointRaiseLower", delta)
+
+
+class ThermostatUserInterfaceConfigurationServer(ClusterServer):
+    """How the thermostat's own panel shows and accepts things (Matter 1.3, 4.5, revision 2).
+
+    The values are settings a client writes and the panel honours; the twin has no panel, so
+    they only hold what was written (enums checked: an unknown value is CONSTRAINT_ERROR)."""
+    cluster = Clusters.ThermostatUserInterfaceConfiguration
+    revision = 2
+    attributes = ("TemperatureDisplayMode", "KeypadLockout", "ScheduleProgrammingVisibility")
+    writable = frozenset(attributes)
+    notes = ("TemperatureDisplayMode 0 Celsius / 1 Fahrenheit; KeypadLockout 0 (none) .. 5 (most locked);"
+             " ScheduleProgrammingVisibility 0 permitted / 1 denied.",)
+
+    def defaults(self) -> dict[str, Any]:
+        E = self.cluster.Enums
+        return {"TemperatureDisplayMode": E.TemperatureDisplayModeEnum.kCelsius,
+                "KeypadLockout": E.KeypadLockoutEnum.kNoLockout,
+                "ScheduleProgrammingVisibility": E.ScheduleProgrammingVisibilityEnum.kScheduleProgrammingPermitted}

@@ -345,7 +345,7 @@ def test_fan_sequence_must_match_auto_feature():
 # ---- Thermostat ----------------------------------------------------------------------
 def test_thermostat_shape_and_local_temperature():
     ac = ThermostatServer(heating=False, cooling=True)
-    assert ac.read("FeatureMap") == 0x02 and ac.read("ClusterRevision") == 6
+    assert ac.read("FeatureMap") == 0x02 and ac.read("ClusterRevision") == 8
     assert ac.read("ControlSequenceOfOperation") == 0 and ac.read("SystemMode") == 3
     ids = ac.read("AttributeList")
     assert Clusters.Thermostat.Attributes.OccupiedCoolingSetpoint.attribute_id in ids
