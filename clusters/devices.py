@@ -26,6 +26,7 @@ tools and cluster docs keep offering exactly the 17 SimuHome types.
 """
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Callable
 from typing import Any
@@ -57,12 +58,13 @@ from clusters.modes import (
     DRYER_MODES,
     DishwasherModeServer,
     LaundryWasherModeServer,
+    ModeOption,
     RefrigeratorAndTemperatureControlledCabinetModeServer,
     RvcCleanModeServer,
     RvcRunModeServer,
 )
 from clusters.onoff import OnOffServer
-from clusters.operational_state import OperationalStateServer, RvcOperationalStateServer
+from clusters.operational_state import OperationalStateServer, RvcOperationalStateServer, normalize_cycle
 from clusters.scenes import GroupsServer, ScenesManagementServer
 from clusters.service_area import ServiceAreaServer
 from clusters.status import MatterError, Status
@@ -140,20 +142,36 @@ def _appliance_power(ops: OperationalStateServer, running_watts: float, idle_wat
     return lambda: running_watts if ops.get("OperationalState") == ops.E.kRunning else idle_watts
 
 
-def _dishwasher(**_: Any) -> list[Endpoint]:
+def _timed(modes: tuple[ModeOption, ...], cycles: dict[str, Any] | None) -> tuple[ModeOption, ...]:
+    """Modes whose cycles a home file gives (`options: {cycles: {<mode label>: [[phase,
+    seconds], ...]}}`, as `twin calibrate` measures them); other modes keep theirs."""
+    if not cycles:
+        return modes
+    if not isinstance(cycles, dict):
+        raise ValueError("cycles: expected a mapping of mode label -> [[phase, seconds], ...]")
+    labels = [m.label for m in modes]
+    unknown = sorted(set(cycles) - set(labels))
+    if unknown:
+        raise ValueError(f"cycles: no mode {', '.join(map(repr, unknown))}; modes: {', '.join(labels)}")
+    return tuple(dataclasses.replace(m, cycle=tuple(normalize_cycle(cycles[m.label]))) if m.label in cycles else m
+                 for m in modes)
+
+
+def _dishwasher(cycles: dict[str, Any] | None = None, **_: Any) -> list[Endpoint]:
     return [_endpoint(1, [DISHWASHER], OnOffServer(dead_front=True), OperationalStateServer(),
-                      DishwasherModeServer(), DishwasherAlarmServer())]
+                      DishwasherModeServer(modes=_timed(DishwasherModeServer.default_modes, cycles)),
+                      DishwasherAlarmServer())]
 
 
-def _laundry_washer(**_: Any) -> list[Endpoint]:
+def _laundry_washer(cycles: dict[str, Any] | None = None, **_: Any) -> list[Endpoint]:
     return [_endpoint(1, [LAUNDRY_WASHER], OnOffServer(dead_front=True), OperationalStateServer(),
-                      LaundryWasherModeServer(), LaundryWasherControlsServer(),
-                      TemperatureControlServer(**_WASHER_TEMPERATURES))]
+                      LaundryWasherModeServer(modes=_timed(LaundryWasherModeServer.default_modes, cycles)),
+                      LaundryWasherControlsServer(), TemperatureControlServer(**_WASHER_TEMPERATURES))]
 
 
-def _laundry_dryer(**_: Any) -> list[Endpoint]:
+def _laundry_dryer(cycles: dict[str, Any] | None = None, **_: Any) -> list[Endpoint]:
     return [_endpoint(1, [LAUNDRY_DRYER], OnOffServer(dead_front=True), OperationalStateServer(),
-                      LaundryWasherModeServer(modes=DRYER_MODES), LaundryDryerControlsServer())]
+                      LaundryWasherModeServer(modes=_timed(DRYER_MODES, cycles)), LaundryDryerControlsServer())]
 
 
 def _cabinet(setpoint: int, low: int, high: int) -> list[Endpoint]:

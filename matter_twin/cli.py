@@ -29,6 +29,7 @@ from bridge.twin_backend import TwinBackend
 from matter_twin import cli_bridge, nodes
 from matter_twin.cli_bench import bench_app
 from matter_twin.cli_bridge import bridge_app
+from matter_twin.cli_calibrate import calibrate
 from matter_twin.cli_device import device_app
 from matter_twin.cli_lab import lab_app
 from matter_twin.console import (
@@ -69,6 +70,7 @@ app.add_typer(bench_app, name="bench")
 app.add_typer(bridge_app, name="bridge")
 app.add_typer(device_app, name="device")
 app.add_typer(lab_app, name="lab")
+app.command("calibrate")(calibrate)
 
 HomeOption = typer.Option(None, "--home", help="Home file (YAML or JSON). Default: the built-in home.",
                           show_default=False)

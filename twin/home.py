@@ -103,7 +103,7 @@ class Room:
     @property
     def illuminance(self) -> float:
         """lux"""
-        return physics.illuminance(self.daylight_lux, self._home.devices_in(self.id))
+        return physics.illuminance(self.daylight_lux, self._home.devices_in(self.id), self._home.coefficients)
 
     def state(self) -> dict[str, float]:
         return {"temperature": self.temperature, "humidity": self.humidity,
@@ -124,8 +124,11 @@ class Home:
     `run_until`; copy it with `snapshot`/`restore` or `fork`."""
 
     def __init__(self, name: str = "home", seed: int = 0, start: datetime = DEFAULT_START,
-                 ambient: dict[str, float] | None = None):
+                 ambient: dict[str, float] | None = None, physics_overrides: dict[str, Any] | None = None):
         self.name = name
+        #: This home's calibrated coefficients (home files' `physics:`), and the table in use.
+        self.physics_overrides = copy.deepcopy(physics_overrides or {})
+        self.coefficients = physics.with_overrides(self.physics_overrides)
         self.seed = int(seed)
         self.rng = random.Random(self.seed)  # the only randomness source
         self.clock = VirtualClock(start)
@@ -155,7 +158,7 @@ class Home:
         if room_id in self.rooms or room_id in self.devices:
             raise ValueError(f"id {room_id!r} is already used in this home")
         initial = {"temperature": temperature, "humidity": humidity, "pm10": pm10}
-        terms = physics.room_terms([], self.ambient)
+        terms = physics.room_terms([], self.ambient, self.coefficients)
         room = Room(self, room_id, name or room_id, daylight_lux,
                     {v: Trajectory(initial[v], self.clock.tick, terms[v]) for v in VARIABLES})
         self.rooms[room_id] = room
@@ -343,7 +346,8 @@ class Home:
             if not dirty and not any(tr.flip_tick is not None and tr.flip_tick <= tick
                                      for tr in room._traj.values()):
                 continue
-            terms = physics.room_terms(self.devices_in(room_id), self.ambient) if dirty else None
+            terms = (physics.room_terms(self.devices_in(room_id), self.ambient, self.coefficients)
+                     if dirty else None)
             for var in VARIABLES:
                 old = room._traj[var]
                 new_terms = terms[var] if terms is not None else old.terms
@@ -381,6 +385,7 @@ class Home:
             "events": copy.deepcopy(self.events),
             "rng": [version, list(internal), gauss],
             "dirty": sorted(self._dirty),
+            **({"physics": copy.deepcopy(self.physics_overrides)} if self.physics_overrides else {}),
             **({"products": {k: product_of(t).attributes for k, t in self.products.items()}}
                if self.products else {}),
             # Only with faults: snapshots of homes without any stay as they were.
@@ -393,7 +398,7 @@ class Home:
             raise ValueError(f"snapshot format {snapshot.get('format')!r} is not supported; "
                              f"expected {SNAPSHOT_FORMAT}")
         clock = VirtualClock.from_state(snapshot["clock"])
-        home = cls(snapshot["name"], snapshot["seed"], clock.start, snapshot["ambient"])
+        home = cls(snapshot["name"], snapshot["seed"], clock.start, snapshot["ambient"], snapshot.get("physics"))
         home.clock.tick = clock.tick
         for key, attributes in snapshot.get("products", {}).items():
             home.add_product(key, load_product({"attributes": attributes}, f"snapshot product {key}"))
@@ -453,7 +458,7 @@ class Home:
         """Build a home; any bad device option or attribute raises UserFileError."""
         if seed is None:
             seed = spec.seed if spec.seed is not None else 0
-        home = cls(spec.name, seed, spec.start_time, spec.ambient.model_dump())
+        home = cls(spec.name, seed, spec.start_time, spec.ambient.model_dump(), spec.physics)
         base = Path(source).parent if source not in ("<spec>", "<home>") else Path(".")
         for key, product_file in spec.products.items():
             try:

@@ -85,6 +85,37 @@ COEFFICIENTS: dict[str, Any] = {
     "light_lux": {"on_off_light": 300.0, "dimmable_light": 400.0},
 }
 
+
+
+def with_overrides(overrides: dict[str, Any] | None) -> dict[str, Any]:
+    """COEFFICIENTS with a home's calibrated values in place (`twin calibrate` writes them
+    under `physics:` in the home file). Raises ValueError naming the bad key: every key must
+    be one of the table's, every value a positive number (a k below 1)."""
+    merged = {k: dict(v) if isinstance(v, dict) else v for k, v in COEFFICIENTS.items()}
+    for key, value in (overrides or {}).items():
+        if key not in COEFFICIENTS:
+            raise ValueError(f"{key}: not a physics coefficient; known: {', '.join(COEFFICIENTS)}")
+        default = COEFFICIENTS[key]
+        if isinstance(default, dict):
+            if not isinstance(value, dict):
+                raise ValueError(f"{key}: expected a mapping of {', '.join(default)}")
+            for sub, number in value.items():
+                if sub not in default:
+                    raise ValueError(f"{key}.{sub}: not a coefficient; known: {', '.join(default)}")
+                merged[key][sub] = _coefficient(f"{key}.{sub}", number, sub != "target" and key != "light_lux")
+        else:
+            merged[key] = _coefficient(key, value, True)
+    return merged
+
+
+def _coefficient(what: str, value: Any, is_k: bool) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+        raise ValueError(f"{what}: expected a number >= 0, got {value!r}")
+    if is_k and not value < 0.5:
+        raise ValueError(f"{what}: a coefficient per 0.1 s tick must be below 0.5, got {value!r}")
+    return float(value)
+
+
 _HUMIDITY_DEVICES = ("humidifier", "dehumidifier")
 #: Device types whose measurement servers measure something other than the room.
 NOT_ROOM_SENSORS = frozenset({"refrigerator", "freezer"})
@@ -215,8 +246,9 @@ def _fan_fraction(device: Any, endpoint: Any) -> float | None:
     return (_attr(fan, "PercentCurrent") or 0) / 100.0
 
 
-def device_terms(device: Any) -> list[tuple[str, Term]]:
+def device_terms(device: Any, coefficients: dict[str, Any] = COEFFICIENTS) -> list[tuple[str, Term]]:
     """The (variable, term) contributions of one device in its current state."""
+    C = coefficients
     out: list[tuple[str, Term]] = []
     key = device.type.key
     for ep_id in sorted(device.endpoints):
@@ -224,7 +256,7 @@ def device_terms(device: Any) -> list[tuple[str, Term]]:
         thermostat = ep.servers.get(Clusters.Thermostat.id)
         if thermostat is not None and key not in NOT_ROOM_SENSORS and _is_on(device, ep):
             fan = _fan_fraction(device, ep)
-            k = COEFFICIENTS["heat_pump_k"] if fan is None else COEFFICIENTS["ac_k_full_fan"] * fan
+            k = C["heat_pump_k"] if fan is None else C["ac_k_full_fan"] * fan
             mode = _attr(thermostat, "SystemMode")
             cool = _attr(thermostat, "OccupiedCoolingSetpoint")
             heat = _attr(thermostat, "OccupiedHeatingSetpoint")
@@ -235,24 +267,26 @@ def device_terms(device: Any) -> list[tuple[str, Term]]:
     if key in (*_HUMIDITY_DEVICES, "air_purifier"):
         ep = device.endpoints[min(e for e in device.endpoints if e != 0)]
         fan = _fan_fraction(device, ep)
-        k = COEFFICIENTS[key]["k_full_fan"] * (1.0 if fan is None else fan)
+        k = C[key]["k_full_fan"] * (1.0 if fan is None else fan)
         if k > 0 and _is_on(device, ep):
             var = "pm10" if key == "air_purifier" else "humidity"
-            out.append((var, Term(device.id, k, COEFFICIENTS[key]["target"])))
+            out.append((var, Term(device.id, k, C[key]["target"])))
     return out
 
 
-def room_terms(devices: Iterable[Any], ambient: dict[str, float]) -> dict[str, tuple[Term, ...]]:
+def room_terms(devices: Iterable[Any], ambient: dict[str, float],
+               coefficients: dict[str, Any] = COEFFICIENTS) -> dict[str, tuple[Term, ...]]:
     """All terms per variable for a room: ambient first, then devices by id."""
     terms: dict[str, list[Term]] = {
-        var: [Term("ambient", COEFFICIENTS["ambient_k"][var], float(ambient[var]))] for var in VARIABLES}
+        var: [Term("ambient", coefficients["ambient_k"][var], float(ambient[var]))] for var in VARIABLES}
     for device in sorted(devices, key=lambda d: d.id):
-        for var, term in device_terms(device):
+        for var, term in device_terms(device, coefficients):
             terms[var].append(term)
     return {var: tuple(ts) for var, ts in terms.items()}
 
 
-def illuminance(daylight_lux: float, devices: Iterable[Any]) -> float:
+def illuminance(daylight_lux: float, devices: Iterable[Any],
+                coefficients: dict[str, Any] = COEFFICIENTS) -> float:
     """Room illuminance now: daylight through the coverings plus the lights."""
     openness: list[float] = []
     lights = 0.0
@@ -263,7 +297,7 @@ def illuminance(daylight_lux: float, devices: Iterable[Any]) -> float:
             position = _attr(cover, "CurrentPositionLiftPercent100ths")
             tilt = _attr(cover, "CurrentPositionTiltPercent100ths") or 0   # closed slats let 10 % through
             openness.append((1.0 - (position or 0) / 10000.0) * (1.0 - 0.9 * tilt / 10000.0))  # unknown: open
-        elif key in COEFFICIENTS["light_lux"]:
+        elif key in coefficients["light_lux"]:
             for ep_id in sorted(device.endpoints):
                 ep = device.endpoints[ep_id]
                 onoff = ep.servers.get(Clusters.OnOff.id)
@@ -271,7 +305,7 @@ def illuminance(daylight_lux: float, devices: Iterable[Any]) -> float:
                     continue
                 level = ep.servers.get(Clusters.LevelControl.id)
                 fraction = 1.0 if level is None else (_attr(level, "CurrentLevel") or 0) / 254.0
-                lights += COEFFICIENTS["light_lux"][key] * fraction
+                lights += coefficients["light_lux"][key] * fraction
     daylight = daylight_lux * (sum(openness) / len(openness) if openness else 1.0)
     return daylight + lights
 

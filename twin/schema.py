@@ -28,6 +28,7 @@ from pydantic import (
 
 from clusters.devices import DEVICE_TYPES
 from twin.clock import DEFAULT_START
+from twin.physics import with_overrides
 
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$"
 
@@ -175,6 +176,9 @@ class HomeSpec(_Model):
     #: Device types cloned from real products: type key -> product file (`twin device clone`),
     #: relative to the home file.
     products: dict[str, str] = Field(default_factory=dict)
+    #: Calibrated physics coefficients (`twin calibrate`), replacing those of
+    #: twin.physics.COEFFICIENTS they name.
+    physics: dict[str, Any] = Field(default_factory=dict)
     rooms: list[RoomSpec] = Field(min_length=1)
 
     @field_validator("start_time")
@@ -182,6 +186,12 @@ class HomeSpec(_Model):
     def _naive(cls, value: datetime) -> datetime:
         if value.tzinfo is not None:
             raise ValueError("start_time must be naive local time (no time zone)")
+        return value
+
+    @field_validator("physics")
+    @classmethod
+    def _physics(cls, value: dict[str, Any]) -> dict[str, Any]:
+        with_overrides(value)   # raises ValueError naming the bad coefficient
         return value
 
     @field_validator("products")
@@ -308,8 +318,9 @@ def to_yaml(spec: HomeSpec) -> str:
     data["start_time"] = spec.start_time.isoformat(sep=" ")
     if data["seed"] is None:
         del data["seed"]
-    if not data["products"]:
-        del data["products"]
+    for key in ("products", "physics"):
+        if not data[key]:
+            del data[key]
     for room in data["rooms"]:
         for device in room["devices"]:
             for key in ("name", "options", "attributes"):

@@ -140,7 +140,7 @@ def test_home_file_products_snapshot_restore_and_fork(tmp_path):
         Home.load(home_file)
 
 
-def test_cli_clone_and_export(tmp_path):
+def test_cli_clone_and_export(tmp_path, capsys):
     runner = CliRunner()
     out = tmp_path / "light.json"
     result = runner.invoke(app, ["device", "export", "kitchen_light", "-o", str(out)])
@@ -151,5 +151,7 @@ def test_cli_clone_and_export(tmp_path):
     assert "do not read back" not in result.output
     assert json.loads(product_file.read_text())["attributes"] == json.loads(out.read_text())["attributes"]
     (tmp_path / "bad.json").write_text("{")
-    result = runner.invoke(app, ["device", "clone", str(tmp_path / "bad.json")])
-    assert result.exit_code == 2 and "not JSON" in result.output
+    with pytest.raises(SystemExit) as exit_:
+        app(["device", "clone", str(tmp_path / "bad.json")], prog_name="twin")
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and "bad.json: not JSON" in err and err.count("\n") == 1
