@@ -122,3 +122,30 @@ def test_event_numbers_keep_rising_across_restarts(tmp_path):
     _, third = build(small_home(), tmp_path, reset_fabrics=True)
     numbers = [start_up_number(n) for n in (first, second, third)]
     assert numbers[0] < used <= numbers[1] < numbers[2]
+
+
+def test_only_touched_nodes_have_their_records_re_derived(tmp_path):
+    """Issue #12, 1,000 nodes: each step re-derives the mDNS records of the nodes whose state
+    may have changed (a commissioning event, a NodeLabel write), never a scan of every node."""
+    manager, nodes = build(small_home(), tmp_path)
+    for device_id, node in nodes.items():
+        manager._adopt(device_id, node)
+    derived: list[str] = []
+    manager._services = lambda node: derived.append(node.device.id) or {}
+
+    def sync() -> list[str]:
+        derived.clear()
+
+        async def go():
+            manager.sync_advertisements(everything=False)
+        asyncio.run(go())
+        return sorted(derived)
+
+    assert sync() == ["fan", "light"]          # new nodes: derived once
+    assert sync() == []                         # nothing happened: nothing derived
+    nodes["fan"].device.write("BasicInformation", "NodeLabel", "Attic fan", 0)
+    assert sync() == ["fan"]                    # the advertised name follows the label
+    nodes["light"].core.commissioning.window_changed()
+    assert sync() == ["light"]
+    nodes["light"].core.receive(b"\x00junk", ("fd00::1", 5540, 0, 0), 0.0)
+    assert sync() == []                         # traffic alone changes no record

@@ -81,9 +81,6 @@ WINDOW_CHOICES = ("all", "all-qr", "none")
 # Minimum wait a BUSY StatusReport asks the initiator to observe (its ProtocolData, u16 ms).
 BUSY_WAIT_MS = 1000
 NODE_MRP = Mrp()
-# Every this many polls (steps of 0.1 s) all nodes' mDNS records are re-derived, not only the
-# touched ones: a NodeLabel changed by a tool shows in the advertised name within seconds.
-FULL_MDNS_SYNC_POLLS = 50
 #: Device state files are rewritten at most this often (seconds of wall clock; at stop, always).
 STATE_FLUSH_S = 1.0
 #: A node's subscriptions, resumed after a restart (twin/node/resumption.py).
@@ -274,17 +271,35 @@ class NodeCore:
         self._handshakes: dict[Exchange, _Handshake] = {}
         self._events: list[Any] = []  # NodeEvents from commissioning, handled between messages
         commissioning.listeners.append(self._events.append)
+        #: Called (any thread) when `touched` is set, so the runtime re-derives only these nodes' records.
+        self.on_touched: Callable[[], None] | None = None
+        # Every commissioning event (window opened or closed, fabric added, updated or removed,
+        # fail-safe rollback) may change what the node advertises.
+        commissioning.listeners.append(self._touch)
         self.counts = {"PASE established": 0, "PASE failed": 0, "CASE established": 0,
                        "CASE failed": 0, "dropped": 0}
-        # Set when the commissioning state may have changed (a message came in, a commissioning
+        # Set when the commissioning state may have changed (a commissioning event, a commissioning
         # timer fired): the runtime then re-derives this node's mDNS records.
-        self.touched = True
+        self._touched = True
         #: Where subscriptions persist (None: nowhere); `to_resume` are the stored ones this node
         #: resumes on its first turn (`resume_subscriptions`).
         self.subscription_store: SubscriptionStore | None = None
         self.to_resume: list[dict[str, Any]] = []
         self._resuming: list[dict[str, Any]] = []
         self.stopping = False
+
+    @property
+    def touched(self) -> bool:
+        return self._touched
+
+    @touched.setter
+    def touched(self, value: bool) -> None:
+        self._touched = value
+        if value and self.on_touched is not None:
+            self.on_touched()
+
+    def _touch(self, event: Any = None) -> None:
+        self.touched = True
 
     # -- subscriptions across restarts --------------------------------------------------------
     def keep_subscriptions(self, store: SubscriptionStore) -> None:
@@ -338,7 +353,6 @@ class NodeCore:
 
     # -- the message-layer shape UdpTransport drives ----------------------------------------
     def receive(self, datagram: bytes, peer_address: Any, now_ms: float) -> list:
-        self.touched = True
         with self.lock:
             return self._process(self.layer.receive(datagram, peer_address, now_ms), now_ms)
 
@@ -669,7 +683,8 @@ class NodeManager:
         self._closed_for: dict[str, list[str]] = {}   # opened node -> windows its opening closed
         self._published: dict[str, dict[tuple, Any]] = {}
         self._reconcilers: dict[str, asyncio.Task] = {}
-        self._polls = 0
+        #: Nodes whose records may have changed since the last sync (added to from any thread).
+        self._touched: set[str] = set()
         self._home_bridged = set(home.devices)     # bridge mode: the home devices bridged
         self._unstepped: list[Any] = []
         self._find_unstepped()
@@ -880,6 +895,13 @@ class NodeManager:
     def _adopt(self, device_id: str, node: MatterNode) -> None:
         self.nodes[device_id] = node
         node.core.commissioning.listeners.append(functools.partial(self._window_event, device_id))
+        touch = functools.partial(self._touched.add, device_id)
+        node.core.on_touched = touch
+        touch()
+        # The advertised name is the NodeLabel: a label written by a tool or a controller shows
+        # at the next sync, without re-deriving every node's records now and then.
+        basic = node.device.endpoint(0).server(Clusters.BasicInformation)
+        basic.listeners.append(lambda server, name: touch() if name == "NodeLabel" else None)
 
     async def stop(self) -> None:
         """Withdraw every advertisement (mDNS goodbyes), then close the ports; the device state
@@ -918,18 +940,18 @@ class NodeManager:
 
     def poll(self) -> None:
         """Called after each simulation step: the servers the home does not step run their
-        due events, then mDNS follows (for the nodes whose commissioning state may have
-        changed; all of them now and then, for label changes). Nodes are not polled: each
-        runs on its own timer, and a change a subscriber wants wakes its node (`on_dirty`)."""
+        due events, then mDNS follows for the nodes whose commissioning state or label may have
+        changed (touched), not all of them: with a thousand nodes a scan at every step was most
+        of the idle CPU. Nodes are not polled: each runs on its own timer, and a change a
+        subscriber wants wakes its node (`on_dirty`)."""
         if self.bridge is not None:
             self._sync_bridge()
         self._settle_unstepped()
-        self._polls += 1
         if self.states.dirty and time.monotonic() >= self._next_flush:
             with self.lock:
                 self.states.flush()
             self._next_flush = time.monotonic() + STATE_FLUSH_S
-        self.sync_advertisements(everything=self._polls % FULL_MDNS_SYNC_POLLS == 0)
+        self.sync_advertisements(everything=False)
 
     # -- building one node --------------------------------------------------------------------
     def _node_dir(self, device_id: str) -> Path:
@@ -978,8 +1000,12 @@ class NodeManager:
         """Start bringing each node's mDNS records in line with its state, where they differ
         (`everything=False`: only nodes touched since the last sync; deriving the records of
         every node at every step would be most of the idle CPU of a big home)."""
-        for device_id, node in self.nodes.items():
-            if not (everything or node.core.touched):
+        if everything:
+            self._touched.update(self.nodes)
+        while self._touched:
+            device_id = self._touched.pop()
+            node = self.nodes.get(device_id)
+            if node is None:
                 continue
             node.core.touched = False
             wanted = self._services(node)
