@@ -143,6 +143,7 @@ class Home:
         self.products: dict[str, DeviceType] = {}
         self._room_devices: dict[str, list[str]] = {}
         self._servers_cache: list[ClusterServer] | None = []  # settle order; None: rebuild
+        self._timed_cache: tuple[list[ClusterServer], list[ClusterServer]] | None = None
         # id(server) -> how many of its listeners belong to the device and the home; any
         # added later (a Matter node's reporting, say) stay behind when the home is forked.
         self._wired: dict[int, int] = {}
@@ -219,6 +220,17 @@ class Home:
                 ((d.id, ep.id, s.id), s) for d in self.devices.values()
                 for ep in d.endpoints.values() for s in ep.servers.values())]
         return self._servers_cache
+
+    @property
+    def _timed_servers(self) -> list[ClusterServer]:
+        """The servers whose class can schedule events of its own (overrides `next_event_tick`),
+        in settle order: the only ones stepping asks, once per tick (most servers never
+        schedule anything, and a home of a thousand devices has thousands of them)."""
+        servers = self._servers
+        if self._timed_cache is None or self._timed_cache[0] is not servers:
+            self._timed_cache = (servers, [s for s in servers
+                                           if type(s).next_event_tick is not ClusterServer.next_event_tick])
+        return self._timed_cache[1]
 
     # ---- callbacks from servers ------------------------------------------------------
     def _on_change(self, server: ClusterServer, attribute: str) -> None:
@@ -308,7 +320,8 @@ class Home:
         self._settle()
         while self.clock.tick < target:
             nxt = target
-            for server in self._servers:
+            # After a settle nothing is due before the next tick, so one tick ahead needs no search.
+            for server in self._timed_servers if target > self.clock.tick + 1 else ():
                 tick = server.next_event_tick()
                 if tick is not None and tick < nxt:
                     nxt = tick
@@ -327,7 +340,7 @@ class Home:
         tick = self.clock.tick
         self.faults.run_due(tick)   # faults starting now apply before anything else this tick
         for _ in range(_MAX_ROUNDS):
-            due = [s for s in self._servers
+            due = [s for s in self._timed_servers
                    if (t := s.next_event_tick()) is not None and t <= tick]
             for server in due:
                 server.advance_to(tick)
