@@ -1,28 +1,46 @@
-"""Scale: a generated 135-device home (plus a room-sensor node per room) as Matter nodes in one
-`twin run` process: idle memory and CPU, before and after a controller commissions them.
+"""Scale: a generated home (135 devices by default, about 1,000 nodes with --devices 960 --rooms 40),
+plus a room-sensor node per room, as Matter nodes in one `twin run` process: idle memory and CPU,
+commissioning by one python-matter-server, and a soak with changes.
 
     python bench/bench_scale.py [--devices 135] [--rooms 12] [--seconds 60] [--commission N]
+                                [--soak 600] [--rate 2]
+    python bench/bench_scale.py --devices 960 --rooms 40 --commission -1        # 1,000 nodes
+    python bench/bench_scale.py --devices 960 --rooms 40 --commission -1 --commission-minutes 30   # time-boxed
+    python bench/bench_scale.py --devices 60 --rooms 5 --commission -1 --soak 60 --seconds 20   # a quick look
 
-Inside a network namespace this script creates (mDNS stays on this machine): `twin run --speed 1`
-on `twin home generate --devices 135`, every device and room sensor a node with its own UDP port
-and mDNS records. Measured from /proc for the twin's process over --seconds of idle running:
+Inside a network namespace this script creates (mDNS stays on this machine): `twin run --speed 1
+--open-windows none` on `twin home generate`, every device and room sensor a node with its own UDP
+port and mDNS records. Measured from /proc for the twin's process over --seconds of idle running:
 resident memory (VmRSS, and VmHWM) and CPU time (user + system) as a share of one core.
-With --commission N (0 = none, -1 = all), python-matter-server commissions N nodes by QR code,
-each keeping the subscription the server opens after commissioning, and the idle window is
-measured again with those subscriptions held. Prints a markdown table.
+
+With --commission N (0 = none, -1 = all), python-matter-server commissions N nodes one after the
+other, as a user would: the twin's `POST /pair/DEVICE` opens the node's window ("press its button"),
+then `commission_with_code` with its QR payload. Each node keeps the subscription the server opens
+after commissioning, and the idle window is measured again with those subscriptions held. Then,
+for --soak seconds (0: no soak), the twin's HTTP tool API toggles OnOff on randomly chosen
+commissioned lights, --rate changes a second (a light is changed again only once its previous
+change has arrived), while the twin's RSS and CPU are sampled every 10 s. Every change made in the
+twin must reach the controller: a change counts as lost when python-matter-server's client sees no
+ATTRIBUTE_UPDATED carrying the new value within REPORT_TIMEOUT. Prints markdown tables.
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import functools
 import os
+import random
 import signal
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "tests")]
@@ -30,10 +48,13 @@ sys.path[:0] = [str(REPO), str(REPO / "tests")]
 from netns import Netns, network_namespace, test_folders, wait_for_line  # noqa: E402
 
 sys.path[:0] = [str(folder) for folder in test_folders()]   # the e2e helpers live in tests/e2e
-from test_e2e_matter_server import controller_session, start_server, stop, tail  # noqa: E402
+from test_e2e_matter_server import HTTP_URL, controller_session, start_server, stop, tail  # noqa: E402
 
 HTTP_PORT = 8088    # HTTP_URL's port
 CLK_TCK = os.sysconf("SC_CLK_TCK")
+REPORT_TIMEOUT = 30     # seconds a change may take to reach the controller before it counts as lost
+SAMPLE_S = 10           # RSS / CPU sampling period during the soak
+LIGHT_TYPES = ("on_off_light", "dimmable_light")
 
 
 def proc_figures(pid: int) -> dict[str, float]:
@@ -58,33 +79,136 @@ def start_twin(ns: Netns, workdir: Path, home: Path) -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1")
     proc = ns.popen([sys.executable, "-m", "matter_twin.cli", "run", "--home", str(home), "--speed", "1", "--matter",
                      "--storage", str(workdir / "twin-storage"), "--http", str(HTTP_PORT),
-                     "--open-windows", "all-qr"],   # every node pairs by QR code at once
+                     "--open-windows", "none"],   # each window opens just before its node is commissioned
                     stdout=open(log, "w"), stderr=subprocess.STDOUT, cwd=str(workdir), env=env)
     try:
-        wait_for_line(log, lambda line: line.startswith("http: "), 300)
+        wait_for_line(log, lambda line: line.startswith("http: "), 600)
     except TimeoutError:
         stop(proc)
         raise SystemExit(f"twin run did not come up:\n{tail(log)}") from None
     return proc
 
 
-def commission(count: int) -> dict[str, Any]:
-    """Inside the namespace: commission `count` nodes (-1: all) through python-matter-server."""
-    return asyncio.run(controller_session(_commission, count))
+def commission(count: int, progress: str, minutes: float | None = None) -> dict[str, Any]:
+    """Inside the namespace: commission `count` nodes (-1: all) through python-matter-server,
+    appending a line to the file `progress` after each; none is started after `minutes`."""
+    return asyncio.run(controller_session(_commission, (count, progress, minutes)))
 
 
-async def _commission(client: Any, twin: Any, count: int) -> dict[str, Any]:
+async def _commission(client: Any, twin: Any, job: tuple[int, str, float | None]) -> dict[str, Any]:
+    count, progress, minutes = job
     codes = (await twin.get("/codes"))["codes"]
-    seconds, failed = [], []
-    for row in codes if count < 0 else codes[:count]:
-        started = time.monotonic()
-        try:
-            await client.commission_with_code(row["qr_code"], network_only=True)
-            seconds.append(time.monotonic() - started)
-        except Exception as err:  # noqa: BLE001 - counted and reported
-            failed.append(f"{row['device']}: {type(err).__name__}: {err}")
-    return {"commissioned": len(seconds), "failed": failed, "seconds": seconds,
-            "nodes in server": len(client.get_nodes())}
+    seconds, failed, node_ids = [], [], {}
+    started_all = time.monotonic()
+    with open(progress, "a", buffering=1) as out:
+        for row in codes if count < 0 else codes[:count]:
+            if minutes is not None and time.monotonic() - started_all > 60 * minutes:
+                break   # out of time: the figures are for the nodes commissioned so far
+            device = row["device"]
+            started = time.monotonic()
+            try:
+                async with twin.http.post(f"{HTTP_URL}/pair/{urllib.parse.quote(device, safe='@')}") as response:
+                    opened = (await response.json())["pairing"]
+                node = await client.commission_with_code(opened["qr_code"], network_only=True)
+                seconds.append(time.monotonic() - started)
+                node_ids[device] = node.node_id
+            except Exception as err:  # noqa: BLE001 - counted and reported
+                failed.append(f"{device}: {type(err).__name__}: {err}")
+            out.write(f"{len(seconds)} {len(failed)}\n")
+    return {"commissioned": len(seconds), "failed": failed, "seconds": seconds, "node_ids": node_ids,
+            "total seconds": time.monotonic() - started_all, "nodes in server": len(client.get_nodes())}
+
+
+def soak(node_ids: dict[str, int], lights: list[str], seconds: float, rate: float, seed: int) -> dict[str, Any]:
+    """Inside the namespace: toggle commissioned lights through the twin's tool API for `seconds`
+    at `rate` changes a second; count the changes whose report reached the controller."""
+    return asyncio.run(controller_session(_soak, (node_ids, lights, seconds, rate, seed)))
+
+
+async def _soak(client: Any, twin: Any, job: tuple[dict[str, int], list[str], float, float, int]) -> dict[str, Any]:
+    from chip.clusters import Objects as Clusters
+    from matter_server.common.models import EventType
+
+    node_ids, lights, seconds, rate, seed = job
+    rng = random.Random(seed)
+    path = f"1/{Clusters.OnOff.id}/{Clusters.OnOff.Attributes.OnOff.attribute_id}"
+    waiting: dict[str, tuple[bool, float]] = {}     # light -> (value it was set to, when)
+    latencies: list[float] = []
+    lost: list[str] = []
+    arrived = asyncio.Event()
+
+    def on_update(device: str, event: Any, value: Any) -> None:
+        change = waiting.get(device)
+        if change is not None and value == change[0]:
+            latencies.append(time.monotonic() - change[1])
+            del waiting[device]
+            arrived.set()
+
+    unsubscribe = [client.subscribe_events(functools.partial(on_update, light), EventType.ATTRIBUTE_UPDATED,
+                                           node_filter=node_ids[light], attr_path_filter=path) for light in lights]
+    changes = 0
+    try:
+        end = time.monotonic() + seconds
+        next_change = time.monotonic()
+        while time.monotonic() < end:
+            now = time.monotonic()
+            for light, (_, sent) in list(waiting.items()):
+                if now - sent > REPORT_TIMEOUT:
+                    lost.append(light)
+                    del waiting[light]
+            idle = [light for light in lights if light not in waiting]
+            if idle and now >= next_change:
+                light = rng.choice(idle)
+                state = await twin.on_off(light)
+                waiting[light] = (not state, time.monotonic())
+                await twin.tool("execute_command", {"device.id": light, "endpoint.id": 1, "cluster.id": "OnOff",
+                                                    "command.id": "Off" if state else "On", "args": {}})
+                changes += 1
+                next_change += 1 / rate
+            await asyncio.sleep(max(0.0, min(next_change - time.monotonic(), 0.05)))
+        deadline = time.monotonic() + REPORT_TIMEOUT     # the last changes' reports
+        while waiting and time.monotonic() < deadline:
+            arrived.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(arrived.wait(), 1)
+        lost += list(waiting)
+    finally:
+        for undo in unsubscribe:
+            undo()
+    return {"changes": changes, "lost": lost, "latencies": latencies}
+
+
+def lights_of(home: Path) -> list[str]:
+    spec = yaml.safe_load(home.read_text())
+    return [d["id"] for room in spec["rooms"] for d in room["devices"] if d["type"] in LIGHT_TYPES]
+
+
+def wait_with_progress(call: Any, total: int, progress: Path, timeout: float) -> Any:
+    """The result of a namespace call that appends "done failed" lines to `progress`."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    with Progress(TextColumn("commissioning"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TextColumn("{task.fields[failed]} failed"), transient=True) as bar:
+        task = bar.add_task("commission", total=total, failed=0)
+        deadline = time.monotonic() + timeout
+        while call.process.poll() is None and time.monotonic() < deadline:
+            lines = progress.read_text().split() if progress.exists() else []
+            if lines:
+                done, failed = int(lines[-2]), int(lines[-1])
+                bar.update(task, completed=done + failed, failed=failed)
+            time.sleep(1)
+    return call.result(timeout=max(1.0, deadline - time.monotonic()))
+
+
+def sample_while(call: Any, pid: int, timeout: float) -> tuple[Any, list[tuple[float, dict[str, float]]]]:
+    """The result of a namespace call, and the twin's /proc figures every SAMPLE_S meanwhile."""
+    samples = [(0.0, proc_figures(pid))]
+    t0 = time.monotonic()
+    while call.process.poll() is None and time.monotonic() - t0 < timeout:
+        time.sleep(min(SAMPLE_S, max(0.1, samples[-1][0] + SAMPLE_S - (time.monotonic() - t0))))
+        if time.monotonic() - t0 >= samples[-1][0] + SAMPLE_S:
+            samples.append((time.monotonic() - t0, proc_figures(pid)))
+    samples.append((time.monotonic() - t0, proc_figures(pid)))
+    return call.result(timeout=60), samples
 
 
 def main() -> None:
@@ -93,8 +217,16 @@ def main() -> None:
     parser.add_argument("--rooms", type=int, default=12)
     parser.add_argument("--seconds", type=float, default=60, help="length of each idle window")
     parser.add_argument("--commission", type=int, default=0, help="nodes to commission (-1: all, 0: none)")
+    parser.add_argument("--commission-minutes", type=float, default=None,
+                        help="stop commissioning after this long (the rest of the run uses the nodes commissioned)")
+    parser.add_argument("--soak", type=float, default=600,
+                        help="seconds of changes after commissioning (0: none; default 10 minutes)")
+    parser.add_argument("--rate", type=float, default=2, help="changes a second during the soak")
     args = parser.parse_args()
+    if args.soak < 0 or args.rate <= 0 or args.seconds <= 0:
+        parser.error("--soak must be >= 0, --rate and --seconds > 0")
     rows: list[tuple[str, dict[str, float]]] = []
+    result = soaked = samples = None
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp, network_namespace("mts") as ns:
         workdir = Path(tmp)
         home = workdir / "home.yaml"
@@ -110,31 +242,56 @@ def main() -> None:
                          if line.startswith("pairing: ")])
             time.sleep(5)   # mDNS probing and announcements settle
             rows.append((f"idle, {nodes} nodes, no controller", idle_window(twin.pid, args.seconds)))
-            result = None
             if args.commission:
                 sys.path.insert(0, str(Path(__file__).resolve().parent))
                 import bench_scale
-                result = ns.call(bench_scale.commission, args.commission, timeout=3600)
+                total = nodes if args.commission < 0 else min(args.commission, nodes)
+                progress = workdir / "progress"
+                result = wait_with_progress(ns.start(bench_scale.commission, args.commission, str(progress),
+                                                     args.commission_minutes),
+                                            total, progress, timeout=4 * 3600)
                 time.sleep(5)
                 rows.append((f"idle, {result['commissioned']} commissioned and subscribed",
                              idle_window(twin.pid, args.seconds)))
+                lights = [d for d in lights_of(home) if d in result["node_ids"]]
+                if args.soak and lights:
+                    soaked, samples = sample_while(
+                        ns.start(bench_scale.soak, result["node_ids"], lights, args.soak, args.rate, 1),
+                        twin.pid, timeout=args.soak + 2 * REPORT_TIMEOUT + 120)
+                    cpu = samples[-1][1]["cpu"] - samples[0][1]["cpu"]
+                    rows.append((f"soak, {soaked['changes']} changes in {args.soak:g} s",
+                                 {"cpu %": 100 * cpu / samples[-1][0], "rss MB": samples[-1][1]["rss"],
+                                  "peak rss MB": samples[-1][1]["hwm"]}))
         finally:
             stop(twin, signal.SIGTERM)
             if server is not None:
                 stop(server, signal.SIGTERM)
     print(f"`twin run` with {args.devices} devices in {args.rooms} rooms (+{args.rooms} room-sensor nodes), "
           f"{os.cpu_count()} CPUs, up in {up:.1f} s; idle windows of {args.seconds:g} s\n")
-    print("| state | CPU (% of one core) | RSS MB | peak RSS MB |")
-    print("|---|---|---|---|")
+    print("| state | CPU (% of one core) | RSS MB | peak RSS MB | RSS per node MB |")
+    print("|---|---|---|---|---|")
     for name, f in rows:
-        print(f"| {name} | {f['cpu %']:.1f} | {f['rss MB']:.0f} | {f['peak rss MB']:.0f} |")
+        print(f"| {name} | {f['cpu %']:.1f} | {f['rss MB']:.0f} | {f['peak rss MB']:.0f} | "
+              f"{f['rss MB'] / nodes:.2f} |")
     if result is not None:
         secs = sorted(result["seconds"]) or [float("nan")]
-        print(f"\ncommissioned {result['commissioned']} nodes (server holds {result['nodes in server']}); "
-              f"per node median {secs[len(secs) // 2]:.2f} s, max {secs[-1]:.2f} s; "
+        print(f"\ncommissioned {result['commissioned']} nodes (server holds {result['nodes in server']}) in "
+              f"{result['total seconds'] / 60:.1f} min, {60 * result['commissioned'] / result['total seconds']:.0f} "
+              f"nodes/min; per node median {secs[len(secs) // 2]:.2f} s, max {secs[-1]:.2f} s; "
               f"failures: {len(result['failed'])}")
         for line in result["failed"][:10]:
             print(f"- {line}")
+    if soaked is not None and samples is not None:
+        lat = sorted(soaked["latencies"]) or [float("nan")]
+        rss = [f["rss"] for _, f in samples]
+        half = len(rss) // 2
+        print(f"\nsoak: {soaked['changes']} changes, {len(soaked['lost'])} lost, report latency p50 "
+              f"{1000 * lat[len(lat) // 2]:.0f} ms, max {1000 * lat[-1]:.0f} ms; RSS over the soak "
+              f"{min(rss):.0f}..{max(rss):.0f} MB (first {rss[0]:.0f}, last {rss[-1]:.0f}; mean of first half "
+              f"{sum(rss[:half or 1]) / (half or 1):.0f}, second half {sum(rss[half:]) / len(rss[half:]):.0f}), "
+              f"{len(rss)} samples")
+        for light in soaked["lost"][:10]:
+            print(f"- lost: {light}")
 
 
 if __name__ == "__main__":

@@ -109,6 +109,15 @@ def test_only_dirty_devices_are_rewritten_atomically(tmp_path):
     assert not [f for f in os.listdir(tmp_path / "lamp") if f.startswith(".")]   # no temp file left
 
 
+def test_a_flush_writes_at_most_its_limit_and_keeps_the_rest_dirty(tmp_path):
+    """A thousand-node home must not write every file in one turn of the shared event loop."""
+    h = home()
+    store = DeviceStateStore(tmp_path, dict(h.devices))
+    store.watch()
+    assert store.flush(limit=1) == 1 and len(store.dirty) == 1
+    assert store.flush(limit=1) == 1 and not store.dirty and store.flush(limit=1) == 0
+
+
 def test_a_broken_or_foreign_file_changes_nothing(tmp_path):
     (tmp_path / "lamp").mkdir()
     (tmp_path / "lamp" / STATE_FILE).write_text("{half a fi")

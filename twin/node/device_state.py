@@ -121,11 +121,12 @@ class DeviceStateStore:
                 server.listeners.remove(listener)
         self._listening.clear()
 
-    def flush(self, durable: bool = False) -> int:
-        """Write the dirty devices' files; returns how many were written. Errors are logged
-        (a full disk must not stop the nodes) and the device stays dirty."""
+    def flush(self, durable: bool = False, limit: int | None = None) -> int:
+        """Write the dirty devices' files (at most `limit` of them; the others stay dirty for the
+        next flush); returns how many were written. Errors are logged (a full disk must not stop
+        the nodes) and the device stays dirty."""
         written = 0
-        for device_id in sorted(self.dirty):
+        for device_id in sorted(self.dirty)[:limit]:
             device = self.devices.get(device_id)
             if device is None:
                 self.dirty.discard(device_id)

@@ -81,8 +81,11 @@ WINDOW_CHOICES = ("all", "all-qr", "none")
 # Minimum wait a BUSY StatusReport asks the initiator to observe (its ProtocolData, u16 ms).
 BUSY_WAIT_MS = 1000
 NODE_MRP = Mrp()
-#: Device state files are rewritten at most this often (seconds of wall clock; at stop, always).
+#: Device state files are rewritten at most this often (seconds of wall clock; at stop, always),
 STATE_FLUSH_S = 1.0
+#: ... and at most this many per step, so a thousand dirty devices (the first flush of a big home)
+#: never hold the event loop all nodes share for long.
+STATE_FLUSH_BATCH = 64
 #: A node's subscriptions, resumed after a restart (twin/node/resumption.py).
 SUBSCRIPTIONS_FILE = "subscriptions.json"
 SESSION_PARAMETERS = {"SESSION_IDLE_INTERVAL": NODE_MRP.idle_interval_ms,
@@ -949,8 +952,8 @@ class NodeManager:
         self._settle_unstepped()
         if self.states.dirty and time.monotonic() >= self._next_flush:
             with self.lock:
-                self.states.flush()
-            self._next_flush = time.monotonic() + STATE_FLUSH_S
+                self.states.flush(limit=STATE_FLUSH_BATCH)
+            self._next_flush = time.monotonic() + (STATE_FLUSH_S if not self.states.dirty else 0)
         self.sync_advertisements(everything=False)
 
     # -- building one node --------------------------------------------------------------------
