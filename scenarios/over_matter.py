@@ -107,7 +107,10 @@ class MatterServing:
                     await asyncio.sleep(POLL_S)
             return manager, asyncio.get_running_loop().create_task(look_after())
 
-        manager, poller = self._on_loop(start())
+        try:
+            manager, poller = self._on_loop(start())
+        except (OSError, ValueError) as err:   # a port in use, storage not writable
+            raise MatterServingError(f"cannot serve the episode's home as a Matter node: {err}") from None
         node_id = None
         backend = None
         try:

@@ -59,3 +59,12 @@ def test_over_matter_errors_are_one_line(tmp_path):
     assert result.exit_code == 2, result.output
     assert "--over-matter runs QT1-QT3 only" in result.output and "QT4-1-F" in result.output
     assert not (tmp_path / "r").exists()
+
+
+def test_over_matter_says_it_needs_root(tmp_path, monkeypatch):
+    monkeypatch.setattr("os.geteuid", lambda: 1000)
+    result = CliRunner().invoke(bench_app, ["run", "--agent", "reference", "--out", str(tmp_path / "r"),
+                                            "--over-matter", "--category", "QT1-F", "--limit", "1"])
+    assert result.exit_code == 2, result.output
+    assert "--over-matter needs root" in result.output and "--matter-server URL" in result.output
+    assert not (tmp_path / "r").exists()
