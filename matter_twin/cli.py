@@ -45,6 +45,7 @@ from matter_twin.console import (
     room_table,
 )
 from matter_twin.http import create_app
+from matter_twin.mqtt import DEFAULT_EMBEDDED, MqttSettings
 from twin import generator
 from twin.clock import TICKS_PER_SECOND, Pace, Pacer
 from twin.node.runtime import DEFAULT_BASE_PORT, DEFAULT_WINDOW_TIMEOUT_S, WINDOW_CHOICES
@@ -65,6 +66,7 @@ home_app = TwinApp(name="home", no_args_is_help=True, rich_markup_mode="markdown
                    help="Create and inspect home files.\n\nExamples:\n\n"
                         "    twin home generate --seed 7 --rooms 4 --devices 12 -o home.yaml\n\n"
                         "    twin run --home home.yaml")
+app.optional_values = {"--mqtt": "embedded"}   # `twin run --mqtt [URL]`
 app.add_typer(home_app, name="home")
 app.add_typer(bench_app, name="bench")
 app.add_typer(bridge_app, name="bridge")
@@ -126,6 +128,26 @@ def run(home_file: Path | None = HomeOption, seed: int | None = SeedOption,
         http_host: str = typer.Option("127.0.0.1", "--http-host", help="Address for --http. Loopback by "
                                       "default; bind elsewhere only on purpose."),
         runs_dir: Path | None = RunsOption,
+        mqtt: str | None = typer.Option(None, "--mqtt", metavar="[URL]", show_default=False, help="Publish the home "
+                                        "over MQTT and take commands (see README, Live views): mqtt://HOST:PORT or "
+                                        "mqtts://...; without a URL an embedded broker (amqtt) listens on "
+                                        "--mqtt-listen."),
+        mqtt_user: str | None = typer.Option(None, "--mqtt-user", show_default=False, help="MQTT username."),
+        mqtt_password: str | None = typer.Option(None, "--mqtt-password", envvar="MQTT_PASSWORD", show_default=False,
+                                                 help="MQTT password (or the MQTT_PASSWORD environment variable)."),
+        mqtt_ca: Path | None = typer.Option(None, "--mqtt-ca", show_default=False, help="CA certificate(s) for "
+                                            "TLS (implies TLS)."),
+        mqtt_cert: Path | None = typer.Option(None, "--mqtt-cert", show_default=False, help="Client certificate "
+                                              "for TLS."),
+        mqtt_key: Path | None = typer.Option(None, "--mqtt-key", show_default=False, help="Its private key."),
+        mqtt_insecure: bool = typer.Option(False, "--mqtt-insecure", help="TLS without checking the broker's "
+                                           "certificate (tests only)."),
+        mqtt_prefix: str | None = typer.Option(None, "--mqtt-prefix", show_default=False, help="Topic prefix "
+                                               "(default: matter-twin/HOME-NAME, the home name as a slug)."),
+        mqtt_sample: float = typer.Option(1.0, "--mqtt-sample", help="Seconds between samples of values that move "
+                                          "every tick (room values, levels mid-transition)."),
+        mqtt_listen: str = typer.Option(DEFAULT_EMBEDDED, "--mqtt-listen", help="Where the embedded broker listens "
+                                        "(--mqtt without a URL)."),
         aggregator: bool = typer.Option(False, "--aggregator", "--as-bridge", help="Serve the whole home as "
                                         "ONE Matter Bridge node (an Aggregator plus a bridged endpoint per "
                                         "device and room sensor): one commissioning adds everything."),
@@ -167,6 +189,10 @@ def run(home_file: Path | None = HomeOption, seed: int | None = SeedOption,
         twin run --http 8080 --open-windows none       # no windows; later: twin pair kitchen_light --http 8080
 
         twin run --http 8080 --runs runs/              # live page at http://127.0.0.1:8080/
+
+        twin run --mqtt                                # MQTT through an embedded broker on 127.0.0.1:1883
+
+        twin run --mqtt mqtts://broker.lan:8883 --mqtt-user twin --mqtt-ca ca.pem
     """
     if speed.strip().lower() == "max":
         factor = None
@@ -188,6 +214,20 @@ def run(home_file: Path | None = HomeOption, seed: int | None = SeedOption,
         raise CliError(f"--http {http_port} is not a TCP port")
     if not 180 <= window_timeout <= 900:
         raise CliError(f"--window-timeout {window_timeout}: the spec allows 180..900 seconds")
+    mqtt_settings = None
+    if mqtt is not None:
+        if factor is None:
+            raise CliError("--mqtt needs a real-time run (--speed N); --speed max only fast-forwards")
+        if not 0.1 <= mqtt_sample <= 3600:
+            raise CliError(f"--mqtt-sample {mqtt_sample}: expected 0.1..3600 seconds")
+        mqtt_settings = MqttSettings(url=None if mqtt == "embedded" else mqtt, username=mqtt_user,
+                                     password=mqtt_password, ca_file=mqtt_ca, cert_file=mqtt_cert, key_file=mqtt_key,
+                                     insecure=mqtt_insecure, prefix=mqtt_prefix, sample_s=mqtt_sample,
+                                     listen=mqtt_listen)
+        try:
+            mqtt_settings.endpoint()
+        except ValueError as err:
+            raise CliError(str(err)) from None
     home = load_home(home_file, seed)
     start_tick = home.clock.tick
     end_tick = None if duration is None else start_tick + round(duration * TICKS_PER_SECOND)
@@ -195,14 +235,14 @@ def run(home_file: Path | None = HomeOption, seed: int | None = SeedOption,
     try:
         if factor is None:
             fast_forward(home, end_tick - start_tick)
-        elif with_nodes or http_port is not None:
+        elif with_nodes or http_port is not None or mqtt_settings is not None:
             try:
                 interrupted = nodes.run(home, factor, end_tick, err_console, matter=with_nodes, storage=storage,
                                            reset_fabrics=reset_fabrics, base_port=base_port,
                                            interface=interface, http_port=http_port, as_bridge=aggregator,
                                            open_windows=_window_choice(open_windows),
                                            window_timeout_s=window_timeout, http_host=http_host,
-                                           runs_dir=runs_dir, home_file=home_file)
+                                           runs_dir=runs_dir, home_file=home_file, mqtt=mqtt_settings)
             except (OSError, ValueError) as err:  # port in use, unknown interface, foreign storage
                 raise CliError(str(err)) from None
         else:

@@ -54,10 +54,21 @@ _ABORTS = tuple({click.Abort, typer.Abort, KeyboardInterrupt})
 
 
 class TwinApp(typer.Typer):
-    """Typer, but every usage error and bad input is one line on stderr, never a traceback."""
+    """Typer, but every usage error and bad input is one line on stderr, never a traceback.
+
+    `optional_values` maps options whose value may be left out (`twin run --mqtt [URL]`) to the
+    value they then take; typer has no such options, so the command line is completed first."""
+
+    optional_values: dict[str, str] = {}
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         kwargs.setdefault("standalone_mode", False)
+        if self.optional_values:
+            if args:   # app(["run", ...]) as well as app(args=[...]) and app()
+                args = (with_optional_values(list(args[0]), self.optional_values), *args[1:])
+            else:
+                argv = kwargs["args"] if kwargs.get("args") is not None else sys.argv[1:]
+                kwargs["args"] = with_optional_values(list(argv), self.optional_values)
         try:
             code = super().__call__(*args, **kwargs)
         except CliError as err:
@@ -73,6 +84,18 @@ class TwinApp(typer.Typer):
         if isinstance(code, int):
             sys.exit(code)
         return code
+
+
+def with_optional_values(argv: list[str], optional: dict[str, str]) -> list[str]:
+    """`--mqtt` given without a value (last, or before another option) gets its default one."""
+    out: list[str] = []
+    for i, arg in enumerate(argv):
+        out.append(arg)
+        if arg == "--":
+            return out + argv[i + 1:]
+        if arg in optional and (i + 1 == len(argv) or argv[i + 1].startswith("-")):
+            out.append(optional[arg])
+    return out
 
 
 def one_line(message: str) -> None:

@@ -31,6 +31,7 @@ from rich.live import Live
 from bridge.twin_backend import TwinBackend
 from matter_twin.console import print_codes, room_table
 from matter_twin.http import create_app
+from matter_twin.mqtt import MqttBridge, MqttSettings, start_broker
 from twin.clock import Pace
 from twin.node.runtime import DEFAULT_BASE_PORT, DEFAULT_WINDOW_TIMEOUT_S, NodeManager, run_home
 
@@ -102,7 +103,7 @@ async def run_async(home: Any, speed: float, end_tick: int | None, console: Cons
                     http_port: int | None = None, http_host: str = "127.0.0.1",
                     view: Any = None, as_bridge: bool = False, open_windows: str | list[str] = "all",
                     window_timeout_s: int | None = DEFAULT_WINDOW_TIMEOUT_S, runs_dir: Path | None = None,
-                    home_file: Path | None = None) -> bool:
+                    home_file: Path | None = None, mqtt: MqttSettings | None = None) -> bool:
     """Run the home in real time (or at `speed`) with its nodes and/or the HTTP API.
 
     Returns True when stopped by Ctrl-C / SIGTERM, False when `end_tick` was reached.
@@ -127,7 +128,11 @@ async def run_async(home: Any, speed: float, end_tick: int | None, console: Cons
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     http_task = None
+    mqtt_run = _MqttRun(home, lock, mqtt, pace) if mqtt is not None else None
     try:
+        if mqtt_run is not None:
+            await mqtt_run.start()
+            print(f"mqtt: {mqtt_run.where} under {mqtt_run.bridge.prefix}/", file=sys.stderr, flush=True)
         if manager is not None:
             await manager.start()
             rows = manager.codes()
@@ -164,7 +169,61 @@ async def run_async(home: Any, speed: float, end_tick: int | None, console: Cons
                 await asyncio.gather(http_task, return_exceptions=True)
         if manager is not None:
             await manager.stop()
+        if mqtt_run is not None:
+            await mqtt_run.stop()
     return stop.is_set()
+
+
+class _MqttRun:
+    """`--mqtt`: the embedded broker (no URL) and the bridge, reconnecting if the broker goes away.
+    The first connection must work (a wrong URL or password is an error at start)."""
+
+    RETRY_S = 3.0
+
+    def __init__(self, home: Any, lock: Any, settings: MqttSettings, pace: Pace):
+        self.settings = settings
+        self.bridge = MqttBridge(home, lock, settings, pace)
+        self.broker: Any = None
+        self.done = asyncio.Event()
+        self.task: asyncio.Task | None = None
+        host, port, tls, _, _ = settings.endpoint()
+        self.where = ("embedded broker " if settings.url is None else "") + f"{'mqtts' if tls else 'mqtt'}://{host}:{port}"
+
+    async def start(self) -> None:
+        if self.settings.url is None:
+            self.broker = await start_broker(self.settings.listen)
+        ready = asyncio.Event()
+        first = asyncio.get_running_loop().create_task(self.bridge.run(self.done, ready))
+        await asyncio.wait([first, asyncio.ensure_future(ready.wait())], timeout=15,
+                           return_when=asyncio.FIRST_COMPLETED)
+        if not ready.is_set():
+            first.cancel()
+            error = first.exception() if first.done() and not first.cancelled() else "no answer in 15 s"
+            await self._stop_broker()
+            raise OSError(f"MQTT: cannot connect to {self.where}: {error}")
+        self.task = asyncio.get_running_loop().create_task(self._keep(first))
+
+    async def _keep(self, running: asyncio.Task) -> None:
+        while True:
+            try:
+                await running
+            except Exception as err:   # the broker went away (aiomqtt.MqttError), or anything else
+                logging.getLogger(__name__).warning("MQTT: connection to %s lost (%s); retrying", self.where, err)
+            if self.done.is_set():
+                return
+            await asyncio.sleep(self.RETRY_S)
+            running = asyncio.get_running_loop().create_task(self.bridge.run(self.done))
+
+    async def stop(self) -> None:
+        self.done.set()
+        if self.task is not None:
+            await asyncio.gather(self.task, return_exceptions=True)
+        await self._stop_broker()
+
+    async def _stop_broker(self) -> None:
+        if self.broker is not None:
+            await self.broker.shutdown()
+            self.broker = None
 
 
 def show_codes(console: Console, rows: list[dict[str, Any]], notice: str, http_port: int | None) -> None:
