@@ -93,6 +93,45 @@ def read_csv(path: str | Path) -> Trace:
     return parse_csv(text, source)
 
 
+def read_recording(path: str | Path, run: int | None = None) -> Trace:
+    """A trace from a lab session's SQLite recording (hardware/recording.py), its last run
+    unless `run` names one: `reports` are the device inputs (the real devices' where there
+    are any, else the twin's), `samples` the room observations; time is the twin's tick."""
+    from hardware.recording import Recording, RecordingError  # noqa: PLC0415
+    source = str(path)
+    try:
+        recording = Recording(path)
+        try:
+            the_run = recording.run(run)
+            reports = recording.rows("reports", the_run["run"])
+            samples = recording.rows("samples", the_run["run"])
+        finally:
+            recording.close()
+    except (RecordingError, OSError) as exc:
+        raise TraceError(str(exc)) from None
+    except Exception as exc:   # noqa: BLE001 - sqlite3 says what is wrong with the file
+        raise TraceError(f"{source}: not a lab recording ({exc})") from None
+    real = [r for r in reports if r.get("source") == "real"]
+    rows = [Row(r["tick"] / TICKS_PER_SECOND, r["device"], f"{r['endpoint']}/{r['cluster']}/{r['attribute']}",
+                r["value"], i) for i, r in enumerate(real or reports) if r.get("tick") is not None]
+    for i, r in enumerate(samples):
+        for quantity in ROOM_QUANTITIES:
+            if r.get(quantity) is not None and r.get("tick") is not None:
+                rows.append(Row(r["tick"] / TICKS_PER_SECOND, r["room"], quantity, float(r[quantity]), i))
+    rows.sort(key=lambda row: (row.time, row.is_room))
+    return Trace(rows, source)
+
+
+def read_trace(path: str | Path) -> Trace:
+    """A CSV trace, or a lab SQLite recording (by its first bytes)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(16)
+    except OSError as exc:
+        raise TraceError(f"{path}: cannot read: {exc.strerror}") from None
+    return read_recording(path) if head.startswith(b"SQLite format 3") else read_csv(path)
+
+
 def parse_csv(text: str, source: str = "<trace>") -> Trace:
     lines = [(i + 1, line) for i, line in enumerate(text.splitlines()) if line.strip() and not line.startswith("#")]
     if not lines:

@@ -11,12 +11,13 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from hardware.calibrate import Fit, TraceError, check_trace, fit, read_csv, write_home
+from hardware.calibrate import Fit, TraceError, check_trace, fit, read_trace, write_home
 from matter_twin.console import CliError
 from twin.schema import UserFileError, parse_file
 
 
-def calibrate(recording: Path = typer.Argument(..., help="The trace: a CSV file (format in `twin calibrate --help`)."),
+def calibrate(recording: Path = typer.Argument(..., help="The trace: a CSV file (format below) or a lab "
+                                             "session's SQLite recording (`twin lab run`; its last run)."),
               home: Path = typer.Option(..., "--home", help="The home file the trace was recorded in; "
                                         "the fitted values are written into it."),
               output: Path | None = typer.Option(None, "-o", "--output",
@@ -32,6 +33,9 @@ def calibrate(recording: Path = typer.Argument(..., help="The trace: a CSV file 
     replayed into the twin; the coefficients the trace exercises are fitted by least squares
     on the room rows, and each appliance's phase durations are measured per mode. The result
     goes into the home file as `physics:` and each appliance's `options.cycles`.
+
+    A lab recording (SQLite, from `twin lab run`) works too: its real devices' reports are the
+    inputs and its room samples the observations.
 
         time,target,quantity,value
         0,living_room,temperature,27.5
@@ -53,7 +57,7 @@ def calibrate(recording: Path = typer.Argument(..., help="The trace: a CSV file 
         raise CliError(f"{home}: no such file")
     try:
         spec = parse_file(home)
-        trace = read_csv(recording)
+        trace = read_trace(recording)
         check_trace(spec, trace, str(home))
         with Progress(console=Console(stderr=True), transient=True, disable=as_json) as progress:
             task = progress.add_task("fitting", total=None)

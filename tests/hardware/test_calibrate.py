@@ -132,3 +132,28 @@ def test_home_file_physics_is_validated():
         parse_data({**SPEC, "physics": {"ac_k": 1e-5}})
     with pytest.raises(Exception, match="must be below 0.5"):
         parse_data({**SPEC, "physics": {"ambient_k": {"temperature": 2}}})
+
+
+def test_a_lab_recording_is_a_trace_too(trace, tmp_path):
+    from hardware.calibrate import read_trace
+    from hardware.recording import Recorder
+    recorder = Recorder(tmp_path / "session.sqlite")
+    recorder.start_run(wall=0.0, tick=0, time_text="", lab={}, source="lab.yaml", snapshot={}, devices={},
+                       network=None)
+    samples: dict[tuple[float, str], dict[str, float]] = {}
+    for r in trace.rows:
+        tick = round(r.time * 10)
+        if r.is_room:
+            samples.setdefault((tick, r.target), {})[r.quantity] = r.value
+        else:
+            ep, cluster, attribute = r.quantity.split("/")
+            recorder.report(r.time, tick, "real", r.target, int(ep), cluster, attribute, r.value)
+    for (tick, room), state in samples.items():
+        recorder.sample(tick / 10, tick, room, state)
+    recorder.close()
+    result = fit(parse_data(SPEC), read_trace(tmp_path / "session.sqlite"))
+    for key, value in result.coefficients.items():
+        assert value == pytest.approx(_flat(TRUTH)[key], rel=0.02), key
+    (tmp_path / "junk.sqlite").write_bytes(b"SQLite format 3\x00" + b"x" * 100)
+    with pytest.raises(TraceError, match="junk.sqlite"):
+        read_trace(tmp_path / "junk.sqlite")
