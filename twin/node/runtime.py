@@ -763,13 +763,12 @@ class NodeManager:
 
     def codes(self) -> list[dict[str, Any]]:
         """Pairing codes and ports of every node, in the home's device order."""
-        rows = []
-        for index, (device_id, pairing) in enumerate(self.pairings.items()):
-            node = self.nodes.get(device_id)
-            rows.append({**pairing.to_json(), "name": device_name(self.home, self.devices[device_id]),
-                         "port": node.port if node is not None else self.base_port + index,
-                         **self._window_state(node)})
-        return rows
+        return [self._codes_row(index, device_id) for index, device_id in enumerate(self.pairings)]
+
+    def _codes_row(self, index: int, device_id: str) -> dict[str, Any]:
+        node = self.nodes.get(device_id)
+        return {**self.pairings[device_id].to_json(), "name": device_name(self.home, self.devices[device_id]),
+                "port": node.port if node is not None else self.base_port + index, **self._window_state(node)}
 
     def _window_state(self, node: MatterNode | None) -> dict[str, Any]:
         """No lock taken: `GET /codes` calls `codes()` with the (non-reentrant) lock held."""
@@ -852,7 +851,7 @@ class NodeManager:
         for other in closed:
             log.info("%s: commissioning window closed: %s opened one with the same short discriminator",
                      other, device_id)
-        row = next(r for r in self.codes() if r["device"] == device_id)
+        row = self._codes_row(list(self.pairings).index(device_id), device_id)   # not all rows: QR codes cost
         return {**row, "closed": closed}
 
     def _window_event(self, device_id: str, event: Any) -> None:
