@@ -14,6 +14,7 @@ stepping every tick and fast-forwarding reach byte-identical state, DataVersion 
 from __future__ import annotations
 
 import contextvars
+import datetime
 import typing
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -332,6 +333,20 @@ class _Missing:
 
 
 _MISSING = _Missing()
+
+
+MATTER_EPOCH = datetime.datetime(2000, 1, 1, tzinfo=datetime.UTC)
+
+
+def epoch_seconds(clock: Any) -> int:
+    """The simulated time as Matter epoch-s (seconds since 2000-01-01 UTC); 0 for a clock that has
+    no date (a server outside a home). Never the wall clock."""
+    now = getattr(clock, "now", None)   # the home's VirtualClock carries the simulated date
+    if not isinstance(now, datetime.datetime):
+        return 0
+    if now.tzinfo is None:
+        now = now.replace(tzinfo=datetime.UTC)
+    return max(0, int((now - MATTER_EPOCH).total_seconds()))
 
 
 def check_range(what: str, value: Any, low: Any = None, high: Any = None) -> None:

@@ -44,6 +44,7 @@ from clusters.energy import (
     PowerTopologyServer,
 )
 from clusters.fan_control import FanControlServer
+from clusters.filters import ActivatedCarbonFilterMonitoringServer, HepaFilterMonitoringServer
 from clusters.identify import IdentifyServer
 from clusters.laundry import LaundryDryerControlsServer, LaundryWasherControlsServer
 from clusters.level_control import LevelControlServer
@@ -126,11 +127,23 @@ def _air_conditioner(**_: Any) -> list[Endpoint]:
 
 
 def _air_purifier(**_: Any) -> list[Endpoint]:
-    return [_endpoint(1, [AIR_PURIFIER], IdentifyServer(), OnOffServer(), _fan(auto=True))]
+    onoff, fan = OnOffServer(), _fan(auto=True)
+    usage = lambda: fan.get("PercentCurrent") / 100 if onoff.get("OnOff") else 0.0  # noqa: E731
+    filters = [HepaFilterMonitoringServer(usage=usage), ActivatedCarbonFilterMonitoringServer(usage=usage)]
+
+    def air_changed(server: Any, name: str) -> None:
+        if name in ("OnOff", "PercentCurrent"):
+            for monitor in filters:
+                monitor.usage_changed()
+    onoff.listeners.append(air_changed)
+    fan.listeners.append(air_changed)
+    return [_endpoint(1, [AIR_PURIFIER], IdentifyServer(), onoff, fan, *filters)]
 
 
 def _fan_device(**_: Any) -> list[Endpoint]:
-    return [_endpoint(1, [FAN], IdentifyServer(), OnOffServer(), _fan())]
+    # a pedestal fan as sold: ten speeds, Auto, oscillation, natural/sleep wind, reverse airflow
+    fan = FanControlServer(auto=True, speed_max=10, rocking=True, wind=True, airflow_direction=True)
+    return [_endpoint(1, [FAN], IdentifyServer(), OnOffServer(), fan)]
 
 
 def _humidity_fan(**_: Any) -> list[Endpoint]:

@@ -1,4 +1,5 @@
-"""FanControl cluster server (Matter 1.3, revision 4). Features: Step, optionally Auto.
+"""FanControl cluster server (Matter 1.3, revision 4). Features: Step, optionally Auto,
+MultiSpeed, Rocking, Wind and AirflowDirection.
 
 Speed model: the speed modes of FanModeSequence (e.g. Low/Medium/High) split 1..100 %
 into equal bands. Writing a mode sets PercentSetting to the top of its band (Low 33,
@@ -6,6 +7,13 @@ Medium 66, High 100 for a three-speed fan; Low 50, High 100 for two speeds); wri
 percentage sets FanMode to the band it falls in (0 is Off). The fan reaches its setting at
 once: PercentCurrent follows PercentSetting instantaneously (no spin-up modelled). Auto
 sets PercentSetting to null and runs at the middle band's percentage.
+
+MultiSpeed adds speeds 1..SpeedMax over the same percentages: SpeedSetting = ceil(SpeedMax *
+PercentSetting / 100) and back PercentSetting = SpeedSetting * 100 // SpeedMax, so writing any
+of FanMode, PercentSetting or SpeedSetting moves the other two (null speed in Auto). Rocking,
+Wind and AirflowDirection are settings the motor takes at once: RockSetting and WindSetting
+must name supported bits (one wind at a time), AirflowDirection Forward or Reverse; their
+effect on the air (a sleep wind slowing down) is not modelled.
 """
 from __future__ import annotations
 
@@ -48,10 +56,26 @@ class FanControlServer(ClusterServer):
              "Step moves between the speed modes' percentages; lowestOff (default true) makes "
              "Off the lowest step, wrap (default false) wraps around.")
 
-    def __init__(self, auto: bool = False, step: bool = True, **initial: Any):
-        features = (int(Feature.kAuto) if auto else 0) | (int(Feature.kStep) if step else 0)
+    def __init__(self, auto: bool = False, step: bool = True, speed_max: int | None = None,
+                 rocking: bool = False, wind: bool = False, airflow_direction: bool = False, **initial: Any):
+        """`speed_max`: MultiSpeed with speeds 1..speed_max; the other flags add their feature."""
+        features = ((int(Feature.kAuto) if auto else 0) | (int(Feature.kStep) if step else 0)
+                    | (int(Feature.kMultiSpeed) if speed_max else 0) | (int(Feature.kRocking) if rocking else 0)
+                    | (int(Feature.kWind) if wind else 0)
+                    | (int(Feature.kAirflowDirection) if airflow_direction else 0))
         if not step:
             self.commands = ()
+        extra = ((("SpeedMax", "SpeedSetting", "SpeedCurrent") if speed_max else ())
+                 + (("RockSupport", "RockSetting") if rocking else ())
+                 + (("WindSupport", "WindSetting") if wind else ())
+                 + (("AirflowDirection",) if airflow_direction else ()))
+        if extra:
+            self.attributes = FanControlServer.attributes + extra
+            self.writable = FanControlServer.writable | (set(extra) & {"SpeedSetting", "RockSetting",
+                                                                      "WindSetting", "AirflowDirection"})
+        if speed_max:
+            check_range("FanControl.SpeedMax", speed_max, 1, 100)
+            initial.setdefault("SpeedMax", speed_max)
         initial.setdefault("FanModeSequence", int(Seq.kOffLowMedHighAuto if auto else Seq.kOffLowMedHigh))
         super().__init__(feature_map=features, **initial)
         speeds, has_auto = SEQUENCES[self._values["FanModeSequence"]]
@@ -63,10 +87,31 @@ class FanControlServer(ClusterServer):
         if not _is_null(self._values["PercentSetting"]):
             check_range("FanControl.PercentSetting", self._values["PercentSetting"], 0, 100)
         check_range("FanControl.PercentCurrent", self._values["PercentCurrent"], 0, 100)
+        for name in ("RockSetting", "WindSetting"):
+            if name in self._values:
+                self.validate_write(name, self._values[name])
+        if "SpeedMax" in self._values:
+            self._store_speeds()
 
     def defaults(self) -> dict[str, Any]:
+        R, W = FC.Bitmaps.RockBitmap, FC.Bitmaps.WindBitmap
         return {"FanMode": Mode.kOff, "FanModeSequence": Seq.kOffLowMedHigh,
-                "PercentSetting": 0, "PercentCurrent": 0}
+                "PercentSetting": 0, "PercentCurrent": 0, "SpeedMax": 10, "SpeedSetting": 0, "SpeedCurrent": 0,
+                "RockSupport": int(R.kRockLeftRight | R.kRockUpDown), "RockSetting": 0,
+                "WindSupport": int(W.kSleepWind | W.kNaturalWind), "WindSetting": 0,
+                "AirflowDirection": FC.Enums.AirflowDirectionEnum.kForward}
+
+    # ---- MultiSpeed ----------------------------------------------------------------
+    def _speed_for(self, percent: Any) -> Any:
+        if _is_null(percent):
+            return NullValue
+        return -(-self.get("SpeedMax") * percent // 100)
+
+    def _store_speeds(self) -> None:
+        """SpeedSetting/SpeedCurrent follow the percentages (MultiSpeed only)."""
+        if "SpeedMax" in self._values:
+            self.set("SpeedSetting", self._speed_for(self.get("PercentSetting")))
+            self.set("SpeedCurrent", self._speed_for(self.get("PercentCurrent")))
 
     # ---- the speed model ----------------------------------------------------------
     @property
@@ -111,6 +156,15 @@ class FanControlServer(ClusterServer):
                                   + ", ".join(f"{int(m)} ({m.name[1:]})" for m in allowed))
         elif name == "PercentSetting":
             check_range("FanControl.PercentSetting", value, 0, 100)
+        elif name == "SpeedSetting":
+            check_range("FanControl.SpeedSetting", value, 0, self.get("SpeedMax"))
+        elif name in ("RockSetting", "WindSetting"):
+            support = self.get(name.replace("Setting", "Support"))
+            if value & ~support or (name == "WindSetting" and value & (value - 1)):
+                raise MatterError(Status.CONSTRAINT_ERROR,
+                                  f"FanControl.{name}={value} must use only the bits of "
+                                  f"{name.replace('Setting', 'Support')} ({support})"
+                                  + (", one wind at a time" if name == "WindSetting" else ""))
 
     def write(self, attribute: str | int, data: Any) -> None:
         """FanMode and PercentSetting drive each other, so a write is applied as a whole."""
@@ -118,9 +172,11 @@ class FanControlServer(ClusterServer):
         if name not in self.writable:
             return super().write(name, data)  # answers UNSUPPORTED_WRITE
         value = self._coerce(name, data)
-        if name == "PercentSetting" and _is_null(value):
-            return  # spec: writing null leaves PercentSetting unchanged
+        if name in ("PercentSetting", "SpeedSetting") and _is_null(value):
+            return  # spec: writing null leaves the setting unchanged
         self.validate_write(name, value)
+        if name in ("RockSetting", "WindSetting", "AirflowDirection"):
+            self.set(name, value)
         self.after_write(name, value)
 
     def after_write(self, name: str, value: Any) -> None:
@@ -128,6 +184,9 @@ class FanControlServer(ClusterServer):
             self._apply_mode(self._resolve_mode(value))
         elif name == "PercentSetting":
             self._apply_percent(value)
+        elif name == "SpeedSetting":
+            self._apply_percent(value * 100 // self.get("SpeedMax"))
+            self.set("SpeedSetting", value)   # the speed written, even where percents round
 
     def _apply_mode(self, mode: Mode) -> None:
         self.set("FanMode", mode)
@@ -135,15 +194,18 @@ class FanControlServer(ClusterServer):
             self.set("PercentSetting", NullValue)
             middle = self.speeds[len(self.speeds) // 2]
             self.set("PercentCurrent", self.percent_for(middle))
+            self._store_speeds()
             return
         percent = 0 if mode == Mode.kOff else self.percent_for(mode)
         self.set("PercentSetting", percent)
         self.set("PercentCurrent", percent)
+        self._store_speeds()
 
     def _apply_percent(self, percent: int) -> None:
         self.set("PercentSetting", percent)
         self.set("PercentCurrent", percent)
         self.set("FanMode", self.mode_for(percent))
+        self._store_speeds()
 
     # ---- commands ----------------------------------------------------------------
     def Step(self, request: Any) -> None:

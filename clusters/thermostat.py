@@ -18,13 +18,12 @@ Presets list (an atomic write) is not modelled, SetActivePresetRequest is.
 """
 from __future__ import annotations
 
-import datetime
 from collections.abc import Callable
 from typing import Any
 
 from chip.clusters.Types import NullValue
 
-from clusters.base import Clusters, ClusterServer, MatterError, Status, check_range
+from clusters.base import Clusters, ClusterServer, MatterError, Status, check_range, epoch_seconds
 
 TS = Clusters.Thermostat
 Feature = TS.Bitmaps.Feature
@@ -52,7 +51,6 @@ Hold = TS.Enums.TemperatureSetpointHoldEnum
 BUILT_IN_PRESETS = ((b"\x01", Scenario.kOccupied, "Comfort", 2100, 2400),
                     (b"\x02", Scenario.kUnoccupied, "Away", 1600, 2900),
                     (b"\x03", Scenario.kSleep, "Sleep", 1800, 2700))
-MATTER_EPOCH = datetime.datetime(2000, 1, 1, tzinfo=datetime.UTC)
 HEAT_MODES = (SystemMode.kHeat, SystemMode.kEmergencyHeat, SystemMode.kAuto)
 COOL_MODES = (SystemMode.kCool, SystemMode.kPrecooling, SystemMode.kAuto)
 
@@ -291,21 +289,13 @@ class ThermostatServer(ClusterServer):
         if name in ("OccupiedHeatingSetpoint", "OccupiedCoolingSetpoint") and before is not None:
             self._note_change(name, self._values[name] - before)
 
-    def _epoch_seconds(self) -> int:
-        now = getattr(self.clock, "now", None)   # the home's VirtualClock has the simulated date
-        if not isinstance(now, datetime.datetime):
-            return 0
-        if now.tzinfo is None:
-            now = now.replace(tzinfo=datetime.UTC)
-        return max(0, int((now - MATTER_EPOCH).total_seconds()))
-
     def _note_change(self, name: str, amount: int) -> None:
         """Record who changed a setpoint, by how much, and when (the SetpointChange* attributes)."""
         if "SetpointChangeSource" not in self._values:
             return
         self.set("SetpointChangeSource", TS.Enums.SetpointChangeSourceEnum.kExternal)
         self.set("SetpointChangeAmount", amount)
-        self.set("SetpointChangeSourceTimestamp", self._epoch_seconds())
+        self.set("SetpointChangeSourceTimestamp", epoch_seconds(self.clock))
 
     def _arm_hold(self) -> None:
         duration = self.get("TemperatureSetpointHoldDuration")

@@ -462,3 +462,83 @@ def test_thermostat_user_interface_configuration():
     assert err.value.status == Status.CONSTRAINT_ERROR
     ac, _ = make("air_conditioner")
     assert ac.endpoint(1).server("ThermostatUserInterfaceConfiguration").read("TemperatureDisplayMode") == 0
+
+
+# ---- fan: MultiSpeed, Rocking, Wind, AirflowDirection, Auto ------------------------------------------
+FC = Clusters.FanControl
+
+
+def test_fan_features_of_a_real_fan():
+    device, _ = make("fan")
+    fan = device.endpoint(1).server("FanControl")
+    F = FC.Bitmaps.Feature
+    assert fan.read("FeatureMap") == int(F.kMultiSpeed | F.kAuto | F.kRocking | F.kWind | F.kStep
+                                         | F.kAirflowDirection)
+    device.invoke("OnOff", "On")
+    assert fan.read("SpeedMax") == 10
+    device.write("FanControl", "SpeedSetting", 3)
+    assert (fan.read("PercentSetting"), fan.read("FanMode"), fan.read("SpeedCurrent")) == \
+        (30, FC.Enums.FanModeEnum.kLow, 3)
+    device.write("FanControl", "PercentSetting", 71)
+    assert (fan.read("SpeedSetting"), fan.read("FanMode")) == (8, FC.Enums.FanModeEnum.kHigh)
+    device.write("FanControl", "FanMode", int(FC.Enums.FanModeEnum.kAuto))
+    assert fan.read("SpeedSetting") is NullValue and fan.read("SpeedCurrent") == 7   # the middle band: 66 %
+    device.write("FanControl", "FanMode", 0)
+    assert (fan.read("SpeedSetting"), fan.read("SpeedCurrent")) == (0, 0)
+    with pytest.raises(MatterError) as err:
+        device.write("FanControl", "SpeedSetting", 11)
+    assert err.value.status == Status.CONSTRAINT_ERROR
+    device.write("FanControl", "RockSetting", int(FC.Bitmaps.RockBitmap.kRockLeftRight))
+    assert fan.read("RockSetting") == 1
+    with pytest.raises(MatterError):
+        device.write("FanControl", "RockSetting", int(FC.Bitmaps.RockBitmap.kRockRound))   # not supported
+    device.write("FanControl", "WindSetting", int(FC.Bitmaps.WindBitmap.kNaturalWind))
+    with pytest.raises(MatterError):
+        device.write("FanControl", "WindSetting", 3)                                       # both winds
+    device.write("FanControl", "AirflowDirection", int(FC.Enums.AirflowDirectionEnum.kReverse))
+    assert fan.read("AirflowDirection") == FC.Enums.AirflowDirectionEnum.kReverse
+    with pytest.raises(MatterError):
+        device.write("FanControl", "SpeedMax", 5)
+    copy = round_trip(device, "fan")
+    assert copy.endpoint(1).server("FanControl").read("WindSetting") == 2
+
+
+# ---- air purifier: HEPA and activated carbon filters wear with use --------------------------------
+def test_purifier_filters_wear_with_use_and_reset():
+    from twin.home import Home
+    home = Home(seed=1)
+    home.add_room("bedroom")
+    purifier = home.add_device("purifier", "air_purifier", "bedroom")
+    hepa = purifier.endpoint(1).server("HepaFilterMonitoring")
+    carbon = purifier.endpoint(1).server("ActivatedCarbonFilterMonitoring")
+    E = Clusters.HepaFilterMonitoring.Enums
+    assert hepa.read("FeatureMap") == 3 and hepa.read("DegradationDirection") == E.DegradationDirectionEnum.kDown
+    home.advance(3600)
+    assert hepa.read("Condition") == 100                        # off: no wear
+    purifier.invoke("OnOff", "On")
+    purifier.write("FanControl", "PercentSetting", 100)
+    home.advance(438 * 3600)                                    # a tenth of the HEPA life at full speed
+    assert hepa.read("Condition") == 90 and carbon.read("Condition") == 80
+    purifier.write("FanControl", "PercentSetting", 50)          # half speed wears half as fast
+    home.advance(876 * 3600)
+    assert hepa.read("Condition") == 80
+    assert carbon.read("Condition") == 60
+    home.advance(1752 * 3600)
+    assert (hepa.read("Condition"), carbon.read("Condition")) == (60, 20)
+    home.advance(100 * 3600)                                    # carbon 17.7 %: Warning below 20 %
+    assert carbon.read("ChangeIndication") == E.ChangeIndicationEnum.kWarning
+    assert hepa.read("ChangeIndication") == E.ChangeIndicationEnum.kOk
+    home.advance(1652 * 3600)
+    assert carbon.read("Condition") == 0
+    assert carbon.read("ChangeIndication") == E.ChangeIndicationEnum.kCritical
+    assert hepa.read("ChangeIndication") == E.ChangeIndicationEnum.kOk and hepa.read("Condition") == 40
+    purifier.invoke("ActivatedCarbonFilterMonitoring", "ResetCondition")
+    assert carbon.read("Condition") == 100 and carbon.read("ChangeIndication") == 0
+    assert carbon.read("LastChangedTime") > 0
+    home.advance(3600)
+    assert carbon.read("Condition") == 100                      # 1 h at half speed: 99.98 %, shown 100
+    copy = Home.restore(home.snapshot())
+    copy.advance(5000 * 3600)
+    home.advance(5000 * 3600)
+    assert copy.snapshot() == home.snapshot()
+    assert hepa.read("Condition") == 0 and hepa.read("ChangeIndication") == E.ChangeIndicationEnum.kCritical
