@@ -105,7 +105,7 @@ class Bridge(Device):
             for cluster_id, server in source.servers.items():
                 if cluster_id != Clusters.Descriptor.id:
                     ep.servers[cluster_id] = server   # borrowed, not re-homed: no Endpoint.add
-            ep.add(DescriptorServer())
+            ep.add(DescriptorServer(tags=source.tags))
             if k == 0:
                 ep.add(BridgedDeviceBasicInformationServer(basic))
             self._served.update((id(s), ep_id) for s in ep.servers.values() if s.endpoint is not ep)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chip.clusters import Objects as Clusters
+from chip.clusters.Types import NullValue
 
 from clusters.base import ClusterServer
 from clusters.rules import check_invoke, check_write
@@ -20,13 +21,24 @@ ROOT_NODE_DEVICE_TYPE = (0x0016, 3)
 
 
 class DescriptorServer(ClusterServer):
-    """Descriptor: every value is derived from the composition, so nothing is stored."""
+    """Descriptor: every value is derived from the composition, so nothing is stored. An
+    endpoint with semantic tags (two cabinets of one fridge) has the TagList feature."""
     cluster = Clusters.Descriptor
     revision = 2
     attributes = ("DeviceTypeList", "ServerList", "ClientList", "PartsList")
 
+    def __init__(self, tags: tuple[tuple[int, int, str | None], ...] = (), **initial: Any):
+        """`tags`: (namespace id, tag, label) of each semantic tag of the endpoint."""
+        self._tags = tuple(tags)
+        if tags:
+            self.attributes = DescriptorServer.attributes + ("TagList",)
+        super().__init__(feature_map=int(Clusters.Descriptor.Bitmaps.Feature.kTagList) if tags else 0, **initial)
+
     def defaults(self) -> dict[str, Any]:
-        return {"DeviceTypeList": [], "ServerList": [], "ClientList": [], "PartsList": []}
+        return {"DeviceTypeList": [], "ServerList": [], "ClientList": [], "PartsList": [],
+                "TagList": [Clusters.Descriptor.Structs.SemanticTagStruct(
+                    mfgCode=NullValue, namespaceID=ns, tag=tag, label=label if label is not None else NullValue)
+                    for ns, tag, label in self._tags]}
 
     def get(self, name: str) -> Any:
         ep: Endpoint = self.endpoint
@@ -49,6 +61,8 @@ class Endpoint:
     servers: dict[int, ClusterServer] = field(default_factory=dict)
     client_clusters: tuple[int, ...] = ()
     device: Device | None = None
+    #: Semantic tags (namespace id, tag, label) that tell like endpoints apart (Descriptor.TagList).
+    tags: tuple[tuple[int, int, str | None], ...] = ()
 
     def add(self, server: ClusterServer) -> ClusterServer:
         server.endpoint = self
@@ -113,7 +127,7 @@ class Device:
         for ep in [root, *endpoints]:
             ep.device = self
             if Clusters.Descriptor.id not in ep.servers:
-                ep.add(DescriptorServer())
+                ep.add(DescriptorServer(tags=ep.tags))
             self.endpoints[ep.id] = ep
         for server in root_servers:
             root.add(server)

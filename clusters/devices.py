@@ -8,9 +8,11 @@ composition is used and said so:
 - humidifier / dehumidifier: Matter has no such device types. They are a Fan (0x002B)
   whose endpoint is also a Humidity Sensor (0x0307): FanControl drives the (de)humidifying
   fan, RelativeHumidityMeasurement reports the room.
-- freezer / refrigerator: a Refrigerator (0x0070) endpoint with the cabinet mode cluster,
-  and one Temperature Controlled Cabinet (0x0071) endpoint with TemperatureControl and the
-  cabinet's TemperatureMeasurement.
+- freezer / refrigerator: a Refrigerator (0x0070) endpoint with the cabinet mode cluster and
+  Refrigerator Alarm, and Temperature Controlled Cabinet (0x0071) endpoints with
+  TemperatureControl and the cabinet's TemperatureMeasurement, each tagged (Descriptor
+  TagList) Refrigerator or Freezer: the refrigerator is a fridge-freezer (fridge cabinet on
+  endpoint 2, freezer on 3), the freezer has one freezer cabinet on endpoint 2.
 - heat pump: endpoint 1 is Heat Pump (0x0309) + Power Source + Electrical Sensor + Device
   Energy Management; endpoint 2 is the Thermostat (0x0301) it is controlled by.
 - laundry dryer: Matter has no Laundry Dryer Mode cluster; it uses Laundry Washer Mode.
@@ -32,7 +34,7 @@ from collections.abc import Callable
 from typing import Any
 
 from clusters.air_quality import AirQualityServer
-from clusters.alarms import DishwasherAlarmServer
+from clusters.alarms import DishwasherAlarmServer, RefrigeratorAlarmServer
 from clusters.basic_information import BasicInformationServer
 from clusters.device import DEVICE_TYPES, Device, DeviceType, Endpoint, register
 from clusters.energy import (
@@ -179,7 +181,7 @@ def _dishwasher(cycles: dict[str, Any] | None = None, **_: Any) -> list[Endpoint
 def _laundry_washer(cycles: dict[str, Any] | None = None, **_: Any) -> list[Endpoint]:
     return [_endpoint(1, [LAUNDRY_WASHER], OnOffServer(dead_front=True), OperationalStateServer(),
                       LaundryWasherModeServer(modes=_timed(LaundryWasherModeServer.default_modes, cycles)),
-                      LaundryWasherControlsServer(), TemperatureControlServer(**_WASHER_TEMPERATURES))]
+                      LaundryWasherControlsServer(), TemperatureControlServer(levels=True, **_WASHER_TEMPERATURES))]
 
 
 def _laundry_dryer(cycles: dict[str, Any] | None = None, **_: Any) -> list[Endpoint]:
@@ -187,7 +189,14 @@ def _laundry_dryer(cycles: dict[str, Any] | None = None, **_: Any) -> list[Endpo
                       LaundryWasherModeServer(modes=_timed(DRYER_MODES, cycles)), LaundryDryerControlsServer())]
 
 
-def _cabinet(setpoint: int, low: int, high: int) -> list[Endpoint]:
+#: Semantic tags (Matter Standard Namespaces): namespace Refrigerator (0x41), its tags
+#: Refrigerator (0) and Freezer (1), telling a fridge's cabinets apart in Descriptor.TagList.
+REFRIGERATOR_NAMESPACE, FRIDGE_TAG, FREEZER_TAG = 0x41, 0, 1
+FRIDGE_RANGE = (400, 100, 700)         # setpoint, min, max (0.01 °C)
+FREEZER_RANGE = (-1800, -2400, -1500)
+
+
+def _cabinet(endpoint_id: int, tag: int, setpoint: int, low: int, high: int) -> Endpoint:
     # Cabinet temperatures are not the room's: the measurement is stored, and follows the
     # setpoint (the compressor is assumed to hold it).
     control = TemperatureControlServer(TemperatureSetpoint=setpoint, MinTemperature=low,
@@ -196,16 +205,23 @@ def _cabinet(setpoint: int, low: int, high: int) -> list[Endpoint]:
                                                MaxMeasuredValue=high + 500)
     control.listeners.append(lambda server, name: name == "TemperatureSetpoint"
                              and measurement.set("MeasuredValue", server.get(name)))
-    return [_endpoint(1, [REFRIGERATOR], RefrigeratorAndTemperatureControlledCabinetModeServer()),
-            _endpoint(2, [TEMPERATURE_CONTROLLED_CABINET], control, measurement)]
+    ep = _endpoint(endpoint_id, [TEMPERATURE_CONTROLLED_CABINET], control, measurement)
+    ep.tags = ((REFRIGERATOR_NAMESPACE, tag, "Freezer" if tag == FREEZER_TAG else "Refrigerator"),)
+    return ep
+
+
+def _fridge_body() -> Endpoint:
+    return _endpoint(1, [REFRIGERATOR], RefrigeratorAndTemperatureControlledCabinetModeServer(),
+                     RefrigeratorAlarmServer())
 
 
 def _refrigerator(**_: Any) -> list[Endpoint]:
-    return _cabinet(setpoint=400, low=100, high=700)
+    """A fridge-freezer, as most sold: the fridge cabinet on endpoint 2, the freezer on 3."""
+    return [_fridge_body(), _cabinet(2, FRIDGE_TAG, *FRIDGE_RANGE), _cabinet(3, FREEZER_TAG, *FREEZER_RANGE)]
 
 
 def _freezer(**_: Any) -> list[Endpoint]:
-    return _cabinet(setpoint=-1800, low=-2400, high=-1500)
+    return [_fridge_body(), _cabinet(2, FREEZER_TAG, *FREEZER_RANGE)]
 
 
 def _electrical_sensor(load_watts: float = 120.0, **_: Any) -> list[Endpoint]:
@@ -294,7 +310,9 @@ def _room_sensor(**_: Any) -> list[Endpoint]:
                       Pm10ConcentrationMeasurementServer(MinMeasuredValue=0.0, MaxMeasuredValue=2000.0))]
 
 
-_WASHER_TEMPERATURES = dict(TemperatureSetpoint=4000, MinTemperature=2000, MaxTemperature=9000, Step=1000)
+#: A washer's wash temperatures as its dial names them (TemperatureLevel, as real washers do).
+_WASHER_TEMPERATURES = dict(SupportedTemperatureLevels=["Cold", "20°C", "30°C", "40°C", "60°C", "90°C"],
+                            SelectedTemperatureLevel=3)
 
 _TYPES = [
     ("air_conditioner", "Air Conditioner", ROOM_AIR_CONDITIONER, _air_conditioner),

@@ -542,3 +542,60 @@ def test_purifier_filters_wear_with_use_and_reset():
     home.advance(5000 * 3600)
     assert copy.snapshot() == home.snapshot()
     assert hepa.read("Condition") == 0 and hepa.read("ChangeIndication") == E.ChangeIndicationEnum.kCritical
+
+
+# ---- refrigerator: two tagged cabinets and the door alarm ---------------------------------------------
+def test_fridge_freezer_cabinets_are_tagged():
+    device, _ = make("refrigerator")
+    tags = {ep: device.endpoint(ep).server("Descriptor").read("TagList") for ep in (2, 3)}
+    assert [(t.namespaceID, t.tag, t.label) for t in tags[2]] == [(0x41, 0, "Refrigerator")]
+    assert [(t.namespaceID, t.tag, t.label) for t in tags[3]] == [(0x41, 1, "Freezer")]
+    assert device.endpoint(2).server("Descriptor").read("FeatureMap") == 1
+    assert device.endpoint(1).server("Descriptor").read("FeatureMap") == 0
+    assert "TagList" not in device.endpoint(1).server("Descriptor").attributes
+    assert device.endpoint(0).server("Descriptor").read("PartsList") == [1, 2, 3]
+    freezer = device.endpoint(3).server("TemperatureControl")
+    assert freezer.read("TemperatureSetpoint") == -1800
+    device.invoke("TemperatureControl", "SetTemperature", {"targetTemperature": -2000}, 3)
+    assert device.endpoint(3).server("TemperatureMeasurement").read("MeasuredValue") == -2000
+    assert device.endpoint(2).server("TemperatureControl").read("TemperatureSetpoint") == 400
+    lone, _ = make("freezer")
+    assert lone.endpoint(2).server("Descriptor").read("TagList")[0].tag == 1 and 3 not in lone.endpoints
+
+
+def test_fridge_door_alarm():
+    device, clock = make("refrigerator")
+    alarm = device.endpoint(1).server("RefrigeratorAlarm")
+    events = []
+    alarm.event_sink = lambda server, event: events.append(event)
+    door = int(Clusters.RefrigeratorAlarm.Bitmaps.AlarmBitmap.kDoorOpen)
+    assert (alarm.read("Supported"), alarm.read("Mask"), alarm.read("State")) == (door, door, 0)
+    assert alarm.read("AcceptedCommandList") == []
+    alarm.door(True)
+    settle(device, clock, 1190)
+    assert alarm.read("State") == 0
+    settle(device, clock, 1200)
+    assert alarm.read("State") == door and events[-1].active == door
+    alarm.door(False)
+    assert alarm.read("State") == 0 and events[-1].inactive == door
+    alarm.door(True)
+    settle(device, clock, 1300)
+    alarm.door(False)                                  # closed in time: no alarm
+    settle(device, clock, 5000)
+    assert alarm.read("State") == 0 and len(events) == 2
+
+
+def test_washer_temperature_levels():
+    device, _ = make("laundry_washer")
+    tc = device.endpoint(1).server("TemperatureControl")
+    assert tc.read("FeatureMap") == int(Clusters.TemperatureControl.Bitmaps.Feature.kTemperatureLevel)
+    levels = tc.read("SupportedTemperatureLevels")
+    assert levels[tc.read("SelectedTemperatureLevel")] == "40°C"
+    device.invoke("TemperatureControl", "SetTemperature", {"targetTemperatureLevel": levels.index("60°C")})
+    assert tc.read("SelectedTemperatureLevel") == 4
+    with pytest.raises(MatterError) as err:
+        device.invoke("TemperatureControl", "SetTemperature", {"targetTemperature": 4000})
+    assert err.value.status == Status.INVALID_COMMAND
+    with pytest.raises(MatterError) as err:
+        device.invoke("TemperatureControl", "SetTemperature", {"targetTemperatureLevel": 6})
+    assert err.value.status == Status.CONSTRAINT_ERROR

@@ -78,9 +78,11 @@ def test_endpoint_layout_and_descriptor_trees(home, bridge):
     ids = {d: bridge.endpoint_ids(d) for d in bridge.bridged}
     assert list(ids) == ["lamp", "ac", "tv", "fridge", "heat_pump", room_sensor_id("living_room"),
                          room_sensor_id("kitchen")]
-    assert ids == {"lamp": [2], "ac": [3], "tv": [4], "fridge": [5, 6], "heat_pump": [7, 8],
-                   "sensors@living_room": [9, 10, 11, 12], "sensors@kitchen": [13, 14, 15, 16]}
-    bridged = list(range(2, 17))
+    # the fridge is a fridge-freezer: body, fridge cabinet, freezer cabinet
+    assert ids == {"lamp": [2], "ac": [3], "tv": [4], "fridge": [5, 6, 7], "heat_pump": [8, 9],
+                   "sensors@living_room": [10, 11, 12, 13], "sensors@kitchen": [14, 15, 16, 17]}
+    assert bridge.read("Descriptor", "TagList", 7)[0].tag == 1                        # tags cross the bridge
+    bridged = list(range(2, 18))
     assert types_of(bridge, 0) == [(0x0016, 3)]
     assert bridge.read("Descriptor", "PartsList", 0) == [1, *bridged]
     assert types_of(bridge, AGGREGATOR_ENDPOINT) == [AGGREGATOR]
@@ -100,7 +102,7 @@ def test_endpoint_layout_and_descriptor_trees(home, bridge):
             expected = set(device.endpoints[source].servers) | ({BDBI} if ep_id == top else set())
             assert set(bridge.read("Descriptor", "ServerList", ep_id)) == expected
     # The fridge's cabinet and the heat pump's thermostat stay under their device.
-    assert types_of(bridge, 6) == [(0x0071, 3)] and types_of(bridge, 8) == [(0x0301, 4)]
+    assert types_of(bridge, 6) == [(0x0071, 3)] and types_of(bridge, 9) == [(0x0301, 4)]
     assert bridge.read("BasicInformation", "ProductID", 0) == BRIDGE_PRODUCT_ID
     assert bridge.type.device_type_id == 0x000E and bridge.id == BRIDGE_ID
 
@@ -146,10 +148,10 @@ def test_a_command_through_the_bridge_is_seen_by_the_tools_and_vice_versa(home, 
     bridge.invoke("TemperatureControl", "SetTemperature", {"targetTemperature": 300}, 6)
     assert home.device("fridge").read("TemperatureControl", "TemperatureSetpoint", 2) == 300
     # Room sensors over the bridge read the room.
-    assert bridge.read("TemperatureMeasurement", "MeasuredValue", 9) == 2700
+    assert bridge.read("TemperatureMeasurement", "MeasuredValue", 10) == 2700
     home.advance(60)
     room = home.rooms["living_room"]
-    assert bridge.read("TemperatureMeasurement", "MeasuredValue", 9) == round(room.temperature * 100)
+    assert bridge.read("TemperatureMeasurement", "MeasuredValue", 10) == round(room.temperature * 100)
 
 
 def test_rules_apply_through_the_bridge(home, bridge):
@@ -183,7 +185,7 @@ def test_bridged_basic_information_mirrors_the_device(home, bridge):
         assert bridge.read("BridgedDeviceBasicInformation", name, 2) == lamp.read("BasicInformation", name, 0)
     assert bridge.read("BridgedDeviceBasicInformation", "NodeLabel", 2) == "Reading Lamp"
     assert bridge.read("BridgedDeviceBasicInformation", "ProductName", 5) == "Twin Refrigerator"
-    assert bridge.read("BridgedDeviceBasicInformation", "ProductName", 9) == "Twin Room Sensor"
+    assert bridge.read("BridgedDeviceBasicInformation", "ProductName", 10) == "Twin Room Sensor"
     assert bridge.read("BridgedDeviceBasicInformation", "ClusterRevision", 2) == 3
     bdbi = bridge.endpoints[2].servers[BDBI]
     assert bdbi.state()["attributes"] == {}   # nothing stored
@@ -221,17 +223,17 @@ def test_add_and_remove_update_parts_list_with_stable_never_reused_ids(home, bri
     recomposed = []
     bridge.composition_listeners.append(recomposed.append)
     fan = home.add_device("fan", "fan", "kitchen")
-    assert bridge.add_device(fan) == [17]
-    assert bridge.read("Descriptor", "PartsList", AGGREGATOR_ENDPOINT) == list(range(2, 18))
-    assert bridge.read("Descriptor", "PartsList", 0) == list(range(1, 18))
+    assert bridge.add_device(fan) == [18]
+    assert bridge.read("Descriptor", "PartsList", AGGREGATOR_ENDPOINT) == list(range(2, 19))
+    assert bridge.read("Descriptor", "PartsList", 0) == list(range(1, 19))
     assert heard == ["PartsList"] and aggregator.data_version != version and recomposed == [bridge]
     before = {d: bridge.endpoint_ids(d) for d in bridge.bridged if d != "fridge"}
     bridge.remove_device("fridge")
-    assert 5 not in bridge.endpoints and 6 not in bridge.endpoints
-    assert bridge.read("Descriptor", "PartsList", AGGREGATOR_ENDPOINT) == [2, 3, 4, *range(7, 18)]
+    assert not {5, 6, 7} & set(bridge.endpoints)
+    assert bridge.read("Descriptor", "PartsList", AGGREGATOR_ENDPOINT) == [2, 3, 4, *range(8, 19)]
     assert {d: bridge.endpoint_ids(d) for d in bridge.bridged} == before     # nobody else moved
-    assert bridge.add_device(home.device("fridge")) == [18, 19]               # 5 and 6 are not reused
-    assert bridge.read("Descriptor", "PartsList", 18) == [19]
+    assert bridge.add_device(home.device("fridge")) == [19, 20, 21]           # 5, 6, 7 are not reused
+    assert bridge.read("Descriptor", "PartsList", 19) == [20, 21]
     with pytest.raises(MatterError) as e:
         bridge.add_device(fan)
     assert e.value.status == Status.CONSTRAINT_ERROR
@@ -263,8 +265,8 @@ def test_allocation_keeps_ids_across_a_restart(home, bridge):
     kept = {d: restarted.endpoint_ids(d) for d in restarted.bridged if d != "tv"}
     assert kept == {d: bridge.endpoint_ids(d) for d in bridge.bridged}
     # The TV is still in the home, so it is bridged again, on a fresh id (never its old 4).
-    assert restarted.endpoint_ids("tv") == [saved["next_endpoint"]] == [18]
-    assert restarted.add_device(create_device("lamp2", "on_off_light")) == [19]
+    assert restarted.endpoint_ids("tv") == [saved["next_endpoint"]] == [19]
+    assert restarted.add_device(create_device("lamp2", "on_off_light")) == [20]
 
 
 def test_a_saved_allocation_without_next_endpoint_still_never_reuses_ids(home):
@@ -272,7 +274,7 @@ def test_a_saved_allocation_without_next_endpoint_still_never_reuses_ids(home):
     assert bridge.endpoint_ids("lamp") == [30] and bridge.endpoint_ids("tv") == [40]
     assert bridge.endpoint_ids("ac") == [41]
     bridge.remove_device("tv")
-    assert bridge.add_device(create_device("lamp2", "on_off_light")) == [46]
+    assert bridge.add_device(create_device("lamp2", "on_off_light")) == [47]   # fridge 42-44, heat pump 45-46
 
 
 def test_only_devices_can_be_bridged_and_failures_change_nothing(home, bridge):
@@ -305,8 +307,8 @@ def test_the_im_server_serves_the_bridge(home, bridge):
     link = Link(bridge)
     got = values(read(link, AttributePath()))          # wildcard read of the whole bridge
     assert {k[0] for k in got} == set(bridge.endpoints)
-    assert got[(AGGREGATOR_ENDPOINT, DESC, 3)] == list(range(2, 17))     # PartsList
-    assert got[(9, C.TemperatureMeasurement.id, 0)] == 2700
+    assert got[(AGGREGATOR_ENDPOINT, DESC, 3)] == list(range(2, 18))     # PartsList
+    assert got[(10, C.TemperatureMeasurement.id, 0)] == 2700
     assert got[(2, BDBI, C.BridgedDeviceBasicInformation.Attributes.NodeLabel.attribute_id)] == "Reading Lamp"
     ib, = link.request(InvokeRequest([CommandData(CommandPath(2, ON_OFF, 2))]))[0].invoke_responses
     assert ib.status.status.status == Status.SUCCESS and home.device("lamp").read("OnOff", "OnOff") is True
@@ -327,8 +329,8 @@ def test_matterjs_schemas_accept_every_attribute_of_the_bridge(js, home, bridge)
     expected = {f"{ep.id}/{s.id}/{s.attribute_class(n).attribute_id}"
                 for ep in bridge.endpoints.values() for s in ep.servers.values() for n in s.attribute_names()}
     assert set(result["attributes"]) == expected
-    assert result["attributes"][f"1/{DESC}/3"]["value"] == list(range(2, 17))
-    assert result["attributes"][f"12/{C.AirQuality.id}/0"]["value"] == 1          # Good
+    assert result["attributes"][f"1/{DESC}/3"]["value"] == list(range(2, 18))
+    assert result["attributes"][f"13/{C.AirQuality.id}/0"]["value"] == 1          # Good
 
 
 def test_subscriptions_report_changes_at_the_bridged_path(home, bridge):
