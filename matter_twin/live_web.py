@@ -32,6 +32,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.concurrency import run_in_threadpool
 
 from bridge.backend import INVALID_ARGUMENT, NOT_FOUND, ToolError
+from clusters.devices import DEVICE_TYPES
 from matter_twin.console import codes_rows
 from scenarios.runner import load_results
 from twin.changes import MIN_SAMPLE_S, ROOM_UNITS, ChangeStream, room_value
@@ -184,7 +185,8 @@ def mount_live(app: FastAPI, home: Any, lock: Any, pace: Pace | None, runs_dir: 
     @app.get("/live/homefile", tags=["live"], summary="The home as a home file (edit mode's start)")
     async def get_homefile() -> JSONResponse:
         spec = await run_in_threadpool(locked, home_spec, home)
-        return JSONResponse({"ok": True, "path": str(home_file) if home_file else None, "home": spec})
+        return JSONResponse({"ok": True, "path": str(home_file) if home_file else None, "home": spec,
+                             "types": sorted(DEVICE_TYPES)})
 
     @app.post("/live/homefile", tags=["live"], summary="Validate a home file, and save it to `path` if given")
     async def save_homefile(request: Request) -> JSONResponse:

@@ -45,6 +45,10 @@ function applyChanges(batch) {
       toast(`${c.device}: ${c.cluster}.${c.event}`);
     }
   }
+  if (performance.now() - lastRedraw > 1000) {
+    lastRedraw = performance.now();
+    for (const room of home.rooms) for (const [q] of QUANTITIES) drawValue(room.id, q);
+  }
   for (const id of touched) {
     const card = document.querySelector(`.device[data-device="${id}"]`);
     if (card) updateCard(card, home.devices[id]);
@@ -52,6 +56,7 @@ function applyChanges(batch) {
   drawClock();
 }
 
+let lastRedraw = 0;
 function record(room, quantity, tick, value) {
   const series = (state.history[`${room}/${quantity}`] ||= []);
   series.push([tick, value]);
@@ -106,7 +111,7 @@ function drawHome() {
         el("div", { class: `value ${q}`, dataset: { quantity: q } },
           el("div", { class: "value-label" }, label),
           el("div", { class: "value-number" }),
-          el("svg", { class: "spark", viewBox: "0 0 100 24", preserveAspectRatio: "none" })))),
+          spark()))),
       el("div", { class: "devices" }, room.devices.map((id) => deviceCard(home.devices[id]))));
   }));
   for (const room of home.rooms) {
@@ -118,21 +123,30 @@ function drawHome() {
 }
 
 const SVG = "http://www.w3.org/2000/svg";
+function spark() {   // SVG elements need their namespace (el() makes HTML ones)
+  const svg = document.createElementNS(SVG, "svg");
+  svg.setAttribute("class", "spark");
+  svg.setAttribute("viewBox", "0 0 100 24");
+  svg.setAttribute("preserveAspectRatio", "none");
+  return svg;
+}
 function drawValue(roomId, quantity) {
   const box = document.querySelector(`.room[data-room="${roomId}"] .value[data-quantity="${quantity}"]`);
   if (!box) return;
   const [, , digits, unit] = QUANTITIES.find(([q]) => q === quantity);
   const room = state.home.rooms.find((r) => r.id === roomId);
   box.querySelector(".value-number").textContent = `${Number(room.values[quantity]).toFixed(digits)} ${unit}`;
-  const series = state.history[`${roomId}/${quantity}`] || [];
+  // Values are sent when they move: the last one holds until now.
+  const kept = state.history[`${roomId}/${quantity}`] || [];
+  const series = kept.length ? [...kept, [Math.max(state.home.tick, kept[kept.length - 1][0] + 1), kept[kept.length - 1][1]]] : [];
   const svg = box.querySelector("svg");
   svg.replaceChildren();
   if (series.length < 2) return;
   const values = series.map(([, v]) => v);
   const lo = Math.min(...values), hi = Math.max(...values);
-  const span = hi - lo || 1;
+  const span = hi - lo;
   const t0 = series[0][0], t1 = series[series.length - 1][0] || t0 + 1;
-  const points = series.map(([t, v]) => `${((t - t0) / (t1 - t0 || 1)) * 100},${22 - ((v - lo) / span) * 20}`).join(" ");
+  const points = series.map(([t, v]) => `${((t - t0) / (t1 - t0 || 1)) * 100},${span ? 22 - ((v - lo) / span) * 20 : 12}`).join(" ");
   const line = document.createElementNS(SVG, "polyline");
   line.setAttribute("points", points);
   svg.append(line);

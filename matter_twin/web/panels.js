@@ -16,10 +16,11 @@ export async function showPairing() {
         el("div", {}, "manual ", el("code", { class: "manual" }, manual)),
         el("div", {}, "QR ", el("code", { class: "payload" }, row.qr_code)),
         row.window ? el("div", { class: `window ${row.window}` }, `window ${row.window}${row.window_closes_in_s ? ` (${Math.floor(row.window_closes_in_s / 60)} min left)` : ""}`) : null,
-        el("button", { class: "small", onclick: async () => {
+        // Windows exist where nodes run (`twin run --http`); `twin serve` has codes only.
+        row.window !== undefined ? el("button", { class: "small", onclick: async () => {
           const opened = await call("POST", `/pair/${encodeURIComponent(row.device)}`, {});
           if (opened.ok) { toast(`window of ${row.device} open`); showPairing(); }
-        } }, "Open window")));
+        } }, "Open window") : el("div", { class: "muted" }, "no node running (twin run --http)")));
   }));
 }
 
@@ -97,16 +98,17 @@ async function showRun(name) {
 
 // ---- edit mode ------------------------------------------------------------------------------
 let draft = null;
+let types = [];
 export async function showEditor(state) {
   const answer = await call("GET", "/live/homefile");
   if (!answer.ok) return;
   draft = answer.home;
+  types = answer.types;
   drawEditor(answer.path, state);
 }
 
 function drawEditor(path, state) {
   const box = document.getElementById("editor");
-  const types = [...new Set(Object.values(state.home.devices).map((d) => d.type))].sort();
   const roomIds = draft.rooms.map((r) => r.id);
   const redraw = () => drawEditor(path, state);
   box.replaceChildren(
@@ -118,11 +120,11 @@ function drawEditor(path, state) {
         el("button", { class: "small", title: "move up", disabled: i === 0, onclick: () => { draft.rooms.splice(i - 1, 0, draft.rooms.splice(i, 1)[0]); redraw(); } }, "↑"),
         el("button", { class: "small", title: "move down", disabled: i === draft.rooms.length - 1, onclick: () => { draft.rooms.splice(i + 1, 0, draft.rooms.splice(i, 1)[0]); redraw(); } }, "↓"),
         el("button", { class: "small danger", title: "remove room", onclick: () => { draft.rooms.splice(i, 1); redraw(); } }, "✕")),
-      el("ul", {}, room.devices.map((d, j) => el("li", {}, `${d.id} (${d.type}) `,
+      el("ul", {}, room.devices.map((d, j) => el("li", {}, el("span", { class: "dev" }, d.id, " ", el("small", {}, d.type)),
         el("select", { title: "move to room", onchange: (e) => {
           const target = draft.rooms.find((r) => r.id === e.target.value);
           target.devices.push(room.devices.splice(j, 1)[0]); redraw();
-        } }, roomIds.map((id) => el("option", { value: id, selected: id === room.id }, `in ${id}`))),
+        } }, roomIds.map((id) => el("option", { value: id, selected: id === room.id }, id === room.id ? "move to…" : `→ ${id}`))),
         el("button", { class: "small danger", onclick: () => { room.devices.splice(j, 1); redraw(); } }, "✕")))),
       el("form", { class: "add", onsubmit: (e) => {
         e.preventDefault();
