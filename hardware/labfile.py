@@ -28,6 +28,9 @@ Validated with pydantic; every problem is one line, `UserFileError`: "<file>: <f
         - {tool: get_attribute, args: {device.id: living_room_light, endpoint.id: 1,
                                        cluster.id: OnOff, attribute.id: OnOff},
            expect: {value: true}}
+      # or, instead of a script, an agent (scored by goals, like a benchmark episode):
+      # agent: {agent: reference, query: "Turn on the living room light.",
+      #         goals: [{device: living_room_light, cluster: OnOff, attribute: OnOff, equals: true}]}
     shadow: {compare_after: 1.0, tolerance: 0}
     network:                               # optional, seeded (Linux tc netem, needs root)
       interfaces: [v0]
@@ -154,9 +157,41 @@ class Step(_Model):
         return self
 
 
+class Goal(_Model):
+    """After the agent: this attribute must read `equals` (as the tools report it)."""
+    device: str = Field(..., pattern=ID_PATTERN)
+    endpoint: int | None = Field(None, ge=0, le=0xFFFE)
+    cluster: str
+    attribute: str
+    equals: Any
+
+
+class AgentSpec(_Model):
+    """An agent the benchmark runner can drive, given one request, through the same tools."""
+    agent: str = Field(..., description="reference, null or openai:MODEL")
+    query: str = Field(..., min_length=1)
+    max_steps: int = Field(30, ge=1, le=1000)
+    base_url: str | None = Field(None, description="OpenAI-compatible server (openai:MODEL)")
+    goals: list[Goal] = []
+
+    @field_validator("agent")
+    @classmethod
+    def _known(cls, value: str) -> str:
+        if value not in ("reference", "null") and not (value.startswith("openai:") and len(value) > 7):
+            raise ValueError(f"unknown agent {value!r}; accepted: reference, null, openai:MODEL")
+        return value
+
+
 class SessionSpec(_Model):
     sample_interval: float = Field(1.0, gt=0, le=3600)
     script: list[Step] = Field(default_factory=list)
+    agent: AgentSpec | None = None
+
+    @model_validator(mode="after")
+    def _one(self) -> SessionSpec:
+        if self.script and self.agent is not None:
+            raise ValueError("a session runs either a script or an agent, not both")
+        return self
 
 
 class ShadowSpec(_Model):

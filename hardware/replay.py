@@ -29,6 +29,7 @@ from bridge.tools import Session, call_tool, normalize_args
 from bridge.twin_backend import TwinBackend
 from clusters.values import to_json
 from hardware.recording import Recording
+from scenarios.evaluate import USER_REPLY
 from twin.clock import TICKS_PER_SECOND
 from twin.home import Home
 
@@ -101,7 +102,7 @@ def replay_session(path: str | Path, run: int | None = None) -> dict[str, Any]:
     devices: dict[str, Any] = meta["devices"] or {}
     home = Home.restore(meta["snapshot"])
     backend = TwinBackend(home)
-    session = Session()
+    session = Session(ask_user=lambda question: USER_REPLY)   # as the agent's session answered
     tick0 = meta["tick"]
     twin_reports: list[dict[str, Any]] = []
     clock = {"call_start": 0.0}
@@ -234,7 +235,11 @@ def _number(value: Any) -> float | None:
 # ---- the report -------------------------------------------------------------------------
 
 def _plots(result: dict[str, Any], out: Path) -> list[tuple[str, Path]]:
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError:  # an optional extra: the report says what is missing
+        result["summary"]["plots"] = "none: the PNG overlays need matplotlib (pip install -e '.[plots]')"
+        return []
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     made = []
@@ -283,7 +288,8 @@ def _sections(result: dict[str, Any], images: list[tuple[str, Path]]) -> list[tu
         ["divergence score", f"{s['score']:.3f}"], ["diverged on twin-only devices", str(s["diverged_twin_only"])],
         ["diverged on real devices", str(s["diverged_real"])],
         ["events", ", ".join(f"{k} {v}" for k, v in sorted(s["events"].items())) or "none"],
-        ["network", json.dumps(s["network"]) if s["network"] else "as is"]])]
+        ["network", json.dumps(s["network"]) if s["network"] else "as is"]]
+        + ([["plots", s["plots"]]] if "plots" in s else []))]
     sections.append(("Per step: hardware session vs twin replay",
                      ["step", "tool", "device", "kind", "hardware", "twin", "diverged"],
                      [[str(x["step"]), x["tool"], x["device"] or "-", x["kind"], x["hardware"], x["twin"],

@@ -479,6 +479,40 @@ class LabSession:
         return {"calls": calls, "expectation_failures": len(self.expectation_failures),
                 "divergences": len(self.divergences)}
 
+    def run_agent(self) -> dict[str, Any]:
+        """Drive the lab file's agent through the tools against the mixed home; every call it
+        makes is recorded (source "agent"); the goals are read back through the same tools."""
+        from scenarios.evaluate import USER_REPLY
+        from scenarios.runner import make_agent
+        spec = self.lab.spec.session.agent
+        assert spec is not None and self.backend is not None
+        agent = make_agent(spec.agent, base_url=spec.base_url)
+        backend = _Timed(self.backend, self._tick)
+        session = Session(ask_user=lambda question: USER_REPLY)
+        session.history = _RecordedHistory(self, backend)
+        try:
+            out = agent.run(spec.query, backend, session, spec.max_steps)
+            error = out.error
+        except Exception as err:  # noqa: BLE001 - an agent crash is a failed run, recorded
+            error = f"{type(err).__name__}: {err}"
+        failures = []
+        for goal in spec.goals:
+            args = {"device.id": goal.device, "cluster.id": goal.cluster, "attribute.id": goal.attribute}
+            if goal.endpoint is not None:
+                args["endpoint.id"] = goal.endpoint
+            got = self.call("get_attribute", args, source="score")
+            value = got.get("value") if got.get("ok") else got.get("error", {}).get("code")
+            if value != goal.equals:
+                failures.append({"goal": goal.model_dump(), "got": value})
+        score = {"agent": spec.agent, "query": spec.query, "steps": len(session.history),
+                 "answer": session.answer, "success": not failures and error is None,
+                 "failures": failures, "agent_error": error}
+        self._event("score", None, score)
+        self.log(f"agent {spec.agent}: {'success' if score['success'] else 'failed'} "
+                 f"in {score['steps']} steps" + (f"; {failures}" if failures else ""))
+        return {"calls": len(session.history), "expectation_failures": len(failures),
+                "divergences": len(self.divergences), "score": score}
+
     def live_rows(self) -> list[tuple[str, str, str, str]]:
         """(device, attribute, real, twin) for the bound devices' last reported values."""
         rows = []
@@ -526,6 +560,45 @@ class LabSession:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class _Timed:
+    """The backend as the agent sees it, noting when (wall, tick) each tool call first touches it."""
+
+    def __init__(self, backend: Any, tick: Callable[[], int]):
+        self._backend = backend
+        self._tick = tick
+        self.started: tuple[float, int] | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._backend, name)
+        if not callable(attr):
+            return attr
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            if self.started is None:
+                self.started = (time.time(), self._tick())
+            return attr(*args, **kwargs)
+        return timed
+
+
+class _RecordedHistory(list):
+    """The agent's tool-call history; each entry is recorded as it is appended."""
+
+    def __init__(self, lab: LabSession, backend: _Timed):
+        super().__init__()
+        self._lab = lab
+        self._backend = backend
+
+    def append(self, entry: dict[str, Any]) -> None:
+        super().append(entry)
+        lab = self._lab
+        now = time.time()
+        wall, tick = self._backend.started or (now, lab._tick())
+        self._backend.started = None
+        lab._step += 1
+        if lab.recorder is not None:
+            lab.recorder.call(lab._step, wall, now, tick, "agent", entry["tool"], entry["args"], entry["result"])
 
 
 def _status(result: dict[str, Any]) -> str:

@@ -87,7 +87,11 @@ def _run(lab_file: Path, recording: Path | None, shadow: bool) -> None:
             def on_step(i: int, total: int, what: str) -> None:
                 status["text"] = f"step {i + 1}/{total}: {what}"
                 live.update(_live_view(session, status["text"]))
-            summary = session.run_script(on_step)
+            if lab.spec.session.agent is not None:
+                live.update(_live_view(session, f"agent {lab.spec.session.agent.agent} is working"))
+                summary = session.run_agent()
+            else:
+                summary = session.run_script(on_step)
             live.update(_live_view(session, "done"))
         err_console.print(_live_view(session, f"session done: {summary['calls']} calls, "
                                      f"{summary['expectation_failures']} failed expectations, "
@@ -95,14 +99,16 @@ def _run(lab_file: Path, recording: Path | None, shadow: bool) -> None:
     finally:
         session.close()
     print(f"recording: {session.recording_path}")
-    if summary["expectation_failures"] or summary["divergences"]:
+    if summary["expectation_failures"] or summary["divergences"] or \
+            (summary.get("score") and not summary["score"]["success"]):
         raise typer.Exit(1)
 
 
 @lab_app.command("run")
 def run(lab_file: Path = LabArg, recording: Path | None = RecordingOption) -> None:
     """Run the lab file's session: connect (or commission) the real devices, couple them to
-    the twin, run the script, record everything. Exit 1 if an expectation failed.
+    the twin, run the script or the agent, record everything. Exit 1 if an expectation or an
+    agent's goal failed.
 
     Example: `twin lab run bench.yaml -r sessions/monday.sqlite`
     """

@@ -82,6 +82,11 @@ def run_session(lab_file: str, recording: str, shadow: bool = False) -> dict[str
                 "failures": session.expectation_failures}
 
 
+def run_sessions(sessions: list[tuple[str, str, bool]]) -> list[dict[str, Any]]:
+    """Several sessions, one after the other, in one process inside the namespace."""
+    return [run_session(*session) for session in sessions]
+
+
 @pytest.fixture(scope="module")
 def bench(tmp_path_factory):
     """The namespace, the server, the three stand-ins, and a first session that commissions them."""
@@ -190,13 +195,14 @@ def _home_with_transition(tmp: Path, tenths: int) -> Path:
 
 def test_shadow_flags_a_wrong_twin_and_not_a_right_one(bench):
     script = [level(60, with_onoff=True), {"wait": 1.5}, level(220, with_onoff=True), {"wait": 1.5}]
-    results = {}
+    sessions = []
     for name, tenths in (("right", 0), ("wrong", 30)):
         home = _home_with_transition(bench.workdir, tenths)
         lab_file = bench.write_config(f"shadow-{name}.yaml", lab_data(
             bench.by_node[:1], script, home=str(home), shadow={"compare_after": 1.0}))
-        results[name] = bench.ns.call(run_session, str(lab_file), str(bench.workdir / f"shadow-{name}.sqlite"),
-                                      True, timeout=120)
+        sessions.append((str(lab_file), str(bench.workdir / f"shadow-{name}.sqlite"), True))
+    right, wrong = bench.ns.call(run_sessions, sessions, timeout=180)
+    results = {"right": right, "wrong": wrong}
     assert results["right"]["divergences"] == 0, results["right"]["divergence_list"]
     wrong = {d["attribute"] for d in results["wrong"]["divergence_list"]}
     assert "LevelControl.CurrentLevel" in wrong, results["wrong"]["divergence_list"]
@@ -272,10 +278,37 @@ def test_kill_9_mid_session_leaves_a_readable_recording_and_a_restart_appends(be
     rec.close()
 
 
+def run_agent_session(lab_file: str, recording: str) -> dict[str, Any]:
+    from hardware.labfile import load_lab
+    from hardware.session import LabSession
+    with LabSession(load_lab(lab_file), Path(recording)) as session:
+        return session.run_agent()
+
+
+def test_an_agent_drives_the_mixed_home_and_is_scored(bench):
+    # The previous test left the real light off.
+    agent = {"agent": "reference", "query": "Turn on the dimmer light 1 in the living room.",
+             "goals": [{"device": "living_room_light", "endpoint": 1, "cluster": "OnOff", "attribute": "OnOff",
+                        "equals": True}]}
+    data = lab_data(bench.by_node, [])
+    data["session"] = {"sample_interval": 0.5, "agent": agent}
+    recording = bench.workdir / "agent.sqlite"
+    summary = bench.ns.call(run_agent_session, str(bench.write_config("agent.yaml", data)), str(recording),
+                            timeout=120)
+    assert summary["score"]["success"], summary
+    rec = Recording(recording)
+    calls = rec.rows("calls", rec.run()["run"])
+    reports = rec.rows("reports", rec.run()["run"])
+    rec.close()
+    on = next(c for c in calls if c["tool"] == "execute_command")
+    assert on["source"] == "agent" and on["args"]["device.id"] == "living_room_light"
+    assert any(r["source"] == "real" and r["attribute"] == "OnOff" and r["value"] is True for r in reports)
+
+
 def test_a_node_that_vanishes_mid_session_is_recorded_not_a_crash(bench):
     script = [read("bedroom_ac", "Thermostat", "OccupiedCoolingSetpoint"), {"wait": 4},
               read("bedroom_ac", "Thermostat", "OccupiedCoolingSetpoint"), {"tool": "get_rooms", "args": {}}]
-    lab_file = bench.write_config("vanish.yaml", lab_data(bench.by_node, script))
+    lab_file = bench.write_config("vanish.yaml", {**lab_data(bench.by_node, script), "timeout": 3})
     recording = bench.workdir / "vanish.sqlite"
     call = bench.ns.start(run_session, str(lab_file), str(recording))
     deadline = time.monotonic() + 90

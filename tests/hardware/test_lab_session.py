@@ -214,3 +214,34 @@ def test_replay_exits_non_zero_above_the_threshold(tmp_path, capsys):
     assert (out / "report.md").exists()
     with pytest.raises(RecordingError, match="no run 9"):
         replay_session(lab.default_recording(), 9)
+
+
+def test_an_agent_session_is_recorded_scored_and_replays(tmp_path):
+    lab = load_lab(write(tmp_path, {"controller": {"url": "ws://127.0.0.1:1/ws"}, "session": {"agent": {
+        "agent": "reference", "query": "Turn on the light 1 in the kitchen.",
+        "goals": [{"device": "kitchen_light", "cluster": "OnOff", "attribute": "OnOff", "equals": True}]}}}))
+    with LabSession(lab) as session:
+        summary = session.run_agent()
+    assert summary["score"]["success"] is True and summary["calls"] >= 3
+    rec = Recording(lab.default_recording())
+    calls = rec.rows("calls", rec.run()["run"])
+    assert [c["source"] for c in calls] == ["agent"] * (len(calls) - 1) + ["score"]
+    assert any(c["tool"] == "execute_command" and c["args"]["device.id"] == "kitchen_light" for c in calls)
+    assert any(e["kind"] == "score" and e["detail"]["success"] for e in rec.rows("events", rec.run()["run"]))
+    rec.close()
+    assert replay_session(lab.default_recording())["summary"]["diverged_steps"] == 0
+    with pytest.raises(UserFileError, match="either a script or an agent"):
+        parse_lab({"controller": {"url": "ws://h:1/ws"}, "session": {
+            "script": [{"wait": 1}], "agent": {"agent": "reference", "query": "x"}}})
+    with pytest.raises(UserFileError, match="unknown agent 'gpt'"):
+        parse_lab({"controller": {"url": "ws://h:1/ws"}, "session": {"agent": {"agent": "gpt", "query": "x"}}})
+
+
+def test_an_unreachable_controller_is_one_line_and_starts_nothing(tmp_path, capsys):
+    lab_file = write(tmp_path, {"controller": {"url": "ws://127.0.0.1:1/ws"}, "timeout": 2,
+                                "devices": [{"bind": "living_room_light", "node_id": 3}]})
+    code, _, err = twin(["lab", "run", str(lab_file)], capsys)
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1, err
+    assert "lab.yaml: controller: cannot reach python-matter-server at ws://127.0.0.1:1/ws" in lines[0]
+    assert not load_lab(lab_file).default_recording().exists()
