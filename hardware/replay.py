@@ -259,12 +259,16 @@ def _plots(result: dict[str, Any], out: Path) -> list[tuple[str, Path]]:
         fig.savefig(path, dpi=80)
         plt.close(fig)
         made.append((f"Room {room}", path))
+    rooms = result["trajectories"]["rooms"].values()
+    end = max((p[0] for room in rooms for points in room["session"].values() for p in points), default=0.0)
     for key, data in sorted(result["trajectories"]["attributes"].items())[:24]:
         fig, ax = plt.subplots(figsize=(7, 3))
-        for label, style in (("hardware", "-"), ("twin", "--")):
+        for label, style in (("hardware", "o-"), ("twin", "x--")):
             points = sorted(data[label])
             if points:
-                ax.step([p[0] for p in points], [p[1] for p in points], style, where="post", label=label)
+                points.append((max(end, points[-1][0]), points[-1][1]))  # the last value holds to the end
+                ax.step([p[0] for p in points], [p[1] for p in points], style, where="post", label=label,
+                        markevery=list(range(len(points) - 1)))
         ax.set_title(key)
         ax.set_xlabel("seconds since the run started")
         ax.legend(loc="best", fontsize=8)

@@ -20,6 +20,7 @@ twin home runs on the wall clock (bridge.mixed.TwinHome).
 """
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Callable
@@ -322,8 +323,9 @@ class LabSession:
 
     def _matter_event(self, device_id: str) -> Callable[[Any, Any], None]:
         def on_event(event: Any, data: Any) -> None:
-            self._event("matter_event", device_id, to_json(data) if not isinstance(data, (dict, list))
-                        else data, source="real")
+            # python-matter-server's MatterNodeEvent is a dataclass of JSON-ready fields.
+            detail = dataclasses.asdict(data) if dataclasses.is_dataclass(data) else data
+            self._event("matter_event", device_id, detail, source="real")
         return on_event
 
     def _couple(self, device_id: str, cluster: str, attribute: str, value: Any) -> None:
