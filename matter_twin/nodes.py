@@ -128,7 +128,9 @@ async def run_async(home: Any, speed: float, end_tick: int | None, console: Cons
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     http_task = None
-    mqtt_run = _MqttRun(home, lock, mqtt, pace) if mqtt is not None else None
+    # One change stream for the page and MQTT (each its own subscription): one listener per server.
+    stream = getattr(app.state, "change_stream", None) if http_port is not None else None
+    mqtt_run = _MqttRun(home, lock, mqtt, pace, stream) if mqtt is not None else None
     try:
         if mqtt_run is not None:
             await mqtt_run.start()
@@ -180,9 +182,9 @@ class _MqttRun:
 
     RETRY_S = 3.0
 
-    def __init__(self, home: Any, lock: Any, settings: MqttSettings, pace: Pace):
+    def __init__(self, home: Any, lock: Any, settings: MqttSettings, pace: Pace, stream: Any = None):
         self.settings = settings
-        self.bridge = MqttBridge(home, lock, settings, pace)
+        self.bridge = MqttBridge(home, lock, settings, pace, stream)
         self.broker: Any = None
         self.done = asyncio.Event()
         self.task: asyncio.Task | None = None

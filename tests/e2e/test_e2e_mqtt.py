@@ -273,3 +273,77 @@ def test_twin_run_mqtt_goes_online_and_its_last_will_says_offline(tmp_path):
         assert got["cli/status"][-1].retain
     finally:
         broker.stop()
+
+
+def make_tls_files(directory: Path) -> tuple[Path, Path, Path]:
+    """A CA and a server certificate for 127.0.0.1 (IP SAN), written as PEM: (ca, cert, key)."""
+    import datetime as dt
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    def name(cn):
+        return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)])
+    now = dt.datetime.now(dt.UTC)
+    ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
+    ca = (x509.CertificateBuilder().subject_name(name("test CA")).issuer_name(name("test CA"))
+          .public_key(ca_key.public_key()).serial_number(1).not_valid_before(now - dt.timedelta(hours=1))
+          .not_valid_after(now + dt.timedelta(days=1))
+          .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+          .sign(ca_key, hashes.SHA256()))
+    cert = (x509.CertificateBuilder().subject_name(name("127.0.0.1")).issuer_name(ca.subject)
+            .public_key(key.public_key()).serial_number(2).not_valid_before(now - dt.timedelta(hours=1))
+            .not_valid_after(now + dt.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+                           critical=False)
+            .sign(ca_key, hashes.SHA256()))
+    paths = directory / "ca.pem", directory / "server.pem", directory / "server.key"
+    paths[0].write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    paths[1].write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    paths[2].write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return paths
+
+
+def test_tls_with_the_brokers_ca_and_a_password(tmp_path):
+    ca, cert, key = make_tls_files(tmp_path)
+    port = free_port()
+    passwords = tmp_path / "passwords"
+    subprocess.run([shutil.which("mosquitto_passwd") or "/usr/bin/mosquitto_passwd", "-b", "-c", str(passwords),
+                    USER, PASSWORD], check=True, capture_output=True)
+    conf = tmp_path / "mosquitto.conf"
+    conf.write_text(("user root\n" if os.geteuid() == 0 else "")
+                    + f"listener {port} 127.0.0.1\ncafile {ca}\ncertfile {cert}\nkeyfile {key}\n"
+                    f"allow_anonymous false\npassword_file {passwords}\npersistence false\n")
+    broker = subprocess.Popen([MOSQUITTO, "-c", str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        wait_port(port)
+        settings = MqttSettings(url=f"mqtts://127.0.0.1:{port}", username=USER, password=PASSWORD, ca_file=ca,
+                                prefix="tls")
+
+        async def run():
+            stop, ready = asyncio.Event(), asyncio.Event()
+            bridge = MqttBridge(Home.default(seed=0), threading.Lock(), settings)
+            task = asyncio.ensure_future(bridge.run(stop, ready))
+            await asyncio.wait([task, asyncio.ensure_future(ready.wait())], timeout=20,
+                               return_when=asyncio.FIRST_COMPLETED)
+            assert ready.is_set(), task.exception() if task.done() else "no connection"
+            async with aiomqtt.Client("127.0.0.1", port, username=USER, password=PASSWORD,
+                                      tls_context=settings.tls_context()) as client:
+                await client.subscribe("tls/status")
+                message = await asyncio.wait_for(anext(client.messages), 10)
+            stop.set()
+            await task
+            return message
+        message = asyncio.run(run())
+        assert message.payload == b"online" and message.retain
+        # Without the CA the broker's certificate is not trusted: the bridge does not connect.
+        untrusted = MqttSettings(url=f"mqtts://127.0.0.1:{port}", username=USER, password=PASSWORD, prefix="tls")
+        with pytest.raises(aiomqtt.MqttError):
+            asyncio.run(MqttBridge(Home.default(seed=0), threading.Lock(), untrusted).run(asyncio.Event()))
+    finally:
+        broker.terminate()
+        broker.wait(timeout=10)
