@@ -286,9 +286,10 @@ def _tv(**_: Any) -> list[Endpoint]:
                       ChannelServer(), KeypadInputServer())]
 
 
-def _window_covering(**_: Any) -> list[Endpoint]:
+def _window_covering(lift_travel_s: float | None = None, tilt_travel_s: float | None = None,
+                     **_: Any) -> list[Endpoint]:
     return [_endpoint(1, [WINDOW_COVERING], IdentifyServer(), GroupsServer(), ScenesManagementServer(),
-                      WindowCoveringServer(tilt=True))]
+                      WindowCoveringServer(tilt=True, lift_travel_s=lift_travel_s, tilt_travel_s=tilt_travel_s))]
 
 
 def _room_sensor(**_: Any) -> list[Endpoint]:

@@ -46,9 +46,18 @@ class WindowCoveringServer(ClusterServer):
              "Each movement that ends (arrival or StopMotion) adds one NumberOfActuationsLift/Tilt.",
              "Mode MaintenanceMode or CalibrationMode makes movement commands answer BUSY.")
 
-    def __init__(self, tilt: bool = False, **initial: Any):
-        """Lift with position awareness; `tilt=True` adds Tilt and PositionAwareTilt (a venetian blind)."""
+    def __init__(self, tilt: bool = False, lift_travel_s: float | None = None, tilt_travel_s: float | None = None,
+                 **initial: Any):
+        """Lift with position awareness; `tilt=True` adds Tilt and PositionAwareTilt (a venetian blind).
+        `lift_travel_s` / `tilt_travel_s`: seconds a full travel takes (default 20 s / 3 s;
+        `twin calibrate` measures them)."""
         self.axes = AXES if tilt else AXES[:1]
+        self.travel = dict(TRAVEL)
+        for axis, seconds in (("Lift", lift_travel_s), ("Tilt", tilt_travel_s)):
+            if seconds is not None:
+                if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 < seconds <= 3600:
+                    raise ValueError(f"{axis.lower()}_travel_s: expected seconds in (0, 3600], got {seconds!r}")
+                self.travel[axis] = max(1, round(seconds * 10))
         self.attributes = (("Type", "ConfigStatus", "OperationalStatus", "EndProductType", "Mode",
                             "SafetyStatus") + sum((_axis_attributes(a) for a in self.axes), ()))
         self.commands = ("UpOrOpen", "DownOrClose", "StopMotion", "GoToLiftPercentage") \
@@ -140,7 +149,7 @@ class WindowCoveringServer(ClusterServer):
             self._set_position(axis, current)  # the anchor value; get() derives the rest
             self.set(f"TargetPosition{axis}Percent100ths", target)
             if target != current:
-                ticks = -(-abs(target - current) * TRAVEL[axis] // (CLOSED - OPEN))
+                ticks = -(-abs(target - current) * self.travel[axis] // (CLOSED - OPEN))
                 self._motion[axis] = [self.now, current, target, self.now + ticks]
         self._store_status()
 

@@ -321,6 +321,7 @@ class Fit:
     rms_after: dict[str, float]
     observations: dict[str, int]
     timings: dict[str, Any] = field(default_factory=dict)
+    travel: dict[str, Any] = field(default_factory=dict)
     overrides: dict[str, Any] = field(default_factory=dict)
 
 
@@ -384,7 +385,7 @@ def fit(spec: HomeSpec, trace: Trace, source: str = "<home>", iterations: int = 
     overrides = _overrides(base, paths, [math.exp(v) for v in logs])
     after, _ = _rms(replay(spec, trace, overrides, source), observed)
     return Fit(fitted, {".".join(p): _get(table, p) for p in paths}, unexercised, before, after, counts,
-               timings=fit_timings(trace), overrides=overrides)
+               timings=fit_timings(trace), travel=fit_travel(trace), overrides=overrides)
 
 
 def _jacobian(fn: Callable[[list[float]], list[float]], x: list[float], r0: list[float],
@@ -471,6 +472,34 @@ def fit_timings(trace: Trace) -> dict[str, dict[str, list[list[Any]]]]:
     return out
 
 
+def fit_travel(trace: Trace) -> dict[str, dict[str, float]]:
+    """Per window covering: seconds a full lift / tilt travel takes (`lift_travel_s`,
+    `tilt_travel_s`), the median over movements that arrived (a stopped one does not count)."""
+    out: dict[str, dict[str, float]] = {}
+    by_device: dict[str, list[Row]] = {}
+    for row in trace.inputs():
+        if "/WindowCovering/" in row.quantity:
+            by_device.setdefault(row.target, []).append(row)
+    for device, rows in by_device.items():
+        for axis in ("Lift", "Tilt"):
+            moving: tuple[float, int, int] | None = None     # (start time, start, target)
+            position: int | None = None
+            speeds = []
+            for row in rows:
+                name = row.quantity.rsplit("/", 1)[-1]
+                if name == f"CurrentPosition{axis}Percent100ths" and isinstance(row.value, int):
+                    if moving is not None and row.value == moving[2] and row.time > moving[0]:
+                        speeds.append((row.time - moving[0]) * 10000 / abs(moving[2] - moving[1]))
+                        moving = None
+                    position = row.value
+                elif name == f"TargetPosition{axis}Percent100ths" and isinstance(row.value, int):
+                    moving = (row.time, position, row.value) if position is not None and row.value != position \
+                        else None
+            if speeds:
+                out.setdefault(device, {})[f"{axis.lower()}_travel_s"] = round(_median(speeds), 1)
+    return out
+
+
 def _cycles(rows: list[Row]) -> dict[str, list[list[Any]]]:
     labels: dict[int, str] = {}
     phase_names: list[str] = []
@@ -518,9 +547,10 @@ def _median(values: list[float]) -> float:
 
 # ---- the home file --------------------------------------------------------------------------
 def write_home(home_path: str | Path, overrides: dict[str, Any], cycles: dict[str, Any] | None = None,
-               output: str | Path | None = None) -> Path:
-    """Write `physics:` and each appliance's `options.cycles` into the home file (YAML or
-    JSON), keeping everything else as written (YAML comments are not kept)."""
+               output: str | Path | None = None, travel: dict[str, Any] | None = None) -> Path:
+    """Write `physics:`, each appliance's `options.cycles` and each window covering's
+    `options.lift_travel_s` / `tilt_travel_s` into the home file (YAML or JSON), keeping
+    everything else as written (YAML comments are not kept)."""
     import yaml  # noqa: PLC0415
     source = Path(home_path)
     text = source.read_text(encoding="utf-8")
@@ -531,6 +561,8 @@ def write_home(home_path: str | Path, overrides: dict[str, Any], cycles: dict[st
     data["physics"] = overrides
     for room in data.get("rooms") or []:
         for device in room.get("devices") or []:
+            if device.get("id") in (travel or {}) and device.get("type") == "window_covering":
+                device.setdefault("options", {}).update(travel[device["id"]])  # type: ignore[index]
             if device.get("id") in (cycles or {}) and device.get("type") in CYCLE_TYPES:
                 options = device.setdefault("options", {})
                 merged = dict(options.get("cycles") or {})

@@ -20,7 +20,7 @@ SPEC: dict[str, Any] = {
     "rooms": [{"id": "lab", "temperature": 28, "humidity": 45, "pm10": 80, "daylight_lux": 200, "devices": [
         {"id": "ac", "type": "air_conditioner"}, {"id": "hum", "type": "humidifier"},
         {"id": "pur", "type": "air_purifier"}, {"id": "lamp", "type": "dimmable_light"},
-        {"id": "washer", "type": "laundry_washer"}]},
+        {"id": "washer", "type": "laundry_washer"}, {"id": "blind", "type": "window_covering"}]},
         {"id": "attic", "temperature": 20, "devices": [{"id": "hp", "type": "heat_pump"}]}]}
 
 TRUTH = {"ambient_k": {"temperature": 7e-6, "humidity": 4e-6, "pm10": 6.5e-6}, "ac_k_full_fan": 8.2e-5,
@@ -59,13 +59,18 @@ def _wash_quick(home: Home) -> None:
 ACTIONS = [(600, _ac_on), (900, _heat_pump_heat), (1200, _fan_device_on("hum", 60)),
            (1800, _fan_device_on("pur", 80)), (2400, lambda h: h.device("lamp").invoke("OnOff", "On")),
            (3000, _wash_quick), (7200, lambda h: h.device("ac").invoke("OnOff", "Off")),
-           (9000, lambda h: h.device("hum").invoke("OnOff", "Off")), (9600, _wash_quick)]
+           (9000, lambda h: h.device("hum").invoke("OnOff", "Off")), (9600, _wash_quick),
+           # between the minute samples: the replay holds positions, not the cover's motion
+           (3970, lambda h: h.device("blind").invoke("WindowCovering", "DownOrClose")),
+           (5050, lambda h: h.device("blind").invoke("WindowCovering", "UpOrOpen"))]
+TRAVEL = {"lift_travel_s": 26.0, "tilt_travel_s": 4.0}
 
 
 @pytest.fixture(scope="module")
 def trace() -> Trace:
     spec = {**SPEC, "rooms": json.loads(json.dumps(SPEC["rooms"]))}
     spec["rooms"][0]["devices"][4]["options"] = {"cycles": CYCLES}
+    spec["rooms"][0]["devices"][5]["options"] = dict(TRAVEL)
     home = Home.from_spec(parse_data({**spec, "physics": TRUTH}))
     return record(home, ACTIONS, duration=4 * 3600, every=60)
 
@@ -88,6 +93,7 @@ def test_known_coefficients_and_cycles_come_back(trace):
     for quantity, rms in result.rms_after.items():
         assert rms < result.rms_before[quantity]
     assert result.timings["washer"] == CYCLES
+    assert result.travel == {"blind": TRAVEL}
 
 
 def test_cli_writes_the_home_file_that_then_loads(trace, tmp_path):
@@ -103,6 +109,7 @@ def test_cli_writes_the_home_file_that_then_loads(trace, tmp_path):
     assert home.coefficients["ac_k_full_fan"] == pytest.approx(8.2e-5, rel=1e-6)
     assert home.device("washer").endpoint(1).server("LaundryWasherMode").modes[4].cycle == \
         tuple(tuple(p) for p in CYCLES["Quick"])
+    assert home.device("blind").endpoint(1).server("WindowCovering").travel == {"Lift": 260, "Tilt": 40}
 
 
 @pytest.mark.parametrize("text, problem", [
