@@ -391,9 +391,27 @@ class LabSession:
                 result = call_tool(self.backend, tool, args, self.tool_session)
                 tick = self.twin.home.clock.tick
         self.recorder.call(step, wall, time.time(), tick, source, tool, args, result)
+        self._note_reachability(tool, args, result)
         if tool in COMMANDS:
             self._shadow(step, tool, args, result)
         return result
+
+    def _note_reachability(self, tool: str, args: dict[str, Any], result: dict[str, Any]) -> None:
+        """A real device that stops (or starts again) answering is an event, whatever the
+        controller's own availability reports say (they may come much later)."""
+        try:
+            device_id = normalize_args(tool, args).get("device.id")
+        except Exception:  # noqa: BLE001 - refused before reaching any device
+            return
+        if device_id not in self.node_ids:
+            return
+        gone = not result.get("ok") and result["error"]["code"] in ("UNAVAILABLE", "TIMEOUT")
+        if gone == self.available.get(device_id, True):
+            self.available[device_id] = not gone
+            self.log(f"{device_id}: {'not answering' if gone else 'answering again'}")
+            self._event("node_unavailable" if gone else "node_available", device_id,
+                        {"node_id": self.node_ids[device_id], "via": tool,
+                         "error": result.get("error")})
 
     def _touches_real(self, tool: str, args: dict[str, Any]) -> bool:
         try:

@@ -38,7 +38,7 @@ ERRORS = (UserFileError, LabError, ControllerError, NetworkError, RecordingError
 
 LabArg = typer.Argument(..., help="The lab file (YAML).", show_default=False)
 RecordingOption = typer.Option(None, "--recording", "-r", help="The session file (SQLite). Default: "
-                               "<lab file stem>.session.sqlite beside the lab file; an existing file "
+                               "the lab file's name with .session.sqlite, beside it; an existing file "
                                "gets a new run appended.", show_default=False)
 
 
@@ -49,7 +49,9 @@ def init(output: Path = typer.Option(Path("lab.yaml"), "--output", "-o", help="W
          force: bool = typer.Option(False, "--force", help="Overwrite an existing file.")) -> None:
     """Write a commented lab file to start from.
 
-    Example: `twin lab init -o bench.yaml --server ws://127.0.0.1:5580/ws`
+    Examples:
+
+        twin lab init -o bench.yaml --server ws://127.0.0.1:5580/ws
     """
     if output.exists() and not force:
         raise CliError(f"{output}: exists (use --force to overwrite)")
@@ -71,6 +73,15 @@ def _live_view(session: LabSession, status: str) -> Group:
     return Group(status, table)
 
 
+class _LiveView:
+    def __init__(self, session: LabSession):
+        self.session = session
+        self.status = "starting"
+
+    def __rich__(self) -> Group:
+        return _live_view(self.session, self.status)
+
+
 def _run(lab_file: Path, recording: Path | None, shadow: bool) -> None:
     if not lab_file.exists():
         raise CliError(f"{lab_file}: no such file")
@@ -81,18 +92,15 @@ def _run(lab_file: Path, recording: Path | None, shadow: bool) -> None:
     except ERRORS as err:
         raise CliError(str(err)) from None
     try:
-        status = {"text": "starting"}
-        with Live(_live_view(session, ""), console=err_console, refresh_per_second=4,
-                  transient=True) as live:
+        view = _LiveView(session)   # rebuilt at every refresh: reports show up during waits too
+        with Live(view, console=err_console, refresh_per_second=4, transient=True):
             def on_step(i: int, total: int, what: str) -> None:
-                status["text"] = f"step {i + 1}/{total}: {what}"
-                live.update(_live_view(session, status["text"]))
+                view.status = f"step {i + 1}/{total}: {what}"
             if lab.spec.session.agent is not None:
-                live.update(_live_view(session, f"agent {lab.spec.session.agent.agent} is working"))
+                view.status = f"agent {lab.spec.session.agent.agent} is working"
                 summary = session.run_agent()
             else:
                 summary = session.run_script(on_step)
-            live.update(_live_view(session, "done"))
         err_console.print(_live_view(session, f"session done: {summary['calls']} calls, "
                                      f"{summary['expectation_failures']} failed expectations, "
                                      f"{summary['divergences']} divergences"))
@@ -110,7 +118,11 @@ def run(lab_file: Path = LabArg, recording: Path | None = RecordingOption) -> No
     the twin, run the script or the agent, record everything. Exit 1 if an expectation or an
     agent's goal failed.
 
-    Example: `twin lab run bench.yaml -r sessions/monday.sqlite`
+    Examples:
+
+        twin lab run bench.yaml
+
+        twin lab run bench.yaml -r sessions/monday.sqlite    # appends a run if it exists
     """
     _run(lab_file, recording, shadow=False)
 
@@ -121,7 +133,9 @@ def shadow(lab_file: Path = LabArg, recording: Path | None = RecordingOption) ->
     and `shadow.compare_after` seconds later real and twin are compared; differences are
     flagged live and recorded. Exit 1 if any diverged.
 
-    Example: `twin lab shadow bench.yaml`
+    Examples:
+
+        twin lab shadow bench.yaml
     """
     _run(lab_file, recording, shadow=True)
 
@@ -131,14 +145,18 @@ def replay(recording: Path = typer.Argument(..., help="A session file (SQLite)."
            run_number: int | None = typer.Option(None, "--run", help="Which run (default: the last).",
                                                  show_default=False),
            output: Path | None = typer.Option(None, "--output", "-o", help="Report folder (default: "
-                                              "<recording>.replay/ beside it).", show_default=False),
+                                              "the recording's name with .replay, beside it).", show_default=False),
            fmt: str = typer.Option("md", "--format", help="md or html."),
            threshold: float = typer.Option(0.0, "--threshold", help="Exit 1 when the divergence "
                                            "score (share of compared steps that differ) is above this.")) -> None:
     """Rerun the recorded tool calls on the twin alone, from the same start state,
     fast-forwarded, and write the divergence report (Markdown or HTML, PNG overlays, JSON summary).
 
-    Example: `twin lab replay bench.session.sqlite --threshold 0.2 -o report/`
+    Examples:
+
+        twin lab replay bench.session.sqlite --threshold 0.2 -o report/
+
+        twin lab replay bench.session.sqlite --run 1 --format html
     """
     from hardware.replay import replay_session, write_report
     if fmt not in ("md", "html"):
@@ -168,7 +186,9 @@ def report(recording: Path = typer.Argument(..., help="A session file (SQLite)."
     """Summarise a recording: runs, counts, events (nodes gone, divergences, netem), and the
     real devices' command-to-report latencies. Works on a file a session is still writing.
 
-    Example: `twin lab report bench.session.sqlite --run 2`
+    Examples:
+
+        twin lab report bench.session.sqlite --run 2
     """
     from hardware.replay import session_summary
     if not recording.exists():
@@ -189,7 +209,9 @@ def demo(folder: Path = typer.Option(Path("lab-demo"), "--folder", help="Where t
     is written. Needs root (it creates a network namespace) and matter.js
     (scripts/install-test-deps.sh).
 
-    Example: `sudo twin lab demo --folder /tmp/lab-demo`
+    Examples:
+
+        sudo twin lab demo --folder /tmp/lab-demo
     """
     from hardware.demo import DemoError, run_demo
     if os.geteuid() != 0:

@@ -245,3 +245,9 @@ def test_an_unreachable_controller_is_one_line_and_starts_nothing(tmp_path, caps
     assert code == 2 and len(lines) == 1, err
     assert "lab.yaml: controller: cannot reach python-matter-server at ws://127.0.0.1:1/ws" in lines[0]
     assert not load_lab(lab_file).default_recording().exists()
+
+
+@pytest.mark.parametrize("command", ["init", "run", "shadow", "replay", "report", "demo"])
+def test_every_lab_help_has_examples(command, capsys):
+    code, out, _ = twin(["lab", command, "--help"], capsys)
+    assert code == 0 and "Examples:" in out and f"twin lab {command}" in out, out
