@@ -20,6 +20,7 @@ from netns import REPO, wait_for_line
 
 from clusters.clone import differences, export_attributes, load_product, product_type
 from clusters.devices import create_device
+from matter_twin.cli_device import real_node_dump
 
 pytestmark = pytest.mark.e2e   # a namespace, python-matter-server and matter.js
 
@@ -112,6 +113,9 @@ def test_cloned_products_commission_and_read_back_equal(captured):
         wait_for_line(log_path, lambda line: line.startswith("matter: "), 90)
         served = the_lab.ns.call(commission_and_dump, [by_device[f"clone_{k}"]["manual_code"]
                                                        for k in ("light", "sensors")], timeout=300)
+        # `twin device export --server URL --node ID` writes what the server holds, unchanged.
+        exported = the_lab.ns.call(real_node_dump, SERVER_URL, served[0]["node_id"], timeout=120)
+        assert exported["attributes"] == served[0]["attributes"]
     except Exception as err:
         raise AssertionError(f"{err}\n--- twin ---\n{log_path.read_text()[-3000:]}\n"
                              f"--- server ---\n{the_lab.log('server', 3000)}") from None
