@@ -68,3 +68,32 @@ def test_over_matter_says_it_needs_root(tmp_path, monkeypatch):
     assert result.exit_code == 2, result.output
     assert "--over-matter needs root" in result.output and "--matter-server URL" in result.output
     assert not (tmp_path / "r").exists()
+
+
+def test_room_states_over_matter_differ_only_by_illuminance_encoding():
+    """Inherent, not a bug: Matter carries illuminance as 10000·log10(lux) + 1 in a uint16, so
+    near a .5 boundary the rounded lux can differ by one (about 1.7 % of the episode rooms'
+    readings at the start of QT1-QT3; the rule judge allows 1 lux). Temperature, humidity (in
+    0.01) and PM10 come through exactly."""
+    from bridge.matter_backend import MatterBackend
+    from bridge.tools import _rounded
+    from twin.home import Home
+    from twin.room_sensors import room_sensor_device
+
+    sensor = room_sensor_device(Home.default(), "living_room")
+    off_by_one = 0
+    for k in range(400):
+        values = {"temperature": 15 + k * 0.0371, "humidity": 30 + k * 0.1013,
+                  "illuminance": 1 + k * 7.31, "pm10": k * 0.77}
+        for state, (cluster, convert) in MatterBackend._SENSORS.items():
+            server = next(s for s in sensor.servers() if s.id == getattr(Clusters, cluster).id)
+            server.sensor_source = lambda v=values[state]: v     # the room's value, as the home wires it
+            unit = server.read("MeasurementUnit") if state == "pm10" else None
+            over = _rounded(state, float(convert(server.read("MeasuredValue"), unit)))
+            here = _rounded(state, values[state])
+            if state == "illuminance":
+                assert abs(over - here) <= 1, (values[state], over, here)
+                off_by_one += over != here
+            else:
+                assert over == here, (state, values[state], over, here)
+    assert 0 < off_by_one < 60, off_by_one   # 34 of these 400 (up to 2,900 lux)
