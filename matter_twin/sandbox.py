@@ -49,13 +49,18 @@ class Sandbox:
         return ["ip", "netns", "exec", self.name, *args]
 
     def run(self, args: list[str], env: dict[str, str] | None = None) -> int:
-        """Run a command inside and wait; Ctrl-C reaches it (same process group) and is waited for."""
+        """Run a command inside and wait. Ctrl-C reaches it too (same process group) and is
+        waited for; SIGTERM is passed on, so the sandbox is still taken down afterwards."""
         child = subprocess.Popen(self.command(args), env=env)
+        previous = signal.signal(signal.SIGTERM, lambda *_: child.terminate())
         try:
-            return child.wait()
-        except KeyboardInterrupt:
-            child.send_signal(signal.SIGINT)
-            return child.wait()
+            while True:
+                try:
+                    return child.wait()
+                except KeyboardInterrupt:
+                    continue    # the child got it as well: wait for it to finish its episode
+        finally:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def _ip(*args: str) -> None:

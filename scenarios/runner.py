@@ -99,12 +99,17 @@ def run(episodes: list[Episode], agent_factory: Callable[[], Agent], judge: Judg
                   TextColumn("ok {task.fields[ok]}"), TimeElapsedColumn(), disable=not progress) as bar:
         task = bar.add_task(f"{len(done)} done before; running", total=len(todo), ok=0)
         ok = 0
-        with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        pool = ThreadPoolExecutor(max_workers=max(1, workers))
+        try:
             for future in as_completed([pool.submit(one, e) for e in todo]):
                 result = future.result()
                 record(result)
                 ok += bool(result["success"])
                 bar.update(task, advance=1, ok=ok)
+        except BaseException:   # Ctrl-C or a fatal error: the episodes not started never start
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        pool.shutdown()
     return new
 
 
