@@ -19,8 +19,9 @@ composition is used and said so:
 - TV: Basic Video Player (0x0028); its LevelControl is the volume.
 - window covering: SimuHome's "Window Covering Controller" carries the WindowCovering
   *server*, which is the Window Covering device type (0x0202).
-Lights and window coverings carry Groups (mandatory for them) and Scenes Management, as
-real products do; group membership is kept per fabric, group multicast is not modelled.
+Lights and window coverings carry Groups (mandatory for them, as for the Fan device type
+that fans, humidifiers and dehumidifiers are) and Scenes Management, as real products do;
+group membership is kept per fabric, group multicast is not modelled.
 
 `room_sensor` is not a SimuHome device: it is the per-room sensor node (see
 twin/room_sensors.py). It lives in `NODE_ONLY_TYPES`, not `DEVICE_TYPES`, so home files,
@@ -145,11 +146,11 @@ def _air_purifier(**_: Any) -> list[Endpoint]:
 def _fan_device(**_: Any) -> list[Endpoint]:
     # a pedestal fan as sold: ten speeds, Auto, oscillation, natural/sleep wind, reverse airflow
     fan = FanControlServer(auto=True, speed_max=10, rocking=True, wind=True, airflow_direction=True)
-    return [_endpoint(1, [FAN], IdentifyServer(), OnOffServer(), fan)]
+    return [_endpoint(1, [FAN], IdentifyServer(), GroupsServer(), OnOffServer(), fan)]   # Fan: Groups is M
 
 
 def _humidity_fan(**_: Any) -> list[Endpoint]:
-    return [_endpoint(1, [FAN, HUMIDITY_SENSOR], IdentifyServer(), OnOffServer(), _fan(),
+    return [_endpoint(1, [FAN, HUMIDITY_SENSOR], IdentifyServer(), GroupsServer(), OnOffServer(), _fan(),
                       RelativeHumidityMeasurementServer(MinMeasuredValue=0, MaxMeasuredValue=10000))]
 
 

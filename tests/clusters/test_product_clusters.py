@@ -78,6 +78,12 @@ def test_groups_and_scenes_on_lights_and_coverings(key):
     assert {"Groups", "ScenesManagement", "Identify"} <= names
 
 
+@pytest.mark.parametrize("key", ["fan", "humidifier", "dehumidifier"])
+def test_fan_device_types_have_their_mandatory_groups(key):
+    device, _ = make(key)
+    assert "Groups" in {s.name for s in device.endpoint(1).servers.values()}
+
+
 def test_groups_membership_per_fabric():
     device, _ = make("on_off_light")
     groups = device.endpoint(1).server("Groups")
