@@ -39,7 +39,8 @@ PURPOSE = {
     "FanControl": "Fan speed: FanMode (Off, Low, Medium, High, Auto) and PercentSetting 0-100; "
                   "PercentCurrent is the actual speed.",
     "Thermostat": "Heating and cooling: SystemMode (Off, Cool, Heat, ...), occupied cooling and "
-                  "heating setpoints in hundredths of °C, LocalTemperature of the room.",
+                  "heating setpoints in hundredths of °C, LocalTemperature of the room; presets "
+                  "(SetActivePresetRequest with a handle from Presets), ThermostatRunningState.",
     "TemperatureMeasurement": "Measured temperature in hundredths of °C.",
     "RelativeHumidityMeasurement": "Measured relative humidity in hundredths of a percent.",
     "TemperatureControl": "Target temperature of an appliance (setpoint or temperature levels).",
@@ -55,12 +56,26 @@ PURPOSE = {
     "LaundryDryerControls": "Dryer dryness level.",
     "RefrigeratorAndTemperatureControlledCabinetMode": "Fridge or freezer mode (normal, rapid "
                                                        "cool, rapid freeze) via ChangeToMode.",
-    "WindowCovering": "Blinds and shades: lift position in hundredths of a percent (0 open, "
-                      "10000 closed), UpOrOpen, DownOrClose, StopMotion, GoToLiftPercentage.",
+    "WindowCovering": "Blinds and shades: lift (and slat tilt) position in hundredths of a percent "
+                      "(0 open, 10000 closed), UpOrOpen, DownOrClose, StopMotion, GoToLiftPercentage, "
+                      "GoToTiltPercentage.",
+    "Groups": "Group membership of the endpoint (AddGroup, ViewGroup, RemoveGroup); scenes use it.",
+    "ScenesManagement": "Scenes: StoreScene saves the current on/off, level or cover position, "
+                        "RecallScene restores it; FabricSceneInfo shows the current scene.",
+    "ServiceArea": "Rooms a robot vacuum can clean (SupportedAreas): SelectAreas picks the rooms "
+                   "for the next run; CurrentArea and Progress follow the cleaning.",
+    "ThermostatUserInterfaceConfiguration": "Thermostat panel settings: temperature display unit, "
+                                            "keypad lockout.",
+    "HepaFilterMonitoring": "HEPA filter condition in percent (falls with use), ResetCondition "
+                            "after replacing it.",
+    "ActivatedCarbonFilterMonitoring": "Activated carbon filter condition in percent (falls with "
+                                       "use), ResetCondition after replacing it.",
+    "RefrigeratorAlarm": "Fridge alarms: DoorOpen when a door stays open.",
     "MediaPlayback": "Play, pause, stop and seek media; CurrentState.",
     "Channel": "TV channel list and ChangeChannel, ChangeChannelByNumber, SkipChannel.",
     "KeypadInput": "Send remote-control key presses (SendKey).",
-    "PowerSource": "Power source: wired or battery, voltage, charge level.",
+    "PowerSource": "Power source: wired or battery, voltage, charge level (BatPercentRemaining in "
+                   "half percent), charging state.",
     "PowerTopology": "Which endpoints are powered and measured.",
     "ElectricalPowerMeasurement": "Instantaneous electrical power, voltage and current.",
     "ElectricalEnergyMeasurement": "Imported and exported electrical energy.",
