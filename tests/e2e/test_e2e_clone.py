@@ -21,6 +21,8 @@ from netns import REPO, wait_for_line
 from clusters.clone import differences, export_attributes, load_product, product_type
 from clusters.devices import create_device
 from matter_twin.cli_device import real_node_dump
+from matter_twin.console import codes_rows
+from twin.home import Home
 
 pytestmark = pytest.mark.e2e   # a namespace, python-matter-server and matter.js
 
@@ -99,10 +101,7 @@ def test_cloned_products_commission_and_read_back_equal(captured):
     home_file = workdir / "clones.yaml"
     home_file.write_text(yaml.safe_dump(home, sort_keys=False))
     env = dict(os.environ, PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1")
-    codes = json.loads(subprocess.run(
-        [sys.executable, "-m", "matter_twin.cli", "codes", "--home", str(home_file), "--json"],
-        capture_output=True, text=True, env=env, check=True, timeout=120).stdout)
-    by_device = {c["device"]: c for c in codes}
+    by_device = {c["device"]: c for c in codes_rows(Home.load(home_file))}   # as `twin codes` prints them
     log_path = workdir / "twin.log"
     twin = the_lab.ns.popen([sys.executable, "-m", "matter_twin.cli", "run", "--home", str(home_file),
                              "--speed", "1", "--matter", "--storage", str(workdir / "twin-storage"),
