@@ -80,7 +80,7 @@ class _FilterMonitoringServer(ClusterServer):
 
     def next_event_tick(self) -> int | None:
         if self._wear is None:
-            return self.now if self._loss_now() else None   # first use: anchor on the home's clock
+            return None   # unused so far: the first OnOff/fan change anchors the wear (usage_changed)
         t0, level, loss = self._wear
         if not loss:
             return None
@@ -89,9 +89,7 @@ class _FilterMonitoringServer(ClusterServer):
 
     def advance_to(self, tick: int) -> None:
         while (due := self.next_event_tick()) is not None and due <= tick:
-            if self._wear is None:
-                self.usage_changed()
-                continue
+            assert self._wear is not None
             level = self._level(due)
             self._wear = [due, level, self._wear[2] if level > 0 else 0]
             self._store(level)

@@ -167,7 +167,9 @@ class WindowCoveringServer(ClusterServer):
         self.set(name, (self.get(name) + 1) & 0xFFFF)
 
     def next_event_tick(self) -> int | None:
-        return min((m[3] for m in self._motion.values()), default=None)
+        if not self._motion:
+            return None
+        return min(m[3] for m in self._motion.values())
 
     def advance_to(self, tick: int) -> None:
         for axis, m in sorted(self._motion.items(), key=lambda item: item[1][3]):
