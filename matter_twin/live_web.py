@@ -14,7 +14,8 @@ goes through the existing routes: `POST /tools/{name}` (the tools' rules and err
 - `POST /clock/pace`            `{"speed": N, "paused": bool}` (either): the runner's pace
 - `GET  /live/qr/{device}.png`  the node's QR code (its `MT:` payload), scannable
 - `GET  /live/runs`, `GET /live/runs/{name}`   benchmark runs from `--runs DIR` result files
-- `GET  /live/homefile`, `POST /live/homefile` edit mode: the home as a home file; validate and save
+- `GET  /live/homefile`, `POST /live/homefile` edit mode: the home as a home file; validate, and
+                                save under a file name next to --home (or in the working directory)
 """
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import segno
+import yaml
 from fastapi import FastAPI, Request
 from fastapi.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from fastapi.staticfiles import StaticFiles
@@ -72,6 +74,7 @@ def mount_live(app: FastAPI, home: Any, lock: Any, pace: Pace | None, runs_dir: 
                home_file: Path | None = None) -> None:
     """Add the page and its routes to `app`; `lock` is the app's home lock."""
     stream = ChangeStream(home)
+    save_dir = home_file.parent if home_file is not None else Path(".")   # where edit mode saves
     app.state.change_stream = stream
     app.state.pace = pace
     app.state.live_closing = False
@@ -185,10 +188,11 @@ def mount_live(app: FastAPI, home: Any, lock: Any, pace: Pace | None, runs_dir: 
     @app.get("/live/homefile", tags=["live"], summary="The home as a home file (edit mode's start)")
     async def get_homefile() -> JSONResponse:
         spec = await run_in_threadpool(locked, home_spec, home)
-        return JSONResponse({"ok": True, "path": str(home_file) if home_file else None, "home": spec,
+        suggested = f"{home_file.stem}-edited.yaml" if home_file else "home-edited.yaml"
+        return JSONResponse({"ok": True, "path": suggested, "dir": str(save_dir.resolve()), "home": spec,
                              "types": sorted(DEVICE_TYPES)})
 
-    @app.post("/live/homefile", tags=["live"], summary="Validate a home file, and save it to `path` if given")
+    @app.post("/live/homefile", tags=["live"], summary="Validate a home file, and save it as `path` if given")
     async def save_homefile(request: Request) -> JSONResponse:
         try:
             body = json.loads(await request.body() or b"{}")
@@ -197,17 +201,25 @@ def mount_live(app: FastAPI, home: Any, lock: Any, pace: Pace | None, runs_dir: 
         if not isinstance(body, dict) or not isinstance(body.get("home"), dict):
             return _error(400, INVALID_ARGUMENT, "body must be {\"home\": {...}, \"path\": \"file.yaml\"}",
                           ["home", "path"])
-        path = body.get("path")
+        name = body.get("path")
+        # A page may be served beyond loopback (--host): it names a file, never a place.
+        if name is not None and (not isinstance(name, str) or Path(name).name != name
+                                 or not name.endswith((".yaml", ".yml", ".json")) or name.startswith(".")):
+            return _error(400, INVALID_ARGUMENT, f"path {name!r}: a file name ending .yaml, .yml or .json, "
+                          f"without directories; it is saved in {save_dir.resolve()}")
         try:
             text = await run_in_threadpool(validate_home, body["home"])
         except UserFileError as err:
             return _error(400, INVALID_ARGUMENT, str(err))
-        if path:
+        target = save_dir / name if name else None
+        if target is not None:
+            if target.exists() and not body.get("overwrite"):
+                return _error(409, INVALID_ARGUMENT, f"{target} exists; send \"overwrite\": true to replace it")
             try:
-                Path(path).write_text(text)
+                target.write_text(json.dumps(yaml_to_json(text), indent=2) if name.endswith(".json") else text)
             except OSError as err:
-                return _error(400, INVALID_ARGUMENT, f"{path}: {err.strerror or err}")
-        return JSONResponse({"ok": True, "path": path, "yaml": text})
+                return _error(400, INVALID_ARGUMENT, f"{target}: {err.strerror or err}")
+        return JSONResponse({"ok": True, "path": str(target) if target else None, "yaml": text})
 
 
 def _codes(home: Any) -> list[dict[str, Any]]:
@@ -249,6 +261,10 @@ def home_spec(home: Any) -> dict[str, Any]:
                       "daylight_lux": room.daylight_lux, "devices": devices})
     return {"name": home.name, "seed": home.seed, "start_time": home.clock.start.isoformat(sep=" "),
             "ambient": dict(home.ambient), "rooms": rooms}
+
+
+def yaml_to_json(text: str) -> Any:
+    return json.loads(json.dumps(yaml.safe_load(text), default=str))
 
 
 def validate_home(data: dict[str, Any], source: str = "home") -> str:

@@ -99,11 +99,13 @@ async function showRun(name) {
 // ---- edit mode ------------------------------------------------------------------------------
 let draft = null;
 let types = [];
+let saveDir = "";
 export async function showEditor(state) {
   const answer = await call("GET", "/live/homefile");
   if (!answer.ok) return;
   draft = answer.home;
   types = answer.types;
+  saveDir = answer.dir;
   drawEditor(answer.path, state);
 }
 
@@ -140,12 +142,15 @@ function drawEditor(path, state) {
     el("input", { name: "name", placeholder: "name", size: 14 }), el("button", { class: "small", type: "submit" }, "add room")),
     el("form", { class: "save", onsubmit: async (e) => {
       e.preventDefault();
-      const saved = await call("POST", "/live/homefile", { home: draft, path: e.target.elements.path.value || null });
+      const body = { home: draft, path: e.target.elements.path.value || null, overwrite: e.target.elements.overwrite.checked };
+      const saved = await call("POST", "/live/homefile", body);
       if (saved.ok) {
         toast(saved.path ? `saved ${saved.path}` : "valid home file");
         document.getElementById("yaml").textContent = saved.yaml;
       }
-    } }, el("input", { name: "path", placeholder: "save as (e.g. my_home.yaml); empty: only check", size: 40, value: path || "" }),
-    el("button", { type: "submit" }, "Validate & save")),
+    } }, el("input", { name: "path", placeholder: "file name (e.g. my_home.yaml); empty: only check", size: 40, value: path || "",
+      title: `saved in ${saveDir}` }),
+    el("label", { class: "muted" }, el("input", { type: "checkbox", name: "overwrite" }), " overwrite"),
+    el("button", { type: "submit" }, "Validate & save"), el("span", { class: "muted" }, `in ${saveDir}`)),
     el("pre", { id: "yaml", class: "yaml" }));
 }

@@ -3,9 +3,11 @@ its files (nothing from outside), the stream, the clock's pace, QR images, runs 
 import io
 import json
 import re
+import shutil
 import socket
 import threading
 import time
+from pathlib import Path
 
 import httpx
 import pytest
@@ -13,6 +15,7 @@ import uvicorn
 import zxingcpp
 from PIL import Image
 
+import twin
 from bridge.twin_backend import TwinBackend
 from matter_twin.http import create_app
 from matter_twin.live_web import WEB_DIR
@@ -27,9 +30,11 @@ def live(tmp_path_factory):
     (runs / "ref" / "results.jsonl").write_text(
         json.dumps({"episode_id": "e1", "category": "QT1-F", "success": True, "history": []}) + "\n"
         + json.dumps({"episode_id": "e2", "category": "QT2-F", "success": False, "history": []}) + "\n{cut")
-    home = Home.default(seed=0)
+    home_file = tmp_path_factory.mktemp("homes") / "home.yaml"
+    shutil.copy(Path(twin.__file__).parent / "default_home.yaml", home_file)
+    home = Home.load(home_file, seed=0)
     pace = Pace(1.0, paused=True)
-    app = create_app(TwinBackend(home), pace=pace, runs_dir=runs)
+    app = create_app(TwinBackend(home), pace=pace, runs_dir=runs, home_file=home_file)
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     srv = uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1))
@@ -39,7 +44,7 @@ def live(tmp_path_factory):
         assert time.monotonic() < deadline
         time.sleep(0.02)
     with httpx.Client(base_url=f"http://127.0.0.1:{sock.getsockname()[1]}", timeout=10) as client:
-        yield client, home, pace, app
+        yield client, home, pace, home_file
     app.state.live_closing = True
     srv.should_exit = True
 
@@ -112,19 +117,26 @@ def test_runs_are_read_from_result_files(live):
     assert client.get("/live/runs/nope").json()["error"]["accepted"] == ["ref"]
 
 
-def test_edit_mode_saves_a_valid_home_file_and_refuses_a_bad_one(live, tmp_path):
-    client, *_ = live
-    spec = client.get("/live/homefile").json()["home"]
+def test_edit_mode_saves_a_valid_home_file_and_refuses_a_bad_one(live):
+    client, _, _, home_file = live
+    start = client.get("/live/homefile").json()
+    assert start["path"] == "home-edited.yaml" and start["dir"] == str(home_file.parent.resolve())
+    spec = start["home"]
     spec["rooms"].append({"id": "study", "name": "Study", "devices": [{"id": "study_lamp", "type": "on_off_light"}]})
     moved = spec["rooms"][0]["devices"].pop()
     spec["rooms"][1]["devices"].append(moved)
-    target = tmp_path / "edited.yaml"
-    saved = client.post("/live/homefile", json={"home": spec, "path": str(target)}).json()
+    saved = client.post("/live/homefile", json={"home": spec, "path": "edited.yaml"}).json()
     assert saved["ok"], saved
-    again = Home.load(target)
+    again = Home.load(home_file.parent / "edited.yaml")
     assert "study" in again.rooms and again.room_of(moved["id"]) == spec["rooms"][1]["id"]
+    # An existing file is replaced only when asked; a file name never names a place.
+    assert client.post("/live/homefile", json={"home": spec, "path": "edited.yaml"}).status_code == 409
+    assert client.post("/live/homefile", json={"home": spec, "path": "edited.yaml", "overwrite": True}).json()["ok"]
+    for bad_name in ("../escape.yaml", "/tmp/x.yaml", "notes.txt", ".hidden.yaml"):
+        answer = client.post("/live/homefile", json={"home": spec, "path": bad_name})
+        assert answer.status_code == 400 and "file name" in answer.json()["error"]["message"], bad_name
     spec["rooms"][-1]["devices"][0]["type"] = "toaster"
-    bad = client.post("/live/homefile", json={"home": spec, "path": str(tmp_path / "bad.yaml")})
+    bad = client.post("/live/homefile", json={"home": spec, "path": "bad.yaml"})
     assert bad.status_code == 400 and "toaster" in bad.json()["error"]["message"]
     assert "\n" not in bad.json()["error"]["message"]
-    assert not (tmp_path / "bad.yaml").exists()
+    assert not (home_file.parent / "bad.yaml").exists()
