@@ -108,6 +108,7 @@ class OperationalStateServer(ClusterServer):
                               f"{self.name} cannot be created mid-run; create it stopped and invoke Start")
         self._cycle = normalize_cycle(cycle)
         self._run: _Leg | None = None  # the cycle in progress
+        self.last_worked = 0
         self._values["PhaseList"] = [n for n, _ in self._cycle] or NullValue
 
     @property
@@ -296,6 +297,8 @@ class OperationalStateServer(ClusterServer):
         if self._run is not None:
             run = self._run
             self._run = None
+            #: work ticks of the run that just ended, for listeners of the state change below
+            self.last_worked = run.elapsed(tick)
             self.emit_event(self.cluster.Events.OperationCompletion(
                 completionErrorCode=error_id,
                 totalOperationalTime=(tick - run.start) // TICKS_PER_SECOND,

@@ -121,16 +121,14 @@ class ServiceAreaServer(ClusterServer):
         ops = self._ops()
         if ops is not None:
             ops.listeners.append(self._operation_changed)
-            ops.event_listeners.append(self._operation_event)
 
-    def _operation_changed(self, server: ClusterServer, name: str) -> None:
-        if name == "OperationalState" and self._plan is None and server.in_operation:
+    def _operation_changed(self, server: Any, name: str) -> None:
+        if name != "OperationalState":
+            return
+        if self._plan is None and server.in_operation:
             self._start(server)
-
-    def _operation_event(self, server: ClusterServer, event: Any) -> None:
-        if isinstance(event, RvcOpState.Events.OperationCompletion) and self._plan is not None:
-            worked = (event.totalOperationalTime - (event.pausedTime or 0)) * TICKS_PER_SECOND
-            self._finish(worked)
+        elif self._plan is not None and not server.in_operation:
+            self._finish(server.last_worked)   # the run ended (completed, or stopped early)
 
     def _start(self, ops: Any) -> None:
         order = list(self.get("SelectedAreas")) or self.area_ids()

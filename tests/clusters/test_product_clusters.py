@@ -605,3 +605,20 @@ def test_washer_temperature_levels():
     with pytest.raises(MatterError) as err:
         device.invoke("TemperatureControl", "SetTemperature", {"targetTemperatureLevel": 6})
     assert err.value.status == Status.CONSTRAINT_ERROR
+
+
+def test_a_forked_home_finishes_the_vacuum_run_too():
+    from twin.home import Home
+    home = Home(seed=1)
+    for room in ("hall", "kitchen"):
+        home.add_room(room)
+    robot = home.add_device("robot", "robot_vacuum_cleaner", "hall")
+    robot.invoke("RvcRunMode", "ChangeToMode", {"newMode": 1})
+    home.advance(100)
+    fork = home.fork()
+    for h in (home, fork):
+        h.advance(2000)
+        service = h.device("robot").endpoint(1).server("ServiceArea")
+        assert service.read("CurrentArea") is NullValue
+        assert [p.status for p in service.read("Progress")] == [AREA.kCompleted, AREA.kCompleted]
+    assert fork.snapshot() == home.snapshot()
