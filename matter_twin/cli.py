@@ -482,11 +482,14 @@ def serve(home_file: Path | None = HomeOption, seed: int | None = SeedOption,
 
     Each tool is `POST /tools/<name>` with its arguments as the JSON body; `GET /tools`
     lists the schemas; `GET /clock` and `POST /clock/advance {"seconds": N}` read and move
-    virtual time.
+    virtual time. The live page (rooms, devices, clock, pairing codes, workflows, benchmark
+    runs, edit mode) is at `/` for twin homes.
 
     Examples:
 
         twin serve --home home.yaml --seed 3 --port 8080
+
+        twin serve --speed 60 --runs runs/              # then open http://127.0.0.1:8080/
 
         curl -s -X POST localhost:8080/tools/get_rooms -d '{}'
 

@@ -42,7 +42,7 @@ function applyChanges(batch) {
       record(c.room, c.quantity, batch.tick, c.value);
       drawValue(c.room, c.quantity);
     } else if (c.kind === "event") {
-      toast(`${c.device}: ${c.cluster}.${c.event}`);
+      showEvent(batch.time, c);
     }
   }
   if (performance.now() - lastRedraw > 1000) {
@@ -57,6 +57,14 @@ function applyChanges(batch) {
 }
 
 let lastRedraw = 0;
+const EVENTS_SHOWN = 6;
+function showEvent(time, c) {   // the newest few events, newest first
+  const box = document.getElementById("events");
+  box.querySelector(".muted")?.remove();
+  box.querySelector(".label").after(el("span", { class: "event", title: JSON.stringify(c.value) },
+    el("time", {}, time.slice(11, 19)), `${c.device} · ${c.cluster}.${c.event}`));
+  while (box.querySelectorAll(".event").length > EVENTS_SHOWN) box.querySelector(".event:last-of-type").remove();
+}
 function record(room, quantity, tick, value) {
   const series = (state.history[`${room}/${quantity}`] ||= []);
   series.push([tick, value]);

@@ -175,3 +175,14 @@ def test_the_clock_pauses_and_fast_forwards(twin, browser):
     wait(browser, lambda d: tick() >= before + 36000)
     browser.find_element(By.ID, "pause").click()
     wait(browser, lambda d: "real time" in d.execute_script("return document.getElementById('clock-pace').textContent"))
+
+
+def test_edit_mode_checks_the_home_file(twin, browser):
+    browser.find_element(By.CSS_SELECTOR, 'nav .tab[data-tab="edit"]').click()
+    wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, ".edit-room"))
+    name = browser.find_element(By.CSS_SELECTOR, "form.save input[name=path]")
+    name.clear()                                  # no file name: validate only, write nothing
+    browser.find_element(By.CSS_SELECTOR, "form.save button[type=submit]").click()
+    wait(browser, lambda d: "default-home" in d.execute_script("return document.getElementById('yaml').textContent")
+         or "name:" in d.execute_script("return document.getElementById('yaml').textContent"))
+    browser.save_screenshot(str(ARTIFACTS / "edit.png"))
