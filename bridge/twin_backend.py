@@ -6,6 +6,7 @@ Matter errors become `ToolError`s that list what would have been accepted.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from bridge import workflow_calls
@@ -14,12 +15,18 @@ from clusters.base import GLOBAL_ATTRIBUTES
 from clusters.status import MatterError, Status
 from clusters.values import to_json
 
+EndpointAlias = Callable[[str, str, int], "int | None"]
+
 
 class TwinBackend:
     """Implements `bridge.backend.Backend` and `ClockControl` over one `Home`."""
 
-    def __init__(self, home: Any):
+    def __init__(self, home: Any, endpoint_alias: EndpointAlias | None = None):
         self.home = home
+        #: For a benchmark that numbers endpoints its own way (SimuHome): (device type key,
+        #: cluster name, endpoint id asked) -> the endpoint of ours that holds that cluster,
+        #: or None. Consulted only when the asked endpoint does not hold the cluster.
+        self.endpoint_alias = endpoint_alias
 
     # ---- lookups with helpful errors -----------------------------------------------
     def _room(self, room_id: str) -> Any:
@@ -46,6 +53,9 @@ class TwinBackend:
         try:
             return device.locate(cluster, endpoint_id)
         except MatterError as err:
+            aliased = self._aliased(device, endpoint_id, cluster)
+            if aliased is not None:
+                return device.locate(cluster, aliased)
             if err.status == Status.UNSUPPORTED_ENDPOINT:
                 raise ToolError(err.status.name, err.message, accepted=sorted(device.endpoints)) from None
             servers = (device.endpoint(endpoint_id).servers.values() if endpoint_id is not None
@@ -54,6 +64,15 @@ class TwinBackend:
             where = f"endpoint {endpoint_id} of {device.id}" if endpoint_id is not None else device.id
             raise ToolError(err.status.name, f"{where} has no cluster {cluster!r}",
                             accepted=names) from None
+
+    def _aliased(self, device: Any, endpoint_id: int | None, cluster: Any) -> int | None:
+        if self.endpoint_alias is None or endpoint_id is None:
+            return None
+        try:
+            name = device.locate(cluster).name
+        except MatterError:
+            return None
+        return self.endpoint_alias(device.type.key, name, endpoint_id)
 
     @staticmethod
     def _attribute(server: Any, attribute: Any) -> str:
@@ -166,7 +185,26 @@ class TwinBackend:
         return self.home.now.strftime(TIME_FORMAT)
 
     def schedule_workflow(self, start_time: str, steps: list[dict[str, Any]]) -> dict[str, Any]:
+        if self.endpoint_alias is not None:
+            steps = [self._alias_step(step) for step in steps]
         return workflow_calls.schedule_workflow(self.home.workflows, start_time, steps, self.home.now.tzinfo)
+
+    def _alias_step(self, step: Any) -> Any:
+        """A workflow step with an aliased endpoint id replaced by ours (others untouched)."""
+        args = step.get("args") if isinstance(step, dict) else None
+        if not isinstance(args, dict):
+            return step
+        device = self.home.devices.get(args.get("device.id", args.get("device_id")))
+        cluster = args.get("cluster.id", args.get("cluster_id"))
+        for key in ("endpoint.id", "endpoint_id"):
+            if device is not None and isinstance(args.get(key), int) and cluster is not None:
+                try:
+                    device.locate(cluster, args[key])
+                except MatterError:
+                    aliased = self._aliased(device, args[key], cluster)
+                    if aliased is not None:
+                        return {**step, "args": {**args, key: aliased}}
+        return step
 
     def cancel_workflow(self, workflow_id: str) -> dict[str, Any]:
         return workflow_calls.cancel_workflow(self.home.workflows, workflow_id)

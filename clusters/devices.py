@@ -66,6 +66,7 @@ from clusters.modes import (
     RefrigeratorAndTemperatureControlledCabinetModeServer,
     RvcCleanModeServer,
     RvcRunModeServer,
+    as_mode_option,
 )
 from clusters.onoff import OnOffServer
 from clusters.operational_state import OperationalStateServer, RvcOperationalStateServer, normalize_cycle
@@ -118,9 +119,13 @@ def _on_off_light(**_: Any) -> list[Endpoint]:
                       OnOffServer(lighting=True))]
 
 
-def _dimmable_light(**_: Any) -> list[Endpoint]:
+# `level_frequency`: [min, max] Hz gives LevelControl the Frequency feature (SimuHome's
+# lights and TV carry its attributes); `level_startup` gives the TV's LevelControl the
+# optional RemainingTime and StartUpCurrentLevel.
+def _dimmable_light(level_frequency: list[int] | None = None, **_: Any) -> list[Endpoint]:
     return [_endpoint(1, [DIMMABLE_LIGHT], IdentifyServer(), GroupsServer(), ScenesManagementServer(),
-                      OnOffServer(lighting=True), LevelControlServer(on_off=True, lighting=True, CurrentLevel=254))]
+                      OnOffServer(lighting=True), LevelControlServer(on_off=True, lighting=True, CurrentLevel=254,
+                                                                     frequency=level_frequency))]
 
 
 def _air_conditioner(**_: Any) -> list[Endpoint]:
@@ -158,9 +163,12 @@ def _appliance_power(ops: OperationalStateServer, running_watts: float, idle_wat
     return lambda: running_watts if ops.get("OperationalState") == ops.E.kRunning else idle_watts
 
 
-def _timed(modes: tuple[ModeOption, ...], cycles: dict[str, Any] | None) -> tuple[ModeOption, ...]:
+def _timed(modes: tuple[ModeOption, ...] | list[Any], cycles: dict[str, Any] | None) -> tuple[ModeOption, ...]:
     """Modes whose cycles a home file gives (`options: {cycles: {<mode label>: [[phase,
-    seconds], ...]}}`, as `twin calibrate` measures them); other modes keep theirs."""
+    seconds], ...]}}`, as `twin calibrate` measures them); other modes keep theirs.
+    `modes` may come from the home file too (`options: {modes: [{label, mode, tags, cycle}]}`,
+    for homes that number their modes otherwise, e.g. an imported SimuHome episode)."""
+    modes = tuple(as_mode_option(m) for m in modes)
     if not cycles:
         return modes
     if not isinstance(cycles, dict):
@@ -173,21 +181,24 @@ def _timed(modes: tuple[ModeOption, ...], cycles: dict[str, Any] | None) -> tupl
                  for m in modes)
 
 
-def _dishwasher(cycles: dict[str, Any] | None = None, **_: Any) -> list[Endpoint]:
+def _dishwasher(cycles: dict[str, Any] | None = None, modes: list[Any] | None = None, **_: Any) -> list[Endpoint]:
     return [_endpoint(1, [DISHWASHER], OnOffServer(dead_front=True), OperationalStateServer(),
-                      DishwasherModeServer(modes=_timed(DishwasherModeServer.default_modes, cycles)),
+                      DishwasherModeServer(modes=_timed(modes or DishwasherModeServer.default_modes, cycles)),
                       DishwasherAlarmServer())]
 
 
-def _laundry_washer(cycles: dict[str, Any] | None = None, **_: Any) -> list[Endpoint]:
+def _laundry_washer(cycles: dict[str, Any] | None = None, modes: list[Any] | None = None,
+                    **_: Any) -> list[Endpoint]:
     return [_endpoint(1, [LAUNDRY_WASHER], OnOffServer(dead_front=True), OperationalStateServer(),
-                      LaundryWasherModeServer(modes=_timed(LaundryWasherModeServer.default_modes, cycles)),
+                      LaundryWasherModeServer(modes=_timed(modes or LaundryWasherModeServer.default_modes, cycles)),
                       LaundryWasherControlsServer(), TemperatureControlServer(levels=True, **_WASHER_TEMPERATURES))]
 
 
-def _laundry_dryer(cycles: dict[str, Any] | None = None, **_: Any) -> list[Endpoint]:
+def _laundry_dryer(cycles: dict[str, Any] | None = None, modes: list[Any] | None = None,
+                   **_: Any) -> list[Endpoint]:
     return [_endpoint(1, [LAUNDRY_DRYER], OnOffServer(dead_front=True), OperationalStateServer(),
-                      LaundryWasherModeServer(modes=_timed(DRYER_MODES, cycles)), LaundryDryerControlsServer())]
+                      LaundryWasherModeServer(modes=_timed(modes or DRYER_MODES, cycles)),
+                      LaundryDryerControlsServer())]
 
 
 #: Semantic tags (Matter Standard Namespaces): namespace Refrigerator (0x41), its tags
@@ -211,18 +222,18 @@ def _cabinet(endpoint_id: int, tag: int, setpoint: int, low: int, high: int) -> 
     return ep
 
 
-def _fridge_body() -> Endpoint:
-    return _endpoint(1, [REFRIGERATOR], RefrigeratorAndTemperatureControlledCabinetModeServer(),
+def _fridge_body(modes: list[Any] | None = None) -> Endpoint:
+    return _endpoint(1, [REFRIGERATOR], RefrigeratorAndTemperatureControlledCabinetModeServer(modes=modes),
                      RefrigeratorAlarmServer())
 
 
-def _refrigerator(**_: Any) -> list[Endpoint]:
+def _refrigerator(modes: list[Any] | None = None, **_: Any) -> list[Endpoint]:
     """A fridge-freezer, as most sold: the fridge cabinet on endpoint 2, the freezer on 3."""
-    return [_fridge_body(), _cabinet(2, FRIDGE_TAG, *FRIDGE_RANGE), _cabinet(3, FREEZER_TAG, *FREEZER_RANGE)]
+    return [_fridge_body(modes), _cabinet(2, FRIDGE_TAG, *FRIDGE_RANGE), _cabinet(3, FREEZER_TAG, *FREEZER_RANGE)]
 
 
-def _freezer(**_: Any) -> list[Endpoint]:
-    return [_fridge_body(), _cabinet(2, FREEZER_TAG, *FREEZER_RANGE)]
+def _freezer(modes: list[Any] | None = None, **_: Any) -> list[Endpoint]:
+    return [_fridge_body(modes), _cabinet(2, FREEZER_TAG, *FREEZER_RANGE)]
 
 
 def _electrical_sensor(load_watts: float = 120.0, **_: Any) -> list[Endpoint]:
@@ -256,8 +267,10 @@ RVC_DRAIN, RVC_CHARGE = 0.02, 0.01
 DEFAULT_AREAS = ("Living room", "Kitchen", "Bedroom")
 
 
-def _robot_vacuum_cleaner(areas: list[str] | None = None, **_: Any) -> list[Endpoint]:
-    """`areas`: the rooms it can clean (a home passes its rooms' names)."""
+def _robot_vacuum_cleaner(areas: list[str] | None = None, run_modes: list[Any] | None = None,
+                          clean_modes: list[Any] | None = None, **_: Any) -> list[Endpoint]:
+    """`areas`: the rooms it can clean (a home passes its rooms' names); `run_modes` and
+    `clean_modes`: SupportedModes of its mode clusters, when a home numbers them otherwise."""
     ops = RvcOperationalStateServer()
     E = ops.E
 
@@ -277,12 +290,14 @@ def _robot_vacuum_cleaner(areas: list[str] | None = None, **_: Any) -> list[Endp
                 and ops.get("OperationalState") == E.kRunning:
             ops.GoHome()
     battery.listeners.append(low_battery)
-    return [_endpoint(1, [ROBOTIC_VACUUM_CLEANER, POWER_SOURCE], IdentifyServer(), RvcRunModeServer(),
-                      RvcCleanModeServer(), ops, ServiceAreaServer(areas or DEFAULT_AREAS), battery)]
+    return [_endpoint(1, [ROBOTIC_VACUUM_CLEANER, POWER_SOURCE], IdentifyServer(), RvcRunModeServer(modes=run_modes),
+                      RvcCleanModeServer(modes=clean_modes), ops, ServiceAreaServer(areas or DEFAULT_AREAS), battery)]
 
 
-def _tv(**_: Any) -> list[Endpoint]:
-    volume = LevelControlServer(on_off=True, lighting=False, CurrentLevel=30, MinLevel=0, MaxLevel=100)
+def _tv(level_frequency: list[int] | None = None, level_startup: bool = False, **_: Any) -> list[Endpoint]:
+    volume = LevelControlServer(on_off=True, lighting=False, CurrentLevel=30, MinLevel=0, MaxLevel=100,
+                                frequency=level_frequency,
+                                optional=("RemainingTime", "StartUpCurrentLevel") if level_startup else ())
     return [_endpoint(1, [BASIC_VIDEO_PLAYER], OnOffServer(), volume, MediaPlaybackServer(),
                       ChannelServer(), KeypadInputServer())]
 

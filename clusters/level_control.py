@@ -1,6 +1,9 @@
 """LevelControl cluster server (Matter 1.3, revision 5).
 
-Features: OnOff (OO) always for our devices, Lighting (LT) for lights; no Frequency.
+Features: OnOff (OO) always for our devices, Lighting (LT) for lights, and Frequency (FQ)
+when a device is given a frequency range (SimuHome's lights and TV carry its attributes).
+RemainingTime and StartUpCurrentLevel, mandatory with LT, are optional otherwise and can be
+asked for (`optional=`).
 
 Time model: a transition is one anchor (start tick, start level, target level, end
 tick). TransitionTime is in tenths of a second, which is exactly one tick. CurrentLevel
@@ -53,11 +56,28 @@ class LevelControlServer(ClusterServer):
              "when it reaches MinLevel.",
              "When OnOff turns on and OnLevel is not null, CurrentLevel moves to OnLevel.")
 
-    def __init__(self, on_off: bool = True, lighting: bool = False, **initial: Any):
-        if lighting:
-            self.attributes = LevelControlServer.attributes + self.lighting_attributes
-            self.writable = LevelControlServer.writable | {"StartUpCurrentLevel"}
+    #: Added by the Frequency feature.
+    frequency_attributes = ("CurrentFrequency", "MinFrequency", "MaxFrequency")
+
+    def __init__(self, on_off: bool = True, lighting: bool = False, optional: tuple[str, ...] = (),
+                 frequency: tuple[int, int] | list[int] | None = None, **initial: Any):
+        extra = self.lighting_attributes if lighting else tuple(a for a in self.lighting_attributes if a in optional)
+        unknown = set(optional) - set(self.lighting_attributes)
+        if unknown:
+            raise MatterError(Status.CONSTRAINT_ERROR, f"LevelControl: no optional attribute(s) {sorted(unknown)}; "
+                              f"accepted: {', '.join(self.lighting_attributes)}")
         features = (int(Feature.kOnOff) if on_off else 0) | (int(Feature.kLighting) if lighting else 0)
+        if frequency is not None:
+            low, high = frequency
+            check_range("LevelControl.MinFrequency", low, 0, MAX_UINT16)
+            check_range("LevelControl.MaxFrequency", high, low, MAX_UINT16)
+            initial = {"MinFrequency": low, "MaxFrequency": high, "CurrentFrequency": low, **initial}
+            extra += self.frequency_attributes
+            features |= int(Feature.kFrequency)
+            self.commands = LevelControlServer.commands + ("MoveToClosestFrequency",)
+        self.attributes = LevelControlServer.attributes + extra
+        if "StartUpCurrentLevel" in extra:
+            self.writable = LevelControlServer.writable | {"StartUpCurrentLevel"}
         super().__init__(feature_map=features, **initial)
         # (start_tick, start_level, target_level, end_tick, off_at_end) or None when idle.
         self._transition: list[Any] | None = None
@@ -73,7 +93,8 @@ class LevelControlServer(ClusterServer):
                 "MinLevel": 1 if self.feature_map & Feature.kLighting else 0, "MaxLevel": MAX_LEVEL,
                 "Options": 0, "OnOffTransitionTime": 0, "OnLevel": NullValue,
                 "OnTransitionTime": NullValue, "OffTransitionTime": NullValue,
-                "DefaultMoveRate": NullValue, "StartUpCurrentLevel": NullValue}
+                "DefaultMoveRate": NullValue, "StartUpCurrentLevel": NullValue,
+                "CurrentFrequency": 0, "MinFrequency": 0, "MaxFrequency": 0}
 
     def _check_configuration(self) -> None:
         low, high = self._values["MinLevel"], self._values["MaxLevel"]
@@ -81,6 +102,9 @@ class LevelControlServer(ClusterServer):
         check_range("LevelControl.MaxLevel", high, low, MAX_LEVEL)
         _check("LevelControl.CurrentLevel", self._values["CurrentLevel"], low, high)
         _check("LevelControl.OnLevel", self._values["OnLevel"], low, high)
+        if self.feature_map & Feature.kFrequency:
+            check_range("LevelControl.CurrentFrequency", self._values["CurrentFrequency"],
+                        self._values["MinFrequency"], self._values["MaxFrequency"])
 
     # ---- attributes --------------------------------------------------------------
     def validate_write(self, name: str, value: Any) -> None:
@@ -298,6 +322,11 @@ class LevelControlServer(ClusterServer):
 
     def Stop(self, request: Any) -> None:
         self._stop(request, with_onoff=False)
+
+    def MoveToClosestFrequency(self, request: Any) -> None:
+        """FQ: CurrentFrequency becomes the supported frequency closest to the one asked."""
+        low, high = self.get("MinFrequency"), self.get("MaxFrequency")
+        self.set("CurrentFrequency", min(max(int(request.frequency), low), high))
 
     def StopWithOnOff(self, request: Any) -> None:
         self._stop(request, with_onoff=True)

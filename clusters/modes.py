@@ -83,7 +83,8 @@ class ModeBaseServer(ClusterServer):
             feature_map |= int(on_off_feature.kOnOff)
         self.attributes = tuple(attrs)
         self.writable = frozenset(writable)
-        self._modes = self._check_modes([_as_option(m) for m in (modes if modes is not None else self.default_modes)])
+        given = modes if modes is not None else self.default_modes
+        self._modes = self._check_modes([as_mode_option(m) for m in given])
         if "SupportedModes" in initial:
             raise MatterError(Status.CONSTRAINT_ERROR,
                               f"{self.cluster.__name__}.SupportedModes is fixed; pass modes=[...] instead")
@@ -188,6 +189,15 @@ class ModeBaseServer(ClusterServer):
     def operational_server(self):
         return self.sibling(self.operational) if self.operational is not None else None
 
+    def set(self, name: str, value: Any) -> None:
+        """CurrentMode set directly (an initial value from a home file) also brings its cycle,
+        as a ChangeToMode would, unless an operation is under way."""
+        super().set(name, value)
+        ops = self.operational_server() if name == "CurrentMode" else None
+        target = self.option(value) if ops is not None else None
+        if ops is not None and target is not None and target.cycle is not None and not ops.in_operation:
+            ops.set_cycle(target.cycle)
+
     # ---- composition -------------------------------------------------------------------
     def attach(self) -> None:
         ops = self.operational_server()
@@ -210,7 +220,7 @@ class ModeBaseServer(ClusterServer):
                     pass  # e.g. turned on mid-cycle: the running mode stays
 
 
-def _as_option(m: ModeOption | dict | tuple) -> ModeOption:
+def as_mode_option(m: ModeOption | dict | tuple) -> ModeOption:
     """Modes may come from code (ModeOption) or from a home file (dict or tuple)."""
     if isinstance(m, ModeOption):
         return m

@@ -4,11 +4,13 @@ Mounted in twin/cli.py as `app.add_typer(bench_app, name="bench")`.
 """
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
 
 import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from matter_twin.console import CliError, one_line
 from matter_twin.sandbox import SERVER_URL, matter_sandbox, missing_requirements, python_command
@@ -21,6 +23,7 @@ from scenarios.report import write_report
 from scenarios.runner import load_results, make_agent, make_judge
 from scenarios.runner import run as run_all
 from scenarios.schema import CATEGORIES, DEFAULT_EPISODES, dump_episode, load_episodes
+from scenarios.simuhome import ImportError_, import_dir, import_file
 from scenarios.validate import bound_problems, bounds_table, score_bounds
 from scenarios.validate import validate as check
 from twin.schema import UserFileError
@@ -31,7 +34,8 @@ bench_app = typer.Typer(help="The SimuHome benchmark: 600 seeded episodes in 12 
                              "    twin bench run --agent reference --out runs/reference\n\n"
                              "    twin bench run --agent openai:gpt-4o-mini --out runs/mini --limit 5\n\n"
                              "    twin bench report runs/reference runs/mini\n\n"
-                             "    twin bench validate --no-solve",
+                             "    twin bench validate --no-solve\n\n"
+                             "    twin bench import simuhome SimuHome/data/benchmark --out simuhome.jsonl",
                         no_args_is_help=True, rich_markup_mode="markdown")
 
 
@@ -240,3 +244,55 @@ def report(dirs: list[Path] = typer.Argument(..., help="Run directories (one age
     except ValueError as exc:
         raise CliError(str(exc)) from None
     typer.echo(f"wrote {path}")
+
+
+@bench_app.command("import")
+def import_(source: str = typer.Argument(..., help="Whose episodes: simuhome."),
+            directory: Path = typer.Argument(..., help="Directory of the episode files (SimuHome's data/benchmark)."),
+            out: Path = typer.Option(Path("simuhome.jsonl"), help="JSONL file to write our episodes to."),
+            differences: Path | None = typer.Option(None, help="Also write, as JSON, the initial values each "
+                                                              "episode could not take as given.")):
+    """Convert another benchmark's released episodes into ours, for `twin bench run --episodes`.
+
+    SimuHome's files are yours to bring (its licence forbids redistributing them). Every file
+    that cannot be converted is named on one line, with why; the others are written. Exits 1
+    if any file was bad. docs/simuhome.md says how SimuHome and the Matter spec differ and
+    what the import does about each.
+
+    Examples:
+
+        twin bench import simuhome ~/SimuHome/data/benchmark --out simuhome.jsonl
+
+        twin bench run --agent openai:gpt-4.1-mini --episodes simuhome.jsonl --out runs/simuhome
+    """
+    if source.lower() != "simuhome":
+        raise CliError(f"unknown source {source!r}; accepted: simuhome")
+    try:
+        files = import_dir(directory)
+    except ImportError_ as exc:
+        raise CliError(str(exc)) from None
+    if not files:
+        raise CliError(f"{directory}: no *.json episode files")
+    lines, bad, diffs = [], 0, {}
+    with Progress(TextColumn("importing"), BarColumn(), MofNCompleteColumn(),
+                  TextColumn("bad {task.fields[bad]}"), transient=True) as bar:
+        task = bar.add_task("import", total=len(files), bad=0)
+        for path in files:
+            try:
+                imported = import_file(path)
+            except ImportError_ as exc:
+                bad += 1
+                one_line(str(exc))
+            else:
+                lines.append(dump_episode(imported.episode) + "\n")
+                if imported.differences:
+                    diffs[imported.episode.id] = imported.differences
+            bar.update(task, advance=1, bad=bad)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("".join(lines), encoding="utf-8")
+    if differences is not None:
+        differences.write_text(json.dumps(diffs, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    typer.echo(f"imported {len(lines)} of {len(files)} files into {out}; {len(diffs)} start with initial "
+               "values the twin could not take exactly" + (f" (listed in {differences})" if differences else ""))
+    if bad:
+        raise typer.Exit(1)

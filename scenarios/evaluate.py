@@ -23,6 +23,7 @@ from bridge.twin_backend import TwinBackend
 from clusters.values import to_json
 from scenarios.judges import recognizes_problem
 from scenarios.schema import DeviceGoal, Episode, InitialState, RoomGoal, TimedGoal, Verdict
+from scenarios.simuhome_names import our_endpoint
 from twin.home import Home
 
 #: Smallest change that counts as a direction, per room state (natural units).
@@ -91,16 +92,43 @@ def build_home(episode: Episode) -> Home:
         raise EpisodeError(f"{episode.id}: {exc}") from None
 
 
-def device_states(home: Home) -> dict[str, Any]:
-    """Every device attribute value plus the live workflows: what "no state changed" compares."""
+def feasible_part_devices(episode: Episode) -> frozenset[str]:
+    """Devices the feasible part of an infeasible request may change."""
+    names = set()
+    for goal in episode.feasible_part:
+        for g in goal.goals if isinstance(goal, TimedGoal) else [goal]:
+            if isinstance(g, DeviceGoal):
+                names.add(g.device_id)
+    return frozenset(names)
+
+
+def endpoint_alias(episode: Episode) -> Any:
+    """Imported SimuHome episodes accept SimuHome's endpoint ids (see scenarios/simuhome.py)."""
+    return our_endpoint if episode.source == "simuhome" else None
+
+
+def device_states(home: Home, ignore: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """Every device attribute value plus the live workflows: what "no state changed" compares
+    (devices in `ignore` left out)."""
     backend = TwinBackend(home)
-    return {"devices": {d: backend.read_all_attributes(d) for d in sorted(home.devices)},
+    return {"devices": {d: backend.read_all_attributes(d) for d in sorted(home.devices) if d not in ignore},
             "workflows": [w.to_json()["steps"] for w in home.workflows.list() if w.status != "cancelled"]}
 
 
 def read_goal(home: Home, goal: DeviceGoal) -> Any:
+    """The goal's attribute as the tools report it; "CurrentChannel.MajorNumber" descends
+    into a struct's field (field names compared without case, as SimuHome spells them)."""
+    attribute, *fields = goal.attribute.split(".")
     device = home.device(goal.device_id)
-    return to_json(device.read(goal.cluster, goal.attribute, endpoint_id=goal.endpoint))
+    value = to_json(device.read(goal.cluster, attribute, endpoint_id=goal.endpoint))
+    for name in fields:
+        if not isinstance(value, dict):
+            raise KeyError(f"{goal.attribute}: {name} of a non-struct value")
+        matches = [k for k in value if k.lower() == name.lower()]
+        if not matches:
+            raise KeyError(f"{goal.attribute}: no field {name}")
+        value = value[matches[0]]
+    return value
 
 
 def goal_holds(home: Home, goal: DeviceGoal) -> bool:
@@ -134,23 +162,30 @@ def missing_actions(episode: Episode, history: list[dict[str, Any]]) -> list[str
 
 
 # ---- simulator-based scoring ---------------------------------------------------------------
-def score_on_simulator(episode: Episode, start: Home, acted: Home) -> Verdict:
+def score_on_simulator(episode: Episode, start: Home, acted: Home,
+                       goals: list[DeviceGoal | RoomGoal | TimedGoal] | None = None) -> Verdict:
     """Fast-forward `acted` (and an untouched copy of `start` for room goals) through the goal
-    checkpoints. Both homes are at the episode start tick on entry; `acted` is consumed."""
+    checkpoints of `goals` (default: the episode's). Both homes are at the episode start tick
+    on entry; `acted` is consumed."""
+    goals = episode.goals if goals is None else goals
     t0 = acted.clock.tick
-    baseline = start.fork() if any(isinstance(g, RoomGoal) for g in episode.goals) else None
+    baseline = start.fork() if any(isinstance(g, RoomGoal) for g in goals) else None
     checks: list[tuple[int, int, Any]] = []  # (tick, order, goal)
-    for i, goal in enumerate(episode.goals):
+    for i, goal in enumerate(goals):
         if isinstance(goal, DeviceGoal):
             checks.append((t0 + episode.settle_seconds * 10, i, goal))
         elif isinstance(goal, RoomGoal):
             checks.append((t0 + episode.horizon_seconds * 10, i, goal))
+        elif goal.tolerance_seconds is not None:
+            checks.append((t0 + max(0, goal.at_seconds - goal.tolerance_seconds) * 10, i, ("window", goal)))
         else:
             checks.append((t0 + goal.at_seconds * 10 - 1, i, ("before", goal)))
             checks.append((t0 + goal.at_seconds * 10, i, goal))
     failures: list[str] = []
     for tick, _, goal in sorted(checks, key=lambda c: (c[0], c[1])):
-        when = acted.clock.time_at(tick)
+        # A window walked for an earlier goal may have gone past this check's tick: SimuHome's
+        # checkpoints only move forward too (what has been checked is not re-run).
+        when = acted.clock.time_at(max(tick, acted.clock.tick))
         acted.run_until(when)
         if isinstance(goal, DeviceGoal):
             if not goal_holds(acted, goal):
@@ -166,6 +201,12 @@ def score_on_simulator(episode: Episode, start: Home, acted: Home) -> Verdict:
             if not ok:
                 failures.append(f"{goal.room_id} {goal.state} should {goal.direction}: "
                                 f"{got:.3f} vs {ref:.3f} untouched")
+        elif isinstance(goal, tuple) and goal[0] == "window":
+            timed = goal[1]
+            if not _holds_within(acted, timed, t0):
+                failures.append(f"at +{timed.at_seconds} s ±{timed.tolerance_seconds} s: never all hold together: "
+                                + "; ".join(f"{g.device_id} {g.endpoint}.{g.cluster}.{g.attribute} is "
+                                            f"{_safe_read(acted, g)!r}, expected {g.value!r}" for g in timed.goals))
         elif isinstance(goal, tuple):  # one tick before a timed goal: not all may hold yet
             timed = goal[1]
             if all(goal_holds(acted, g) for g in timed.goals):
@@ -176,6 +217,21 @@ def score_on_simulator(episode: Episode, start: Home, acted: Home) -> Verdict:
                     failures.append(f"at +{goal.at_seconds} s: {g.device_id} {g.endpoint}.{g.cluster}."
                                     f"{g.attribute} is {_safe_read(acted, g)!r}, expected {g.value!r}")
     return Verdict(not failures, failures)
+
+
+def _holds_within(home: Home, timed: TimedGoal, t0: int) -> bool:
+    """Walk `home` tick by tick through the rest of the goal's window (it is at the window's
+    start or later) and stop at the first tick where every goal holds; SimuHome checks the
+    same ticks."""
+    assert timed.tolerance_seconds is not None
+    last = t0 + (timed.at_seconds + timed.tolerance_seconds) * 10
+    while home.clock.tick <= last:
+        if all(goal_holds(home, g) for g in timed.goals):
+            return True
+        if home.clock.tick == last:
+            break
+        home.run_until(home.clock.time_at(home.clock.tick + 1))
+    return False
 
 
 def _safe_read(home: Home, goal: DeviceGoal) -> Any:
@@ -192,6 +248,10 @@ def run_episode(episode: Episode, agent: Agent, judge: Judge, max_steps: int = 3
     that home. Returns a result record."""
     start = start if start is not None else build_home(episode)
     acted = start.fork()
+    alias = endpoint_alias(episode)
+    if serve is in_process and alias is not None:  # over Matter, nodes answer strictly as products do
+        def serve(home: Home) -> contextlib.AbstractContextManager[Backend]:
+            return contextlib.nullcontext(TwinBackend(home, endpoint_alias=alias))
     session = Session(ask_user=lambda question: USER_REPLY)
     with serve(acted) as backend:
         wall = time.perf_counter()
@@ -202,13 +262,18 @@ def run_episode(episode: Episode, agent: Agent, judge: Judge, max_steps: int = 3
         latency = time.perf_counter() - wall
     answer = session.answer if session.answer is not None else out.answer
     missing = missing_actions(episode, session.history)
-    changed = device_states(acted) != device_states(start)
+    allowed = feasible_part_devices(episode)
+    changed = device_states(acted, allowed) != device_states(start, allowed)
     if episode.simulator_scored:
         verdict = score_on_simulator(episode, start, acted)
         method = "simulator"
     else:
         verdict = judge.judge(episode, session, changed)
         method = judge.name
+        if episode.feasible_part:  # the feasible part must be done as well as explained
+            done = score_on_simulator(episode, start, acted, episode.feasible_part)
+            verdict = Verdict(verdict.passed and done.passed, verdict.failures + done.failures, verdict.votes)
+            method += "+simulator"
     failures = missing + verdict.failures
     success = not failures and verdict.passed
     record = {

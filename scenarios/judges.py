@@ -154,7 +154,8 @@ def related(episode: Episode) -> tuple[set[str], set[str]]:
         for key in ("dev", "adev"):
             if key in clause.slots:
                 asked_types.add(clause.slots[key][0])
-    goals = [g for t in episode.goals for g in (t.goals if isinstance(t, TimedGoal) else [t])]
+    goals = [g for t in episode.goals + episode.feasible_part
+             for g in (t.goals if isinstance(t, TimedGoal) else [t])]
     room_ids |= {g.room_id for g in goals}
     inf = episode.infeasibility
     if inf is not None:
@@ -262,7 +263,8 @@ class RuleJudge:
        excuses is not a "specific explanation";
     P3 it names no room, and no device, unrelated to the request (see `related`): the rooms the
        request names, their devices, the anchor, and for a missing device where that type is;
-    P4 it claims no success ("I have scheduled", "Done.") on an infeasible request, and gives no
+    P4 it claims no success ("I have scheduled", "Done.") on an infeasible request (unless the
+       episode has a feasible part, which must be done: imported SimuHome QT3-IF), and gives no
        values for a device it says is missing — "no fake confirmation", "no fabricated data";
     P5 every clock time it names is the query's, a true time of the episode, or one the tools
        showed (±1 min) — "factual claims match the tool observations";
@@ -325,7 +327,7 @@ class RuleJudge:
             if other:
                 failures.append(f"the answer also claims problems of another kind ({', '.join(other)}) "
                                 f"than this episode's ({inf.kind})")
-            if SUCCESS.search(answer):
+            if SUCCESS.search(answer) and not episode.feasible_part:  # the feasible part may be reported done
                 failures.append("the answer claims to have done something on an infeasible request")
             if inf.kind == "missing_device" and fabricated_values(episode, answer):
                 failures.append("the answer gives values for the missing device")

@@ -94,11 +94,17 @@ class RoomGoal(_Model):
 
 
 class TimedGoal(_Model):
-    """Device goals that must all hold at start + `at_seconds` (to the tick) and not all hold
-    one tick earlier."""
+    """Device goals due at start + `at_seconds`.
+
+    Without `tolerance_seconds` (our episodes) they must all hold at that tick and not all
+    hold one tick earlier. With it (imported SimuHome episodes) they must all hold together
+    at some tick within ±tolerance of it, and nothing is asked of earlier ticks; a tolerance
+    of 0 is SimuHome's "still holds at t" goal.
+    """
     type: Literal["timed"] = "timed"
     at_seconds: int = Field(gt=0)
     goals: list[DeviceGoal] = Field(min_length=1)
+    tolerance_seconds: int | None = Field(None, ge=0)
 
 
 Goal = Annotated[DeviceGoal | RoomGoal | TimedGoal, Field(discriminator="type")]
@@ -134,6 +140,13 @@ class Episode(_Model):
     settle_seconds: int = Field(60, ge=0)
     #: Room-direction goals are compared with the untouched home this long after the start.
     horizon_seconds: int = Field(600, gt=0)
+    #: Infeasible episodes only: goals for the feasible part of the request, which must be
+    #: done (checked on the simulator) while the judge checks the answer; the devices they
+    #: name may change (SimuHome's QT3-IF asks the agent to do what it can).
+    feasible_part: list[Goal] = Field(default_factory=list)
+    #: Where the episode came from ("simuhome" for `twin bench import simuhome`); such
+    #: episodes accept SimuHome's endpoint ids through `scenarios.simuhome.ENDPOINTS`.
+    source: str | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> Episode:
@@ -144,6 +157,8 @@ class Episode(_Model):
             raise ValueError("infeasibility is required for infeasible episodes and only for them")
         if self.feasible and not self.goals:
             raise ValueError("a feasible episode needs at least one goal")
+        if self.feasible and self.feasible_part:
+            raise ValueError("feasible_part is for infeasible episodes; a feasible one lists its goals")
         return self
 
     @property
@@ -152,10 +167,25 @@ class Episode(_Model):
         return self.feasible and self.query_type != "QT1"
 
 
+#: Fields added for imported episodes, left out of a line while they hold their default so
+#: the committed episodes stay byte-identical: field name -> default.
+_OMITTED_AT_DEFAULT: dict[str, Any] = {"tolerance_seconds": None, "feasible_part": [], "source": None,
+                                       "indoor_lux": 0.0, "products": {}}
+
+
+def _omit_defaults(data: Any) -> Any:
+    if isinstance(data, dict):
+        return {k: _omit_defaults(v) for k, v in data.items()
+                if not (k in _OMITTED_AT_DEFAULT and v == _OMITTED_AT_DEFAULT[k])}
+    if isinstance(data, list):
+        return [_omit_defaults(v) for v in data]
+    return data
+
+
 def dump_episode(episode: Episode) -> str:
     """One JSONL line; stable for identical episodes."""
-    return json.dumps(episode.model_dump(mode="json"), sort_keys=True, ensure_ascii=False,
-                      separators=(",", ":"))
+    return json.dumps(_omit_defaults(episode.model_dump(mode="json")), sort_keys=True,
+                      ensure_ascii=False, separators=(",", ":"))
 
 
 def load_episodes(path: str | Path) -> list[Episode]:

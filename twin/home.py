@@ -78,11 +78,12 @@ class Room:
     """Read-only view of a room; values are at the home's current tick, natural units."""
 
     def __init__(self, home: Home, room_id: str, name: str, daylight_lux: float,
-                 trajectories: dict[str, Trajectory]):
+                 trajectories: dict[str, Trajectory], indoor_lux: float = 0.0):
         self._home = home
         self.id = room_id
         self.name = name
         self.daylight_lux = float(daylight_lux)
+        self.indoor_lux = float(indoor_lux)
         self._traj = trajectories
 
     @property
@@ -103,7 +104,9 @@ class Room:
     @property
     def illuminance(self) -> float:
         """lux"""
-        return physics.illuminance(self.daylight_lux, self._home.devices_in(self.id), self._home.coefficients)
+        lights_and_daylight = physics.illuminance(self.daylight_lux, self._home.devices_in(self.id),
+                                                  self._home.coefficients)
+        return lights_and_daylight + self.indoor_lux
 
     def state(self) -> dict[str, float]:
         return {"temperature": self.temperature, "humidity": self.humidity,
@@ -155,13 +158,14 @@ class Home:
 
     # ---- building ------------------------------------------------------------------
     def add_room(self, room_id: str, name: str | None = None, temperature: float = 24.0,
-                 humidity: float = 50.0, pm10: float = 20.0, daylight_lux: float = 300.0) -> Room:
+                 humidity: float = 50.0, pm10: float = 20.0, daylight_lux: float = 300.0,
+                 indoor_lux: float = 0.0) -> Room:
         if room_id in self.rooms or room_id in self.devices:
             raise ValueError(f"id {room_id!r} is already used in this home")
         initial = {"temperature": temperature, "humidity": humidity, "pm10": pm10}
         terms = physics.room_terms([], self.ambient, self.coefficients)
         room = Room(self, room_id, name or room_id, daylight_lux,
-                    {v: Trajectory(initial[v], self.clock.tick, terms[v]) for v in VARIABLES})
+                    {v: Trajectory(initial[v], self.clock.tick, terms[v]) for v in VARIABLES}, indoor_lux)
         self.rooms[room_id] = room
         self._room_devices[room_id] = []
         self._refresh_next_flip()
@@ -387,6 +391,7 @@ class Home:
             "clock": self.clock.state(),
             "ambient": dict(self.ambient),
             "rooms": [{"id": r.id, "name": r.name, "daylight_lux": r.daylight_lux,
+                       **({"indoor_lux": r.indoor_lux} if r.indoor_lux else {}),
                        "physics": {v: tr.state() for v, tr in r._traj.items()}}
                       for r in self.rooms.values()],
             "devices": [{"id": d.id, **self._meta[d.id].to_json(),
@@ -417,7 +422,8 @@ class Home:
             home.add_product(key, load_product({"attributes": attributes}, f"snapshot product {key}"))
         for r in snapshot["rooms"]:
             home.rooms[r["id"]] = Room(home, r["id"], r["name"], r["daylight_lux"],
-                                       {v: Trajectory.from_state(s) for v, s in r["physics"].items()})
+                                       {v: Trajectory.from_state(s) for v, s in r["physics"].items()},
+                                       r.get("indoor_lux", 0.0))
             home._room_devices[r["id"]] = []
         for d in snapshot["devices"]:
             # Identity (serials) comes back with the server state, so this rng is throwaway.
@@ -480,7 +486,7 @@ class Home:
                 raise UserFileError(source, f"products.{key}", str(exc)) from None
         for room in spec.rooms:
             home.add_room(room.id, room.name, room.temperature, room.humidity, room.pm10,
-                          room.daylight_lux)
+                          room.daylight_lux, room.indoor_lux)
         for i, room in enumerate(spec.rooms):
             for j, dev in enumerate(room.devices):
                 where = f"rooms[{i}].devices[{j}]"

@@ -159,6 +159,9 @@ class RoomSpec(_Model):
     humidity: float = Field(50.0, ge=0, le=100, description="%RH at start")
     pm10: float = Field(20.0, ge=0, le=2000, description="µg/m³ at start")
     daylight_lux: float = Field(300.0, ge=0, le=200000, description="lux with coverings open")
+    #: Light the twin does not model (lamps off the network, a skylight): added to the
+    #: room's illuminance whatever its blinds and lights do.
+    indoor_lux: float = Field(0.0, ge=0, le=200000, description="lux from unmodelled sources")
     devices: list[DeviceSpec] = Field(default_factory=list)
 
 
@@ -326,4 +329,6 @@ def to_yaml(spec: HomeSpec) -> str:
             for key in ("name", "options", "attributes"):
                 if not device[key]:
                     del device[key]
+        if not room["indoor_lux"]:
+            del room["indoor_lux"]
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
