@@ -167,10 +167,11 @@ class Episode(_Model):
         return self.feasible and self.query_type != "QT1"
 
 
-#: Fields added for imported episodes, left out of a line while they hold their default so
-#: the committed episodes stay byte-identical: field name -> default.
+#: Fields added since the committed episodes were generated (to episodes, and to homes:
+#: indoor_lux, cloned products, calibrated physics), left out of a line while they hold
+#: their default so the committed file stays byte-identical: field name -> default.
 _OMITTED_AT_DEFAULT: dict[str, Any] = {"tolerance_seconds": None, "feasible_part": [], "source": None,
-                                       "indoor_lux": 0.0, "products": {}}
+                                       "indoor_lux": 0.0, "products": {}, "physics": {}}
 
 
 def _omit_defaults(data: Any) -> Any:

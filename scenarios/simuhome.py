@@ -40,7 +40,6 @@ from clusters.base import TICKS_PER_SECOND
 from clusters.device import DEVICE_TYPES
 from clusters.devices import create_device
 from clusters.modes import ModeBaseServer, RvcCleanModeServer
-from clusters.operational_state import OperationalStateServer
 from clusters.status import MatterError
 from clusters.values import to_json
 from scenarios.actions import ACTUATORS, strongest
@@ -172,6 +171,7 @@ def _convert(src: _File, stem: str) -> Imported:
     initial, differences = _initial_state(src.initial_home_config, base, types, renumbered)
     home = replay(initial)
     goals, feasible_part = _goals(src, feasible, types, home, renumbered)
+    initial = _long_enough(initial, goals, home)
     episode = Episode(
         id=f"simuhome-{stem}", category=f"{qt}-{'F' if feasible else 'IF'}", query_type=qt,  # type: ignore[arg-type]
         feasible=feasible, query=src.query, initial=initial, source="simuhome",
@@ -382,9 +382,10 @@ def _default_current(type_key: str, cluster: str) -> Any:
 
 
 def _default_modes(type_key: str) -> list[Any]:
+    """Our modes that carry a cycle (an appliance's mode, a robot's cleaning modes)."""
     device = create_device("probe", type_key)
-    return [m for s in device.servers() if isinstance(s, ModeBaseServer)
-            and s.sibling(OperationalStateServer.cluster) is not None for m in s.modes]
+    return [m for s in device.servers() if isinstance(s, ModeBaseServer) and s.operational is not None
+            and any(m.cycle for m in s.modes) for m in s.modes]
 
 
 def _default_mode(m: Any) -> dict[str, Any]:
@@ -461,6 +462,43 @@ def _same(theirs: Any, ours: Any) -> bool:
 
 
 # ---- goals ---------------------------------------------------------------------------------
+def _long_enough(initial: InitialState, goals: list[Any], home: Home) -> InitialState:
+    """A QT4-3 "still holds at t" goal that an appliance or robot the agent starts now is
+    still running at t tells that SimuHome's cycle lasts that long; where ours is shorter,
+    the device's cycles are lengthened to every goal time naming it, plus a minute."""
+    running_goals = {g.device_id for t in goals if isinstance(t, TimedGoal) and t.tolerance_seconds == 0
+                     for g in t.goals if g.attribute == "OperationalState" and g.value == 1}
+    needed: dict[str, int] = {}
+    for t in goals:
+        if isinstance(t, TimedGoal):
+            for g in t.goals:
+                if g.device_id in running_goals:
+                    needed[g.device_id] = max(needed.get(g.device_id, 0),
+                                              t.at_seconds + (t.tolerance_seconds or 0) + 60)
+    if not needed:
+        return initial
+    spec = initial.home.model_copy(deep=True)
+    for room in spec.rooms:
+        for device in room.devices:
+            seconds = needed.get(device.id)
+            ops = home.device(device.id).locate("OperationalState" if device.type != "robot_vacuum_cleaner"
+                                                else "RvcOperationalState") if seconds else None
+            if ops is None or ops.in_operation:
+                continue  # running at the start: its remaining time is SimuHome's already
+            option = "clean_modes" if device.type == "robot_vacuum_cleaner" else "modes"
+            modes = device.options.get(option) or [_default_mode(m) for m in _default_modes(device.type)]
+            device.options[option] = [{**m, "cycle": _at_least(m.get("cycle"), seconds)} for m in modes]
+    return InitialState(home=spec, setup=initial.setup, start_time=initial.start_time)
+
+
+def _at_least(cycle: list[Any] | None, seconds: int) -> list[list[Any]]:
+    phases = [list(p) for p in (cycle or [["cycle", seconds]])]
+    total = sum(s for _, s in phases)
+    if total < seconds:
+        phases[-1][1] += seconds - total
+    return phases
+
+
 def _device_goals(target: dict[str, Any], types: dict[str, str],
                   renumbered: dict[tuple[str, str], dict[int, int]]) -> list[DeviceGoal]:
     device_id = target["device_id"]

@@ -18,7 +18,7 @@ from scenarios.agents.simple import NullAgent, ScriptedAgent
 from scenarios.evaluate import build_home, endpoint_alias, run_episode
 from scenarios.judges import RuleJudge
 from scenarios.schema import DeviceGoal, RoomGoal, TimedGoal, dump_episode, load_episodes
-from scenarios.simuhome import ImportError_, import_file
+from scenarios.simuhome import ImportError_, import_file, oracle_plan
 
 BASE = "2025-03-02 10:00:00"
 
@@ -463,3 +463,19 @@ def test_cli_imports_a_directory_and_runs_it(tmp_path):
     assert run.exit_code == 0 and "0/2 episodes succeeded" in run.output
     wrong = CliRunner().invoke(bench_app, ["import", "homeflow", str(src)])
     assert wrong.exit_code == 2 and "accepted: simuhome" in wrong.output
+
+
+def test_oracle_meets_every_sample_goal_and_cycles_last_as_simuhome_says(tmp_path):
+    # A dryer started now must still run at +2 h (a "still holds" goal): longer than our cycle.
+    rooms = {"utility": room(washer("utility_washer_1", remaining=7300), dryer("utility_dryer_1")),
+             "hall": room(light("hall_light_1"), tv("hall_tv_1"))}
+    running = asserts("utility", "utility_dryer_1", "laundry_dryer", ("1.OperationalState.OperationalState", 1))
+    paused = asserts("utility", "utility_dryer_1", "laundry_dryer", ("1.OperationalState.OperationalState", 2))
+    playing = asserts("hall", "hall_tv_1", "tv", ("1.MediaPlayback.CurrentState", 0))
+    ep = import_file(write(tmp_path, "oracle", "qt4-3", "feasible", rooms,
+                           [timed(7240, 0, running, relation="before"), timed(7300, 30, paused),
+                            timed(600, 30, playing)])).episode
+    dryer_spec = next(d for r in ep.initial.home.rooms for d in r.devices if d.id == "utility_dryer_1")
+    assert all(sum(s for _, s in m["cycle"]) >= 7300 for m in dryer_spec.options["modes"])
+    result = score(ep, oracle_plan(ep))
+    assert result["success"], result["failures"]
