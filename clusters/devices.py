@@ -188,10 +188,15 @@ def _dishwasher(cycles: dict[str, Any] | None = None, modes: list[Any] | None = 
 
 
 def _laundry_washer(cycles: dict[str, Any] | None = None, modes: list[Any] | None = None,
-                    **_: Any) -> list[Endpoint]:
+                    temperature_setpoint: bool = False, **_: Any) -> list[Endpoint]:
+    """`temperature_setpoint`: TemperatureControl by number (a setpoint, as SimuHome's washer)
+    instead of the levels real washers use."""
+    temperature = (TemperatureControlServer(step=False, TemperatureSetpoint=4000, MinTemperature=2000,
+                                            MaxTemperature=9000)
+                   if temperature_setpoint else TemperatureControlServer(levels=True, **_WASHER_TEMPERATURES))
     return [_endpoint(1, [LAUNDRY_WASHER], OnOffServer(dead_front=True), OperationalStateServer(),
                       LaundryWasherModeServer(modes=_timed(modes or LaundryWasherModeServer.default_modes, cycles)),
-                      LaundryWasherControlsServer(), TemperatureControlServer(levels=True, **_WASHER_TEMPERATURES))]
+                      LaundryWasherControlsServer(), temperature)]
 
 
 def _laundry_dryer(cycles: dict[str, Any] | None = None, modes: list[Any] | None = None,

@@ -254,6 +254,8 @@ def _device_state(dev: _Device, type_key: str, renumbered: dict[tuple[str, str],
             options[option] = modes
     if "1.LevelControl.MinFrequency" in values and type_key in ("dimmable_light", "tv"):
         options["level_frequency"] = [values["1.LevelControl.MinFrequency"], values.get("1.LevelControl.MaxFrequency")]
+    if type_key == "laundry_washer" and "1.TemperatureControl.TemperatureSetpoint" in values:
+        options["temperature_setpoint"] = True
     if type_key == "tv" and {"1.LevelControl.RemainingTime", "1.LevelControl.StartUpCurrentLevel"} & set(values):
         options["level_startup"] = True
     for key, value in values.items():

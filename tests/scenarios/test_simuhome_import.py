@@ -77,6 +77,8 @@ def washer(device_id: str, remaining: int | None = None) -> dict[str, Any]:
                            "1.LaundryWasherMode.CurrentMode": 9,
                            "1.LaundryWasherControls.SpinSpeeds": [3, 5],
                            "1.LaundryWasherControls.SpinSpeedCurrent": 5,
+                           "1.TemperatureControl.TemperatureSetpoint": 3000,
+                           "1.TemperatureControl.MinTemperature": 500, "1.TemperatureControl.MaxTemperature": 9500,
                            "1.OperationalState.OperationalState": 1 if running else 0,
                            "1.OperationalState.CountdownTime": remaining}}
 
@@ -377,6 +379,7 @@ def test_initial_modes_spin_speeds_remaining_time_and_illuminance(tmp_path):
     assert washer_.read("LaundryWasherControls", "SpinSpeedCurrent") == 1
     assert washer_.read("OperationalState", "OperationalState") == 1
     assert washer_.read("OperationalState", "CountdownTime") == 2000
+    assert washer_.read("TemperatureControl", "TemperatureSetpoint") == 3000  # by number, as SimuHome's
     fridge_ = home.device("kitchen_fridge_1")
     modes = {m.label: m.mode for m in fridge_.read("RefrigeratorAndTemperatureControlledCabinetMode",
                                                      "SupportedModes")}
