@@ -48,8 +48,9 @@ from matter_twin.http import create_app
 from matter_twin.mqtt import DEFAULT_EMBEDDED, MqttSettings
 from twin import generator
 from twin.clock import TICKS_PER_SECOND, Pace, Pacer
+from twin.faults import load_fault_file
 from twin.node.runtime import DEFAULT_BASE_PORT, DEFAULT_WINDOW_TIMEOUT_S, WINDOW_CHOICES
-from twin.schema import to_yaml
+from twin.schema import UserFileError, to_yaml
 
 app = TwinApp(name="twin", add_completion=False, no_args_is_help=True,
            pretty_exceptions_enable=False, rich_markup_mode="markdown",
@@ -82,6 +83,19 @@ RunsOption = typer.Option(None, "--runs", help="A directory of benchmark runs (`
                           "DIR/NAME`) for the live page's runs view.", show_default=False)
 SeedOption = typer.Option(None, "--seed", help="Seed of the home's random generator "
                           "(default: the home file's seed, or 0).", show_default=False)
+FaultsOption = typer.Option(None, "--faults", help="A faults file (YAML): seeded faults in virtual time "
+                            "(offline, latency, loss, failing commands, stuck, sensor bias/drift/noise/stale, "
+                            "reboot, commissioning); see the README, \"Faults\".", show_default=False)
+
+
+def with_faults(home: Any, faults_file: Path | None) -> Any:
+    """Schedule a faults file's faults on `home`; a bad file is one CliError line."""
+    if faults_file is not None:
+        try:
+            home.faults.load(load_fault_file(faults_file), str(faults_file))
+        except UserFileError as err:
+            raise CliError(str(err)) from None
+    return home
 
 
 # ---- twin run --------------------------------------------------------------------------
@@ -159,6 +173,7 @@ def run(home_file: Path | None = HomeOption, seed: int | None = SeedOption,
                                          "`QR only`."),
         window_timeout: int = typer.Option(DEFAULT_WINDOW_TIMEOUT_S, "--window-timeout",
                                            help="Seconds a commissioning window stays open (spec: 180..900)."),
+        faults_file: Path | None = FaultsOption,
 ) -> None:
     """Run the home: rooms and devices evolve on the virtual clock.
 
@@ -193,6 +208,7 @@ def run(home_file: Path | None = HomeOption, seed: int | None = SeedOption,
         twin run --mqtt                                # MQTT through an embedded broker on 127.0.0.1:1883
 
         twin run --mqtt mqtts://broker.lan:8883 --mqtt-user twin --mqtt-ca ca.pem
+        twin run --faults faults.yaml --http 8080      # scheduled faults; more live: POST /faults
     """
     if speed.strip().lower() == "max":
         factor = None
@@ -228,7 +244,7 @@ def run(home_file: Path | None = HomeOption, seed: int | None = SeedOption,
             mqtt_settings.endpoint()
         except ValueError as err:
             raise CliError(str(err)) from None
-    home = load_home(home_file, seed)
+    home = with_faults(load_home(home_file, seed), faults_file)
     start_tick = home.clock.tick
     end_tick = None if duration is None else start_tick + round(duration * TICKS_PER_SECOND)
     interrupted = False
@@ -477,7 +493,7 @@ def serve(home_file: Path | None = HomeOption, seed: int | None = SeedOption,
           speed: float = typer.Option(0.0, "--speed", help="Advance virtual time at this factor "
                                       "in the background; 0 = paused, only POST /clock/advance (or the "
                                       "live page) moves it."),
-          runs_dir: Path | None = RunsOption) -> None:
+          runs_dir: Path | None = RunsOption, faults_file: Path | None = FaultsOption) -> None:
     """Serve the tools over HTTP (FastAPI; OpenAPI docs at /docs) and the live page (at /).
 
     Each tool is `POST /tools/<name>` with its arguments as the JSON body; `GET /tools`
@@ -501,7 +517,7 @@ def serve(home_file: Path | None = HomeOption, seed: int | None = SeedOption,
         raise CliError(f"--port {port} is not a TCP port")
     if backend_config is not None:  # real time: the bridge's devices live on the wall clock
         return cli_bridge.serve(backend_config, host, port)
-    home = load_home(home_file, seed)
+    home = with_faults(load_home(home_file, seed), faults_file)
     pace = Pace(speed or 1.0, paused=speed == 0)
     app_ = create_app(TwinBackend(home), pace=pace, runs_dir=runs_dir, home_file=home_file)
     stop = threading.Event()

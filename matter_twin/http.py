@@ -14,6 +14,7 @@
                              (body `{"timeout_s": 180..900}`, optional); answers its codes
 - `GET  /docs`               Swagger UI, served from the swagger-ui-bundle package (no CDN)
 - `GET  /health`             liveness
+- `GET|POST /faults`, `DELETE /faults/{id}`  live fault injection (twin homes; matter_twin/http_faults.py)
 - `GET  /`                   the live page, with `/live/...` and `POST /clock/pace` (twin homes;
                              see matter_twin/live_web.py)
 
@@ -39,6 +40,7 @@ from bridge.backend import INVALID_ARGUMENT, UNKNOWN_TOOL, Backend, ClockControl
 from bridge.tools import TOOL_NAMES, TOOL_SCHEMAS, Session, arguments_schema, call_tool, tool_description
 from bridge.twin_backend import TwinBackend
 from matter_twin.console import codes_rows
+from matter_twin.http_faults import mount_faults
 from matter_twin.live_web import mount_live
 from twin.clock import Pace
 from twin.schema import MAX_NESTING, json_nesting
@@ -208,4 +210,5 @@ def create_app(backend: Backend, session: Session | None = None, pace: Pace | No
 
     if isinstance(backend, TwinBackend):
         mount_live(app, backend.home, lock, pace, runs_dir, home_file)
+        mount_faults(app, backend.home, locked, _json_body)
     return app

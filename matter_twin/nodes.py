@@ -123,6 +123,7 @@ async def run_async(home: Any, speed: float, end_tick: int | None, console: Cons
         if http_port is not None:
             app.state.codes = manager.codes
             app.state.pair = manager.open_window   # POST /pair/{device}: `twin pair DEVICE`
+            app.state.links = manager.link_counts  # GET /faults: each node's link counters
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -279,23 +279,24 @@ class FaultEngine:
             raise ValueError(f"id: a fault {fault_id!r} exists already")
         fault = _Fault(spec, fault_id, now + round(spec.at * TICKS_PER_SECOND))
         self.faults[fault_id] = fault
-        self.run_due(self.home.clock.tick)   # one starting now applies now
+        # One starting at a tick already settled (now) applies now; later ones when their tick comes.
+        self._apply([(t, name, fault_id, k) for t, name, k in fault.transitions() if t <= self.done_tick])
+        self.run_due(self.home.clock.tick)
         return fault_id
 
     def load(self, faults: FaultFile, source: str = "<faults>") -> list[str]:
         """Schedule every fault of a file; a bad one raises UserFileError and adds none."""
-        before = dict(self.faults)
-        added = []
-        try:
-            for i, spec in enumerate(faults.faults):
-                try:
-                    added.append(self.add(spec))
-                except ValueError as exc:
-                    path, _, problem = str(exc).partition(": ")
-                    raise UserFileError(source, f"faults[{i}].{path}", problem) from None
-        except UserFileError:
-            self.faults = before
-            raise
+        ids = set(self.faults)
+        for i, spec in enumerate(faults.faults):   # every check first: a bad file adds nothing
+            try:
+                self._check_target(spec)
+                if spec.id is not None and spec.id in ids:
+                    raise ValueError(f"id: a fault {spec.id!r} exists already")
+            except ValueError as exc:
+                path, _, problem = str(exc).partition(": ")
+                raise UserFileError(source, f"faults[{i}].{path}", problem) from None
+            ids.add(spec.id or "")
+        added = [self.add(spec) for spec in faults.faults]
         if faults.test_event_key is not None:
             self.test_event_key = bytes.fromhex(faults.test_event_key)
         return added
@@ -325,6 +326,9 @@ class FaultEngine:
         happening = sorted((t, name, f.id, k) for f in self.faults.values()
                            for t, name, k in f.transitions() if self.done_tick < t <= tick)
         self.done_tick = max(self.done_tick, tick)
+        self._apply(happening)
+
+    def _apply(self, happening: list[tuple[int, str, str, int]]) -> None:
         for t, name, fault_id, k in happening:
             fault = self.faults[fault_id]
             self._record(fault, name, k, t)
@@ -346,7 +350,7 @@ class FaultEngine:
         """(fault, level) of every fault of `kind` on `device_id` in effect at `tick` (default now)."""
         tick = self.home.clock.tick if tick is None else tick
         out = []
-        for fault in self.faults.values():
+        for fault in list(self.faults.values()):   # a copy: nodes ask from the event loop's thread
             if fault.spec.device == device_id and fault.spec.kind == kind:
                 level = fault.level(tick)
                 if level > 0:
@@ -366,7 +370,7 @@ class FaultEngine:
 
     def boots(self, device_id: str) -> int:
         """How many reboots of the device have started so far (a node compares it with its own)."""
-        return sum(1 for f in self.faults.values() if f.spec.device == device_id and f.spec.kind == "reboot"
+        return sum(1 for f in list(self.faults.values()) if f.spec.device == device_id and f.spec.kind == "reboot"
                    for t, name, _ in f.transitions() if name == "FaultStarted" and t <= self.done_tick)
 
     # ---- device calls: every tool, workflow step and Matter invoke/write passes here ----------
@@ -400,7 +404,7 @@ class FaultEngine:
         if not self.faults:
             return value
         tick = self.home.clock.tick
-        for fault in self.faults.values():
+        for fault in list(self.faults.values()):
             spec = fault.spec
             if spec.device != device_id or spec.kind not in SENSOR_KINDS or spec.quantity not in (None, quantity):
                 continue

@@ -39,6 +39,7 @@ from twin.node.commissioning import NodeCommissioning
 from twin.node.credentials import DeviceCredentials
 from twin.node.device_state import DeviceStateStore
 from twin.node.fabrics import FabricTable
+from twin.node.faults import FaultTriggers, LinkFaults
 from twin.node.files import FileStorage, write_atomic
 from twin.node.im import EventNumbers, InteractionModelServer
 from twin.node.resumption import SubscriptionStore, record_of, subscription_of
@@ -354,6 +355,27 @@ class NodeCore:
                 actions += exchange.send(opcode, payload, now_ms)
         return actions
 
+    # -- a reboot fault (twin/faults.py) ---------------------------------------------------
+    def reboot(self, now_ms: float) -> list:
+        """The device restarted: every session, handshake and subscription is gone (they lived in
+        RAM; a subscriber finds out and subscribes again), an armed fail-safe rolls back, and
+        RebootCount goes up. Fabrics, keys and counters stay: they are non-volatile."""
+        with self.lock:
+            actions: list = []
+            for hs in list(self._handshakes.values()):
+                self.layer.abort_exchange(hs.exchange)
+                actions += self._finish(hs, now_ms)
+            self.to_resume, self._resuming = [], []
+            sessions = [*self.layer.sessions.secure_sessions(), *self.layer.sessions.unsecured_sessions()]
+            for session in sessions:
+                actions += self.layer.close_session(session, now_ms, notify=False)
+            if self.commissioning.failsafe.armed:
+                self.commissioning.expire_failsafe()
+            table = self.commissioning.table
+            table.set_counter("reboot_count", table.counters.get("reboot_count", 0) + 1)
+            self.touched = True
+            return self._process(actions, now_ms)
+
     # -- the message-layer shape UdpTransport drives ----------------------------------------
     def receive(self, datagram: bytes, peer_address: Any, now_ms: float) -> list:
         with self.lock:
@@ -590,6 +612,15 @@ class MatterNode:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._wake_pending = False
 
+    @property
+    def link(self) -> LinkFaults | None:
+        return self.transport.link if self.transport is not None else None
+
+    @link.setter
+    def link(self, link: LinkFaults | None) -> None:
+        if self.transport is not None:
+            self.transport.link = link
+
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
         self.transport = await UdpTransport.open(self.core, self._on_event, self.host, self.port)
@@ -688,6 +719,8 @@ class NodeManager:
         self._reconcilers: dict[str, asyncio.Task] = {}
         #: Nodes whose records may have changed since the last sync (added to from any thread).
         self._touched: set[str] = set()
+        self._boots: dict[str, int] = {}      # reboots (fault engine) each node has gone through
+        self._unreachable: set[str] = set()   # nodes an offline or reboot fault holds down now
         self._home_bridged = set(home.devices)     # bridge mode: the home devices bridged
         self._unstepped: list[Any] = []
         self._find_unstepped()
@@ -883,6 +916,8 @@ class NodeManager:
                 core = self._build_core(device, self.pairings[device_id])
                 node = MatterNode(device, core, self.base_port + index, self.host)
                 await node.start()
+                node.link = LinkFaults(self.home.faults, device_id, self.home.seed)
+                self._boots[device_id] = self.home.faults.boots(device_id)
                 # Listeners fire in whatever thread changed the attribute (HTTP tools too).
                 core.im.on_dirty = node.wake
                 self._adopt(device_id, node)
@@ -949,11 +984,41 @@ class NodeManager:
         if self.bridge is not None:
             self._sync_bridge()
         self._settle_unstepped()
+        self._follow_faults()
         if self.states.dirty and time.monotonic() >= self._next_flush:
             with self.lock:
                 self.states.flush(limit=STATE_FLUSH_BATCH)
             self._next_flush = time.monotonic() + (STATE_FLUSH_S if not self.states.dirty else 0)
         self.sync_advertisements(everything=False)
+
+    # -- faults (twin/faults.py; the link's own verdicts are in twin/node/faults.py) -----------
+    def _follow_faults(self) -> None:
+        """Reboot the nodes whose device started a reboot since the last poll (after one last
+        turn with the link open: a graceful reboot's ShutDown goes out), and re-derive the
+        mDNS records of nodes going down or coming back (none are advertised while down)."""
+        engine = self.home.faults
+        if not engine.faults:
+            return
+        for device_id, node in self.nodes.items():
+            boots = engine.boots(device_id)
+            if boots > self._boots.get(device_id, 0):
+                self._boots[device_id] = boots
+                log.info("%s: rebooting (fault)", device_id)
+                node.link.flushing = True
+                try:
+                    node.poll()
+                finally:
+                    node.link.flushing = False
+                if node.transport is not None:
+                    node.transport.execute(node.core.reboot(node.transport.now_ms()))
+            down = engine.unreachable(device_id) is not None
+            if down != (device_id in self._unreachable):
+                self._unreachable.symmetric_difference_update({device_id})
+                node.core.touched = True
+
+    def link_counts(self) -> dict[str, dict[str, int]]:
+        """Per node: datagrams each way, drops, delays and MRP retransmissions its link saw."""
+        return {device_id: dict(node.link.counts) for device_id, node in self.nodes.items() if node.link is not None}
 
     # -- building one node --------------------------------------------------------------------
     def _node_dir(self, device_id: str) -> Path:
@@ -976,12 +1041,15 @@ class NodeManager:
             event_numbers = EventNumbers(table.counters.get("event_number", 0),
                                          persist=functools.partial(table.set_counter, "event_number"))
             im = InteractionModelServer(device, self.rng, event_numbers=event_numbers)
+            commissioning.diagnostics.test_events = FaultTriggers(self.home.faults, device.id)
             core = NodeCore(pairing, commissioning, im, self.rng, self.lock)
             core.keep_subscriptions(SubscriptionStore(FileStorage(node_dir / SUBSCRIPTIONS_FILE)))
         return core
 
     # -- mDNS ---------------------------------------------------------------------------------
     def _services(self, node: MatterNode) -> dict[tuple, Any]:
+        if node.device.id in self._unreachable:
+            return {}   # offline or rebooting: advertises nothing until it is back
         pairing = node.core.pairing
         with self.lock:
             discriminator = node.core.commissioning.window.discriminator  # None: window closed

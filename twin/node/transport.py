@@ -3,6 +3,7 @@
 The socket is IPv6 dual-stack where the host allows it (IPv4 peers then appear as ::ffff:a.b.c.d),
 else plain IPv4. Wall-clock time enters here, as the event loop's monotonic clock in ms, and only
 here. Every non-Send action (Deliver, Dropped, ExchangeFailed, SessionClosed) goes to `on_event`.
+A `link` (twin/node/faults.py) may drop or delay datagrams either way: the home's faults.
 """
 from __future__ import annotations
 
@@ -90,6 +91,8 @@ class UdpTransport(asyncio.DatagramProtocol):
         self._timer: asyncio.TimerHandle | None = None
         self._slot = TimerSlot()
         self._loop: asyncio.AbstractEventLoop | None = None
+        #: Faults on this link: `verdict(data, outbound)` is None (drop) or a delay in ms.
+        self.link: Any = None
 
     @classmethod
     async def open(cls, layer: DatagramEndpoint, on_event: Callable[[Action], None], host: str = "::",
@@ -116,6 +119,18 @@ class UdpTransport(asyncio.DatagramProtocol):
         self._loop = asyncio.get_running_loop()
 
     def datagram_received(self, data: bytes, addr: Any) -> None:
+        if self.link is not None:
+            delay = self.link.verdict(data, outbound=False)
+            if delay is None:
+                return
+            if delay > 0 and self._loop is not None:
+                self._loop.call_later(delay / 1000.0, self._receive, data, addr)
+                return
+        self._receive(data, addr)
+
+    def _receive(self, data: bytes, addr: Any) -> None:
+        if self._transport is None or self._transport.is_closing():
+            return   # closed while the datagram waited
         now = self.now_ms()
         if self._slot.due(now):
             self._on_timer()   # timers first: a flood must not postpone what is due
@@ -142,14 +157,27 @@ class UdpTransport(asyncio.DatagramProtocol):
         """Carry out actions the caller got from the layer directly (e.g. from close_session)."""
         for action in actions:
             if isinstance(action, Send):
-                if self._transport is not None:
-                    self._transport.sendto(action.data, action.address)
+                self._send_datagram(action.data, action.address)
             else:
                 try:
                     self.on_event(action)
                 except Exception:
                     log.exception("event handler failed on %r", action)
         self._arm_timer()
+
+    def _send_datagram(self, data: bytes, address: Any) -> None:
+        if self.link is not None:
+            delay = self.link.verdict(data, outbound=True)
+            if delay is None:
+                return
+            if delay > 0 and self._loop is not None:
+                self._loop.call_later(delay / 1000.0, self._send_datagram_now, data, address)
+                return
+        self._send_datagram_now(data, address)
+
+    def _send_datagram_now(self, data: bytes, address: Any) -> None:
+        if self._transport is not None:
+            self._transport.sendto(data, address)
 
     def close(self) -> None:
         if self._transport is not None:

@@ -16,7 +16,10 @@ from twin.node.servers.base import (
 class GeneralDiagnosticsServer(NodeServer):
     """Interfaces, reboot count (persisted), uptime on the runtime's clock, TimeSnapshot.
 
-    TestEventTriggersEnabled is false: the twin takes no test event triggers over Matter.
+    TestEventTrigger as the CHIP SDK's server answers it: a key that is not 16 bytes, all zeros,
+    or not the node's enable key is CONSTRAINT_ERROR; a trigger the delegate does not handle,
+    INVALID_COMMAND. The delegate (`test_events`, twin/node/faults.py `FaultTriggers`) starts
+    faults; TestEventTriggersEnabled is true while it has a key (the home's faults file gives one).
     """
     cluster = GD
     revision = 2
@@ -29,6 +32,8 @@ class GeneralDiagnosticsServer(NodeServer):
         self.hardware_address = hardware_address
         self.ipv4_addresses: list[bytes] = []
         self.ipv6_addresses: list[bytes] = []
+        #: The TestEventTrigger delegate (`key`, `trigger(code) -> bool`); None: triggers disabled.
+        self.test_events: Any = None
 
     def defaults(self) -> dict[str, Any]:
         return {"NetworkInterfaces": [], "RebootCount": 0, "UpTime": 0,
@@ -50,13 +55,21 @@ class GeneralDiagnosticsServer(NodeServer):
             return self.node.table.counters.get("reboot_count", 0)
         if name == "UpTime":
             return self.node.uptime_ms() // 1000
+        if name == "TestEventTriggersEnabled":
+            return self.test_events is not None and bool(self.test_events.key)
         return super().get(name)
 
     def TestEventTrigger(self, request):
-        if len(request.enableKey) != 16:
-            raise MatterError(Status.CONSTRAINT_ERROR, "enableKey must be 16 bytes")
-        raise MatterError(Status.CONSTRAINT_ERROR,
-                          "test event triggers are disabled on this node (TestEventTriggersEnabled is false)")
+        key = bytes(request.enableKey)
+        if len(key) != 16 or not any(key):
+            raise MatterError(Status.CONSTRAINT_ERROR, "enableKey must be 16 bytes, not all zero")
+        if self.test_events is None or not self.test_events.key:
+            raise MatterError(Status.CONSTRAINT_ERROR,
+                              "test event triggers are disabled on this node (TestEventTriggersEnabled is false)")
+        if key != self.test_events.key:
+            raise MatterError(Status.CONSTRAINT_ERROR, "enableKey does not match this node's")
+        if not self.test_events.trigger(int(request.eventTrigger)):
+            raise MatterError(Status.INVALID_COMMAND, f"eventTrigger 0x{int(request.eventTrigger):016x} is not handled")
 
     def TimeSnapshot(self, request):
         return GD.Commands.TimeSnapshotResponse(systemTimeMs=self.node.uptime_ms(), posixTimeMs=NullValue)

@@ -1,0 +1,138 @@
+"""A node's link under the home's faults (twin/faults.py): what its UDP shell does to each datagram.
+
+The engine says what is wrong with a device now; `LinkFaults` turns that into a verdict per
+datagram, in both directions, at the node's transport (twin/node/transport.py):
+
+- offline, or down in a reboot: every datagram is dropped (the node neither hears nor answers);
+- loss: each datagram is dropped with the fault's probability, so the peers' MRP really
+  retransmits (and ours does too);
+- latency: each datagram waits the fault's milliseconds;
+- commissioning_slow / commissioning_failure: the same, for PASE messages only (unsecured,
+  Secure Channel opcodes PBKDFParamRequest..Pake3), so CASE and operation are untouched.
+
+It also counts what it saw: datagrams each way, drops, delays, and MRP retransmissions
+(a message counter of the same session and sender seen again, in either direction), which is
+how a test shows retransmissions happening. The draws come from a generator seeded with the
+home seed and the node id; wall-clock timing on a real network is never reproducible, the
+fault schedule is.
+"""
+from __future__ import annotations
+
+import collections
+import random
+from typing import Any
+
+from twin.faults import FAULT_KINDS, parse_fault
+from twin.protocol.message import MessageFormatError, MessageHeader, PayloadHeader, ProtocolId, SecureChannelOpcode
+
+__all__ = ["LinkFaults", "FaultTriggers", "TEST_EVENT_BASE", "trigger_code"]
+
+#: Our GeneralDiagnostics TestEventTrigger codes: TEST_EVENT_BASE | kind << 32 | seconds, where
+#: kind is 1 + the index in FAULT_KINDS and seconds the duration (0: until cleared);
+#: TEST_EVENT_BASE alone clears every fault of the node.
+TEST_EVENT_BASE = 0xFA17 << 48
+
+_PASE_OPCODES = frozenset(range(SecureChannelOpcode.PBKDFParamRequest, SecureChannelOpcode.PASE_Pake3 + 1))
+#: Message counters remembered per direction to recognise retransmissions.
+_REMEMBERED = 4096
+
+
+class LinkFaults:
+    """The fault verdicts of one node's link. `verdict(data, outbound)` is None to drop the
+    datagram, else the delay in ms (0: at once). `flushing` lets everything through for a
+    moment (a rebooting node's last ShutDown report)."""
+
+    def __init__(self, engine: Any, device_id: str, seed: int):
+        self.engine = engine
+        self.device_id = device_id
+        self.rng = random.Random(f"matter-twin link|{seed}|{device_id}")
+        self.flushing = False
+        self.counts = {"received": 0, "sent": 0, "dropped in": 0, "dropped out": 0, "delayed": 0,
+                       "retransmissions in": 0, "retransmissions out": 0}
+        self._seen: dict[bool, collections.OrderedDict[tuple[int, int | None, int], None]] = {
+            False: collections.OrderedDict(), True: collections.OrderedDict()}
+
+    def verdict(self, data: bytes, outbound: bool) -> float | None:
+        way = "out" if outbound else "in"
+        self.counts["sent" if outbound else "received"] += 1
+        pase = self._inspect(data, outbound)
+        if self.flushing or not self.engine.faults:
+            return 0.0
+        engine, device = self.engine, self.device_id
+        if engine.unreachable(device) is not None or (pase and engine.active(device, "commissioning_failure")):
+            self.counts[f"dropped {way}"] += 1
+            return None
+        loss = engine.strength(device, "loss")
+        if loss > 0 and self.rng.random() < loss:
+            self.counts[f"dropped {way}"] += 1
+            return None
+        delay = engine.strength(device, "latency")
+        if pase:
+            delay += engine.strength(device, "commissioning_slow")
+        if delay > 0:
+            self.counts["delayed"] += 1
+        return delay
+
+    def _inspect(self, data: bytes, outbound: bool) -> bool:
+        """Count a retransmission; whether this is a PASE message."""
+        try:
+            header, length = MessageHeader.decode(data)
+        except (MessageFormatError, ValueError, IndexError):
+            return False
+        key = (header.session_id, header.source_node_id, header.message_counter)
+        seen = self._seen[outbound]
+        if key in seen:
+            self.counts["retransmissions out" if outbound else "retransmissions in"] += 1
+        else:
+            seen[key] = None
+            if len(seen) > _REMEMBERED:
+                seen.popitem(last=False)
+        if header.session_id != 0:
+            return False
+        try:
+            payload, _ = PayloadHeader.decode(data[length:])
+        except (MessageFormatError, ValueError, IndexError):
+            return False
+        return payload.protocol_id == ProtocolId.SECURE_CHANNEL and payload.opcode in _PASE_OPCODES
+
+
+def trigger_code(kind: str | None, seconds: int = 0) -> int:
+    """The eventTrigger that starts `kind` on the node for `seconds` (None: clear its faults)."""
+    return TEST_EVENT_BASE if kind is None else TEST_EVENT_BASE | (FAULT_KINDS.index(kind) + 1) << 32 | seconds
+
+
+class FaultTriggers:
+    """A node's TestEventTrigger delegate (GeneralDiagnostics): with the home's enable key, the
+    trigger codes above start or clear faults on this node, as certification tools trigger test
+    events on a CHIP SDK device."""
+
+    def __init__(self, engine: Any, device_id: str):
+        self.engine = engine
+        self.device_id = device_id
+
+    @property
+    def key(self) -> bytes | None:
+        return self.engine.test_event_key
+
+    def trigger(self, code: int) -> bool:
+        """Start or clear a fault; False for a code this node does not handle."""
+        if code >> 48 != TEST_EVENT_BASE >> 48 or (code >> 40) & 0xFF:
+            return False
+        kind, seconds = (code >> 32) & 0xFF, code & 0xFFFFFFFF
+        if kind == 0:
+            if seconds:
+                return False
+            for fault_id, fault in list(self.engine.faults.items()):
+                if fault.spec.device == self.device_id:
+                    self.engine.clear(fault_id)
+            return True
+        if kind > len(FAULT_KINDS):
+            return False
+        spec: dict[str, Any] = {"device": self.device_id, "kind": FAULT_KINDS[kind - 1]}
+        if seconds:
+            spec["duration"] = seconds
+        try:
+            self.engine.add(parse_fault(spec))
+        except ValueError:   # a kind this node cannot have (a sensor fault on a light)
+            return False
+        return True
