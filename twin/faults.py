@@ -373,12 +373,21 @@ class FaultEngine:
         return sum(1 for f in list(self.faults.values()) if f.spec.device == device_id and f.spec.kind == "reboot"
                    for t, name, _ in f.transitions() if name == "FaultStarted" and t <= self.done_tick)
 
+    def graceful_reboot(self, device_id: str) -> bool:
+        """Whether the device's latest reboot so far logs ShutDown first (a software reset)."""
+        started = [(t, f.spec.graceful) for f in list(self.faults.values())
+                   if f.spec.device == device_id and f.spec.kind == "reboot"
+                   for t, name, _ in f.transitions() if name == "FaultStarted" and t <= self.done_tick]
+        return max(started)[1] if started else False
+
     # ---- device calls: every tool, workflow step and Matter invoke/write passes here ----------
     def intercept(self, device: Any, kind: str, server: Any, name: str) -> bool:
         """Raise MatterError to fail the call; False: accept it without effect (stuck)."""
         reason = self.unreachable(device.id)
         if reason is not None:
             raise MatterError(Status.FAILURE, reason)
+        if server.endpoint is None or server.endpoint.id == 0:
+            return True   # the root endpoint (commissioning, diagnostics) keeps working: the actuator fails
         for fault, level in self.active(device.id, "command_failure"):
             fault.calls += 1
             draw = random.Random(f"matter-twin fault|{self.home.seed}|{fault.id}|{fault.calls}").random()
@@ -430,8 +439,10 @@ class FaultEngine:
         device = self.home.devices[fault.spec.device]
         basic = device.endpoint(0).servers.get(Clusters.BasicInformation.id)
         if starting:
-            if fault.spec.graceful and basic is not None:
-                basic.emit_event(Clusters.BasicInformation.Events.ShutDown())
+            if fault.spec.graceful and basic is not None and basic.event_sink is not None:
+                # Into the home's log only: a Matter node logs (and sends) its own ShutDown
+                # urgently when it goes down (twin/node/runtime.py), as the IM's shutdown() does.
+                basic.event_sink(basic, Clusters.BasicInformation.Events.ShutDown())
             return
         for server in device.servers():
             if server.persists and server.in_snapshot:

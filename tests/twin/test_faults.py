@@ -93,6 +93,10 @@ def test_command_failure_status_and_stuck_actuator_through_every_caller():
     backend, session = TwinBackend(home), _session()
     result = call_tool(backend, "execute_command", ON, session)
     assert result["error"]["code"] == "BUSY"
+    label = call_tool(backend, "write_attribute", {"device.id": LIGHT, "endpoint.id": 0, "cluster.id":
+                                                   "BasicInformation", "attribute.id": "NodeLabel", "value": "x"},
+                      session)
+    assert label["ok"]      # the root endpoint keeps working: it is the actuator that fails
     # A workflow step goes through the same device entry point: it fails the same way.
     stuck = {**ON, "device.id": "bedroom_light"}
     assert call_tool(backend, "execute_command", stuck, session)["ok"]      # accepted ...

@@ -994,8 +994,8 @@ class NodeManager:
     # -- faults (twin/faults.py; the link's own verdicts are in twin/node/faults.py) -----------
     def _follow_faults(self) -> None:
         """Reboot the nodes whose device started a reboot since the last poll (after one last
-        turn with the link open: a graceful reboot's ShutDown goes out), and re-derive the
-        mDNS records of nodes going down or coming back (none are advertised while down)."""
+        turn with the link open: a graceful reboot's ShutDown goes out), and announce afresh
+        the nodes coming back from offline or a reboot."""
         engine = self.home.faults
         if not engine.faults:
             return
@@ -1004,6 +1004,9 @@ class NodeManager:
             if boots > self._boots.get(device_id, 0):
                 self._boots[device_id] = boots
                 log.info("%s: rebooting (fault)", device_id)
+                if engine.graceful_reboot(device_id):
+                    with self.lock:
+                        node.core.im.shutdown()   # logged and made due at once for its subscribers
                 node.link.flushing = True
                 try:
                     node.poll()
@@ -1014,7 +1017,29 @@ class NodeManager:
             down = engine.unreachable(device_id) is not None
             if down != (device_id in self._unreachable):
                 self._unreachable.symmetric_difference_update({device_id})
-                node.core.touched = True
+                if not down:
+                    self._reannounce(device_id)
+
+    def _reannounce(self, device_id: str) -> None:
+        """Back on the network: withdraw the node's records and publish them again, as a device
+        whose network comes up announces itself, so a controller waiting to resubscribe tries
+        now. (While down the records stay: other hosts' caches keep them too.)"""
+        running = self._reconcilers.get(device_id)
+
+        async def again() -> None:
+            if running is not None and not running.done():
+                await asyncio.gather(running, return_exceptions=True)
+            published = self._published.setdefault(device_id, {})
+            try:
+                for key in list(published):
+                    await self.advertiser.withdraw(device_id, published.pop(key))
+            except Exception:
+                log.exception("%s: mDNS withdrawal failed", device_id)
+            self._wanted.pop(device_id, None)
+            node = self.nodes.get(device_id)
+            if node is not None:
+                node.core.touched = True   # the next sync publishes the records again
+        self._reconcilers[device_id] = asyncio.get_running_loop().create_task(again(), name=f"mdns {device_id}")
 
     def link_counts(self) -> dict[str, dict[str, int]]:
         """Per node: datagrams each way, drops, delays and MRP retransmissions its link saw."""
@@ -1048,8 +1073,6 @@ class NodeManager:
 
     # -- mDNS ---------------------------------------------------------------------------------
     def _services(self, node: MatterNode) -> dict[tuple, Any]:
-        if node.device.id in self._unreachable:
-            return {}   # offline or rebooting: advertises nothing until it is back
         pairing = node.core.pairing
         with self.lock:
             discriminator = node.core.commissioning.window.discriminator  # None: window closed
