@@ -124,13 +124,15 @@ class UdpTransport(asyncio.DatagramProtocol):
             if delay is None:
                 return
             if delay > 0 and self._loop is not None:
-                self._loop.call_later(delay / 1000.0, self._receive, data, addr)
+                self._loop.call_later(delay / 1000.0, self._receive_late, data, addr)
                 return
         self._receive(data, addr)
 
+    def _receive_late(self, data: bytes, addr: Any) -> None:
+        if self._transport is not None and not self._transport.is_closing():   # not closed meanwhile
+            self._receive(data, addr)
+
     def _receive(self, data: bytes, addr: Any) -> None:
-        if self._transport is None or self._transport.is_closing():
-            return   # closed while the datagram waited
         now = self.now_ms()
         if self._slot.due(now):
             self._on_timer()   # timers first: a flood must not postpone what is due
