@@ -159,9 +159,13 @@ def run(agent: str = typer.Option(..., help="reference | null | openai:MODEL"),
                                          "python-matter-server."),
         matter_server: str | None = typer.Option(None, help="With --over-matter: use this running "
                                                  "python-matter-server (ws://...) instead; run inside the "
-                                                 "network namespace where it finds the nodes (no root needed).")):
-    """Run an agent over the episodes and score them. Results go to `--out`/results.jsonl; a rerun
-    with the same `--out` resumes where it stopped.
+                                                 "network namespace where it finds the nodes (no root needed)."),
+        ray: str | None = typer.Option(None, "--ray", metavar="ADDRESS", show_default=False,
+                                       help="Run episodes as Ray tasks: 'local' starts a local Ray "
+                                            "(loopback only, --workers CPUs); else a cluster address.")):
+    """Run an agent over the episodes and score them. Results go to `--out`/results.jsonl (what the
+    run decided: identical across reruns and executors; wall-clock latencies in timings.jsonl); a
+    rerun with the same `--out` resumes where it stopped.
 
     With `--over-matter` every episode's home is served as a Matter bridge node (one
     commissioning per episode) and the agent works through python-matter-server; the home it
@@ -177,10 +181,16 @@ def run(agent: str = typer.Option(..., help="reference | null | openai:MODEL"),
         twin bench run --agent openai:qwen2.5-7b --base-url http://127.0.0.1:8000/v1 --out runs/qwen --mode tools
 
         sudo twin bench run --agent reference --over-matter --category QT2-F --limit 5 --out runs/matter
+
+        twin bench run --agent reference --out runs/ray --ray local --workers 2
+
+        twin bench run --agent reference --out runs/cluster --ray ray://head.example:10001
     """
     items = _episodes(episodes, category, limit)
     if matter_server is not None and not over_matter:
         raise CliError("--matter-server goes with --over-matter")
+    if ray is not None and over_matter:
+        raise CliError("--ray runs episodes in process; it does not go with --over-matter")
     try:
         make_agent(agent, base_url, api_key, mode)
         scorer = make_judge(judge, base_url, api_key)
@@ -222,7 +232,11 @@ def run(agent: str = typer.Option(..., help="reference | null | openai:MODEL"),
         finally:
             serving.close()
     else:
-        run_all(items, lambda: make_agent(agent, base_url, api_key, mode), scorer, out, workers, max_steps)
+        try:
+            run_all(items, lambda: make_agent(agent, base_url, api_key, mode), scorer, out, workers, max_steps,
+                    ray_address=ray)
+        except RuntimeError as exc:   # Ray missing or unreachable
+            raise CliError(str(exc)) from None
     results = [r for r in load_results(out) if r["episode_id"] in {e.id for e in items}]
     ok = sum(bool(r["success"]) for r in results)
     typer.echo(f"{ok}/{len(results)} episodes succeeded; results in {out / 'results.jsonl'}")

@@ -242,25 +242,10 @@ def _safe_read(home: Home, goal: DeviceGoal) -> Any:
 
 
 # ---- one episode, end to end -----------------------------------------------------------------
-def run_episode(episode: Episode, agent: Agent, judge: Judge, max_steps: int = 30,
-                start: Home | None = None, serve: Serve = in_process) -> dict[str, Any]:
-    """Run `agent` on its own fork of the episode's home, reached through `serve`, and score
-    that home. Returns a result record."""
-    start = start if start is not None else build_home(episode)
-    acted = start.fork()
-    alias = endpoint_alias(episode)
-    if serve is in_process and alias is not None:  # over Matter, nodes answer strictly as products do
-        def serve(home: Home) -> contextlib.AbstractContextManager[Backend]:
-            return contextlib.nullcontext(TwinBackend(home, endpoint_alias=alias))
-    session = Session(ask_user=lambda question: USER_REPLY)
-    with serve(acted) as backend:
-        wall = time.perf_counter()
-        try:
-            out = agent.run(episode.query, backend, session, max_steps)
-        except Exception as exc:  # an agent crash is a failed episode, not a failed run
-            out = AgentOutput(None, len(session.history), error=f"{type(exc).__name__}: {exc}")
-        latency = time.perf_counter() - wall
-    answer = session.answer if session.answer is not None else out.answer
+def score(episode: Episode, start: Home, acted: Home, session: Session, judge: Judge,
+          answer: str | None) -> dict[str, Any]:
+    """The verdict on what an agent left in `acted` (consumed) starting from `start`: the same
+    rules whoever drove the tools (an agent run, a gymnasium environment, a replay)."""
     missing = missing_actions(episode, session.history)
     allowed = feasible_part_devices(episode)
     changed = device_states(acted, allowed) != device_states(start, allowed)
@@ -277,16 +262,40 @@ def run_episode(episode: Episode, agent: Agent, judge: Judge, max_steps: int = 3
     failures = missing + verdict.failures
     success = not failures and verdict.passed
     record = {
-        "episode_id": episode.id, "category": episode.category, "agent": agent.name,
         "success": success, "method": method, "failures": failures, "judge_votes": verdict.votes,
-        "answer": answer, "steps": len(session.history), "latency_s": round(latency, 4),
-        "prompt_tokens": out.prompt_tokens, "completion_tokens": out.completion_tokens,
-        "agent_error": out.error, "state_changed": changed,
-        "history": [{"tool": h["tool"], "args": h["args"], "ok": bool(h["result"].get("ok"))}
-                    for h in session.history],
+        "answer": answer, "steps": len(session.history), "state_changed": changed,
+        # Every call with its full result: what trajectory export replays and trains on.
+        "history": [{"tool": h["tool"], "args": h["args"], "ok": bool(h["result"].get("ok")),
+                     "result": h["result"]} for h in session.history],
     }
     record["error_type"] = None if success else classify_error(episode, record, missing, verdict)
     return record
+
+
+def run_episode(episode: Episode, agent: Agent, judge: Judge, max_steps: int = 30,
+                start: Home | None = None, serve: Serve = in_process) -> dict[str, Any]:
+    """Run `agent` on its own fork of the episode's home, reached through `serve`, and score
+    that home. Returns a result record (`latency_s`, the only wall-clock figure, is the
+    runner's to keep apart)."""
+    start = start if start is not None else build_home(episode)
+    acted = start.fork()
+    alias = endpoint_alias(episode)
+    if serve is in_process and alias is not None:  # over Matter, nodes answer strictly as products do
+        def serve(home: Home) -> contextlib.AbstractContextManager[Backend]:
+            return contextlib.nullcontext(TwinBackend(home, endpoint_alias=alias))
+    session = Session(ask_user=lambda question: USER_REPLY)
+    with serve(acted) as backend:
+        wall = time.perf_counter()
+        try:
+            out = agent.run(episode.query, backend, session, max_steps)
+        except Exception as exc:  # an agent crash is a failed episode, not a failed run
+            out = AgentOutput(None, len(session.history), error=f"{type(exc).__name__}: {exc}")
+        latency = time.perf_counter() - wall
+    answer = session.answer if session.answer is not None else out.answer
+    return {"episode_id": episode.id, "category": episode.category, "agent": agent.name,
+            **score(episode, start, acted, session, judge, answer),
+            "latency_s": round(latency, 4), "prompt_tokens": out.prompt_tokens,
+            "completion_tokens": out.completion_tokens, "agent_error": out.error}
 
 
 def classify_error(episode: Episode, record: dict[str, Any], missing: list[str], verdict: Verdict) -> str:

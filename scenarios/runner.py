@@ -2,14 +2,18 @@
 
 Each episode runs on its own twin, rebuilt from the episode (so workers share nothing).
 Results go to `<out>/results.jsonl`, one line per finished episode, appended as they finish;
-a rerun with the same `out` skips episodes already there.
+a rerun with the same `out` skips episodes already there. A result line holds only what the
+run decides (the twin runs in virtual time), so two runs of a deterministic agent give the
+same lines; wall-clock latencies go to `<out>/timings.jsonl` beside it.
+
+Episodes run in a thread pool, or as Ray tasks (`ray_address`: "local" starts a local Ray,
+anything else is a cluster address), with identical results.
 """
 from __future__ import annotations
 
 import json
 import os
-import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
@@ -24,6 +28,9 @@ from scenarios.judges import LLMJudge, RuleJudge
 from scenarios.schema import Episode
 
 RESULTS = "results.jsonl"
+TIMINGS = "timings.jsonl"
+#: Fields of a result that depend on the wall clock: kept in TIMINGS, not in RESULTS.
+TIMING_FIELDS = ("latency_s",)
 
 
 def make_agent(spec: str, base_url: str | None = None, api_key: str | None = None,
@@ -51,77 +58,129 @@ def make_judge(spec: str, base_url: str | None = None, api_key: str | None = Non
 
 
 def finished_ids(out: Path) -> set[str]:
-    path = out / RESULTS
-    if not path.exists():
-        return set()
-    done = set()
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            done.add(json.loads(line)["episode_id"])
-        except (json.JSONDecodeError, KeyError):
-            continue  # a line cut short by a crash: that episode runs again
-    return done
+    """Episodes with a complete result line (one cut short by a crash runs again)."""
+    return {r["episode_id"] for r in _lines(out / RESULTS) if "episode_id" in r}
 
 
 def run(episodes: list[Episode], agent_factory: Callable[[], Agent], judge: Judge, out: str | Path,
         workers: int = 4, max_steps: int = 30, progress: bool = True, serve: Serve = in_process,
-        fatal: tuple[type[Exception], ...] = ()) -> list[dict[str, Any]]:
-    """Run the episodes not yet in `out`; returns the new result records. `serve` is how agents
-    reach their homes (see `run_episode`); an exception in `fatal` (the backend itself is broken)
-    stops the run instead of failing one episode."""
+        fatal: tuple[type[Exception], ...] = (), ray_address: str | None = None) -> list[dict[str, Any]]:
+    """Run the episodes not yet in `out`; returns the new result records (timings included).
+    `serve` is how agents reach their homes (see `run_episode`); an exception in `fatal` (the
+    backend itself is broken) stops the run instead of failing one episode. With `ray_address`
+    the episodes run as Ray tasks (in process only)."""
+    if ray_address and serve is not in_process:
+        raise ValueError("Ray runs episodes in process only")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     done = finished_ids(out)
-    path = out / RESULTS
-    if path.exists() and path.stat().st_size and not path.read_bytes().endswith(b"\n"):
-        with path.open("a", encoding="utf-8") as fh:
-            fh.write("\n")  # close a line cut short by a crash, so new results start clean
+    for name in (RESULTS, TIMINGS):
+        path = out / name
+        if path.exists() and path.stat().st_size and not path.read_bytes().endswith(b"\n"):
+            with path.open("a", encoding="utf-8") as fh:
+                fh.write("\n")  # close a line cut short by a crash, so new results start clean
     todo = [e for e in episodes if e.id not in done]
-    lock = threading.Lock()
     new: list[dict[str, Any]] = []
 
-    def one(episode: Episode) -> dict[str, Any]:
-        try:
-            return run_episode(episode, agent_factory(), judge, max_steps, serve=serve)
-        except fatal:
-            raise
-        except Exception as exc:  # the episode itself is broken: record it, keep going
-            return {"episode_id": episode.id, "category": episode.category, "success": False,
-                    "failures": [f"run error: {type(exc).__name__}: {exc}"], "error_type": None,
-                    "steps": 0, "latency_s": 0.0, "agent": getattr(agent_factory(), "name", "?")}
-
     def record(result: dict[str, Any]) -> None:
-        with lock, (out / RESULTS).open("a", encoding="utf-8") as fh:
-            fh.write(json.dumps(result, ensure_ascii=False, sort_keys=True) + "\n")
-            new.append(result)
+        timing = {"episode_id": result["episode_id"], **{k: result[k] for k in TIMING_FIELDS if k in result}}
+        kept = {k: v for k, v in result.items() if k not in TIMING_FIELDS}
+        with (out / RESULTS).open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps(kept, ensure_ascii=False, sort_keys=True) + "\n")
+        with (out / TIMINGS).open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps(timing, sort_keys=True) + "\n")
+        new.append(result)
 
+    results = (_on_ray(todo, agent_factory, judge, max_steps, ray_address, workers) if ray_address
+               else _in_threads(todo, agent_factory, judge, max_steps, workers, serve, fatal))
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("ok {task.fields[ok]}"), TimeElapsedColumn(), disable=not progress) as bar:
         task = bar.add_task(f"{len(done)} done before; running", total=len(todo), ok=0)
         ok = 0
-        pool = ThreadPoolExecutor(max_workers=max(1, workers))
-        try:
-            for future in as_completed([pool.submit(one, e) for e in todo]):
-                result = future.result()
-                record(result)
-                ok += bool(result["success"])
-                bar.update(task, advance=1, ok=ok)
-        except BaseException:   # Ctrl-C or a fatal error: the episodes not started never start
-            pool.shutdown(wait=True, cancel_futures=True)
-            raise
-        pool.shutdown()
+        for result in results:
+            record(result)
+            ok += bool(result["success"])
+            bar.update(task, advance=1, ok=ok)
     return new
 
 
+def run_one(episode: Episode, agent_factory: Callable[[], Agent], judge: Judge, max_steps: int,
+            serve: Serve = in_process, fatal: tuple[type[Exception], ...] = ()) -> dict[str, Any]:
+    """One episode's record; an episode that cannot even run is a recorded failure."""
+    try:
+        return run_episode(episode, agent_factory(), judge, max_steps, serve=serve)
+    except fatal:
+        raise
+    except Exception as exc:  # the episode itself is broken: record it, keep going
+        return {"episode_id": episode.id, "category": episode.category, "success": False,
+                "failures": [f"run error: {type(exc).__name__}: {exc}"], "error_type": None,
+                "steps": 0, "latency_s": 0.0, "agent": getattr(agent_factory(), "name", "?")}
+
+
+def _in_threads(todo: list[Episode], agent_factory: Callable[[], Agent], judge: Judge, max_steps: int,
+                workers: int, serve: Serve, fatal: tuple[type[Exception], ...]) -> Iterator[dict[str, Any]]:
+    pool = ThreadPoolExecutor(max_workers=max(1, workers))
+    try:
+        futures = [pool.submit(run_one, e, agent_factory, judge, max_steps, serve, fatal) for e in todo]
+        for future in as_completed(futures):
+            yield future.result()
+    except BaseException:   # Ctrl-C or a fatal error: the episodes not started never start
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown()
+
+
+def _on_ray(todo: list[Episode], agent_factory: Callable[[], Agent], judge: Judge, max_steps: int,
+            address: str, workers: int) -> Iterator[dict[str, Any]]:
+    """Each episode a Ray task. "local" starts a private local Ray with `workers` CPUs; any
+    other address joins that cluster. At most a few tasks per CPU are in flight."""
+    ray = start_ray(address, workers)
+    task = ray.remote(num_cpus=1)(run_one)
+    agent_ref, judge_ref = ray.put(agent_factory), ray.put(judge)
+    pending: list[Any] = []
+    queue = list(reversed(todo))
+    in_flight = 4 * max(1, int(ray.available_resources().get("CPU", workers)))
+    while queue or pending:
+        while queue and len(pending) < in_flight:
+            pending.append(task.remote(queue.pop(), agent_ref, judge_ref, max_steps))
+        ready, pending = ray.wait(pending, num_returns=1)
+        yield ray.get(ready[0])
+
+
+def start_ray(address: str, workers: int) -> Any:
+    """Ray, started locally ("local") or joined at `address`; a clear error when it is missing."""
+    try:
+        import ray  # optional: the `ray` extra
+    except ImportError:
+        raise RuntimeError("Ray is not installed: pip install 'matter-twin[ray]'") from None
+    if not ray.is_initialized():
+        if address == "local":
+            # Private to this machine: loopback only, no dashboard, no usage report.
+            os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+            ray.init(num_cpus=max(1, workers), include_dashboard=False, log_to_driver=False,
+                     configure_logging=False, _node_ip_address="127.0.0.1")
+        else:
+            try:
+                ray.init(address=address, log_to_driver=False, configure_logging=False)
+            except Exception as exc:  # ConnectionError, ValueError, ...: one line for the user
+                raise RuntimeError(f"cannot join the Ray cluster at {address}: {str(exc).splitlines()[0]}") from None
+    return ray
+
+
 def load_results(out: str | Path) -> list[dict[str, Any]]:
-    """Every complete result line (a line cut short by a crash is skipped)."""
-    path = Path(out) / RESULTS
+    """Every complete result line (a line cut short by a crash is skipped), with its timing."""
+    timings = {t["episode_id"]: t for t in _lines(Path(out) / TIMINGS)}
+    return [{**r, **{k: v for k, v in timings.get(r.get("episode_id"), {}).items() if k in TIMING_FIELDS}}
+            for r in _lines(Path(out) / RESULTS)]
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []
-    results = []
+    rows = []
     for line in path.read_text(encoding="utf-8").splitlines():
         try:
-            results.append(json.loads(line))
+            rows.append(json.loads(line))
         except json.JSONDecodeError:
             continue
-    return results
+    return rows

@@ -23,6 +23,7 @@ from pydantic import (
     ValidationError,
     ValidationInfo,
     field_validator,
+    model_serializer,
     model_validator,
 )
 
@@ -197,6 +198,16 @@ class HomeSpec(_Model):
         with_overrides(value)   # raises ValueError naming the bad coefficient
         return value
 
+    @model_serializer(mode="wrap")
+    def _optional_parts_only_when_set(self, handler: Any) -> dict[str, Any]:
+        # A home without products or physics overrides dumps as before they existed (episode
+        # files stay byte-identical).
+        data = handler(self)
+        for key in ("products", "physics"):
+            if not getattr(self, key):
+                data.pop(key, None)
+        return data
+
     @field_validator("products")
     @classmethod
     def _product_keys(cls, value: dict[str, str]) -> dict[str, str]:
@@ -321,9 +332,6 @@ def to_yaml(spec: HomeSpec) -> str:
     data["start_time"] = spec.start_time.isoformat(sep=" ")
     if data["seed"] is None:
         del data["seed"]
-    for key in ("products", "physics"):
-        if not data[key]:
-            del data[key]
     for room in data["rooms"]:
         for device in room["devices"]:
             for key in ("name", "options", "attributes"):
