@@ -10,11 +10,12 @@ import time
 from pathlib import Path
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from matter_twin.console import CliError, one_line
 from matter_twin.sandbox import SERVER_URL, matter_sandbox, missing_requirements, python_command
 from scenarios.agreement import DEFAULT_LABELS, agreement_table, judge_labels, load_labels
+from scenarios.export import ExportError, chat_examples, preference_pairs
 from scenarios.generate import SEED
 from scenarios.generate import generate as gen
 from scenarios.judges import LLMJudge, RuleJudge
@@ -24,6 +25,7 @@ from scenarios.runner import load_results, make_agent, make_judge
 from scenarios.runner import run as run_all
 from scenarios.schema import CATEGORIES, DEFAULT_EPISODES, dump_episode, load_episodes
 from scenarios.simuhome import ImportError_, import_dir, import_file
+from scenarios.tasks import generate_tasks
 from scenarios.validate import bound_problems, bounds_table, score_bounds
 from scenarios.validate import validate as check
 from twin.schema import UserFileError
@@ -35,7 +37,8 @@ bench_app = typer.Typer(help="The SimuHome benchmark: 600 seeded episodes in 12 
                              "    twin bench run --agent openai:gpt-4o-mini --out runs/mini --limit 5\n\n"
                              "    twin bench report runs/reference runs/mini\n\n"
                              "    twin bench validate --no-solve\n\n"
-                             "    twin bench import simuhome SimuHome/data/benchmark --out simuhome.jsonl",
+                             "    twin bench import simuhome SimuHome/data/benchmark --out simuhome.jsonl\n\n"
+                             "    twin bench export runs/reference --out train.jsonl",
                         no_args_is_help=True, rich_markup_mode="markdown")
 
 
@@ -240,6 +243,79 @@ def run(agent: str = typer.Option(..., help="reference | null | openai:MODEL"),
     results = [r for r in load_results(out) if r["episode_id"] in {e.id for e in items}]
     ok = sum(bool(r["success"]) for r in results)
     typer.echo(f"{ok}/{len(results)} episodes succeeded; results in {out / 'results.jsonl'}")
+
+
+@bench_app.command()
+def export(runs: list[Path] = typer.Argument(..., help="Run directories of `twin bench run` (any agents)."),
+           out: Path = typer.Option(..., help="Chat fine-tuning JSONL: one line per successful episode."),
+           pairs: Path | None = typer.Option(None, help="Also write preference pairs (a success and a failure "
+                                                        "on the same episode) to this JSONL."),
+           episodes: Path = typer.Option(DEFAULT_EPISODES, help="The episodes the runs used.")):
+    """Export runs as training data: OpenAI chat fine-tuning JSONL (messages with tool calls and
+    the recorded tool results) and, with --pairs, preference pairs.
+
+    Examples:
+
+        twin bench export runs/reference --out train.jsonl
+
+        twin bench export runs/reference runs/mini --out train.jsonl --pairs pairs.jsonl
+    """
+    by_id = {e.id: e for e in _episodes(episodes, None, None)}
+    results = []
+    for run_dir in runs:
+        if not (run_dir / "results.jsonl").is_file():
+            raise CliError(f"{run_dir}: no results.jsonl (not a `twin bench run` directory)")
+        results.extend(load_results(run_dir))
+    try:
+        examples = chat_examples(results, by_id)
+        pair_rows = preference_pairs(results, by_id) if pairs is not None else []
+    except ExportError as exc:
+        raise CliError(str(exc)) from None
+    _write_jsonl(out, examples)
+    typer.echo(f"wrote {len(examples)} successful trajectories to {out}")
+    if pairs is not None:
+        _write_jsonl(pairs, pair_rows)
+        typer.echo(f"wrote {len(pair_rows)} preference pairs to {pairs}")
+
+
+@bench_app.command()
+def tasks(out: Path = typer.Option(..., help="Directory for train.jsonl and heldout.jsonl."),
+          seed: int = typer.Option(1, help="Generator seed (the committed benchmark uses another)."),
+          per_category: int = typer.Option(10, min=1, help="Tasks drawn per category."),
+          category: list[str] | None = typer.Option(None, help="Only these categories (repeatable)."),
+          heldout: float = typer.Option(0.1, min=0.0, max=0.99, help="Share of tasks held out (by content hash)."),
+          exclude: Path = typer.Option(DEFAULT_EPISODES, help="Episodes never to emit (default: the benchmark).")):
+    """Generate verifiable training tasks: seeded episodes, each kept only if the reference solver
+    solves it, split into train and held-out by a hash of their content (a held-out task can
+    never land in train, whatever the seed), none equal to an excluded episode.
+
+    Examples:
+
+        twin bench tasks --out data/tasks --seed 7 --per-category 100
+
+        twin bench tasks --out data/qt3 --category QT3-F --category QT3-IF --heldout 0.2
+    """
+    categories = tuple(category or CATEGORIES)
+    excluded = _episodes(exclude, None, None)
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn()) as bar:
+        job = bar.add_task("drawing and solving tasks", total=per_category * len(categories))
+        try:
+            made = generate_tasks(seed, per_category, categories, heldout, excluded,
+                                  progress=lambda _: bar.advance(job))
+        except (ValueError, RuntimeError) as exc:
+            raise CliError(str(exc)) from None
+    out.mkdir(parents=True, exist_ok=True)
+    for name, items in (("train", made.train), ("heldout", made.heldout)):
+        (out / f"{name}.jsonl").write_text("".join(dump_episode(e) + "\n" for e in items), encoding="utf-8")
+    typer.echo(f"{len(made.train)} train and {len(made.heldout)} held-out tasks in {out} "
+               f"({made.unsolved} unsolved and {made.duplicates} duplicates left out)")
+
+
+def _write_jsonl(path: Path, rows: list[dict]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows),
+                    encoding="utf-8")
 
 
 @bench_app.command()
