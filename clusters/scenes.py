@@ -204,7 +204,8 @@ class _Scene:
 class ScenesManagementServer(ClusterServer):
     cluster = SM
     revision = 1
-    attributes = ("LastConfiguredBy", "SceneTableSize", "FabricSceneInfo")
+    # No LastConfiguredBy: optional in the SDK and "do not use" (X) since Matter 1.4.
+    attributes = ("SceneTableSize", "FabricSceneInfo")
     commands = ("AddScene", "ViewScene", "RemoveScene", "RemoveAllScenes", "StoreScene", "RecallScene",
                 "GetSceneMembership", "CopyScene")
     notes = ("A scene is identified by (groupID, sceneID); group 0 needs no membership, any other "
@@ -221,7 +222,7 @@ class ScenesManagementServer(ClusterServer):
         self._recalling = False
 
     def defaults(self) -> dict[str, Any]:
-        return {"LastConfiguredBy": NullValue, "SceneTableSize": SCENE_TABLE_SIZE, "FabricSceneInfo": []}
+        return {"SceneTableSize": SCENE_TABLE_SIZE, "FabricSceneInfo": []}
 
     derived = frozenset({"FabricSceneInfo"})
 
@@ -293,11 +294,6 @@ class ScenesManagementServer(ClusterServer):
         total = sum(len(t) for t in self._scenes.values())
         return key in mine or (len(mine) < SCENES_PER_FABRIC and total < SCENE_TABLE_SIZE)
 
-    def _configured(self) -> None:
-        access = current_access.get()
-        self.set("LastConfiguredBy", access.peer_node_id if access is not None and access.peer_node_id
-                 is not None else NullValue)
-
     def drop_group(self, group: int) -> None:
         """Groups removed `group`: its scenes go too (the accessing fabric's)."""
         fabric = _fabric()
@@ -342,7 +338,6 @@ class ScenesManagementServer(ClusterServer):
                     values.setdefault(server.id, {})[pair.attributeID] = int(value)
         if status == Status.SUCCESS:
             self._scenes.setdefault(fabric, {})[key] = _Scene(request.sceneName, request.transitionTime, values)
-            self._configured()
             self._changed()
         return SM.Commands.AddSceneResponse(status=status, groupID=request.groupID, sceneID=request.sceneID)
 
@@ -385,7 +380,6 @@ class ScenesManagementServer(ClusterServer):
             self._scenes.setdefault(fabric, {})[key] = _Scene(old.name if old else "",
                                                              old.transition_ms if old else 0, self._capture())
             self._current[fabric] = (*key, True)
-            self._configured()
             self._changed()
         return SM.Commands.StoreSceneResponse(status=status, groupID=request.groupID, sceneID=request.sceneID)
 
@@ -450,7 +444,6 @@ class ScenesManagementServer(ClusterServer):
                 for src, dst in pairs:
                     mine[dst] = _Scene.from_json(mine[src].to_json())
                 self._scenes[fabric] = mine
-                self._configured()
                 self._changed()
         return SM.Commands.CopySceneResponse(status=status, groupIdentifierFrom=request.groupIdentifierFrom,
                                              sceneIdentifierFrom=request.sceneIdentifierFrom)
