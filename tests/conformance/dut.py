@@ -1,0 +1,44 @@
+"""The device under test, as the conformance test cases (TC_*) see it.
+
+A test case is written once against `Dut` and runs against two implementations:
+- in process, through our Interaction Model server (fast; the unit suite), and
+- over the network, through the CHIP SDK's Python controller after on-network commissioning,
+  inside a test-created namespace (the e2e suite; what the certification harness would do).
+
+Attributes, commands and values are `chip.clusters.Objects` types both ways, e.g.
+`dut.read(1, C.OnOff.Attributes.OnOff)`, `dut.invoke(1, C.OnOff.Commands.Toggle())`.
+"""
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+
+class DutStatusError(Exception):
+    """The DUT answered a path or command with a non-SUCCESS Interaction Model status."""
+
+    def __init__(self, status: int, what: str = "") -> None:
+        super().__init__(f"{what}: status 0x{status:02X}" if what else f"status 0x{status:02X}")
+        self.status = status   # chip.interaction_model.Status value (e.g. 0x87 CONSTRAINT_ERROR)
+
+
+class Dut(Protocol):
+    name: str          # the device's name in the home (e.g. "living_room_light"), or the bridge's
+    device_type: str   # clusters.device key of the device (e.g. "dimmable_light"); "bridge" for a bridge
+
+    def endpoints(self) -> list[int]:
+        """Endpoint 0 and every endpoint in its Descriptor PartsList."""
+
+    def read(self, endpoint: int, attribute: Any) -> Any:
+        """One attribute's value (`attribute` is an Objects attribute class); DutStatusError if not SUCCESS."""
+
+    def read_cluster(self, endpoint: int, cluster: Any) -> dict[str, Any]:
+        """Every attribute the cluster serves on the endpoint, by attribute class name (wildcard read)."""
+
+    def write(self, endpoint: int, attribute: Any, value: Any, timed_ms: int | None = None) -> None:
+        """Write one attribute (optionally as a timed write); DutStatusError if not SUCCESS."""
+
+    def invoke(self, endpoint: int, command: Any, timed_ms: int | None = None) -> Any:
+        """Invoke an Objects command instance; its response object, or None for a plain SUCCESS."""
+
+    def wait(self, seconds: float) -> None:
+        """Let `seconds` of the DUT's time pass (in process: advance the home's clock; network: sleep)."""
