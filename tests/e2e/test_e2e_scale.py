@@ -60,7 +60,7 @@ def test_every_node_of_a_135_device_home_is_commissioned_and_subscribed(netns: N
     try:
         twin = bench_scale.start_twin(netns, tmp_path, home)
         try:
-            result = netns.call(bench_scale.commission, -1, timeout=1200)
+            result = netns.call(bench_scale.commission, -1, str(tmp_path / "progress"), timeout=1200)
             held = netns.call(subscriptions_held, DEVICES + ROOMS, timeout=120)
         except Exception as err:
             raise AssertionError(f"{err}\n--- twin:\n{tail(tmp_path / 'twin.log')}\n--- server:\n"

@@ -64,7 +64,7 @@ SCRIPT = [
     {"tool": "get_room_states", "args": {"room.id": "bedroom"}},
     onoff("On", "kitchen_light"), read("kitchen_light", "OnOff", "OnOff", value=True),
     {"tool": "get_room_states", "args": {"room.id": "kitchen"}},
-    onoff("Off"), {"wait": 0.5}, onoff("On"), {"wait": 0.5},
+    onoff("Off"), {"wait": 0.5}, onoff("On"), {"wait": 2.0},   # room for the last report under load
 ]
 
 
