@@ -2,8 +2,8 @@
 
 Tests mirror the packages (tests/protocol, tests/node, tests/clusters, ...). Tests that need a
 network namespace, python-matter-server or matter.js carry `@pytest.mark.e2e`; the fast suite
-is `pytest -m "not e2e"`. A test that creates a namespace without the marker fails, so the
-fast suite can never start a controller or send a packet.
+is `pytest -m unit` (every test without `e2e` gets the `unit` marker). A test that creates a
+namespace without the marker fails, so the fast suite can never start a controller or send a packet.
 """
 import sys
 from pathlib import Path
@@ -18,6 +18,12 @@ import netns  # noqa: E402  (tests/ on the path first)
 for folder in netns.test_folders():
     if str(folder) not in sys.path:
         sys.path.insert(0, str(folder))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("e2e") is None:
+            item.add_marker(pytest.mark.unit)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
