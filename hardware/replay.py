@@ -25,11 +25,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bridge.tools import Session, call_tool, normalize_args
+from bridge.tools import call_tool, normalize_args
 from bridge.twin_backend import TwinBackend
 from clusters.values import to_json
 from hardware.recording import Recording
-from scenarios.evaluate import USER_REPLY
+from scenarios.evaluate import agent_session
 from twin.clock import TICKS_PER_SECOND
 from twin.home import Home
 
@@ -102,7 +102,7 @@ def replay_session(path: str | Path, run: int | None = None) -> dict[str, Any]:
     devices: dict[str, Any] = meta["devices"] or {}
     home = Home.restore(meta["snapshot"])
     backend = TwinBackend(home)
-    session = Session(ask_user=lambda question: USER_REPLY)   # as the agent's session answered
+    session = agent_session()   # as the agent's session answered
     tick0 = meta["tick"]
     twin_reports: list[dict[str, Any]] = []
     clock = {"call_start": 0.0}

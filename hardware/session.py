@@ -502,13 +502,13 @@ class LabSession:
     def run_agent(self) -> dict[str, Any]:
         """Drive the lab file's agent through the tools against the mixed home; every call it
         makes is recorded (source "agent"); the goals are read back through the same tools."""
-        from scenarios.evaluate import USER_REPLY
+        from scenarios.evaluate import agent_session
         from scenarios.runner import make_agent
         spec = self.lab.spec.session.agent
         assert spec is not None and self.backend is not None
         agent = make_agent(spec.agent, base_url=spec.base_url)
         backend = _Timed(self.backend, self._tick)
-        session = Session(ask_user=lambda question: USER_REPLY)
+        session = agent_session()
         session.history = _RecordedHistory(self, backend)
         try:
             out = agent.run(spec.query, backend, session, spec.max_steps)

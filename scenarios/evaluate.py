@@ -30,6 +30,13 @@ from twin.home import Home
 DIRECTION_EPSILON = {"temperature": 0.01, "humidity": 0.01, "pm10": 0.01, "illuminance": 0.5}
 #: What the simulated user answers when the agent calls ask_user.
 USER_REPLY = "I'm not sure. Please go with what you found, and tell me if something is off."
+
+
+def agent_session() -> Session:
+    """A tool session whose simulated user answers every ask_user with USER_REPLY."""
+    return Session(ask_user=lambda question: USER_REPLY)
+
+
 STATE_TOOLS = ("execute_command", "write_attribute", "schedule_workflow", "cancel_workflow")
 
 
@@ -283,7 +290,7 @@ def run_episode(episode: Episode, agent: Agent, judge: Judge, max_steps: int = 3
     if serve is in_process and alias is not None:  # over Matter, nodes answer strictly as products do
         def serve(home: Home) -> contextlib.AbstractContextManager[Backend]:
             return contextlib.nullcontext(TwinBackend(home, endpoint_alias=alias))
-    session = Session(ask_user=lambda question: USER_REPLY)
+    session = agent_session()
     with serve(acted) as backend:
         wall = time.perf_counter()
         try:

@@ -18,10 +18,10 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from bridge.tools import TOOL_SCHEMAS, Session, call_tool
+from bridge.tools import TOOL_SCHEMAS, call_tool
 from bridge.twin_backend import TwinBackend
 from scenarios.agents.react import system_prompt
-from scenarios.evaluate import USER_REPLY, build_home
+from scenarios.evaluate import agent_session, build_home
 from scenarios.schema import Episode
 
 
@@ -92,7 +92,7 @@ def preference_pairs(results: Iterable[dict[str, Any]], episodes: dict[str, Epis
 def replay(example: dict[str, Any], episode: Episode) -> list[dict[str, Any]]:
     """The example's tool calls run again on the episode's starting home: their results, in order."""
     home = build_home(episode).fork()
-    backend, session = TwinBackend(home), Session(ask_user=lambda question: USER_REPLY)
+    backend, session = TwinBackend(home), agent_session()
     results = []
     for message in example["messages"]:
         for call in message.get("tool_calls") or ():

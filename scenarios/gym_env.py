@@ -33,7 +33,7 @@ from gymnasium import spaces
 
 from bridge.tools import TOOL_NAMES, Session, call_tool
 from bridge.twin_backend import TwinBackend
-from scenarios.evaluate import USER_REPLY, Judge, build_home, score
+from scenarios.evaluate import Judge, agent_session, build_home, score
 from scenarios.generate import generate_category
 from scenarios.judges import RuleJudge
 from scenarios.schema import CATEGORIES, DEFAULT_EPISODES, Episode, load_episodes
@@ -146,7 +146,7 @@ class HomeEnv(gymnasium.Env):
             if "generate" not in options:
                 self._starts[self.episode.id] = start
         self._start, self._home = start, start.fork()
-        self._session = Session(ask_user=lambda question: USER_REPLY)
+        self._session = agent_session()
         self._last = {"ok": True, "episode": self.episode.id}
         return self._observation(), self._info()
 
@@ -197,7 +197,7 @@ def reference_actions(episode: Episode) -> list[str]:
     reward wherever the solver does (it works only through the tools, never sees the goal)."""
     from scenarios.agents.reference import ReferenceAgent
     home = build_home(episode).fork()
-    session = Session(ask_user=lambda question: USER_REPLY)
+    session = agent_session()
     ReferenceAgent().run(episode.query, TwinBackend(home), session, 100)
     return [f"{h['tool']} {json.dumps(h['args'] or {})}" for h in session.history]
 
