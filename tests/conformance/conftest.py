@@ -1,0 +1,103 @@
+"""Devices under test for the conformance test cases (TC_*).
+
+The duts are the default home's devices (the first of each device type), one room-sensor node and
+the bridge (bridge mode: the whole home behind an Aggregator). Each is offered in every `KINDS`
+entry: in process (tests/conformance/inprocess.py) and over the network (the e2e suite).
+
+- `dut`: one Dut per (kind, dut key); a test case that applies only to some clusters selects its
+  duts with `@pytest.mark.parametrize("dut", serving(C.OnOff), indirect=True)`, so duts without
+  the cluster are never collected (no skips); without that mark it runs on every dut.
+- `dut_inprocess`: the in-process Dut of every dut key.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from inprocess import InProcessDut
+
+from twin.aggregator import BRIDGE_ID, build_bridge
+from twin.home import Home
+from twin.room_sensors import ROOM_SENSOR_TYPE, room_sensor_device
+
+BRIDGE = "bridge"
+
+#: How a Dut is reached -> the marks its tests carry. The network kind (`conf`'s NetworkDut)
+#: is added next to it with `pytest.mark.e2e`, and built by `_make`.
+KINDS: dict[str, list[Any]] = {"inprocess": []}
+
+_REFERENCE = Home.default()
+
+
+def _device_ids(home: Home) -> dict[str, str]:
+    """dut key (device type key) -> the id of the first device of that type in `home`."""
+    ids: dict[str, str] = {}
+    for device in home.devices.values():
+        ids.setdefault(device.type.key, device.id)
+    return ids
+
+
+DEVICE_IDS = _device_ids(_REFERENCE)
+FIRST_ROOM = next(iter(_REFERENCE.rooms))
+
+
+def build(key: str, home: Home) -> tuple[Any, str]:
+    """The data model (device or bridge) of dut `key` in `home`, and its name."""
+    if key == BRIDGE:
+        return build_bridge(home), BRIDGE_ID
+    if key == ROOM_SENSOR_TYPE.key:
+        device = room_sensor_device(home, FIRST_ROOM)
+        return device, device.id
+    return home.device(DEVICE_IDS[key]), DEVICE_IDS[key]
+
+
+def _clusters(model: Any) -> frozenset[int]:
+    return frozenset(server.id for server in model.servers())
+
+
+#: dut key -> the cluster ids it serves on any endpoint.
+DUT_CLUSTERS: dict[str, frozenset[int]] = {
+    key: _clusters(build(key, _REFERENCE.fork())[0])
+    for key in [*DEVICE_IDS, ROOM_SENSOR_TYPE.key, BRIDGE]}
+
+
+def inprocess_dut(key: str) -> InProcessDut:
+    """A fresh in-process Dut of `key`, in its own copy of the default home."""
+    home = _REFERENCE.fork()
+    model, name = build(key, home)
+    return InProcessDut(home, model, name, key)
+
+
+def serving(*clusters: Any) -> list[Any]:
+    """`dut` parameters of every (kind, dut key) that serves one of `clusters` (Objects classes)."""
+    ids = {cluster.id for cluster in clusters}
+    return [pytest.param((kind, key), id=f"{kind}-{key}", marks=marks)
+            for kind, marks in KINDS.items() for key, served in DUT_CLUSTERS.items() if ids & served]
+
+
+def all_duts() -> list[Any]:
+    return [pytest.param((kind, key), id=f"{kind}-{key}", marks=marks)
+            for kind, marks in KINDS.items() for key in DUT_CLUSTERS]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    explicit = any("dut" in mark.args[0] for mark in metafunc.definition.iter_markers("parametrize"))
+    if "dut" in metafunc.fixturenames and not explicit:
+        metafunc.parametrize("dut", all_duts(), indirect=True)
+
+
+def _make(kind: str, key: str, request: pytest.FixtureRequest) -> Any:
+    if kind == "inprocess":
+        return inprocess_dut(key)
+    raise ValueError(f"unknown dut kind {kind!r}; known: {', '.join(KINDS)}")
+
+
+@pytest.fixture
+def dut(request: pytest.FixtureRequest) -> Any:
+    kind, key = request.param
+    return _make(kind, key, request)
+
+
+@pytest.fixture(params=list(DUT_CLUSTERS))
+def dut_inprocess(request: pytest.FixtureRequest) -> InProcessDut:
+    return inprocess_dut(request.param)
