@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 from inprocess import InProcessDut
+from netns import network_namespace
+from network import NetworkLab
 
 from twin.aggregator import BRIDGE_ID, build_bridge
 from twin.home import Home
@@ -22,9 +24,9 @@ from twin.room_sensors import ROOM_SENSOR_TYPE, room_sensor_device
 
 BRIDGE = "bridge"
 
-#: How a Dut is reached -> the marks its tests carry. The network kind (`conf`'s NetworkDut)
-#: is added next to it with `pytest.mark.e2e`, and built by `_make`.
-KINDS: dict[str, list[Any]] = {"inprocess": []}
+#: How a Dut is reached -> the marks its tests carry; the network kind (network.py's NetworkDut,
+#: in the session's namespace) is e2e.
+KINDS: dict[str, list[Any]] = {"inprocess": [], "network": [pytest.mark.e2e]}
 
 _REFERENCE = Home.default()
 
@@ -75,6 +77,12 @@ def serving(*clusters: Any) -> list[Any]:
             for kind, marks in KINDS.items() for key, served in DUT_CLUSTERS.items() if ids & served]
 
 
+def over_network(params: list[Any]) -> list[Any]:
+    """Only the network kind of `dut` parameters: for test cases that need the network
+    (commissioning, CASE, mDNS, subscriptions)."""
+    return [p for p in params if p.values[0][0] == "network"]
+
+
 def all_duts() -> list[Any]:
     return [pytest.param((kind, key), id=f"{kind}-{key}", marks=marks)
             for kind, marks in KINDS.items() for key in DUT_CLUSTERS]
@@ -89,6 +97,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def _make(kind: str, key: str, request: pytest.FixtureRequest) -> Any:
     if kind == "inprocess":
         return inprocess_dut(key)
+    if kind == "network":
+        return request.getfixturevalue("network_lab").dut(build(key, _REFERENCE.fork())[1], key)
     raise ValueError(f"unknown dut kind {kind!r}; known: {', '.join(KINDS)}")
 
 
@@ -101,3 +111,15 @@ def dut(request: pytest.FixtureRequest) -> Any:
 @pytest.fixture(params=list(DUT_CLUSTERS))
 def dut_inprocess(request: pytest.FixtureRequest) -> InProcessDut:
     return inprocess_dut(request.param)
+
+
+@pytest.fixture(scope="session")
+def network_lab(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """One namespace, one CHIP SDK controller, and the twin's nodes (the default home; bridge mode
+    in a second process), each commissioned once per session (tests/conformance/network.py)."""
+    with network_namespace("cf") as ns:
+        lab = NetworkLab(ns, tmp_path_factory.mktemp("conformance"))
+        try:
+            yield lab
+        finally:
+            lab.close()

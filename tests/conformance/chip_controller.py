@@ -1,0 +1,166 @@
+"""The conformance suite's controller: the CHIP SDK's Python controller (home-assistant-chip-core's
+`chip.ChipDeviceCtrl`) in one long-lived process inside the test namespace, serving the test
+process over a Unix socket.
+
+    python chip_controller.py SOCKET WORKDIR PAA_DIR
+
+The stack starts once (its own certificate authority, fabric 1, vendor 0xFFF1, controller node
+112233) and every node is commissioned once per test session. A request is a pickled
+`(function name, args, kwargs)`; the function is one of this module's `op_*` coroutines, or any
+module-level coroutine `module:function` (a test case's steps that must run beside the
+controller: subscriptions, PASE, mDNS), called as `await function(controller, *args, **kwargs)`.
+The answer is `("ok", value)`, `("status", status, cluster_status, text)` for an Interaction
+Model error, or `("error", traceback)`.
+"""
+from __future__ import annotations
+
+import asyncio
+import importlib
+import json
+import sys
+import traceback
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, Listener
+from pathlib import Path
+from typing import Any
+from urllib.request import urlopen
+
+FABRIC_ID = 1
+ADMIN_VENDOR_ID = 0xFFF1
+CONTROLLER_NODE_ID = 112233
+
+
+@dataclass
+class Controller:
+    """What a request's function gets: the SDK controller and the stack objects behind it."""
+    dev: Any                      # chip.ChipDeviceCtrl.ChipDeviceController
+    admin: Any                    # chip.FabricAdmin.FabricAdmin (fabric 1)
+    authority: Any                # chip.CertificateAuthority.CertificateAuthority
+    paa_dir: str
+    keep: tuple = ()              # the stack and the authority manager: collecting them shuts the controller
+    extra: dict[str, Any] = field(default_factory=dict)   # controllers on other fabrics, by name
+
+
+def start_stack(workdir: Path, paa_dir: str) -> Controller:
+    import chip.CertificateAuthority
+    import chip.native
+    from chip.ChipStack import ChipStack
+    chip.native.Init(999)   # a Bluetooth adapter id that does not exist: no BLE
+    stack = ChipStack(persistentStoragePath=str(workdir / "chip.json"), enableServerInteractions=True)
+    authorities = chip.CertificateAuthority.CertificateAuthorityManager(chipStack=stack)
+    authorities.LoadAuthoritiesFromStorage()
+    authority = authorities.NewCertificateAuthority()
+    authority.maximizeCertChains = False
+    admin = authority.NewFabricAdmin(vendorId=ADMIN_VENDOR_ID, fabricId=FABRIC_ID)
+    dev = admin.NewController(nodeId=CONTROLLER_NODE_ID, paaTrustStorePath=paa_dir)
+    return Controller(dev, admin, authority, paa_dir, keep=(stack, authorities))
+
+
+def raise_status(value: Any) -> Any:
+    """A read's per-path value, or the Interaction Model error it carries."""
+    from chip.clusters.Attribute import ValueDecodeFailure
+    if isinstance(value, ValueDecodeFailure):
+        if value.Reason is not None:
+            raise value.Reason
+        raise RuntimeError(f"undecodable value {value.TLVValue!r}")
+    return value
+
+
+# --- the operations the NetworkDut uses ----------------------------------------------------------
+
+async def op_commission(c: Controller, code: str, node_id: int) -> int:
+    from chip.discovery import DiscoveryType
+    return await c.dev.CommissionWithCode(setupPayload=code, nodeid=node_id,
+                                          discoveryType=DiscoveryType.DISCOVERY_NETWORK_ONLY)
+
+
+async def op_read(c: Controller, node_id: int, endpoint: int, attribute: Any) -> Any:
+    from chip.clusters.ClusterObjects import ALL_CLUSTERS
+    from chip.interaction_model import InteractionModelError, Status
+    result = await c.dev.ReadAttribute(node_id, [(endpoint, attribute)])
+    try:
+        return raise_status(result[endpoint][ALL_CLUSTERS[attribute.cluster_id]][attribute])
+    except KeyError:
+        # No data and no status for a concrete path is not allowed; say what came back.
+        raise InteractionModelError(Status.Failure) from None
+
+
+async def op_read_paths(c: Controller, node_id: int, paths: list[Any], fabric_filtered: bool = True) -> dict:
+    """A read of several (possibly wildcard) paths: {endpoint: {cluster name: {attribute name: value}}},
+    where a path's status error appears as `("status", code)`."""
+    from chip.clusters.Attribute import ValueDecodeFailure
+    result = await c.dev.ReadAttribute(node_id, paths, fabricFiltered=fabric_filtered)
+    out: dict[int, dict[str, dict[str, Any]]] = {}
+    for endpoint, clusters in result.items():
+        for cluster, attributes in clusters.items():
+            names = out.setdefault(endpoint, {}).setdefault(cluster.__name__, {})
+            for attribute, value in attributes.items():
+                if attribute.__name__ == "DataVersion" or not isinstance(attribute, type):
+                    continue
+                if isinstance(value, ValueDecodeFailure):
+                    reason = value.Reason
+                    value = ("status", int(getattr(reason, "status", 1)))
+                names[attribute.__name__] = value
+    return out
+
+
+async def op_write(c: Controller, node_id: int, endpoint: int, attribute_value: Any,
+                   timed_ms: int | None = None) -> int:
+    """Writes one attribute value (an Objects attribute instance); the path's status."""
+    [status] = await c.dev.WriteAttribute(node_id, [(endpoint, attribute_value)], timedRequestTimeoutMs=timed_ms)
+    return int(status.Status)
+
+
+async def op_invoke(c: Controller, node_id: int, endpoint: int, command: Any, timed_ms: int | None = None) -> Any:
+    return await c.dev.SendCommand(node_id, endpoint, command, timedRequestTimeoutMs=timed_ms)
+
+
+async def op_http_json(c: Controller, url: str) -> Any:
+    """A JSON document from inside the namespace (the twin's tool API listens on its loopback)."""
+    def get() -> Any:
+        with urlopen(url, timeout=30) as response:
+            return json.loads(response.read())
+    return await asyncio.get_running_loop().run_in_executor(None, get)
+
+
+async def op_fabric_index(c: Controller) -> int:
+    return c.dev.GetFabricIndexInternal()
+
+
+# --- the serving loop ---------------------------------------------------------------------------
+
+def resolve(name: str) -> Any:
+    if ":" in name:
+        module, func = name.split(":")
+        return getattr(importlib.import_module(module), func)
+    return globals()[f"op_{name}"]
+
+
+async def answer(c: Controller, request: tuple[str, tuple, dict]) -> tuple:
+    from chip.interaction_model import InteractionModelError
+    name, args, kwargs = request
+    try:
+        return ("ok", await resolve(name)(c, *args, **kwargs))
+    except InteractionModelError as err:
+        return ("status", int(err.status), err.clusterStatus if err.hasClusterStatus else None, str(err))
+    except Exception:  # noqa: BLE001 - everything goes back to the test as text
+        return ("error", traceback.format_exc())
+
+
+async def serve(socket_path: str, workdir: Path, paa_dir: str) -> None:
+    loop = asyncio.get_running_loop()
+    c = start_stack(workdir, paa_dir)
+    with Listener(socket_path, family="AF_UNIX") as listener:
+        print("ready", flush=True)
+        conn: Connection = await loop.run_in_executor(None, listener.accept)
+        while True:
+            try:
+                request = await loop.run_in_executor(None, conn.recv)
+            except EOFError:
+                break
+            conn.send(await answer(c, request))
+    c.dev.Shutdown()
+
+
+if __name__ == "__main__":
+    asyncio.run(serve(sys.argv[1], Path(sys.argv[2]), sys.argv[3]))
