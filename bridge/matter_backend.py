@@ -41,7 +41,7 @@ from typing import Any
 
 from chip.clusters import Objects as Clusters
 
-from bridge.backend import NOT_FOUND, TIME_FORMAT, UNAVAILABLE, ToolError
+from bridge.backend import INVALID_ARGUMENT, NOT_FOUND, TIME_FORMAT, UNAVAILABLE, ToolError
 from bridge.config import STATES, DeviceConfig, LoadedConfig, MatterRef, SensorRef
 from bridge.matter_connection import TIMEOUT, MatterConnection
 from bridge.matter_device import MatterDevice
@@ -109,6 +109,14 @@ class MatterBackend:
         except (KeyError, TypeError):
             raise ToolError(NOT_FOUND, f"there is no device {device_id!r}",
                             accepted=sorted(self._devices)) from None
+
+    def node_id(self, device_id: str) -> int:
+        """The Matter node id behind a Matter device (adopted or commissioned now);
+        ToolError NOT_FOUND for an unknown id, INVALID_ARGUMENT for a twin device."""
+        device = self._device(device_id)
+        if not isinstance(device, MatterDevice):
+            raise ToolError(INVALID_ARGUMENT, f"device {device_id!r} is not a Matter device")
+        return device.node_id
 
     def _room(self, room_id: str) -> Any:
         for room in self.config.rooms:

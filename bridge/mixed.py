@@ -86,10 +86,13 @@ class MixedBackend(MatterBackend):
     """Implements `bridge.backend.Backend` for any bridge config: twin devices in process,
     Matter devices through python-matter-server, one home."""
 
-    def __init__(self, loaded: LoadedConfig, now: Callable[[], _dt.datetime] = wall_now):
-        self._homes: dict[str, TwinHome] = {}
+    def __init__(self, loaded: LoadedConfig, now: Callable[[], _dt.datetime] = wall_now,
+                 homes: dict[str, Home] | None = None):
+        """`homes`: twin homes already built, by the name the config gives them (a lab runs a
+        benchmark episode's home under its lab file's home name)."""
         self._now = now
         self.loaded = loaded
+        self._homes = {loaded.home_path(name): TwinHome(home, now) for name, home in (homes or {}).items()}
         for i, room in enumerate(loaded.config.rooms):
             if room.twin is not None:
                 twin = self._home(room.twin.home, f"rooms[{i}].twin.home")

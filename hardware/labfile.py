@@ -31,6 +31,8 @@ Validated with pydantic; every problem is one line, `UserFileError`: "<file>: <f
       # or, instead of a script, an agent (scored by goals, like a benchmark episode):
       # agent: {agent: reference, query: "Turn on the living room light.",
       #         goals: [{device: living_room_light, cluster: OnOff, attribute: OnOff, equals: true}]}
+      # or benchmark episodes that fit the hardware (hardware/episodes.py):
+      # episodes: {ids: [qt2-f-003, qt3-f-010], agent: reference, judge: rule, settle: 1.0}
     shadow: {compare_after: 1.0, tolerance: 0}
     network:                               # optional, seeded (Linux tc netem, needs root)
       interfaces: [v0]
@@ -182,15 +184,38 @@ class AgentSpec(_Model):
         return value
 
 
+class EpisodesSpec(_Model):
+    """Benchmark episodes run on the mixed home: each episode's home is the twin side, the
+    bench's real devices play their bound ids in it; scored by scenarios/evaluate.py."""
+    ids: list[str] = Field(..., min_length=1, description="episode ids")
+    file: str | None = Field(None, description="an episode JSONL file (default: the committed set)")
+    agent: str = Field("reference", description="reference, null or openai:MODEL")
+    base_url: str | None = Field(None, description="OpenAI-compatible server (openai:MODEL)")
+    judge: str = Field("rule", description="rule or openai:MODEL (QT1 and infeasible episodes)")
+    max_steps: int = Field(30, ge=1, le=1000)
+    settle: float = Field(1.0, ge=0, le=60, description="seconds for the real devices' reports "
+                          "after the setup calls and after the agent, before scoring")
+
+    _agent = field_validator("agent")(classmethod(lambda cls, v: AgentSpec._known(v)))
+
+    @field_validator("judge")
+    @classmethod
+    def _judge(cls, value: str) -> str:
+        if value != "rule" and not (value.startswith("openai:") and len(value) > 7):
+            raise ValueError(f"unknown judge {value!r}; accepted: rule, openai:MODEL")
+        return value
+
+
 class SessionSpec(_Model):
     sample_interval: float = Field(1.0, gt=0, le=3600)
     script: list[Step] = Field(default_factory=list)
     agent: AgentSpec | None = None
+    episodes: EpisodesSpec | None = None
 
     @model_validator(mode="after")
     def _one(self) -> SessionSpec:
-        if self.script and self.agent is not None:
-            raise ValueError("a session runs either a script or an agent, not both")
+        if sum((bool(self.script), self.agent is not None, self.episodes is not None)) > 1:
+            raise ValueError("a session runs either a script, an agent or episodes, only one of them")
         return self
 
 
@@ -322,5 +347,5 @@ session:
 """
 
 
-__all__ = ["Controller", "Lab", "LabSpec", "RealDevice", "STATES", "SensorBinding", "Step",
+__all__ = ["Controller", "EpisodesSpec", "Lab", "LabSpec", "RealDevice", "STATES", "SensorBinding", "Step",
            "example_lab", "load_lab", "parse_lab"]

@@ -142,8 +142,13 @@ class LabSession:
     """Open with `open()`, drive with `call()` / `run_script()`, end with `close()`."""
 
     def __init__(self, lab: Lab, recording: Path | None = None, shadow_all: bool = False,
-                 log: Callable[[str], None] | None = None):
+                 log: Callable[[str], None] | None = None, home: Home | None = None,
+                 controller_url: str | None = None):
+        """`home` replaces the lab file's twin home (a benchmark episode's), `controller_url`
+        its controller (one the caller already runs for several sessions)."""
         self.lab = lab
+        self.home = home
+        self.controller_url = controller_url
         self.recording_path = Path(recording) if recording else lab.default_recording()
         self.shadow_all = shadow_all
         self.log = log or (lambda message: None)
@@ -176,16 +181,16 @@ class LabSession:
 
     def open(self) -> None:
         spec = self.lab.spec
-        home = load_twin_home(self.lab)
-        url = spec.controller.url
-        if spec.controller.start is not None:
+        home = self.home if self.home is not None else load_twin_home(self.lab)
+        url = self.controller_url or spec.controller.url
+        if url is None and spec.controller.start is not None:
             start = spec.controller.start
             self.controller = ManagedController(self.lab.path(start.storage), start.port, start.listen)
             self.log(f"starting python-matter-server on port {start.port} (storage {self.controller.folder})")
             url = self.controller.start()
         try:
             loaded = bridge_config(self.lab, url, home)
-            self.backend = MixedBackend(loaded)
+            self.backend = MixedBackend(loaded, homes={self.lab.home_path: home})
             self.twin = self.backend.twin_home(self.lab.home_path)
             self._connect_real(url)
             self._start_recording()
@@ -206,7 +211,7 @@ class LabSession:
             how = f"pairing code {device.pairing_code}" if device.pairing_code else f"node {device.node_id}"
             self.log(f"{device.id}: connecting ({how})")
             try:
-                self.node_ids[device.id] = self.backend._device(device.id).node_id
+                self.node_ids[device.id] = self.backend.node_id(device.id)
                 self.backend.device_structure(device.id)  # the node answers, the endpoint exists
             except ToolError as err:
                 raise LabError(f"{self.lab.source}: devices[{i}] ({device.id}): {err.message}") from None
@@ -267,6 +272,10 @@ class LabSession:
     def _event(self, kind: str, device: str | None, detail: Any, source: str = "lab") -> None:
         if self.recorder is not None:
             self.recorder.event(time.time(), self._tick(), source, kind, device, detail)
+
+    def note(self, kind: str, detail: Any, device: str | None = None) -> None:
+        """Record an event of the caller's (source "lab") in the current run."""
+        self._event(kind, device, detail)
 
     def _twin_changed(self, server: Any, name: str) -> None:
         if self.recorder is None:
@@ -502,19 +511,11 @@ class LabSession:
     def run_agent(self) -> dict[str, Any]:
         """Drive the lab file's agent through the tools against the mixed home; every call it
         makes is recorded (source "agent"); the goals are read back through the same tools."""
-        from scenarios.evaluate import agent_session
         from scenarios.runner import make_agent
         spec = self.lab.spec.session.agent
-        assert spec is not None and self.backend is not None
-        agent = make_agent(spec.agent, base_url=spec.base_url)
-        backend = _Timed(self.backend, self._tick)
-        session = agent_session()
-        session.history = _RecordedHistory(self, backend)
-        try:
-            out = agent.run(spec.query, backend, session, spec.max_steps)
-            error = out.error
-        except Exception as err:  # noqa: BLE001 - an agent crash is a failed run, recorded
-            error = f"{type(err).__name__}: {err}"
+        assert spec is not None
+        session, _, error = self._drive(make_agent(spec.agent, base_url=spec.base_url), spec.query,
+                                        spec.max_steps)
         failures = []
         for goal in spec.goals:
             args = {"device.id": goal.device, "cluster.id": goal.cluster, "attribute.id": goal.attribute}
@@ -532,6 +533,52 @@ class LabSession:
                  f"in {score['steps']} steps" + (f"; {failures}" if failures else ""))
         return {"calls": len(session.history), "expectation_failures": len(failures),
                 "divergences": len(self.divergences), "score": score}
+
+    def _drive(self, agent: Any, query: str, max_steps: int) -> tuple[Session, Any, str | None]:
+        """Run `agent` on `query` through the tools against the mixed home, every call
+        recorded (source "agent"): (its tool session, its output or None, its error)."""
+        from scenarios.evaluate import agent_session
+        assert self.backend is not None
+        backend = _Timed(self.backend, self._tick)
+        session = agent_session()
+        session.history = _RecordedHistory(self, backend)
+        try:
+            out = agent.run(query, backend, session, max_steps)
+            return session, out, out.error
+        except Exception as err:  # noqa: BLE001 - an agent crash is a failed run, recorded
+            return session, None, f"{type(err).__name__}: {err}"
+
+    def run_episode(self, episode: Any, agent: Any, judge: Any, max_steps: int = 30,
+                    settle: float = 1.0) -> dict[str, Any]:
+        """One benchmark episode on this session's home (built from the episode): its setup
+        calls that reach hardware are made on the real devices (source "setup"), the agent
+        runs, and the benchmark's evaluator scores what the mixed home then holds (a coupled
+        device's twin holds its product's reported state). The result line is recorded
+        (event "episode_score") and returned."""
+        from scenarios.evaluate import score
+        assert self.twin is not None
+        setup = [c for c in episode.initial.setup if self._touches_real(c.tool, c.args)]
+        for call in setup:
+            self.call(call.tool, dict(call.args), source="setup")
+        if setup:
+            self._stop.wait(settle)
+        with self.twin.lock:
+            self.twin.catch_up()
+            start = self.twin.home.fork()
+        self._event("episode_start", None, {"episode_id": episode.id, "category": episode.category,
+                                            "query": episode.query, "agent": agent.name})
+        session, out, error = self._drive(agent, episode.query, max_steps)
+        self._stop.wait(settle)  # the products' last reports reach their twins
+        with self.twin.lock:
+            self.twin.catch_up()
+            acted = self.twin.home.fork()
+        answer = session.answer if session.answer is not None else getattr(out, "answer", None)
+        record = {"episode_id": episode.id, "category": episode.category, "agent": agent.name,
+                  **score(episode, start, acted, session, judge, answer), "agent_error": error}
+        self._event("episode_score", None, record)
+        self.log(f"{episode.id}: {'success' if record['success'] else 'failed'} in {record['steps']} steps"
+                 + (f"; {'; '.join(record['failures'])}" if record["failures"] else ""))
+        return record
 
     def live_rows(self) -> list[tuple[str, str, str, str]]:
         """(device, attribute, real, twin) for the bound devices' last reported values."""

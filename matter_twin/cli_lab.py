@@ -12,10 +12,11 @@ from pathlib import Path
 import typer
 from rich.console import Group
 from rich.live import Live
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from hardware.controller import ControllerError
-from hardware.labfile import example_lab, load_lab
+from hardware.labfile import Lab, example_lab, load_lab
 from hardware.network import NetworkError
 from hardware.recording import RecordingError
 from hardware.session import LabError, LabSession
@@ -82,11 +83,42 @@ class _LiveView:
         return _live_view(self.session, self.status)
 
 
+def _run_episodes(lab: Lab, recording: Path | None, shadow: bool) -> None:
+    """The lab file's benchmark episodes that fit the bench, one run each, with a progress bar."""
+    from hardware.episodes import run_episodes
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=err_console, transient=True) as bar:
+        task = bar.add_task("episodes", total=None)
+
+        def on_episode(i: int, total: int, episode_id: str) -> None:
+            bar.update(task, total=total, completed=i, description=episode_id)
+        try:
+            summary = run_episodes(lab, recording, log=lambda m: err_console.print(m), shadow_all=shadow,
+                                   on_episode=on_episode)
+        except ERRORS as err:
+            raise CliError(str(err)) from None
+    for r in summary["results"]:
+        print(f"{r['episode_id']} ({r['category']}): {'pass' if r['success'] else 'FAIL'} in {r['steps']} steps"
+              + (f": {'; '.join(r['failures'])}" if r["failures"] else ""))
+    for d in summary["dropped"]:
+        print(f"{d['episode_id']}: dropped ({d['reason']})")
+    print(f"{summary['passed']}/{summary['episodes']} episodes passed, {len(summary['dropped'])} dropped; "
+          f"recording: {recording or lab.default_recording()}")
+    if summary["passed"] < summary["episodes"]:
+        raise typer.Exit(1)
+
+
 def _run(lab_file: Path, recording: Path | None, shadow: bool) -> None:
     if not lab_file.exists():
         raise CliError(f"{lab_file}: no such file")
     try:
         lab = load_lab(lab_file)
+    except ERRORS as err:
+        raise CliError(str(err)) from None
+    if lab.spec.session.episodes is not None:
+        _run_episodes(lab, recording, shadow)
+        return
+    try:
         session = LabSession(lab, recording, shadow_all=shadow, log=lambda m: err_console.print(m))
         session.open()
     except ERRORS as err:
@@ -115,8 +147,9 @@ def _run(lab_file: Path, recording: Path | None, shadow: bool) -> None:
 @lab_app.command("run")
 def run(lab_file: Path = LabArg, recording: Path | None = RecordingOption) -> None:
     """Run the lab file's session: connect (or commission) the real devices, couple them to
-    the twin, run the script or the agent, record everything. Exit 1 if an expectation or an
-    agent's goal failed.
+    the twin, run the script, the agent or the benchmark episodes that fit the bench (the
+    others are listed as dropped, with why), record everything. Exit 1 if an expectation, an
+    agent's goal or an episode failed.
 
     Examples:
 

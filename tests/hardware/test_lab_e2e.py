@@ -307,6 +307,38 @@ def test_an_agent_drives_the_mixed_home_and_is_scored(bench):
     assert any(r["source"] == "real" and r["attribute"] == "OnOff" and r["value"] is True for r in reports)
 
 
+def run_episode_session(lab_file: str, recording: str) -> dict[str, Any]:
+    from hardware.episodes import run_episodes
+    from hardware.labfile import load_lab
+    return run_episodes(load_lab(lab_file), Path(recording))
+
+
+def test_benchmark_episodes_that_fit_run_on_the_mixed_home_and_are_scored(bench):
+    # The real light plays living_room_light in each episode's home; the scheduling episode is dropped.
+    data = lab_data(bench.by_node[:1], [])
+    data["session"] = {"sample_interval": 0.5, "episodes": {"ids": ["qt3-f-044", "qt4-1-f-001", "qt3-f-026"],
+                                                            "settle": 1.0}}
+    recording = bench.workdir / "episodes.sqlite"
+    summary = bench.ns.call(run_episode_session, str(bench.write_config("episodes.yaml", data)), str(recording),
+                            timeout=180)
+    assert [d["episode_id"] for d in summary["dropped"]] == ["qt4-1-f-001"]
+    scored = [(r["episode_id"], r["success"]) for r in summary["results"]]
+    assert scored == [("qt3-f-044", True), ("qt3-f-026", True)], [r["failures"] for r in summary["results"]]
+    rec = Recording(recording)
+    runs = rec.runs()
+    assert len(runs) == 2
+    level, off = ([c for c in rec.rows("calls", r["run"]) if c["tool"] == "execute_command"] for r in runs)
+    reports = [rec.rows("reports", r["run"]) for r in runs]
+    rec.close()
+    # qt3-f-026 starts with the light on: its setup calls went to the matter.js light first.
+    assert [c["source"] for c in level] == ["agent", "agent"]
+    assert [c["source"] for c in off] == ["setup", "setup", "agent"]
+    # The agent's commands went to the matter.js light, whose reports set what was scored.
+    assert all(c["args"]["device.id"] == "living_room_light" for c in level + off)
+    assert any(r["source"] == "real" and r["attribute"] == "CurrentLevel" and r["value"] == 30 for r in reports[0])
+    assert any(r["source"] == "real" and r["attribute"] == "OnOff" and r["value"] is False for r in reports[1])
+
+
 def open_error(lab_file: str) -> str:
     """Inside the namespace: the one-line error a session that cannot start gives."""
     from hardware.labfile import load_lab

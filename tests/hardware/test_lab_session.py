@@ -230,7 +230,7 @@ def test_an_agent_session_is_recorded_scored_and_replays(tmp_path):
     assert any(e["kind"] == "score" and e["detail"]["success"] for e in rec.rows("events", rec.run()["run"]))
     rec.close()
     assert replay_session(lab.default_recording())["summary"]["diverged_steps"] == 0
-    with pytest.raises(UserFileError, match="either a script or an agent"):
+    with pytest.raises(UserFileError, match="either a script, an agent or episodes"):
         parse_lab({"controller": {"url": "ws://h:1/ws"}, "session": {
             "script": [{"wait": 1}], "agent": {"agent": "reference", "query": "x"}}})
     with pytest.raises(UserFileError, match="unknown agent 'gpt'"):
