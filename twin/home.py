@@ -155,6 +155,7 @@ class Home:
         # One bound-method object each, shared by every server (forks remap it once).
         self._listener = self._on_change
         self._event_sink = self._on_event
+        self._intercept = self.faults.intercept
 
     # ---- building ------------------------------------------------------------------
     def add_room(self, room_id: str, name: str | None = None, temperature: float = 24.0,
@@ -209,7 +210,7 @@ class Home:
             quantity = physics.sensor_quantity(device, server)
             if quantity is not None:
                 server.sensor_source = functools.partial(self.sensed, device.id, room_id, quantity)
-        device.interceptor = self.faults.intercept   # faults: failing, stuck, unreachable calls
+        device.interceptor = self._intercept   # faults: failing, stuck, unreachable calls
         self.devices[device.id] = device
         self._meta[device.id] = _DeviceMeta(device.type.key, room_id, name, copy.deepcopy(options))
         self._room_devices[room_id].append(device.id)
