@@ -1,0 +1,226 @@
+"""Run the baselines over scenarios and seeds; write report.json, report.md and the plots.
+
+    run_report([PRESETS["pref-r"], PRESETS["tool-r"]], ["NoToM", "STATIC", "ONLINE", "ORACLE"],
+               seeds=[0, 1, 2], out=Path("runs/lifelong"))
+
+`report.json` holds only what the runs decide (no wall clock, floats rounded), written with
+sorted keys: the same scenarios, policies and seeds give the same bytes. Trajectories go to
+`trajectories/<scenario>/<policy>-seed<N>.jsonl` (the step-level log). Plots: `rolling.png`
+(rolling success with drift onsets and revisits marked) and `frontier.png` (ONLINE's
+success–confirmation curve over the τ grid).
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from statistics import fmean, pstdev
+from typing import Any
+
+from scenarios.lifelong.config import Scenario
+from scenarios.lifelong.environment import run_lifelong
+from scenarios.lifelong.metrics import rolling_success, summarize
+from scenarios.lifelong.policies import make_policy
+
+__all__ = ["run_report", "TAU_GRID", "DEFAULT_TAU", "run_count"]
+
+TAU_GRID = tuple(i / 10 for i in range(11))
+DEFAULT_TAU = 0.5
+#: Metrics averaged across seeds in the tables.
+TABLE = ("success", "safevio_per_100", "cost", "pre_drift", "drift", "post_drift", "steady", "forgetting",
+         "recover1", "recover2", "confirm_rate")
+
+
+def _rounded(value: Any) -> Any:
+    if isinstance(value, float):
+        return round(value, 4)
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_rounded(v) for v in value]
+    return value
+
+
+def _stats(runs: list[dict[str, Any]], key: str) -> dict[str, float | int | None]:
+    values = [r[key] for r in runs if r[key] is not None]
+    if not values:
+        return {"mean": None, "std": None, "n": 0}
+    return {"mean": fmean(values), "std": pstdev(values), "n": len(values)}
+
+
+def run_count(scenarios: list[Scenario], policies: list[str], seeds: list[int], taus: tuple[float, ...]) -> int:
+    return len(scenarios) * len(seeds) * (len(policies) + len(taus))
+
+
+def _findings(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """The paper's two qualitative claims, checked on our runs."""
+    out = []
+    for name, res in results.items():
+        kinds = {e["drift_type"] for e in res["config"]["drift"]}
+        pol = res["policies"]
+        if "preference" in kinds and "ONLINE" in pol and "STATIC" in pol:
+            online, static = pol["ONLINE"]["mean"]["post_drift"], pol["STATIC"]["mean"]["post_drift"]
+            if online is not None and static is not None:
+                out.append({"scenario": name, "claim": "ONLINE ahead of STATIC after preference drift (PostDrift)",
+                            "online": online, "static": static, "holds": online > static})
+        if "tool" in kinds and "ORACLE" in pol:
+            runs = pol["ORACLE"]["runs"]
+            failures = sum(r["execution_failures"] for r in runs)
+            mean = pol["ORACLE"]["mean"]
+            out.append({"scenario": name, "claim": "ORACLE still fails under tool drift",
+                        "execution_failures": failures, "pre_drift": mean["pre_drift"],
+                        "post_drift": mean["post_drift"],
+                        "holds": failures > 0 and (mean["post_drift"] or 0) < (mean["pre_drift"] or 0)})
+    return out
+
+
+def run_report(scenarios: list[Scenario], policies: list[str], seeds: list[int], out: Path,
+               tau: float = DEFAULT_TAU, taus: tuple[float, ...] = TAU_GRID, base_url: str | None = None,
+               api_key: str | None = None, advance: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Run everything, write the report files into `out`, return the report. `advance(label)` is
+    called after each run (a progress bar)."""
+    out.mkdir(parents=True, exist_ok=True)
+    results: dict[str, Any] = {}
+    curves: dict[str, dict[str, list[list[tuple[int, float]]]]] = {}
+    for scenario in scenarios:
+        entry: dict[str, Any] = {"config": scenario.model_dump(mode="json"), "policies": {}, "frontier": []}
+        curves[scenario.name] = {}
+        folder = out / "trajectories" / scenario.name
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in policies:
+            runs, settings = [], None
+            for seed in seeds:
+                policy = make_policy(name, scenario, tau, base_url, api_key)
+                trajectory = run_lifelong(scenario, policy, seed)
+                runs.append(summarize(trajectory, scenario.window, scenario.drift_step, scenario.revisit_at))
+                curves[scenario.name].setdefault(policy.name, []).append(rolling_success(trajectory, scenario.window))
+                safe = policy.name.replace(":", "_").replace("/", "_")
+                (folder / f"{safe}-seed{seed}.jsonl").write_text(
+                    "".join(json.dumps(_rounded(s), sort_keys=True) + "\n" for s in trajectory), encoding="utf-8")
+                if hasattr(policy, "settings"):
+                    settings = policy.settings()
+                if advance is not None:
+                    advance(f"{scenario.name} {policy.name} seed {seed}")
+            entry["policies"][policy.name] = {
+                "runs": runs, "mean": {k: _stats(runs, k)["mean"] for k in TABLE},
+                "std": {k: _stats(runs, k)["std"] for k in TABLE}, **({"llm": settings} if settings else {})}
+        for t in taus:
+            runs = []
+            for seed in seeds:
+                trajectory = run_lifelong(scenario, make_policy("ONLINE", scenario, t), seed)
+                runs.append(summarize(trajectory, scenario.window, scenario.drift_step, scenario.revisit_at))
+                if advance is not None:
+                    advance(f"{scenario.name} ONLINE τ={t:g} seed {seed}")
+            entry["frontier"].append({"tau": t, **{k: _stats(runs, k)["mean"]
+                                                   for k in ("success", "confirm_rate", "safevio_per_100", "cost")}})
+        results[scenario.name] = entry
+    report = _rounded({"benchmark": "DomusMind lifelong (matter-twin)", "seeds": list(seeds), "tau": tau,
+                       "tau_grid": list(taus), "policies": [p for p in policies], "scenarios": results,
+                       "findings": _findings(results)})
+    (out / "report.json").write_text(json.dumps(report, sort_keys=True, indent=1, ensure_ascii=False) + "\n",
+                                     encoding="utf-8")
+    (out / "report.md").write_text(markdown(report), encoding="utf-8")
+    _plots(report, curves, out)
+    return report
+
+
+def _cell(stats_mean: Any, stats_std: Any, digits: int = 2) -> str:
+    if stats_mean is None:
+        return "–"
+    return f"{stats_mean:.{digits}f}±{stats_std:.{digits}f}"
+
+
+def markdown(report: dict[str, Any]) -> str:
+    lines = ["# DomusMind lifelong runs on the twin home", "",
+             f"Seeds {', '.join(map(str, report['seeds']))}; τ = {report['tau']} for STATIC, ONLINE and ORACLE; "
+             "one step = one virtual hour; metrics on actionable steps (mean±std over seeds); "
+             "recovery times in steps, '–' = not applicable or never recovered.", ""]
+    headers = ["Policy", "Success", "r_safevio", "Cost", "PreDrift", "Drift", "PostDrift", "Steady", "F",
+               "T_recover1", "T_recover2", "r_confirm"]
+    for name, res in report["scenarios"].items():
+        cfg = res["config"]
+        lines += [f"## {name}", "",
+                  f"{cfg['steps']} steps; drift at step {cfg['drift'][0]['at_step'] if cfg['drift'] else '–'}; "
+                  f"revisit at {cfg['revisit_at'] or '–'}.", "",
+                  "| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+        for policy, p in res["policies"].items():
+            m, s = p["mean"], p["std"]
+            lines.append("| " + " | ".join([policy] + [_cell(m[k], s[k], 1 if k in ("cost", "safevio_per_100",
+                                                                                     "recover1", "recover2") else 2)
+                                                        for k in TABLE]) + " |")
+        lines += ["", "Success–annoyance frontier (ONLINE, sweeping τ):", "",
+                  "| τ | Success | r_confirm | r_safevio | Cost |", "|---|---|---|---|---|"]
+        for point in res["frontier"]:
+            vio = "–" if point["safevio_per_100"] is None else f"{point['safevio_per_100']:.1f}"
+            lines.append(f"| {point['tau']:g} | {point['success']:.3f} | {point['confirm_rate']:.3f} | {vio} | "
+                         f"{point['cost']:.1f} |")
+        lines.append("")
+    lines += ["## The paper's qualitative findings, measured", ""]
+    for f in report["findings"]:
+        detail = (f"ONLINE {f['online']:.2f} vs STATIC {f['static']:.2f}" if "online" in f else
+                  f"{f['execution_failures']} failed executions; PreDrift {f['pre_drift']:.2f} → "
+                  f"PostDrift {f['post_drift']:.2f}")
+        lines.append(f"- {f['scenario']}: {f['claim']}: **{'holds' if f['holds'] else 'does not hold'}** ({detail})")
+    if not report["findings"]:
+        lines.append("- (no scenario with the drift and policies the claims need)")
+    return "\n".join(lines) + "\n"
+
+
+def _step_curve(rolls: list[list[tuple[int, float]]], steps: int) -> list[float | None]:
+    """Seed-mean of S_roll on every step (each run's value held from its last actionable step)."""
+    held: list[list[float | None]] = []
+    for roll in rolls:
+        values: list[float | None] = []
+        i, current = 0, None
+        for t in range(1, steps + 1):
+            while i < len(roll) and roll[i][0] <= t:
+                current = roll[i][1]
+                i += 1
+            values.append(current)
+        held.append(values)
+    out: list[float | None] = []
+    for t in range(steps):
+        at = [v[t] for v in held if v[t] is not None]
+        out.append(fmean(at) if at else None)
+    return out
+
+
+def _plots(report: dict[str, Any], curves: dict[str, dict[str, list]], out: Path) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(report["scenarios"])
+    fig, axes = plt.subplots(len(names), 1, figsize=(9, 3.2 * len(names)), squeeze=False)
+    for ax, name in zip(axes[:, 0], names):
+        cfg = report["scenarios"][name]["config"]
+        for policy, rolls in curves[name].items():
+            ys = _step_curve(rolls, cfg["steps"])
+            ax.plot(range(1, cfg["steps"] + 1), [float("nan") if y is None else y for y in ys], label=policy)
+        for i, event in enumerate(sorted({e["at_step"] for e in cfg["drift"]})):
+            ax.axvline(event, color="red", linestyle="--", label="drift onset" if i == 0 else None)
+        if cfg["revisit_at"]:
+            ax.axvline(cfg["revisit_at"], color="green", linestyle=":", label="regime revisit")
+        ax.set_title(f"{name}: rolling success (window {cfg['window']} actionable steps)")
+        ax.set_xlabel("step (virtual hour)")
+        ax.set_ylabel("S_roll")
+        ax.set_ylim(0, 1.05)
+        ax.legend(fontsize=7, loc="lower left")
+    fig.tight_layout()
+    fig.savefig(out / "rolling.png", dpi=90, metadata={"Software": None})
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(6, 4.5))
+    for name in names:
+        points = report["scenarios"][name]["frontier"]
+        ax.plot([p["confirm_rate"] for p in points], [p["success"] for p in points], marker="o", label=name)
+        for p in points:
+            ax.annotate(f"{p['tau']:g}", (p["confirm_rate"], p["success"]), fontsize=6)
+    ax.set_xlabel("confirmation rate r_confirm")
+    ax.set_ylabel("mean success")
+    ax.set_title("Success–annoyance frontier (ONLINE, τ grid)")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(out / "frontier.png", dpi=90, metadata={"Software": None})
+    plt.close(fig)
+

@@ -1,0 +1,228 @@
+"""Lifelong runs (DomusMind): metrics on hand-made trajectories, drift, every baseline end to end,
+the LLM policy through a scripted OpenAI-API server, byte-identical reruns, the CLI."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from scenarios.lifelong import PRESETS, Scenario, load_scenario, make_policy, run_lifelong, scenario_named, summarize
+from scenarios.lifelong.environment import approval_probability, persona_at, tool_parameters_at
+from scenarios.lifelong.metrics import rolling_success, step_success
+from scenarios.lifelong.policies import LLMPolicy, gate
+from scenarios.lifelong.report import run_report
+from tests.openai_stub import OpenAIStub
+from twin.home import Home
+from twin.schema import UserFileError
+
+# ---- metrics on a hand-made trajectory ---------------------------------------------------------
+
+
+def _step(t: int, action: str | None, y: int = 0, x: int = 0, e: int = 0, private: bool = False,
+          cost: float = 0.0) -> dict:
+    if action is None:
+        return {"t": t, "suggestion": None, "action": None}
+    violation = int(private and x == 1 and y == 0)
+    return {"t": t, "suggestion": {"template_id": "k", "privacy_sensitive": private}, "action": action,
+            "y": y, "x": x, "e": e, "safety_violation": violation, "cost": cost}
+
+
+#: s_t = 1, –, 1, 0, 0, 1, 1, 1, 0 at t = 1..9 (t = 2 not actionable); drift at 4, revisit at 7.
+HAND_MADE = [
+    _step(1, "EXECUTE", y=1, x=1, e=1, cost=0.5),
+    _step(2, None),
+    _step(3, "NOOP", y=0, x=0, private=True),
+    _step(4, "EXECUTE", y=0, x=1, e=1, private=True, cost=5.5),     # a safety violation
+    _step(5, "EXECUTE", y=1, x=1, e=0, private=True, cost=2.0),     # executed, the executor failed
+    _step(6, "ASKCONFIRM", y=0, x=0, cost=1.0),
+    _step(7, "ASKCONFIRM", y=1, x=1, e=1, cost=1.25),
+    _step(8, "DELAY", y=0, x=0, cost=0.25),
+    _step(9, "NOOP", y=1, x=0),
+]
+
+
+def test_step_success_is_equation_one():
+    table = {(y, x, e): step_success(y, x, e) for y in (0, 1) for x in (0, 1) for e in (0, 1)}
+    assert table == {(0, 0, 0): 1, (0, 0, 1): 1, (0, 1, 0): 0, (0, 1, 1): 0,
+                     (1, 0, 0): 0, (1, 0, 1): 0, (1, 1, 0): 0, (1, 1, 1): 1}
+
+
+def test_rolling_success_on_hand_made_trajectory():
+    assert rolling_success(HAND_MADE, window=2) == [(1, 1.0), (3, 1.0), (4, 0.5), (5, 0.0), (6, 0.5),
+                                                    (7, 1.0), (8, 1.0), (9, 0.5)]
+
+
+def test_summary_on_hand_made_trajectory():
+    m = summarize(HAND_MADE, window=2, drift_step=4, revisit_step=7)
+    assert m["steps"] == 9 and m["actionable"] == 8 and m["privacy_sensitive"] == 3
+    assert m["success"] == pytest.approx(5 / 8)
+    assert m["confirm_rate"] == pytest.approx(2 / 8)
+    assert m["safety_violations"] == 1 and m["safevio_per_100"] == pytest.approx(100 / 3)
+    assert m["pre_drift"] == pytest.approx(1.0)                  # S_roll at t = 1, 3
+    assert m["drift"] == pytest.approx((0.5 + 0.0 + 0.5) / 3)    # t = 4, 5, 6 (up to the revisit)
+    assert m["post_drift"] == pytest.approx(3.5 / 6)             # t = 4 .. 9
+    assert m["steady"] == pytest.approx(0.75)                    # last two: t = 8, 9
+    assert m["recover1"] == 3                                    # t = 7 is the first >= 0.9 after 4
+    assert m["recover2"] == 1                                    # t = 8 after the revisit at 7
+    assert m["forgetting"] == pytest.approx(0.25)
+    assert m["cost"] == pytest.approx(10.5)
+    assert m["actions"] == {"EXECUTE": 3, "ASKCONFIRM": 2, "DELAY": 1, "NOOP": 2}
+    assert m["executed"] == 4 and m["execution_failures"] == 1
+
+
+def test_summary_without_drift_or_recovery():
+    m = summarize(HAND_MADE, window=2)
+    assert m["pre_drift"] is None and m["post_drift"] is None and m["forgetting"] is None
+    assert m["recover1"] is None and m["steady"] == pytest.approx(0.75)
+    never = [_step(1, "EXECUTE", y=1, x=1, e=1), _step(2, "NOOP", y=1), _step(3, "NOOP", y=1)]
+    m = summarize(never, window=1, drift_step=2)
+    assert m["pre_drift"] == 1.0 and m["recover1"] is None and m["forgetting"] is None
+
+
+# ---- persona, drift, approval model ------------------------------------------------------------
+
+
+def test_drift_sudden_gradual_and_revisit():
+    scenario = Scenario.model_validate({
+        "steps": 20, "persona": {"autonomy": 0.8, "privacy": 0.2}, "revisit_at": 15,
+        "drift": [{"at_step": 4, "drift_type": "preference", "target": "autonomy", "set": 0.2},
+                  {"at_step": 5, "drift_type": "preference", "target": "privacy", "mode": "gradual",
+                   "duration": 4, "delta": 0.6},
+                  {"at_step": 6, "drift_type": "tool", "target": "failure_prob", "set": 0.4}]})
+    assert persona_at(scenario, 3) == {"autonomy": 0.8, "privacy": 0.2}
+    assert persona_at(scenario, 4)["autonomy"] == 0.2
+    assert [persona_at(scenario, t)["privacy"] for t in (5, 6, 7, 9, 14)] == pytest.approx([0.2, 0.35, 0.5, 0.8, 0.8])
+    assert persona_at(scenario, 15) == {"autonomy": 0.8, "privacy": 0.2}          # the regime comes back
+    assert [tool_parameters_at(scenario, t)["failure_prob"] for t in (5, 6, 14, 15)] == [0.0, 0.4, 0.4, 0.0]
+    # p = clip(b0 + wα·α + b_k − wπ·π·I_priv) with the defaults b0 = 0, wα = wπ = 0.9
+    assert approval_probability(scenario, {"autonomy": 0.5, "privacy": 0.5}, "vacuum", True) == pytest.approx(0.1)
+    assert approval_probability(scenario, {"autonomy": 1.0, "privacy": 0.0}, "cooling", False) == pytest.approx(0.95)
+    assert approval_probability(scenario, {"autonomy": 0.0, "privacy": 1.0}, "vacuum", True) == 0.0
+
+
+def test_gate_threshold():
+    assert gate(0.6, 0.0) == "EXECUTE" and gate(0.4, 0.0) == "NOOP"
+    assert gate(0.6, 0.5) == "ASKCONFIRM" and gate(0.8, 0.5) == "EXECUTE" and gate(0.2, 0.5) == "NOOP"
+    assert gate(0.99, 1.0) == "ASKCONFIRM" and gate(1.0, 1.0) == "EXECUTE"
+
+
+def test_bad_scenarios_are_one_line_errors(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("steps: 48\ndrift:\n  - {at_step: 10, drift_type: tool, target: autonomy, set: 1}\n")
+    with pytest.raises(UserFileError,
+                       match=r"bad.yaml: drift\[0\]: target: .autonomy. is not a tool target; accepted: failure_prob"):
+        load_scenario(bad)
+    bad.write_text("steps: 48\nrevisit_at: 20\n")
+    with pytest.raises(UserFileError, match="no drift to come back from"):
+        load_scenario(bad)
+    with pytest.raises(ValueError, match="unknown scenario 'weekly'; accepted: none, pref"):
+        scenario_named("weekly")
+    with pytest.raises(ValueError, match="unknown policy 'greedy'"):
+        make_policy("greedy", PRESETS["pref"])
+
+
+# ---- end to end on the twin ---------------------------------------------------------------------
+
+#: Three virtual days: mixed drift at step 24, regime revisit at step 60.
+SMALL = Scenario.model_validate({
+    "name": "small", "steps": 72, "revisit_at": 60, "window": 6, "calibration_steps": 12,
+    "drift": [{"at_step": 24, "drift_type": "preference", "target": "autonomy", "set": 0.2},
+              {"at_step": 24, "drift_type": "preference", "target": "privacy", "set": 0.9},
+              {"at_step": 24, "drift_type": "tool", "target": "failure_prob", "set": 0.9},
+              {"at_step": 24, "drift_type": "tool", "target": "offline_rate", "set": 0.3},
+              {"at_step": 24, "drift_type": "tool", "target": "latency_ms", "set": 500}]})
+
+
+@pytest.mark.parametrize("name", ["NoToM", "STATIC", "ONLINE", "ORACLE"])
+def test_every_baseline_runs_end_to_end(name):
+    home = Home.default(3)
+    trajectory = run_lifelong(SMALL, make_policy(name, SMALL), seed=3, home=home)
+    assert len(trajectory) == 72 and home.now.isoformat() >= "2025-06-04T09:00:00"
+    acted = [s for s in trajectory if s["suggestion"] is not None]
+    assert len(acted) > 20
+    m = summarize(trajectory, SMALL.window, SMALL.drift_step, SMALL.revisit_at)
+    assert 0 <= m["success"] <= 1 and m["pre_drift"] is not None and m["forgetting"] is not None
+    for s in acted:
+        assert s["success"] == step_success(s["y"], s["x"], s["e"])
+        assert s["x"] == int(s["tool_outcome"]["attempted"])
+    # Tool drift is the fault engine's: faults recorded in the home's log, and real failed calls.
+    started = {e["fields"]["kind"] for e in home.events if e["event"] == "FaultStarted"}
+    assert {"command_failure", "latency"} <= started
+    failed = [s["tool_outcome"] for s in acted if s["x"] and not s["e"]]
+    if name != "ONLINE":     # ONLINE may learn to stop executing; the others keep acting after drift
+        assert failed and all(o["error"] in ("execution_failed", "device_offline") for o in failed)
+        assert all(o["retries"] == SMALL.max_retries - 1 for o in failed)
+    assert all(s["t"] >= 24 for s in acted if s["x"] and not s["e"])   # no failure before the drift
+
+
+def test_oracle_sees_the_persona_others_do_not():
+    seen = []
+
+    class Spy:
+        name, sees_persona = "spy", False
+
+        def decide(self, step, persona):
+            seen.append((persona, set(step)))
+            return "EXECUTE"
+
+        def feedback(self, step):
+            assert "y" not in step and "persona" not in step   # the latent approval stays hidden
+
+    run_lifelong(Scenario(steps=12), Spy(), seed=1)
+    assert seen and all(p is None for p, _ in seen)
+
+
+def test_llm_policy_through_openai_stub():
+    def reply(body):
+        prompt = body["messages"][-1]["content"]
+        assert "Choose one action: EXECUTE, ASKCONFIRM, DELAY, or NOOP." in prompt
+        return "ASKCONFIRM" if "(privacy-sensitive)" in prompt else "I would EXECUTE it."
+
+    with OpenAIStub(["no idea"] + [reply] * 80) as stub:
+        policy = LLMPolicy("stub-model", base_url=stub.base_url, api_key="test")
+        trajectory = run_lifelong(SMALL, policy, seed=2)
+        asked = len(stub.requests)
+    acted = [s for s in trajectory if s["suggestion"] is not None]
+    assert asked == len(acted)
+    assert acted[0]["action"] == "NOOP"          # the unparsable first reply falls back
+    assert policy.settings()["fallbacks"] == 1 and policy.settings()["parse_hits"] == len(acted) - 1
+    for s in acted[1:]:
+        assert s["action"] == ("ASKCONFIRM" if s["suggestion"]["privacy_sensitive"] else "EXECUTE")
+
+
+def test_report_reruns_are_byte_identical(tmp_path):
+    args = ([SMALL], ["NoToM", "STATIC", "ONLINE", "ORACLE"], [0, 1])
+    first = run_report(*args, out=tmp_path / "a", taus=(0.0, 0.5, 1.0))
+    run_report(*args, out=tmp_path / "b", taus=(0.0, 0.5, 1.0))
+    a, b = (tmp_path / "a" / "report.json").read_bytes(), (tmp_path / "b" / "report.json").read_bytes()
+    assert a == b and json.loads(a) == first
+    for path in sorted((tmp_path / "a" / "trajectories").rglob("*.jsonl")):
+        assert path.read_bytes() == (tmp_path / "b" / path.relative_to(tmp_path / "a")).read_bytes()
+    assert (tmp_path / "a" / "rolling.png").stat().st_size > 0 and (tmp_path / "a" / "frontier.png").exists()
+    frontier = first["scenarios"]["small"]["frontier"]
+    assert [p["tau"] for p in frontier] == [0.0, 0.5, 1.0]
+    assert frontier[0]["confirm_rate"] == 0.0 and frontier[-1]["confirm_rate"] > frontier[1]["confirm_rate"]
+    claims = {f["claim"] for f in first["findings"]}
+    assert claims == {"ONLINE ahead of STATIC after preference drift (PostDrift)",
+                      "ORACLE still fails under tool drift"}
+    assert "## The paper's qualitative findings, measured" in (tmp_path / "a" / "report.md").read_text()
+
+
+def test_cli_lifelong(tmp_path):
+    scenario = tmp_path / "small.yaml"
+    scenario.write_text(json.dumps(SMALL.model_dump(mode="json")))
+    run = [sys.executable, "-m", "matter_twin.cli", "bench", "lifelong"]
+    done = subprocess.run([*run, "--scenario", str(scenario), "--seeds", "1", "--no-frontier",
+                           "--policy", "ONLINE", "--policy", "STATIC", "--out", str(tmp_path / "out")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "ONLINE ahead of STATIC after preference drift" in done.stdout
+    assert set(json.loads((tmp_path / "out" / "report.json").read_text())["scenarios"]["small"]["policies"]) == \
+        {"ONLINE", "STATIC"}
+    bad = subprocess.run([*run, "--scenario", "weekly", "--out", str(tmp_path / "x")],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    assert bad.stderr.strip().splitlines() == ["error: unknown scenario 'weekly'; accepted: none, pref, pref-r, "
+                                               "pref-gradual, tool, tool-r, mixed, mixed-r or a YAML file"]
