@@ -90,7 +90,7 @@ def test_twin_codes_device_prints_one_node_with_its_qr_code():
 @pytest.mark.parametrize("command", [["bench"], ["bridge"], ["bench", "run"], ["bench", "generate"],
                                      ["bench", "validate"], ["bench", "judge-agreement"], ["bench", "report"],
                                      ["bridge", "init"], ["codes"], ["pair"], ["run"], ["serve"], ["mcp"],
-                                     ["tool"], ["tools"], ["home"], ["home", "generate"]])
+                                     ["tool"], ["tools"], ["home"], ["home", "generate"], ["bench", "lifelong"]])
 def test_every_help_has_examples_and_flags_read_as_flags(command):
     # In process (the same click parser and rich help as the console script), to keep it fast.
     result = CliRunner().invoke(app, [*command, "--help"], env={"COLUMNS": "120", "TERM": "xterm"})
