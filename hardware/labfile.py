@@ -34,8 +34,10 @@ Validated with pydantic; every problem is one line, `UserFileError`: "<file>: <f
       # or benchmark episodes that fit the hardware (hardware/episodes.py):
       # episodes: {ids: [qt2-f-003, qt3-f-010], agent: reference, judge: rule, settle: 1.0}
     shadow: {compare_after: 1.0, tolerance: 0}
-    network:                               # optional, seeded (Linux tc netem, needs root)
+    network:                               # optional, seeded: Linux tc netem (needs root) ...
       interfaces: [v0]
+      # ... or in the transport of twin nodes standing in for hardware (`twin run --matter --http`):
+      # nodes: {url: http://127.0.0.1:8080, devices: [kitchen_light]}
       seed: 7
       delay_ms: 20
       jitter_ms: 5
@@ -230,8 +232,16 @@ class Outage(_Model):
     duration: float = Field(..., gt=0)
 
 
+class TwinNodes(_Model):
+    """Twin Matter nodes standing in for hardware (`twin run --matter --http PORT`): the
+    conditions act in their transport, as the fault engine's latency, loss and offline faults."""
+    url: str = Field(..., pattern=r"^https?://", description="the twin's HTTP API")
+    devices: list[str] = Field(..., min_length=1, description="device ids in that twin's home")
+
+
 class NetworkSpec(_Model):
-    interfaces: list[str] = Field(..., min_length=1)
+    interfaces: list[str] | None = Field(None, min_length=1, description="tc netem on these")
+    nodes: TwinNodes | None = Field(None, description="or in these twin nodes' transport")
     seed: int = 0
     delay_ms: float = Field(0, ge=0, le=10000)
     jitter_ms: float = Field(0, ge=0, le=10000)
@@ -240,6 +250,16 @@ class NetworkSpec(_Model):
     random_outages: int = Field(0, ge=0, le=100, description="extra outages at seeded times")
     outage_seconds: float = Field(2.0, gt=0, description="length of each seeded outage")
     horizon: float = Field(60.0, gt=0, description="seeded outages fall within this many seconds")
+
+    @model_validator(mode="after")
+    def _where(self) -> NetworkSpec:
+        if (self.interfaces is None) == (self.nodes is None):
+            raise ValueError("give exactly one of interfaces (tc netem) or nodes: {url, devices} "
+                             "(twin nodes' transport)")
+        if self.nodes is not None and self.jitter_ms:
+            raise ValueError("jitter_ms: a twin node's transport delays by a fixed time; jitter "
+                             "needs tc netem (interfaces)")
+        return self
 
 
 class LabSpec(_Model):

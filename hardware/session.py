@@ -35,7 +35,7 @@ from bridge.tools import Session, call_tool, normalize_args
 from clusters.values import from_json, to_json
 from hardware.controller import ManagedController
 from hardware.labfile import Lab, RealDevice
-from hardware.network import NetworkConditions
+from hardware.network import network_conditions
 from hardware.recording import Recorder
 from twin.home import Home
 from twin.schema import UserFileError
@@ -156,7 +156,7 @@ class LabSession:
         self.backend: MixedBackend | None = None
         self.twin: TwinHome | None = None
         self.recorder: Recorder | None = None
-        self.network: NetworkConditions | None = None
+        self.network: Any = None   # hardware.network conditions, while applied
         self.tool_session = Session()
         self.real: dict[str, RealDevice] = {d.id: d for d in lab.spec.devices}
         self.node_ids: dict[str, int] = {}
@@ -258,7 +258,7 @@ class LabSession:
                 server.listeners.append(self._twin_changed)
         self._event("session_start", None, {"run": run, "devices": devices})
         if network is not None:
-            self.network = NetworkConditions(network, lambda kind, detail: self._event(kind, None, detail))
+            self.network = network_conditions(network, lambda kind, detail: self._event(kind, None, detail))
             self.network.start()
         thread = threading.Thread(target=self._sampler, daemon=True, name="lab-sampler")
         thread.start()

@@ -243,6 +243,79 @@ def test_network_conditions_are_applied_and_recorded(bench):
     assert netem[0]["netem"] in ("netem delay 40ms seed 3", "netem delay 40ms") and netem[-1]["cleared"] is True
 
 
+STAND_IN_HOME = """name: stand-in
+seed: 5
+rooms:
+  - id: bench
+    name: Bench
+    devices: [{id: stand_in, type: dimmable_light, name: Stand-in Light}]
+"""
+TWIN_HTTP = "http://127.0.0.1:8089"
+
+
+@pytest.fixture
+def twin_stand_in(bench):
+    """A twin Matter node standing in for hardware (`twin run --matter --http`), in the bench's
+    namespace; yields its QR code."""
+    from netns import wait_for_line
+
+    from twin.node.runtime import home_pairings
+    home_file = bench.workdir / "stand-in.yaml"
+    home_file.write_text(STAND_IN_HOME)
+    log_path = bench.workdir / "stand-in.log"
+    bench.processes["stand_in"] = bench.ns.popen(
+        [sys.executable, "-m", "matter_twin.cli", "run", "--home", str(home_file), "--speed", "1", "--matter",
+         "--storage", str(bench.workdir / "stand-in-storage"), "--base-port", "5600", "--http", "8089",
+         "--open-windows", "stand_in"], stdout=open(log_path, "w"), stderr=subprocess.STDOUT,
+        cwd=str(bench.workdir), env=dict(os.environ, PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1"))
+    try:
+        wait_for_line(log_path, lambda line: line.startswith("matter: "), 60)
+        yield home_pairings(Home.load(home_file))["stand_in"].qr_code
+    finally:
+        bench.stop("stand_in")
+
+
+def test_network_conditions_in_a_twin_node_s_transport(bench, twin_stand_in):
+    """Loss: MRP retransmits and every call succeeds. An outage: the node stops answering and
+    comes back. Both recorded with the session, with the node's link counters."""
+    toggles = [onoff(c) for c in ("On", "Off") * 4]
+    lossy = lab_data([{"bind": "living_room_light", "pairing_code": twin_stand_in, "endpoint": 1}], toggles,
+                     network={"nodes": {"url": TWIN_HTTP, "devices": ["stand_in"]}, "seed": 4,
+                             "loss_percent": 30, "delay_ms": 20}, timeout=15)
+    first = bench.ns.call(run_session, str(bench.write_config("lossy.yaml", lossy)),
+                          str(bench.workdir / "lossy.sqlite"), timeout=240)
+    assert first["calls"] == 8 and first["expectation_failures"] == 0
+    rec = Recording(bench.workdir / "lossy.sqlite")
+    run = rec.run()
+    calls, events = rec.rows("calls", run["run"]), rec.rows("events", run["run"])
+    rec.close()
+    assert all(c["ok"] for c in calls), [c["result"] for c in calls if not c["ok"]]
+    network = [e["detail"] for e in events if e["kind"] == "network"]
+    assert {f["kind"]: f["severity"] for f in network[0]["faults"]} == {"latency": 20, "loss": 0.3}
+    link = network[-1]["links"]["stand_in"]
+    assert network[-1]["cleared"] and link["dropped in"] + link["dropped out"] > 0
+    assert link["retransmissions in"] + link["retransmissions out"] > 0, link
+    assert run["network"]["nodes"]["devices"] == ["stand_in"]
+    # An outage from 1 s to 6 s: a read inside it fails, one after it answers again.
+    probe = read("living_room_light", "OnOff", "OnOff")
+    script = [{"wait": 1.5}, probe, {"wait": 3.5}, probe, {"wait": 1.0}, probe]
+    outage = lab_data([{"bind": "living_room_light", "node_id": first["node_ids"]["living_room_light"],
+                        "endpoint": 1}], script, timeout=3,
+                      network={"nodes": {"url": TWIN_HTTP, "devices": ["stand_in"]},
+                               "outages": [{"at": 1, "duration": 5}]})
+    bench.ns.call(run_session, str(bench.write_config("outage.yaml", outage)), str(bench.workdir / "outage.sqlite"),
+                  timeout=120)
+    rec = Recording(bench.workdir / "outage.sqlite")
+    run = rec.run()
+    calls, events = rec.rows("calls", run["run"]), rec.rows("events", run["run"])
+    rec.close()
+    assert [c["ok"] for c in calls][0] == 0 and calls[-1]["ok"] == 1, [c["result"] for c in calls]
+    kinds = [(e["kind"], e["detail"].get("outage")) for e in events
+             if e["kind"] in ("network", "node_unavailable", "node_available")]
+    assert ("network", True) in kinds
+    assert kinds.index(("node_unavailable", None)) < kinds.index(("node_available", None)), kinds
+
+
 def test_kill_9_mid_session_leaves_a_readable_recording_and_a_restart_appends(bench):
     lab_file = bench.write_config("killed.yaml", lab_data(bench.by_node, [onoff("Toggle"), {"wait": 60}, onoff("Off")]))
     recording = bench.workdir / "killed.sqlite"

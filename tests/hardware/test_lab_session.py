@@ -49,6 +49,9 @@ def write(tmp: Path, data: dict, name: str = "lab.yaml") -> Path:
      "session.script[0]", "unknown tool"),
     ({"controller": {"url": "ws://h:1/ws"}, "network": {"interfaces": [], "delay_ms": 5}},
      "network.interfaces", "at least 1"),
+    ({"controller": {"url": "ws://h:1/ws"}, "network": {"delay_ms": 5}}, "network", "exactly one of interfaces"),
+    ({"controller": {"url": "ws://h:1/ws"}, "network": {"nodes": {"url": "http://h:1", "devices": ["a"]},
+                                                         "jitter_ms": 5}}, "network", "jitter needs tc netem"),
 ])
 def test_bad_lab_files_are_one_line_naming_the_field(data, field, words):
     with pytest.raises(UserFileError) as err:
@@ -179,6 +182,14 @@ def twin(args: list[str], capsys) -> tuple[int, str, str]:
         code = exit_.code
     out = capsys.readouterr()
     return code, out.out, out.err
+
+
+def test_conditions_in_an_unreachable_twin_s_transport_are_one_line():
+    from hardware.network import NetworkError, network_conditions
+    spec = NetworkSpec.model_validate({"nodes": {"url": "http://127.0.0.1:9/", "devices": ["kitchen_light"]},
+                                       "loss_percent": 10})
+    with pytest.raises(NetworkError, match=r"^network.nodes.url: cannot reach the twin at http://127.0.0.1:9/faults"):
+        network_conditions(spec, lambda kind, detail: None).start()
 
 
 def test_cli_errors_are_one_line(tmp_path, capsys):
