@@ -271,9 +271,11 @@ def score(episode: Episode, start: Home, acted: Home, session: Session, judge: J
     record = {
         "success": success, "method": method, "failures": failures, "judge_votes": verdict.votes,
         "answer": answer, "steps": len(session.history), "state_changed": changed,
-        # Every call with its full result: what trajectory export replays and trains on.
+        # Every call with its full result: what trajectory export replays and trains on; an
+        # LLM agent's text before a call ("thought") only where there is one.
         "history": [{"tool": h["tool"], "args": h["args"], "ok": bool(h["result"].get("ok")),
-                     "result": h["result"]} for h in session.history],
+                     "result": h["result"], **({"thought": h["thought"]} if h.get("thought") else {})}
+                    for h in session.history],
     }
     record["error_type"] = None if success else classify_error(episode, record, missing, verdict)
     return record

@@ -41,7 +41,7 @@ def trajectory_messages(record: dict[str, Any]) -> list[dict[str, Any]]:
             raise ExportError(f"{record['episode_id']}: the run recorded no tool results "
                               "(made before trajectories were kept); run it again")
         call_id = f"call_{i}"
-        messages.append({"role": "assistant", "content": "",
+        messages.append({"role": "assistant", "content": call.get("thought", ""),
                          "tool_calls": [{"id": call_id, "type": "function",
                                          "function": {"name": call["tool"], "arguments": _dumps(call["args"] or {})}}]})
         messages.append({"role": "tool", "tool_call_id": call_id, "content": _dumps(call["result"])})

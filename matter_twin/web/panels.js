@@ -91,9 +91,18 @@ async function showRun(name) {
         el("td", {}, r.episode_id), el("td", {}, r.category), el("td", {}, r.agent), el("td", {}, r.success ? "✔" : "✘"),
         el("td", {}, r.steps), el("td", {}, r.latency_s),
         el("td", {}, el("details", {}, el("summary", {}, `${(r.history || []).length} calls`),
-          el("ol", {}, (r.history || []).map((h) => el("li", {}, `${h.ok ? "" : "✘ "}${h.tool} ${JSON.stringify(h.args)}`))),
+          el("ol", { class: "trace" }, (r.history || []).map((h) => el("li", {},
+            h.thought ? el("div", { class: "thought" }, h.thought) : null,
+            `${h.ok ? "" : "✘ "}${h.tool} ${JSON.stringify(h.args)}`,
+            h.result ? el("div", { class: "muted" }, `→ ${brief(h.result)}`) : null))),
           r.answer ? el("p", {}, el("b", {}, "answer: "), r.answer) : null,
           (r.failures || []).length ? el("p", { class: "error" }, r.failures.join("; ")) : null))))));
+}
+
+// A tool result on one line, cut short: the trace stays readable.
+function brief(result) {
+  const text = JSON.stringify(result.ok ? Object.fromEntries(Object.entries(result).filter(([k]) => k !== "ok")) : result.error);
+  return text.length > 160 ? `${text.slice(0, 160)}…` : text;
 }
 
 // ---- edit mode ------------------------------------------------------------------------------

@@ -105,6 +105,24 @@ def parse_step(text: str) -> tuple[str, Any]:
     return step["action"], raw
 
 
+def thought_of(text: str) -> str | None:
+    """The "thought" of a JSON-protocol reply, if it has one."""
+    match = re.search(r"\{.*\}", text or "", re.DOTALL)
+    try:
+        step = json.loads(match.group(0)) if match else None
+    except json.JSONDecodeError:
+        return None
+    thought = step.get("thought") if isinstance(step, dict) else None
+    return thought if isinstance(thought, str) and thought.strip() else None
+
+
+def _note_thought(session: Session, first_call: int, thought: str | None) -> None:
+    """Keep the assistant's text with the first tool call it led to: the trace shows why.
+    Only LLM agents think aloud, so the reference agent's histories are unchanged."""
+    if thought and len(session.history) > first_call:
+        session.history[first_call]["thought"] = thought
+
+
 class ReActAgent:
     def __init__(self, model: str, mode: str = "json", base_url: str | None = None,
                  api_key: str | None = None, client: Any = None, temperature: float = 0.0,
@@ -148,7 +166,9 @@ class ReActAgent:
         except ValueError as exc:
             observation: dict[str, Any] = {"ok": False, "error": {"code": "INVALID_STEP", "message": str(exc)}}
         else:
+            first_call = len(session.history)
             observation = call_tool(backend, action, args, session)
+            _note_thought(session, first_call, thought_of(text))
         messages.append({"role": "user", "content": "Observation: " + json.dumps(observation, ensure_ascii=False)})
 
     def _tools_turn(self, message: Any, messages: list, backend: Any, session: Session) -> None:
@@ -158,6 +178,7 @@ class ReActAgent:
         if not calls:  # plain text: treat it as the final answer
             call_tool(backend, "finish", {"answer": message.content or ""}, session)
             return
+        first_call = len(session.history)
         for call in calls:
             try:
                 args = json.loads(call.function.arguments or "{}")
@@ -168,5 +189,6 @@ class ReActAgent:
                 result = call_tool(backend, call.function.name, args, session)
             messages.append({"role": "tool", "tool_call_id": call.id,
                              "content": json.dumps(result, ensure_ascii=False)})
+            _note_thought(session, first_call, (message.content or "").strip())
             if session.finished:
                 return

@@ -251,6 +251,11 @@ def test_react_json_protocol(episodes, category):
         assert last_observation(stub.requests[2])["ok"] is True  # get_rooms answered
     assert record["success"], record["failures"]
     assert record["steps"] == len(calls)
+    # The assistant's thoughts are kept with the calls they led to (the page's trace shows them),
+    # and trajectory export gives them back as the assistant's text.
+    assert [h["thought"] for h in record["history"]] == [f"step {i}" for i in range(len(calls))]
+    from scenarios.export import trajectory_messages
+    assert trajectory_messages(record)[0]["content"] == "step 0"
     assert record["prompt_tokens"] == 11 * len(turns) and record["completion_tokens"] == 7 * len(turns)
     assert record["agent"] == "openai:stub-model"
 
@@ -266,6 +271,9 @@ def test_react_function_calling(episodes):
         tool_msgs = [m for m in stub.requests[-1]["messages"] if m["role"] == "tool"]
         assert len(tool_msgs) == len(calls) - 1 and json.loads(tool_msgs[0]["content"])["ok"]
     assert record["success"], record["failures"]
+    assert {h.get("thought") for h in record["history"]} == {"checking"}
+    # The reference agent thinks nothing aloud: its result lines have no thought at all.
+    assert not any("thought" in h for h in run_episode(episode, ReferenceAgent(), RuleJudge())["history"])
 
 
 def test_react_step_limit(episodes):
