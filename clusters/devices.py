@@ -16,7 +16,8 @@ composition is used and said so:
 - heat pump: endpoint 1 is Heat Pump (0x0309) + Power Source + Electrical Sensor + Device
   Energy Management; endpoint 2 is the Thermostat (0x0301) it is controlled by.
 - laundry dryer: Matter has no Laundry Dryer Mode cluster; it uses Laundry Washer Mode.
-- TV: Basic Video Player (0x0028); its LevelControl is the volume.
+- TV: Basic Video Player (0x0028) and Speaker (0x0022) on one endpoint: its LevelControl is the
+  volume, which the Speaker device type brings (Basic Video Player has no LevelControl).
 - window covering: SimuHome's "Window Covering Controller" carries the WindowCovering
   *server*, which is the Window Covering device type (0x0202).
 Lights and window coverings carry Groups (mandatory for them, as for the Fan device type
@@ -96,6 +97,7 @@ DEVICE_ENERGY_MANAGEMENT = (0x050D, 2)
 THERMOSTAT = (0x0301, 4)
 ROBOTIC_VACUUM_CLEANER = (0x0074, 3)
 BASIC_VIDEO_PLAYER = (0x0028, 2)
+SPEAKER = (0x0022, 1)
 WINDOW_COVERING = (0x0202, 3)
 TEMPERATURE_SENSOR = (0x0302, 2)
 LIGHT_SENSOR = (0x0106, 3)
@@ -303,7 +305,7 @@ def _tv(level_frequency: list[int] | None = None, level_startup: bool = False, *
     volume = LevelControlServer(on_off=True, lighting=False, CurrentLevel=30, MinLevel=0, MaxLevel=100,
                                 frequency=level_frequency,
                                 optional=("RemainingTime", "StartUpCurrentLevel") if level_startup else ())
-    return [_endpoint(1, [BASIC_VIDEO_PLAYER], OnOffServer(), volume, MediaPlaybackServer(),
+    return [_endpoint(1, [BASIC_VIDEO_PLAYER, SPEAKER], OnOffServer(), volume, MediaPlaybackServer(),
                       ChannelServer(), KeypadInputServer())]
 
 

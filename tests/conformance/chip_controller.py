@@ -104,6 +104,24 @@ async def op_read_paths(c: Controller, node_id: int, paths: list[Any], fabric_fi
     return out
 
 
+async def op_read_node(c: Controller, node_id: int) -> dict[int, dict[int, dict[int, Any]]]:
+    """One wildcard read of the whole node (chunked by the DUT): {endpoint: {cluster id:
+    {attribute id: value}}}; a path's error as `("status", code)`."""
+    from chip.clusters.Attribute import ValueDecodeFailure
+    result = await c.dev.ReadAttribute(node_id, [()])
+    out: dict[int, dict[int, dict[int, Any]]] = {}
+    for endpoint, clusters in result.items():
+        for cluster, attributes in clusters.items():
+            ids = out.setdefault(endpoint, {}).setdefault(cluster.id, {})
+            for attribute, value in attributes.items():
+                if not hasattr(attribute, "attribute_id"):
+                    continue    # the DataVersion entry
+                if isinstance(value, ValueDecodeFailure):
+                    value = ("status", int(getattr(value.Reason, "status", 1)))
+                ids[attribute.attribute_id] = value
+    return out
+
+
 async def op_write(c: Controller, node_id: int, endpoint: int, attribute_value: Any,
                    timed_ms: int | None = None) -> int:
     """Writes one attribute value (an Objects attribute instance); the path's status."""

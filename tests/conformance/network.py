@@ -135,6 +135,7 @@ class NetworkLab:
         self.controller = ControllerClient(ns, workdir)
         self.twins: dict[str, TwinProcess] = {}
         self._next_node_id = 0x100
+        self.compositions: dict[int, Any] = {}   # node id -> its data model, read once (composition.py)
 
     def close(self) -> None:
         for twin in self.twins.values():
@@ -210,6 +211,10 @@ class NetworkDut:
 
     def wait(self, seconds: float) -> None:
         time.sleep(seconds)
+
+    def read_node(self) -> dict[int, dict[int, dict[int, Any]]]:
+        """A wildcard read of every attribute of the node, by ids (chunked by the node)."""
+        return self.call("read_node", timeout=180)
 
     def run(self, function: str, *args: Any, timeout: float = 120, **kwargs: Any) -> Any:
         """Run `module:function(controller, node_id, *args)` inside the controller process."""
