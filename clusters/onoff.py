@@ -46,18 +46,25 @@ class OnOffServer(ClusterServer):
             check_range(f"OnOff.{name}", value, 0, 0xFFFF)
 
     # ---- commands ----------------------------------------------------------------
+    # Lighting timing (spec 1.5.6.3-4 and TC-OO-2.3): OnWithTimedOff starts the Timed On
+    # state (OnTime counts down; at 0 the light turns off and OffWaitTime is cleared). An Off
+    # during Timed On starts Delayed Off instead: OffWaitTime counts down while off, and
+    # OnWithTimedOff can only shorten it. A plain On always turns the light on.
     def Off(self, request: Any = None) -> None:
-        self._timed_off_at = None
-        self.set("OnOff", False)
         if self.lighting:
+            wait = self._values["OffWaitTime"]
+            timed_on = self._timed_off_at is not None
+            self._timed_off_at = None
             self.set("OnTime", 0)
+            if timed_on and wait not in (0, 0xFFFF):
+                self._wait_until = self.now + wait
+        self.set("OnOff", False)
 
     def On(self, request: Any = None) -> None:
-        if self.lighting and self._wait_until is not None and self._wait_until > self.now:
-            return  # spec: On while OffWaitTime runs is ignored only via OnWithTimedOff; plain On clears it
-        self._wait_until = None
         if self.lighting:
-            self.set("OffWaitTime", 0)
+            if self.get("OnTime") == 0:
+                self._wait_until = None
+                self.set("OffWaitTime", 0)
             self.set("GlobalSceneControl", True)
         self.set("OnOff", True)
 
@@ -78,33 +85,40 @@ class OnOffServer(ClusterServer):
         accept_only_when_on = bool(int(request.onOffControl) & 1)
         if accept_only_when_on and not self.get("OnOff"):
             return
-        if self._wait_until is not None and self._wait_until > self.now and not self.get("OnOff"):
+        if not self.get("OnOff") and self._wait_until is not None:   # Delayed Off: only shortened
+            self._wait_until = self.now + min(self.get("OffWaitTime"), request.offWaitTime)
             return
         on_time = max(self.get("OnTime"), request.onTime)
+        self._wait_until = None
         self.set("OnTime", on_time)  # the value at the anchor; get() derives it from then on
         self.set("OffWaitTime", request.offWaitTime)
         self.set("OnOff", True)
         # OnTime and OffWaitTime are in tenths of a second, which is exactly one tick.
-        self._timed_off_at = self.now + on_time if on_time not in (0, 0xFFFF) else None
+        timed = on_time not in (0, 0xFFFF) and request.offWaitTime != 0xFFFF
+        self._timed_off_at = self.now + on_time if timed else None
 
     # ---- time --------------------------------------------------------------------
     def next_event_tick(self) -> int | None:
-        return self._timed_off_at
+        return self._timed_off_at if self._timed_off_at is not None else self._wait_until
 
-    derived = frozenset({"OnTime"})
+    derived = frozenset({"OnTime", "OffWaitTime"})
 
     def get(self, name: str) -> Any:
         if name == "OnTime" and self._timed_off_at is not None:
             return self._timed_off_at - self.now  # counts down with the clock, never stored
+        if name == "OffWaitTime" and self._wait_until is not None:
+            return self._wait_until - self.now
         return super().get(name)
 
     def advance_to(self, tick: int) -> None:
         if self._timed_off_at is not None and tick >= self._timed_off_at:
-            wait = self._values["OffWaitTime"]
-            self._wait_until = self._timed_off_at + wait if wait else None
             self._timed_off_at = None
             self.set("OnTime", 0)
+            self.set("OffWaitTime", 0)
             self.set("OnOff", False)
+        if self._wait_until is not None and tick >= self._wait_until:
+            self._wait_until = None
+            self.set("OffWaitTime", 0)
 
     def private_state(self) -> dict[str, Any]:
         return {"timed_off_at": self._timed_off_at, "wait_until": self._wait_until}
