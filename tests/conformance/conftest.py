@@ -53,14 +53,20 @@ def build(key: str, home: Home) -> tuple[Any, str]:
     return home.device(DEVICE_IDS[key]), DEVICE_IDS[key]
 
 
-def _clusters(model: Any) -> frozenset[int]:
-    return frozenset(server.id for server in model.servers())
+def _features(model: Any) -> dict[int, set[int]]:
+    """cluster id -> the FeatureMaps of its servers on the model's endpoints."""
+    out: dict[int, set[int]] = {}
+    for server in model.servers():
+        out.setdefault(server.id, set()).add(server.feature_map)
+    return out
 
 
-#: dut key -> the cluster ids it serves on any endpoint.
-DUT_CLUSTERS: dict[str, frozenset[int]] = {
-    key: _clusters(build(key, _REFERENCE.fork())[0])
+#: dut key -> cluster id -> the FeatureMaps it serves that cluster with.
+DUT_FEATURES: dict[str, dict[int, set[int]]] = {
+    key: _features(build(key, _REFERENCE.fork())[0])
     for key in [*DEVICE_IDS, ROOM_SENSOR_TYPE.key, BRIDGE]}
+#: dut key -> the cluster ids it serves on any endpoint.
+DUT_CLUSTERS: dict[str, frozenset[int]] = {key: frozenset(served) for key, served in DUT_FEATURES.items()}
 
 
 def inprocess_dut(key: str) -> InProcessDut:
@@ -70,11 +76,14 @@ def inprocess_dut(key: str) -> InProcessDut:
     return InProcessDut(home, model, name, key)
 
 
-def serving(*clusters: Any) -> list[Any]:
-    """`dut` parameters of every (kind, dut key) that serves one of `clusters` (Objects classes)."""
-    ids = {cluster.id for cluster in clusters}
+def serving(*clusters: Any, feature: int = 0) -> list[Any]:
+    """`dut` parameters of every (kind, dut key) that serves one of `clusters` (Objects classes),
+    on some endpoint with every FeatureMap bit of `feature`."""
+    def serves(key: str) -> bool:
+        maps = [m for cluster in clusters for m in DUT_FEATURES[key].get(cluster.id, ())]
+        return any(m & feature == feature for m in maps)
     return [pytest.param((kind, key), id=f"{kind}-{key}", marks=marks)
-            for kind, marks in KINDS.items() for key, served in DUT_CLUSTERS.items() if ids & served]
+            for kind, marks in KINDS.items() for key in DUT_FEATURES if serves(key)]
 
 
 def over_network(params: list[Any]) -> list[Any]:

@@ -1,0 +1,109 @@
+"""On/Off cluster test cases (TC_OO), from the On/Off test plan."""
+from __future__ import annotations
+
+import pytest
+from chip.clusters import Objects as C
+from chip.clusters.Types import NullValue
+from conftest import serving
+from steps import ClusterSpec, check_attributes, check_global_attributes, endpoints_with, one_of
+
+OO = C.OnOff
+A = OO.Attributes
+
+SPEC = ClusterSpec(
+    OO, revisions=range(4, 7),
+    features={"LT": 0, "DF": 1, "OFFONLY": 2},
+    feature_rules={"LT": "[!OFFONLY]", "DF": "[!OFFONLY]", "OFFONLY": "[!(LT | DF)]"},
+    attributes={"OnOff": "M", "GlobalSceneControl": "LT", "OnTime": "LT", "OffWaitTime": "LT",
+                "StartUpOnOff": "LT"},
+    accepted={"Off": "M", "On": "!OFFONLY", "Toggle": "!OFFONLY", "OffWithEffect": "LT",
+              "OnWithRecallGlobalScene": "LT", "OnWithTimedOff": "LT"},
+    constraints={"StartUpOnOff": lambda v, _: v is NullValue or v in (0, 1, 2)},
+)
+
+NOT_APPLICABLE = {
+    "TC_OO_2_4": "StartUpOnOff after a power cycle: the Dut interface has no reboot (node restarts are "
+                 "covered by tests/node/test_node_runtime*.py)",
+    "TC_OO_2_5": "the Dead Front feature (DF) is not served by any device",
+    "TC_OO_2_6": "the Off Only feature (OFFONLY) is not served by any device",
+    "TC_OO_2_7": "the Off Only feature (OFFONLY) is not served by any device",
+}
+
+DUTS = serving(OO)
+
+
+def _lighting(dut, endpoint):
+    return dut.read(endpoint, A.FeatureMap) & 1
+
+
+@pytest.mark.parametrize("dut", DUTS, indirect=True)
+def test_TC_OO_1_1(dut):
+    check_global_attributes(dut, SPEC)
+
+
+@pytest.mark.parametrize("dut", DUTS, indirect=True)
+def test_TC_OO_2_1(dut):
+    for endpoint, values in check_attributes(dut, SPEC).items():
+        assert one_of(True, False)(values["OnOff"], values)
+        if _lighting(dut, endpoint):
+            assert values["GlobalSceneControl"] in (True, False)
+            assert values["OnTime"] >= 0 and values["OffWaitTime"] >= 0
+
+
+@pytest.mark.parametrize("dut", DUTS, indirect=True)
+def test_TC_OO_2_2(dut):
+    """Primary functionality: Off, On, Toggle, each reflected in OnOff."""
+    for endpoint in endpoints_with(dut, OO):
+        for command, expected in ((OO.Commands.Off(), False), (OO.Commands.On(), True),
+                                  (OO.Commands.Off(), False), (OO.Commands.Toggle(), True),
+                                  (OO.Commands.Toggle(), False), (OO.Commands.Off(), False)):
+            assert dut.invoke(endpoint, command) is None
+            assert dut.read(endpoint, A.OnOff) is expected, (endpoint, command)
+
+
+@pytest.mark.parametrize("dut", serving(OO, feature=0x1), indirect=True)
+def test_TC_OO_2_3(dut):
+    """Secondary functionality (LT): OnTime, OffWaitTime, GlobalSceneControl, OnWithTimedOff."""
+    lit = [ep for ep in endpoints_with(dut, OO) if _lighting(dut, ep)]
+    for endpoint in lit:
+        dut.invoke(endpoint, OO.Commands.On())
+        assert dut.read(endpoint, A.GlobalSceneControl) is True
+        dut.invoke(endpoint, OO.Commands.OffWithEffect(effectIdentifier=0, effectVariant=0))
+        assert dut.read(endpoint, A.OnOff) is False and dut.read(endpoint, A.GlobalSceneControl) is False
+        dut.invoke(endpoint, OO.Commands.OnWithRecallGlobalScene())
+        assert dut.read(endpoint, A.OnOff) is True and dut.read(endpoint, A.GlobalSceneControl) is True
+        # Timed On: on for 3 s, then off with OffWaitTime cleared.
+        dut.invoke(endpoint, OO.Commands.Off())
+        dut.invoke(endpoint, OO.Commands.OnWithTimedOff(onOffControl=0, onTime=30, offWaitTime=20))
+        assert dut.read(endpoint, A.OnOff) is True and dut.read(endpoint, A.OnTime) == 30
+        assert dut.read(endpoint, A.OffWaitTime) == 20
+        dut.wait(1.0)
+        assert 15 <= dut.read(endpoint, A.OnTime) <= 25
+        dut.wait(2.5)
+        assert dut.read(endpoint, A.OnOff) is False
+        assert (dut.read(endpoint, A.OnTime), dut.read(endpoint, A.OffWaitTime)) == (0, 0)
+        # Off during Timed On: Delayed Off, OffWaitTime counts down while off.
+        dut.invoke(endpoint, OO.Commands.OnWithTimedOff(onOffControl=0, onTime=30, offWaitTime=30))
+        dut.wait(1.0)
+        dut.invoke(endpoint, OO.Commands.Off())
+        assert dut.read(endpoint, A.OnOff) is False and dut.read(endpoint, A.OnTime) == 0
+        assert 25 <= dut.read(endpoint, A.OffWaitTime) <= 30
+        # Accept-only-when-on is ignored while off; another OnWithTimedOff only shortens the wait.
+        dut.invoke(endpoint, OO.Commands.OnWithTimedOff(onOffControl=1, onTime=30, offWaitTime=30))
+        assert dut.read(endpoint, A.OnOff) is False
+        dut.invoke(endpoint, OO.Commands.OnWithTimedOff(onOffControl=0, onTime=30, offWaitTime=10))
+        assert dut.read(endpoint, A.OnOff) is False and dut.read(endpoint, A.OffWaitTime) == 10
+        dut.wait(1.5)
+        assert (dut.read(endpoint, A.OnTime), dut.read(endpoint, A.OffWaitTime)) == (0, 0)
+        # A plain On ends Delayed Off at once.
+        dut.invoke(endpoint, OO.Commands.OnWithTimedOff(onOffControl=0, onTime=30, offWaitTime=30))
+        dut.invoke(endpoint, OO.Commands.Off())
+        dut.invoke(endpoint, OO.Commands.On())
+        assert dut.read(endpoint, A.OnOff) is True
+        assert (dut.read(endpoint, A.OnTime), dut.read(endpoint, A.OffWaitTime)) == (0, 0)
+        # Off clears OnTime.
+        dut.invoke(endpoint, OO.Commands.On())
+        dut.write(endpoint, A.OnTime, 50)
+        dut.invoke(endpoint, OO.Commands.Off())
+        assert dut.read(endpoint, A.OnOff) is False and dut.read(endpoint, A.OnTime) == 0
+    assert lit, f"{dut.name} was selected for the Lighting feature"
