@@ -66,9 +66,8 @@ RULES: list[Rule] = [
     Rule(("tv",), "MediaPlayback",
          ("Play", "Pause", "Stop", "StartOver", "Previous", "Next", "Rewind", "FastForward"), is_on,
          Status.INVALID_IN_STATE, "the TV is off; turn it on (OnOff On) before controlling playback"),
-    Rule(("tv",), "LevelControl",
-         ("MoveToLevel", "Move", "Step", "Stop", "MoveToLevelWithOnOff", "MoveWithOnOff",
-          "StepWithOnOff", "StopWithOnOff"), is_on,
+    # The *WithOnOff commands are the spec's way to change the level of a device that is off.
+    Rule(("tv",), "LevelControl", ("MoveToLevel", "Move", "Step", "Stop"), is_on,
          Status.INVALID_IN_STATE, "the TV is off; turn it on (OnOff On) before changing the volume"),
     Rule(APPLIANCES, "OperationalState", ("Start", "Resume"), is_on, Status.INVALID_IN_STATE,
          "the appliance is off; turn it on (OnOff On) before starting or resuming a cycle"),
