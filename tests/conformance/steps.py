@@ -99,7 +99,11 @@ class ClusterSpec:
 
 def endpoints_with(dut: Dut, cluster: Any) -> list[int]:
     """The endpoints whose Descriptor ServerList holds `cluster` (what every TC step 0 picks)."""
-    found = [ep for ep in dut.endpoints() if cluster.id in dut.read(ep, C.Descriptor.Attributes.ServerList)]
+    servers = getattr(dut, "_servers_by_endpoint", None)   # the composition is fixed during a test
+    if servers is None:
+        servers = {ep: dut.read(ep, C.Descriptor.Attributes.ServerList) for ep in dut.endpoints()}
+        dut._servers_by_endpoint = servers   # type: ignore[attr-defined]
+    found = [ep for ep, served in servers.items() if cluster.id in served]
     assert found, f"{dut.name} serves no {cluster.__name__}"
     return found
 
