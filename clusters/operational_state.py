@@ -110,6 +110,7 @@ class OperationalStateServer(ClusterServer):
         self._run: _Leg | None = None  # the cycle in progress
         self.last_worked = 0
         self._values["PhaseList"] = [n for n, _ in self._cycle] or NullValue
+        self._values["CurrentPhase"] = self._idle_phase()
 
     @property
     def E(self):  # the cluster's OperationalStateEnum
@@ -159,6 +160,7 @@ class OperationalStateServer(ClusterServer):
                               f"{self.name}: the cycle cannot change while an operation is under way; stop it first")
         self._cycle = cycle
         self.set("PhaseList", [n for n, _ in cycle] or NullValue)
+        self.set("CurrentPhase", self._idle_phase())
 
     def _boundaries(self) -> list[int]:
         """Tick offsets (running time) at which each phase ends."""
@@ -193,8 +195,13 @@ class OperationalStateServer(ClusterServer):
             self.set("CurrentPhase", self.get("CurrentPhase"))
             self.set("CountdownTime", self.get("CountdownTime"))
         else:
-            self.set("CurrentPhase", NullValue)
+            self.set("CurrentPhase", self._idle_phase())
             self.set("CountdownTime", NullValue)
+
+    def _idle_phase(self) -> Any:
+        """CurrentPhase without a run: null only when PhaseList is null or empty (spec
+        1.14.5.2, TC-OPSTATE-2.1); else the first phase, the one a Start begins with."""
+        return 0 if self._cycle else NullValue
 
     # ---- responses -----------------------------------------------------------------
     def _error_struct(self, error_id: int, label: str | None = None, details: str | None = None):

@@ -89,7 +89,7 @@ def test_cycle_runs_to_completion_and_emits_operation_completion():
     ops = OperationalStateServer(cycle=CYCLE)
     clock, events = wire(ops)
     assert ops.read("PhaseList") == ["pre-wash", "main wash", "rinse", "dry"]
-    assert ops.read("CurrentPhase") is NullValue and ops.read("CountdownTime") is NullValue
+    assert ops.read("CurrentPhase") == 0 and ops.read("CountdownTime") is NullValue   # a PhaseList: not null
     assert error_id(ops.invoke("Start")) == ERR.kNoError
     assert ops.read("OperationalState") == OS.Enums.OperationalStateEnum.kRunning
     assert ops.read("CountdownTime") == 450 and ops.read("CurrentPhase") == 0
@@ -102,7 +102,7 @@ def test_cycle_runs_to_completion_and_emits_operation_completion():
     assert ops.read("CurrentPhase") == 3 and ops.read("CountdownTime") == 1
     move(clock, [ops], 4500)
     assert ops.read("OperationalState") == OS.Enums.OperationalStateEnum.kStopped
-    assert ops.read("CurrentPhase") is NullValue and ops.read("CountdownTime") is NullValue
+    assert ops.read("CurrentPhase") == 0 and ops.read("CountdownTime") is NullValue
     assert events == [(4500, OS.Events.OperationCompletion(completionErrorCode=0, totalOperationalTime=450,
                                                             pausedTime=0))]
     assert ops.next_event_tick() is None and not ops.in_operation
