@@ -1,0 +1,165 @@
+"""Operational State (TC_OPSTATE) and RVC Operational State (TC_RVCOPSTATE) test cases."""
+from __future__ import annotations
+
+import pytest
+from chip.clusters import Objects as C
+from chip.clusters.Types import NullValue
+from conftest import serving
+from steps import ClusterSpec, at_most, check_attributes, check_global_attributes, endpoints_with
+
+OPSTATE, RVCOPSTATE = C.OperationalState, C.RvcOperationalState
+STOPPED, RUNNING, PAUSED, ERROR = 0, 1, 2, 3
+NO_ERROR, UNABLE_TO_START_OR_RESUME, UNABLE_TO_COMPLETE, INVALID_IN_STATE = 0, 1, 2, 3
+
+
+def _spec(cluster, revisions, accepted, generated):
+    return ClusterSpec(
+        cluster, revisions=revisions,
+        attributes={"PhaseList": "M", "CurrentPhase": "M", "CountdownTime": "O", "OperationalStateList": "M",
+                    "OperationalState": "M", "OperationalError": "M"},
+        accepted=accepted, generated=generated,
+        constraints={
+            "PhaseList": lambda v, _: v is NullValue or (len(v) <= 32 and all(len(p) <= 64 for p in v)),
+            "CurrentPhase": lambda v, values: (v is NullValue) == (values["PhaseList"] in (NullValue, []))
+            or (v is not NullValue and v < len(values["PhaseList"])),
+            "CountdownTime": at_most(259200, nullable=True),
+            "OperationalState": lambda v, values: v in {s.operationalStateID for s in values["OperationalStateList"]},
+        })
+
+
+OPSTATE_SPEC = _spec(OPSTATE, range(1, 4),
+                     accepted={"Pause": "Resume, O", "Stop": "Start, O", "Start": "O", "Resume": "Pause, O"},
+                     generated={"OperationalCommandResponse": "Pause | Stop | Start | Resume"})
+RVC_SPEC = _spec(RVCOPSTATE, range(1, 4),
+                 accepted={"Pause": "Resume, O", "Resume": "Pause, O", "GoHome": "O"},
+                 generated={"OperationalCommandResponse": "Pause | Resume | GoHome"})
+
+NOT_APPLICABLE = {
+    "TC_OPSTATE_2_4": "error states are injected by the plan's manufacturer-specific steps; the twin's are "
+                      "driven by its fault engine (tests/twin/test_faults.py)",
+    "TC_OPSTATE_2_5": "operation completion events over a subscription: events are covered by "
+                      "tests/node/test_node_events.py, the Dut interface has no event reads",
+    "TC_OPSTATE_2_6": "CountdownTime reporting over a subscription: the Dut interface has no subscriptions",
+    "TC_RVCOPSTATE_2_2": "Start/Stop: the RVC device type does not serve them (X in RVC Operational State)",
+    "TC_RVCOPSTATE_2_5": "error states are injected by manufacturer-specific steps (see TC_OPSTATE_2_4)",
+}
+
+
+def _check_states(dut, cluster, values, rvc=False):
+    ids = {s.operationalStateID for s in values["OperationalStateList"]}
+    assert {STOPPED, RUNNING, PAUSED, ERROR} <= ids
+    if rvc:
+        assert ids <= {0, 1, 2, 3, 0x40, 0x41, 0x42} | set(range(0x80, 0xC0))
+    else:
+        assert ids <= {0, 1, 2, 3} | set(range(0x80, 0xC0))
+    error = values["OperationalError"]
+    allowed = {0, 1, 2, 3} | ({0x40, 0x41, 0x42, 0x43, 0x44, 0x45, 0x46, 0x47} if rvc else set())
+    assert error.errorStateID in allowed or 0x80 <= error.errorStateID <= 0xBF
+
+
+@pytest.mark.parametrize("dut", serving(OPSTATE), indirect=True)
+def test_TC_OPSTATE_1_1(dut):
+    check_global_attributes(dut, OPSTATE_SPEC)
+
+
+@pytest.mark.parametrize("dut", serving(OPSTATE), indirect=True)
+def test_TC_OPSTATE_2_1(dut):
+    for _, values in check_attributes(dut, OPSTATE_SPEC).items():
+        _check_states(dut, OPSTATE, values)
+
+
+def _start(dut, endpoint):
+    dut.invoke(endpoint, C.OnOff.Commands.On())   # the twin's appliances start only when on
+    return dut.invoke(endpoint, OPSTATE.Commands.Start())
+
+
+@pytest.mark.parametrize("dut", serving(OPSTATE), indirect=True)
+def test_TC_OPSTATE_2_2(dut):
+    """Start / Stop: Running and Stopped, each answered with OperationalCommandResponse(NoError);
+    a second Start while running is NoError too, as the plan asks."""
+    for endpoint in endpoints_with(dut, OPSTATE):
+        state = OPSTATE.Attributes.OperationalState
+        assert dut.read(endpoint, state) == STOPPED
+        response = _start(dut, endpoint)
+        assert isinstance(response, OPSTATE.Commands.OperationalCommandResponse)
+        assert response.commandResponseState.errorStateID == NO_ERROR
+        assert dut.read(endpoint, state) == RUNNING
+        assert dut.read(endpoint, OPSTATE.Attributes.OperationalError).errorStateID == NO_ERROR
+        countdown = dut.read(endpoint, OPSTATE.Attributes.CountdownTime)
+        dut.wait(5)
+        if countdown is not NullValue:
+            assert dut.read(endpoint, OPSTATE.Attributes.CountdownTime) < countdown
+        assert dut.invoke(endpoint, OPSTATE.Commands.Start()).commandResponseState.errorStateID == NO_ERROR
+        assert dut.invoke(endpoint, OPSTATE.Commands.Stop()).commandResponseState.errorStateID == NO_ERROR
+        assert dut.read(endpoint, state) == STOPPED
+        assert dut.invoke(endpoint, OPSTATE.Commands.Stop()).commandResponseState.errorStateID == NO_ERROR
+
+
+@pytest.mark.parametrize("dut", serving(OPSTATE), indirect=True)
+def test_TC_OPSTATE_2_3(dut):
+    """Pause / Resume: Paused keeps CountdownTime still; Resume runs again; Pause while stopped
+    answers CommandInvalidInState."""
+    for endpoint in endpoints_with(dut, OPSTATE):
+        state, countdown = OPSTATE.Attributes.OperationalState, OPSTATE.Attributes.CountdownTime
+        response = dut.invoke(endpoint, OPSTATE.Commands.Pause())
+        assert response.commandResponseState.errorStateID == INVALID_IN_STATE
+        _start(dut, endpoint)
+        dut.wait(2)
+        assert dut.invoke(endpoint, OPSTATE.Commands.Pause()).commandResponseState.errorStateID == NO_ERROR
+        assert dut.read(endpoint, state) == PAUSED
+        held = dut.read(endpoint, countdown)
+        dut.wait(5)
+        assert dut.read(endpoint, countdown) == held
+        assert dut.invoke(endpoint, OPSTATE.Commands.Pause()).commandResponseState.errorStateID == NO_ERROR
+        assert dut.invoke(endpoint, OPSTATE.Commands.Resume()).commandResponseState.errorStateID == NO_ERROR
+        assert dut.read(endpoint, state) == RUNNING
+        assert dut.invoke(endpoint, OPSTATE.Commands.Resume()).commandResponseState.errorStateID == NO_ERROR
+        dut.invoke(endpoint, OPSTATE.Commands.Stop())
+        response = dut.invoke(endpoint, OPSTATE.Commands.Resume())
+        assert response.commandResponseState.errorStateID == INVALID_IN_STATE
+
+
+@pytest.mark.parametrize("dut", serving(RVCOPSTATE), indirect=True)
+def test_TC_RVCOPSTATE_1_1(dut):
+    check_global_attributes(dut, RVC_SPEC)
+
+
+@pytest.mark.parametrize("dut", serving(RVCOPSTATE), indirect=True)
+def test_TC_RVCOPSTATE_2_1(dut):
+    for _, values in check_attributes(dut, RVC_SPEC).items():
+        _check_states(dut, RVCOPSTATE, values, rvc=True)
+
+
+def _clean(dut, endpoint):
+    modes = dut.read(endpoint, C.RvcRunMode.Attributes.SupportedModes)
+    cleaning = next(m.mode for m in modes if any(t.value == 0x4001 for t in m.modeTags))
+    assert dut.invoke(endpoint, C.RvcRunMode.Commands.ChangeToMode(newMode=cleaning)).status == 0
+
+
+@pytest.mark.parametrize("dut", serving(RVCOPSTATE), indirect=True)
+def test_TC_RVCOPSTATE_2_3(dut):
+    """Pause / Resume of a cleaning run; both invalid while docked."""
+    for endpoint in endpoints_with(dut, RVCOPSTATE):
+        state = RVCOPSTATE.Attributes.OperationalState
+        docked = dut.read(endpoint, state)
+        assert docked in (STOPPED, 0x42)     # Stopped or Docked
+        assert dut.invoke(endpoint, RVCOPSTATE.Commands.Pause()).commandResponseState.errorStateID \
+            == INVALID_IN_STATE
+        _clean(dut, endpoint)
+        assert dut.read(endpoint, state) == RUNNING
+        assert dut.invoke(endpoint, RVCOPSTATE.Commands.Pause()).commandResponseState.errorStateID == NO_ERROR
+        assert dut.read(endpoint, state) == PAUSED
+        assert dut.invoke(endpoint, RVCOPSTATE.Commands.Resume()).commandResponseState.errorStateID == NO_ERROR
+        assert dut.read(endpoint, state) == RUNNING
+
+
+@pytest.mark.parametrize("dut", serving(RVCOPSTATE), indirect=True)
+def test_TC_RVCOPSTATE_2_4(dut):
+    """GoHome: from cleaning the robot heads to its dock (SeekingCharger), then docks."""
+    for endpoint in endpoints_with(dut, RVCOPSTATE):
+        state = RVCOPSTATE.Attributes.OperationalState
+        _clean(dut, endpoint)
+        assert dut.invoke(endpoint, RVCOPSTATE.Commands.GoHome()).commandResponseState.errorStateID == NO_ERROR
+        assert dut.read(endpoint, state) in (0x40, 0x41, 0x42)   # SeekingCharger, Charging, Docked
+        dut.wait(600)
+        assert dut.read(endpoint, state) in (0x41, 0x42)
