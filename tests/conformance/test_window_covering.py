@@ -71,7 +71,7 @@ def test_TC_WNCV_1_1(dut):
 
 @pytest.mark.parametrize("dut", DUTS, indirect=True)
 def test_TC_WNCV_2_1(dut):
-    for endpoint, values in check_attributes(dut, SPEC).items():
+    for values in check_attributes(dut, SPEC).values():
         lift = values.get("CurrentPositionLiftPercent100ths", NullValue)
         if lift is not NullValue and values.get("CurrentPositionLiftPercentage", NullValue) is not NullValue:
             assert values["CurrentPositionLiftPercentage"] == lift // 100
