@@ -76,14 +76,16 @@ def inprocess_dut(key: str) -> InProcessDut:
     return InProcessDut(home, model, name, key)
 
 
-def serving(*clusters: Any, feature: int = 0) -> list[Any]:
+def serving(*clusters: Any, feature: int = 0, kinds: tuple[str, ...] | None = None) -> list[Any]:
     """`dut` parameters of every (kind, dut key) that serves one of `clusters` (Objects classes),
-    on some endpoint with every FeatureMap bit of `feature`."""
+    on some endpoint with every FeatureMap bit of `feature`; only `kinds` if given (a test case
+    that lets minutes of device time pass runs in process, where `wait` is virtual time)."""
     def serves(key: str) -> bool:
         maps = [m for cluster in clusters for m in DUT_FEATURES[key].get(cluster.id, ())]
         return any(m & feature == feature for m in maps)
     return [pytest.param((kind, key), id=f"{kind}-{key}", marks=marks)
-            for kind, marks in KINDS.items() for key in DUT_FEATURES if serves(key)]
+            for kind, marks in KINDS.items() if kinds is None or kind in kinds
+            for key in DUT_FEATURES if serves(key)]
 
 
 def over_network(params: list[Any]) -> list[Any]:

@@ -21,6 +21,10 @@ from dut import Dut
 #: provisional and the SDK leaves it out).
 GLOBAL_ATTRIBUTES = {0xFFF8, 0xFFF9, 0xFFFB, 0xFFFC, 0xFFFD}
 
+#: `serving(..., kinds=IN_PROCESS)`: test cases not yet run over the network (their waits are
+#: minutes of device time, virtual in process but real over the network).
+IN_PROCESS = ("inprocess",)
+
 MANDATORY, OPTIONAL, DISALLOWED = "mandatory", "optional", "disallowed"
 
 _TOKEN = re.compile(r"\s*([A-Za-z][A-Za-z0-9_.+]*|[!|&()\[\],])")

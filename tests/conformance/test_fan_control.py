@@ -6,7 +6,16 @@ from chip.clusters import Objects as C
 from chip.clusters.Types import NullValue
 from conftest import serving
 from dut import DutStatusError
-from steps import ClusterSpec, at_least, at_most, between, check_attributes, check_global_attributes, endpoints_with
+from steps import (
+    IN_PROCESS,
+    ClusterSpec,
+    at_least,
+    at_most,
+    between,
+    check_attributes,
+    check_global_attributes,
+    endpoints_with,
+)
 
 from clusters.status import Status
 
@@ -35,7 +44,7 @@ SPEC = ClusterSpec(
 
 NOT_APPLICABLE: dict[str, str] = {}
 
-DUTS = serving(FAN)
+DUTS = serving(FAN, kinds=IN_PROCESS)
 
 
 def _on(dut, endpoint):
@@ -75,7 +84,7 @@ def test_TC_FAN_2_2(dut):
         assert error.value.status == Status.CONSTRAINT_ERROR
 
 
-@pytest.mark.parametrize("dut", serving(FAN, feature=SPD), indirect=True)
+@pytest.mark.parametrize("dut", serving(FAN, feature=SPD, kinds=IN_PROCESS), indirect=True)
 def test_TC_FAN_2_3(dut):
     """MultiSpeed: SpeedSetting moves PercentSetting and FanMode; SpeedMax bounds it."""
     for endpoint in endpoints_with(dut, FAN):
@@ -92,7 +101,7 @@ def test_TC_FAN_2_3(dut):
         assert error.value.status == Status.CONSTRAINT_ERROR
 
 
-@pytest.mark.parametrize("dut", serving(FAN, feature=RCK), indirect=True)
+@pytest.mark.parametrize("dut", serving(FAN, feature=RCK, kinds=IN_PROCESS), indirect=True)
 def test_TC_FAN_2_4(dut):
     """Rocking: RockSetting takes the supported bits only."""
     for endpoint in endpoints_with(dut, FAN):
@@ -109,7 +118,7 @@ def test_TC_FAN_2_4(dut):
                 assert error.value.status == Status.CONSTRAINT_ERROR
 
 
-@pytest.mark.parametrize("dut", serving(FAN, feature=WND), indirect=True)
+@pytest.mark.parametrize("dut", serving(FAN, feature=WND, kinds=IN_PROCESS), indirect=True)
 def test_TC_FAN_2_5(dut):
     """Wind: WindSetting takes the supported bits only."""
     for endpoint in endpoints_with(dut, FAN):
@@ -124,7 +133,7 @@ def test_TC_FAN_2_5(dut):
         assert dut.read(endpoint, A.WindSetting) == 0
 
 
-@pytest.mark.parametrize("dut", serving(FAN, feature=DIR), indirect=True)
+@pytest.mark.parametrize("dut", serving(FAN, feature=DIR, kinds=IN_PROCESS), indirect=True)
 def test_TC_FAN_2_6(dut):
     """AirflowDirection: Forward and Reverse are kept; anything else is CONSTRAINT_ERROR."""
     for endpoint in endpoints_with(dut, FAN):
@@ -138,7 +147,7 @@ def test_TC_FAN_2_6(dut):
         assert error.value.status == Status.CONSTRAINT_ERROR
 
 
-@pytest.mark.parametrize("dut", serving(FAN, feature=STEP), indirect=True)
+@pytest.mark.parametrize("dut", serving(FAN, feature=STEP, kinds=IN_PROCESS), indirect=True)
 def test_TC_FAN_3_5(dut):
     """Step: increase and decrease PercentSetting, with and without wrap and lowestOff."""
     for endpoint in endpoints_with(dut, FAN):

@@ -5,7 +5,16 @@ import pytest
 from chip.clusters import Objects as C
 from chip.clusters.Types import NullValue
 from conftest import serving
-from steps import ClusterSpec, at_least, at_most, between, check_attributes, check_global_attributes, endpoints_with
+from steps import (
+    IN_PROCESS,
+    ClusterSpec,
+    at_least,
+    at_most,
+    between,
+    check_attributes,
+    check_global_attributes,
+    endpoints_with,
+)
 
 LVL = C.LevelControl
 A = LVL.Attributes
@@ -38,7 +47,7 @@ NOT_APPLICABLE = {
     "TC_LVL_8_1": "StartUpCurrentLevel after a power cycle: the Dut interface has no reboot",
 }
 
-DUTS = serving(LVL)
+DUTS = serving(LVL, kinds=IN_PROCESS)
 
 
 def _move_to(level: int, time: int = 0) -> LVL.Commands.MoveToLevel:
@@ -57,7 +66,7 @@ def test_TC_LVL_2_1(dut):
             assert values.get("MinLevel", 1) >= 1 and values.get("MaxLevel", 254) <= 254
 
 
-@pytest.mark.parametrize("dut", serving(LVL), indirect=True)
+@pytest.mark.parametrize("dut", serving(LVL, kinds=IN_PROCESS), indirect=True)
 def test_TC_LVL_2_2(dut):
     """Writable attributes keep what is written (OnOffTransitionTime, OnLevel, transition times,
     DefaultMoveRate) and refuse out-of-range values."""

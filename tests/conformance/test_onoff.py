@@ -5,7 +5,7 @@ import pytest
 from chip.clusters import Objects as C
 from chip.clusters.Types import NullValue
 from conftest import serving
-from steps import ClusterSpec, check_attributes, check_global_attributes, endpoints_with, one_of
+from steps import IN_PROCESS, ClusterSpec, check_attributes, check_global_attributes, endpoints_with, one_of
 
 OO = C.OnOff
 A = OO.Attributes
@@ -29,7 +29,7 @@ NOT_APPLICABLE = {
     "TC_OO_2_7": "the Off Only feature (OFFONLY) is not served by any device",
 }
 
-DUTS = serving(OO)
+DUTS = serving(OO, kinds=IN_PROCESS)
 
 
 def _lighting(dut, endpoint):
@@ -61,7 +61,7 @@ def test_TC_OO_2_2(dut):
             assert dut.read(endpoint, A.OnOff) is expected, (endpoint, command)
 
 
-@pytest.mark.parametrize("dut", serving(OO, feature=0x1), indirect=True)
+@pytest.mark.parametrize("dut", serving(OO, feature=0x1, kinds=IN_PROCESS), indirect=True)
 def test_TC_OO_2_3(dut):
     """Secondary functionality (LT): OnTime, OffWaitTime, GlobalSceneControl, OnWithTimedOff."""
     lit = [ep for ep in endpoints_with(dut, OO) if _lighting(dut, ep)]

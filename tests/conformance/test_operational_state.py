@@ -5,7 +5,7 @@ import pytest
 from chip.clusters import Objects as C
 from chip.clusters.Types import NullValue
 from conftest import serving
-from steps import ClusterSpec, at_most, check_attributes, check_global_attributes, endpoints_with
+from steps import IN_PROCESS, ClusterSpec, at_most, check_attributes, check_global_attributes, endpoints_with
 
 OPSTATE, RVCOPSTATE = C.OperationalState, C.RvcOperationalState
 STOPPED, RUNNING, PAUSED, ERROR = 0, 1, 2, 3
@@ -57,12 +57,12 @@ def _check_states(dut, cluster, values, rvc=False):
     assert error.errorStateID in allowed or 0x80 <= error.errorStateID <= 0xBF
 
 
-@pytest.mark.parametrize("dut", serving(OPSTATE), indirect=True)
+@pytest.mark.parametrize("dut", serving(OPSTATE, kinds=IN_PROCESS), indirect=True)
 def test_TC_OPSTATE_1_1(dut):
     check_global_attributes(dut, OPSTATE_SPEC)
 
 
-@pytest.mark.parametrize("dut", serving(OPSTATE), indirect=True)
+@pytest.mark.parametrize("dut", serving(OPSTATE, kinds=IN_PROCESS), indirect=True)
 def test_TC_OPSTATE_2_1(dut):
     for _, values in check_attributes(dut, OPSTATE_SPEC).items():
         _check_states(dut, OPSTATE, values)
@@ -73,7 +73,7 @@ def _start(dut, endpoint):
     return dut.invoke(endpoint, OPSTATE.Commands.Start())
 
 
-@pytest.mark.parametrize("dut", serving(OPSTATE), indirect=True)
+@pytest.mark.parametrize("dut", serving(OPSTATE, kinds=IN_PROCESS), indirect=True)
 def test_TC_OPSTATE_2_2(dut):
     """Start / Stop: Running and Stopped, each answered with OperationalCommandResponse(NoError);
     a second Start while running is NoError too, as the plan asks."""
@@ -95,7 +95,7 @@ def test_TC_OPSTATE_2_2(dut):
         assert dut.invoke(endpoint, OPSTATE.Commands.Stop()).commandResponseState.errorStateID == NO_ERROR
 
 
-@pytest.mark.parametrize("dut", serving(OPSTATE), indirect=True)
+@pytest.mark.parametrize("dut", serving(OPSTATE, kinds=IN_PROCESS), indirect=True)
 def test_TC_OPSTATE_2_3(dut):
     """Pause / Resume: Paused keeps CountdownTime still; Resume runs again; Pause while stopped
     answers CommandInvalidInState."""
@@ -119,12 +119,12 @@ def test_TC_OPSTATE_2_3(dut):
         assert response.commandResponseState.errorStateID == INVALID_IN_STATE
 
 
-@pytest.mark.parametrize("dut", serving(RVCOPSTATE), indirect=True)
+@pytest.mark.parametrize("dut", serving(RVCOPSTATE, kinds=IN_PROCESS), indirect=True)
 def test_TC_RVCOPSTATE_1_1(dut):
     check_global_attributes(dut, RVC_SPEC)
 
 
-@pytest.mark.parametrize("dut", serving(RVCOPSTATE), indirect=True)
+@pytest.mark.parametrize("dut", serving(RVCOPSTATE, kinds=IN_PROCESS), indirect=True)
 def test_TC_RVCOPSTATE_2_1(dut):
     for _, values in check_attributes(dut, RVC_SPEC).items():
         _check_states(dut, RVCOPSTATE, values, rvc=True)
@@ -136,7 +136,7 @@ def _clean(dut, endpoint):
     assert dut.invoke(endpoint, C.RvcRunMode.Commands.ChangeToMode(newMode=cleaning)).status == 0
 
 
-@pytest.mark.parametrize("dut", serving(RVCOPSTATE), indirect=True)
+@pytest.mark.parametrize("dut", serving(RVCOPSTATE, kinds=IN_PROCESS), indirect=True)
 def test_TC_RVCOPSTATE_2_3(dut):
     """Pause / Resume of a cleaning run; both invalid while docked."""
     for endpoint in endpoints_with(dut, RVCOPSTATE):
@@ -153,7 +153,7 @@ def test_TC_RVCOPSTATE_2_3(dut):
         assert dut.read(endpoint, state) == RUNNING
 
 
-@pytest.mark.parametrize("dut", serving(RVCOPSTATE), indirect=True)
+@pytest.mark.parametrize("dut", serving(RVCOPSTATE, kinds=IN_PROCESS), indirect=True)
 def test_TC_RVCOPSTATE_2_4(dut):
     """GoHome: from cleaning the robot heads to its dock (SeekingCharger), then docks."""
     for endpoint in endpoints_with(dut, RVCOPSTATE):

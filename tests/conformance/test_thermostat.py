@@ -6,7 +6,16 @@ from chip.clusters import Objects as C
 from chip.clusters.Types import NullValue
 from conftest import serving
 from dut import DutStatusError
-from steps import ClusterSpec, at_most, between, check_attributes, check_global_attributes, endpoints_with, one_of
+from steps import (
+    IN_PROCESS,
+    ClusterSpec,
+    at_most,
+    between,
+    check_attributes,
+    check_global_attributes,
+    endpoints_with,
+    one_of,
+)
 
 from clusters.status import Status
 
@@ -87,7 +96,7 @@ KNOWN_FAILURES = {
                     "not served: the twin's presets are built in",
 }
 
-DUTS = serving(TSTAT)
+DUTS = serving(TSTAT, kinds=IN_PROCESS)
 
 
 @pytest.mark.xfail(strict=True, reason=KNOWN_FAILURES["TC_TSTAT_1_1"])
@@ -159,7 +168,7 @@ def test_TC_TSTAT_4_1(dut):
             assert dut.read(endpoint, A.OccupiedCoolingSetpoint) <= high
 
 
-@pytest.mark.parametrize("dut", serving(TSTAT, feature=PRES), indirect=True)
+@pytest.mark.parametrize("dut", serving(TSTAT, feature=PRES, kinds=IN_PROCESS), indirect=True)
 def test_TC_TSTAT_4_2(dut):
     """Presets: every preset's handle can be made active; an unknown handle is NOT_FOUND."""
     for endpoint in endpoints_with(dut, TSTAT):
@@ -178,17 +187,17 @@ def test_TC_TSTAT_4_2(dut):
         assert error.value.status == Status.NOT_FOUND
 
 
-@pytest.mark.parametrize("dut", serving(TSUIC), indirect=True)
+@pytest.mark.parametrize("dut", serving(TSUIC, kinds=IN_PROCESS), indirect=True)
 def test_TC_TSUIC_1_1(dut):
     check_global_attributes(dut, UI_SPEC)
 
 
-@pytest.mark.parametrize("dut", serving(TSUIC), indirect=True)
+@pytest.mark.parametrize("dut", serving(TSUIC, kinds=IN_PROCESS), indirect=True)
 def test_TC_TSUIC_2_1(dut):
     check_attributes(dut, UI_SPEC)
 
 
-@pytest.mark.parametrize("dut", serving(TSUIC), indirect=True)
+@pytest.mark.parametrize("dut", serving(TSUIC, kinds=IN_PROCESS), indirect=True)
 def test_TC_TSUIC_2_2(dut):
     """The writable attributes keep every allowed value and refuse the next one."""
     for endpoint in endpoints_with(dut, TSUIC):

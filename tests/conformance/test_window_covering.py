@@ -6,7 +6,7 @@ from chip.clusters import Objects as C
 from chip.clusters.Types import NullValue
 from conftest import serving
 from dut import DutStatusError
-from steps import ClusterSpec, at_most, check_attributes, check_global_attributes, endpoints_with
+from steps import IN_PROCESS, ClusterSpec, at_most, check_attributes, check_global_attributes, endpoints_with
 
 from clusters.status import Status
 
@@ -56,7 +56,7 @@ NOT_APPLICABLE = {
     "TC_WNCV_6_1": "Absolute Position feature (ABS) is not served",
 }
 
-DUTS = serving(WC)
+DUTS = serving(WC, kinds=IN_PROCESS)
 
 
 def _positions(dut, endpoint):
@@ -150,7 +150,7 @@ def test_TC_WNCV_4_1(dut):
         assert error.value.status == Status.CONSTRAINT_ERROR
 
 
-@pytest.mark.parametrize("dut", serving(WC, feature=TL | PA_TL), indirect=True)
+@pytest.mark.parametrize("dut", serving(WC, feature=TL | PA_TL, kinds=IN_PROCESS), indirect=True)
 def test_TC_WNCV_4_2(dut):
     """GoToTiltPercentage: to the given position; beyond 10000 is CONSTRAINT_ERROR."""
     for endpoint in endpoints_with(dut, WC):
