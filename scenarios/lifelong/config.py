@@ -17,7 +17,7 @@ fault) and `latency_ms` (latency faults: what each attempt waits).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -109,9 +109,14 @@ class Scenario(BaseModel):
     @model_validator(mode="after")
     def _consistent(self) -> Scenario:
         self.drift = sorted(self.drift, key=lambda e: e.at_step)
+        ends: dict[str, int] = {}
         for event in self.drift:
             if event.at_step > self.steps:
                 raise ValueError(f"drift: at_step {event.at_step} is after the last step {self.steps}")
+            if event.at_step < ends.get(event.target, 0):
+                raise ValueError(f"drift: two {event.target} events overlap (one starts at step {event.at_step} "
+                                 f"while the gradual one before it runs to step {ends[event.target]})")
+            ends[event.target] = event.at_step + event.duration
         if self.revisit_at is not None:
             if not self.drift:
                 raise ValueError("revisit_at: there is no drift to come back from")
@@ -129,7 +134,7 @@ class Scenario(BaseModel):
 
 def _preset(name: str, pref: bool, tool: bool, revisit: bool, gradual: bool = False) -> Scenario:
     at, mode, duration = 96, ("gradual" if gradual else "sudden"), (48 if gradual else 0)
-    events: list[dict] = []
+    events: list[dict[str, Any]] = []
     if pref:   # strong preference drift: low automation tolerance, high privacy sensitivity
         events += [{"at_step": at, "drift_type": "preference", "target": "autonomy", "mode": mode,
                     "duration": duration, "set": 0.2},

@@ -54,7 +54,7 @@ def approval_probability(scenario: Scenario, persona: dict[str, float], template
     model = scenario.persona
     p = (model.b0 + model.w_autonomy * persona["autonomy"] + BIASES[template_id]
          - model.w_privacy * persona["privacy"] * (1 if private else 0))
-    return min(1.0, max(0.0, p))
+    return float(min(1.0, max(0.0, p)))
 
 
 def _drifted(start: float, events: list[Any], t: int, revisit_at: int | None, clamp: float | None) -> float:
@@ -86,8 +86,9 @@ def persona_at(scenario: Scenario, t: int) -> dict[str, float]:
 
 
 def tool_parameters_at(scenario: Scenario, t: int) -> dict[str, float]:
-    """The executor parameters tool drift sets at step t (0 without drift: the twin's devices
-    do not fail on their own)."""
+    """The executor parameters the tool-drift schedule sets at step t (0 without drift: the
+    twin's devices do not fail on their own). The run draws offline_rate from here; failure
+    probability and latency are faults, and its log shows what the fault engine has in effect."""
     out = {}
     for target in ("failure_prob", "offline_rate", "latency_ms"):
         events = [e for e in scenario.drift if e.drift_type == "tool" and e.target == target]
@@ -149,7 +150,7 @@ def _cost(scenario: Scenario, action: str, violation: int, outcome: dict[str, An
     c = scenario.costs
     total = (c.confirm * (action == "ASKCONFIRM") + c.delay * (action == "DELAY") + c.unsafe * violation
              + c.execute * outcome["attempted"] + c.retry * outcome["retries"] + c.latency_per_s * outcome["latency_s"])
-    return round(total, 6)
+    return round(float(total), 6)
 
 
 def run_lifelong(scenario: Scenario, policy: Policy, seed: int = 0, home: Home | None = None,
@@ -169,6 +170,9 @@ def run_lifelong(scenario: Scenario, policy: Policy, seed: int = 0, home: Home |
         home.run_until(begin + timedelta(hours=t))
         persona = persona_at(scenario, t)
         tools = tool_parameters_at(scenario, t)
+        # What the fault engine has in effect now (a gradual fault also ramps back down after a revisit).
+        for target, kind in (("failure_prob", "command_failure"), ("latency_ms", "latency")):
+            tools[target] = round(max(home.faults.strength(d, kind) for d in ROUTINE_DEVICES), 6)
         active = [i for i, e in enumerate(scenario.drift) if e.at_step <= t
                   and (scenario.revisit_at is None or t < scenario.revisit_at)]
         world = observe_world(backend, (start_hour + t) % 24, world_rng)
@@ -197,7 +201,8 @@ def run_lifelong(scenario: Scenario, policy: Policy, seed: int = 0, home: Home |
             e = int(outcome["success"])
             violation = int(suggestion["privacy_sensitive"] and x == 1 and y == 0)
             if action == "ASKCONFIRM":
-                feedback = {"approved": bool(y), "complaint": False, "reason": "approved" if y else "denied"}
+                feedback: dict[str, Any] = {"approved": bool(y), "complaint": False,
+                                            "reason": "approved" if y else "denied"}
             else:
                 cm = scenario.complaints
                 pc = min(1.0, max(0.0, cm.base + cm.mismatch * (y != x) + cm.failure * (x == 1 and e == 0)))

@@ -66,7 +66,7 @@ class _Belief:
         m = self.scenario.persona
         p = (m.b0 + m.w_autonomy * point[0] + BIASES[suggestion["template_id"]]
              - m.w_privacy * point[1] * suggestion["privacy_sensitive"])
-        return min(1.0, max(0.0, p))
+        return float(min(1.0, max(0.0, p)))
 
     def predict(self, suggestion: dict[str, Any]) -> float:
         return sum(w * self._p(z, suggestion) for z, w in zip(self.points, self.weights))

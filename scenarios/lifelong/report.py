@@ -114,9 +114,9 @@ def run_report(scenarios: list[Scenario], policies: list[str], seeds: list[int],
             entry["frontier"].append({"tau": t, **{k: _stats(runs, k)["mean"]
                                                    for k in ("success", "confirm_rate", "safevio_per_100", "cost")}})
         results[scenario.name] = entry
-    report = _rounded({"benchmark": "DomusMind lifelong (matter-twin)", "seeds": list(seeds), "tau": tau,
-                       "tau_grid": list(taus), "policies": [p for p in policies], "scenarios": results,
-                       "findings": _findings(results)})
+    report: dict[str, Any] = _rounded({
+        "benchmark": "DomusMind lifelong (matter-twin)", "seeds": list(seeds), "tau": tau, "tau_grid": list(taus),
+        "policies": list(policies), "scenarios": results, "findings": _findings(results)})
     (out / "report.json").write_text(json.dumps(report, sort_keys=True, indent=1, ensure_ascii=False) + "\n",
                                      encoding="utf-8")
     (out / "report.md").write_text(markdown(report), encoding="utf-8")
@@ -180,12 +180,12 @@ def _step_curve(rolls: list[list[tuple[int, float]]], steps: int) -> list[float 
         held.append(values)
     out: list[float | None] = []
     for t in range(steps):
-        at = [v[t] for v in held if v[t] is not None]
+        at = [x for v in held if (x := v[t]) is not None]
         out.append(fmean(at) if at else None)
     return out
 
 
-def _plots(report: dict[str, Any], curves: dict[str, dict[str, list]], out: Path) -> None:
+def _plots(report: dict[str, Any], curves: dict[str, dict[str, list[list[tuple[int, float]]]]], out: Path) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

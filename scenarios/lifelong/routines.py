@@ -51,11 +51,16 @@ class Template:
 
 
 def _light(room: str, on: bool) -> Template:
+    def motion(w: dict[str, Any]) -> bool:
+        return bool(w["motion"] == room and w["dark"] and not w["light"][room])
+
+    def empty(w: dict[str, Any]) -> bool:
+        return bool(not w["occupancy"] and w["light"][room])
+
     if on:
         return Template(f"motion_light:{room}", "light.turn_on", f"{room}_light", "OnOff", "On", (), False, 0.1,
-                        lambda w, r=room: w["motion"] == r and w["dark"] and not w["light"][r])
-    return Template(f"lights_off:{room}", "light.turn_off", f"{room}_light", "OnOff", "Off", (), False, 0.1,
-                    lambda w, r=room: not w["occupancy"] and w["light"][r])
+                        motion)
+    return Template(f"lights_off:{room}", "light.turn_off", f"{room}_light", "OnOff", "Off", (), False, 0.1, empty)
 
 
 TEMPLATES: tuple[Template, ...] = (

@@ -117,6 +117,10 @@ def test_bad_scenarios_are_one_line_errors(tmp_path):
     bad.write_text("steps: 48\nrevisit_at: 20\n")
     with pytest.raises(UserFileError, match="no drift to come back from"):
         load_scenario(bad)
+    bad.write_text("drift:\n  - {at_step: 10, drift_type: preference, target: privacy, mode: gradual, duration: 20,"
+                   " set: 1}\n  - {at_step: 20, drift_type: preference, target: privacy, set: 0}\n")
+    with pytest.raises(UserFileError, match="two privacy events overlap"):
+        load_scenario(bad)
     with pytest.raises(ValueError, match="unknown scenario 'weekly'; accepted: none, pref"):
         scenario_named("weekly")
     with pytest.raises(ValueError, match="unknown policy 'greedy'"):
