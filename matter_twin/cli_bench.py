@@ -307,7 +307,8 @@ def lifelong(scenario: list[str] = typer.Option(["pref-r", "tool-r", "mixed-r"],
             raise CliError(f"the policy's model API failed: {exc}") from None
     for f in report["findings"]:
         typer.echo(f"{f['scenario']}: {f['claim']}: {'holds' if f['holds'] else 'does not hold'}")
-    typer.echo(f"report in {out / 'report.md'} and {out / 'report.json'}; plots rolling.png, frontier.png")
+    plots = "rolling.png, frontier.png" if taus else "rolling.png"
+    typer.echo(f"report in {out / 'report.md'} and {out / 'report.json'}; plots {plots}")
 
 
 @bench_app.command()

@@ -7,7 +7,7 @@
 sorted keys: the same scenarios, policies and seeds give the same bytes. Trajectories go to
 `trajectories/<scenario>/<policy>-seed<N>.jsonl` (the step-level log). Plots: `rolling.png`
 (rolling success with drift onsets and revisits marked) and `frontier.png` (ONLINE's
-success–confirmation curve over the τ grid).
+success–confirmation curve over the τ grid; none without a sweep).
 """
 from __future__ import annotations
 
@@ -148,8 +148,9 @@ def markdown(report: dict[str, Any]) -> str:
             lines.append("| " + " | ".join([policy] + [_cell(m[k], s[k], 1 if k in ("cost", "safevio_per_100",
                                                                                      "recover1", "recover2") else 2)
                                                         for k in TABLE]) + " |")
-        lines += ["", "Success–annoyance frontier (ONLINE, sweeping τ):", "",
-                  "| τ | Success | r_confirm | r_safevio | Cost |", "|---|---|---|---|---|"]
+        if res["frontier"]:
+            lines += ["", "Success–annoyance frontier (ONLINE, sweeping τ):", "",
+                      "| τ | Success | r_confirm | r_safevio | Cost |", "|---|---|---|---|---|"]
         for point in res["frontier"]:
             vio = "–" if point["safevio_per_100"] is None else f"{point['safevio_per_100']:.1f}"
             lines.append(f"| {point['tau']:g} | {point['success']:.3f} | {point['confirm_rate']:.3f} | {vio} | "
@@ -210,6 +211,8 @@ def _plots(report: dict[str, Any], curves: dict[str, dict[str, list[list[tuple[i
     fig.savefig(out / "rolling.png", dpi=90, metadata={"Software": None})
     plt.close(fig)
 
+    if not any(report["scenarios"][name]["frontier"] for name in names):
+        return   # no τ sweep, no frontier plot
     fig, ax = plt.subplots(figsize=(6, 4.5))
     for name in names:
         points = report["scenarios"][name]["frontier"]

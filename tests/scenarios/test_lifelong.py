@@ -225,6 +225,7 @@ def test_cli_lifelong(tmp_path):
     assert "ONLINE ahead of STATIC after preference drift" in done.stdout
     assert set(json.loads((tmp_path / "out" / "report.json").read_text())["scenarios"]["small"]["policies"]) == \
         {"ONLINE", "STATIC"}
+    assert (tmp_path / "out" / "rolling.png").exists() and not (tmp_path / "out" / "frontier.png").exists()
     bad = subprocess.run([*run, "--scenario", "weekly", "--out", str(tmp_path / "x")],
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
