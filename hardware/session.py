@@ -169,6 +169,9 @@ class LabSession:
         self._threads: list[threading.Thread] = []
         self._events_seen = 0
         self._real_rooms = {s.room for s in lab.spec.sensors} | {d.room for d in lab.spec.devices if d.room}
+        #: Told (topic, JSON value) of every call ("lab.call"), real report ("lab.real") and
+        #: recorded event ("lab.event") as it happens: the live page (matter_twin/live_lab.py).
+        self.observers: list[Callable[[str, Any], None]] = []
 
     # ---- setup -----------------------------------------------------------------------
     def mode(self, device_id: str) -> str:
@@ -272,6 +275,31 @@ class LabSession:
     def _event(self, kind: str, device: str | None, detail: Any, source: str = "lab") -> None:
         if self.recorder is not None:
             self.recorder.event(time.time(), self._tick(), source, kind, device, detail)
+        self._publish("lab.event", {"kind": kind, "device": device, "source": source, "detail": detail})
+
+    def _publish(self, topic: str, value: Any) -> None:
+        for observer in list(self.observers):
+            try:
+                observer(topic, value)
+            except Exception:  # noqa: BLE001 - a view's trouble never stops the session
+                pass
+
+    def _record_call(self, step: int, wall: float, tick: int, source: str, tool: str, args: dict[str, Any],
+                     result: dict[str, Any]) -> None:
+        end = time.time()
+        if self.recorder is not None:
+            self.recorder.call(step, wall, end, tick, source, tool, args, result)
+        self._publish("lab.call", {"step": step, "wall": wall, "wall_end": end, "tick": tick, "source": source,
+                                   "tool": tool, "args": args, "ok": bool(result.get("ok")), "result": result})
+
+    def live_view(self) -> dict[str, Any]:
+        """What the live page starts from: the devices and their roles, the real devices'
+        last reported values, the divergences so far (the twin's values are the home's)."""
+        devices = {d: {"mode": self.mode(d), "node_id": self.node_ids.get(d), "available": self.available.get(d)}
+                   for d in self.real}
+        return {"name": self.lab.spec.name, "source": self.lab.source, "recording": str(self.recording_path),
+                "devices": devices, "real": {d: dict(v) for d, v in self.last_real.items()},
+                "divergences": list(self.divergences)}
 
     def note(self, kind: str, detail: Any, device: str | None = None) -> None:
         """Record an event of the caller's (source "lab") in the current run."""
@@ -314,6 +342,8 @@ class LabSession:
                 if self.recorder is not None:
                     self.recorder.report(time.time(), self._tick(), "real", device_id, ep, cluster,
                                          attribute, value)
+                self._publish("lab.real", {"device": device_id, "endpoint": ep, "key": f"{cluster}.{attribute}",
+                                           "value": value})
                 if self.mode(device_id) == "couple":
                     self._couple(device_id, cluster, attribute, value)
             except Exception as err:  # noqa: BLE001 - a report we cannot use is recorded
@@ -399,7 +429,7 @@ class LabSession:
                 self.twin.catch_up()
                 result = call_tool(self.backend, tool, args, self.tool_session)
                 tick = self.twin.home.clock.tick
-        self.recorder.call(step, wall, time.time(), tick, source, tool, args, result)
+        self._record_call(step, wall, tick, source, tool, args, result)
         self._note_reachability(tool, args, result)
         if tool in COMMANDS:
             self._shadow(step, tool, args, result)
@@ -664,8 +694,7 @@ class _RecordedHistory(list):
         wall, tick = self._backend.started or (now, lab._tick())
         self._backend.started = None
         lab._step += 1
-        if lab.recorder is not None:
-            lab.recorder.call(lab._step, wall, now, tick, "agent", entry["tool"], entry["args"], entry["result"])
+        lab._record_call(lab._step, wall, tick, "agent", entry["tool"], entry["args"], entry["result"])
 
 
 def _status(result: dict[str, Any]) -> str:

@@ -108,7 +108,8 @@ def _run_episodes(lab: Lab, recording: Path | None, shadow: bool) -> None:
         raise typer.Exit(1)
 
 
-def _run(lab_file: Path, recording: Path | None, shadow: bool) -> None:
+def _run(lab_file: Path, recording: Path | None, shadow: bool, http: int | None = None,
+         host: str = "127.0.0.1") -> None:
     if not lab_file.exists():
         raise CliError(f"{lab_file}: no such file")
     try:
@@ -116,6 +117,9 @@ def _run(lab_file: Path, recording: Path | None, shadow: bool) -> None:
     except ERRORS as err:
         raise CliError(str(err)) from None
     if lab.spec.session.episodes is not None:
+        if http is not None:
+            raise CliError(f"{lab_file}: --http shows one session's home; episodes run one home each "
+                           "(watch them with twin lab report)")
         _run_episodes(lab, recording, shadow)
         return
     try:
@@ -123,7 +127,16 @@ def _run(lab_file: Path, recording: Path | None, shadow: bool) -> None:
         session.open()
     except ERRORS as err:
         raise CliError(str(err)) from None
+    page = None
     try:
+        if http is not None:
+            from matter_twin.live_lab import PageServer
+            page = PageServer(session, http, host)
+            try:
+                page.start()
+            except OSError as err:
+                raise CliError(str(err)) from None
+            err_console.print(f"live page: {page.url}")
         view = _LiveView(session)   # rebuilt at every refresh: reports show up during waits too
         with Live(view, console=err_console, refresh_per_second=4, transient=True):
             def on_step(i: int, total: int, what: str) -> None:
@@ -137,6 +150,8 @@ def _run(lab_file: Path, recording: Path | None, shadow: bool) -> None:
                                      f"{summary['expectation_failures']} failed expectations, "
                                      f"{summary['divergences']} divergences"))
     finally:
+        if page is not None:
+            page.stop()
         session.close()
     print(f"recording: {session.recording_path}")
     if summary["expectation_failures"] or summary["divergences"] or \
@@ -144,8 +159,14 @@ def _run(lab_file: Path, recording: Path | None, shadow: bool) -> None:
         raise typer.Exit(1)
 
 
+HttpOption = typer.Option(None, "--http", help="Serve the live page on this port while the session runs: "
+                          "real vs twin per bound device, divergences, the call log.", show_default=False)
+HostOption = typer.Option("127.0.0.1", "--host", help="Address the page listens on.")
+
+
 @lab_app.command("run")
-def run(lab_file: Path = LabArg, recording: Path | None = RecordingOption) -> None:
+def run(lab_file: Path = LabArg, recording: Path | None = RecordingOption, http: int | None = HttpOption,
+        host: str = HostOption) -> None:
     """Run the lab file's session: connect (or commission) the real devices, couple them to
     the twin, run the script, the agent or the benchmark episodes that fit the bench (the
     others are listed as dropped, with why), record everything. Exit 1 if an expectation, an
@@ -156,12 +177,15 @@ def run(lab_file: Path = LabArg, recording: Path | None = RecordingOption) -> No
         twin lab run bench.yaml
 
         twin lab run bench.yaml -r sessions/monday.sqlite    # appends a run if it exists
+
+        twin lab run bench.yaml --http 8080                  # watch it at http://127.0.0.1:8080/
     """
-    _run(lab_file, recording, shadow=False)
+    _run(lab_file, recording, shadow=False, http=http, host=host)
 
 
 @lab_app.command("shadow")
-def shadow(lab_file: Path = LabArg, recording: Path | None = RecordingOption) -> None:
+def shadow(lab_file: Path = LabArg, recording: Path | None = RecordingOption, http: int | None = HttpOption,
+           host: str = HostOption) -> None:
     """Like `run`, with every bound device in shadow mode: each command also goes to its twin,
     and `shadow.compare_after` seconds later real and twin are compared; differences are
     flagged live and recorded. Exit 1 if any diverged.
@@ -169,8 +193,10 @@ def shadow(lab_file: Path = LabArg, recording: Path | None = RecordingOption) ->
     Examples:
 
         twin lab shadow bench.yaml
+
+        twin lab shadow bench.yaml --http 8080     # divergences on the live page as they are flagged
     """
-    _run(lab_file, recording, shadow=True)
+    _run(lab_file, recording, shadow=True, http=http, host=host)
 
 
 @lab_app.command("replay")

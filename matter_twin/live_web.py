@@ -14,6 +14,9 @@ goes through the existing routes: `POST /tools/{name}` (the tools' rules and err
 - `POST /clock/pace`            `{"speed": N, "paused": bool}` (either): the runner's pace
 - `GET  /live/qr/{device}.png`  the node's QR code (its `MT:` payload), scannable
 - `GET  /live/runs`, `GET /live/runs/{name}`   benchmark runs from `--runs DIR` result files
+- `GET  /live/lab`              a lab session's view (`twin lab run --http`): bound devices, real
+                                values, divergences; news as `message` changes (lab.call, lab.real,
+                                lab.event)
 - `GET  /live/homefile`, `POST /live/homefile` edit mode: the home as a home file; validate, and
                                 save under a file name next to --home (or in the working directory)
 """
@@ -71,8 +74,10 @@ def home_view(home: Any, stream: ChangeStream, pace: Pace | None) -> dict[str, A
 
 
 def mount_live(app: FastAPI, home: Any, lock: Any, pace: Pace | None, runs_dir: Path | None = None,
-               home_file: Path | None = None) -> None:
-    """Add the page and its routes to `app`; `lock` is the app's home lock."""
+               home_file: Path | None = None, lab_view: Callable[[], dict[str, Any]] | None = None) -> None:
+    """Add the page and its routes to `app`; `lock` is the app's home lock. `lab_view` (a lab
+    session's page, matter_twin/live_lab.py): the session's start view, sent with the home
+    (`lab`) and at `GET /live/lab`; its news come as `message` changes of the stream."""
     stream = ChangeStream(home)
     save_dir = home_file.parent if home_file is not None else Path(".")   # where edit mode saves
     app.state.change_stream = stream
@@ -101,7 +106,10 @@ def mount_live(app: FastAPI, home: Any, lock: Any, pace: Pace | None, runs_dir: 
         def start() -> tuple[Any, dict[str, Any]]:
             sub = stream.subscribe(sample)
             sub.take(loop.time())   # the first samples are in the view already
-            return sub, home_view(home, stream, pace)
+            view = home_view(home, stream, pace)
+            if lab_view is not None:
+                view["lab"] = lab_view()
+            return sub, view
 
         sub, view = await run_in_threadpool(locked, start)
 
@@ -170,6 +178,11 @@ def mount_live(app: FastAPI, home: Any, lock: Any, pace: Pace | None, runs_dir: 
                 segno.make(row["qr_code"], error="m", micro=False).save(image, kind="png", scale=6, border=2)
                 return Response(image.getvalue(), media_type="image/png")
         return _error(404, NOT_FOUND, f"there is no node {device!r}", [r["device"] for r in rows])
+
+    if lab_view is not None:
+        @app.get("/live/lab", tags=["live"], summary="The lab session: devices, real values, divergences")
+        async def live_lab() -> JSONResponse:
+            return JSONResponse({"ok": True, **await run_in_threadpool(locked, lab_view)})
 
     @app.get("/live/runs", tags=["live"], summary="Benchmark runs found under --runs")
     async def runs() -> JSONResponse:

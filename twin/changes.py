@@ -33,7 +33,7 @@ ROOM_DIGITS = {"temperature": 2, "humidity": 2, "illuminance": 0, "pm10": 1}
 MIN_SAMPLE_S = 0.1
 
 #: ("attribute", device, endpoint, cluster, attribute) / ("event", device, endpoint, cluster, event) /
-#: ("room", room, quantity)
+#: ("room", room, quantity) / ("message", topic): news from outside the home (`publish`)
 Key = tuple[Any, ...]
 
 
@@ -48,6 +48,8 @@ class Change:
         if kind == "room":
             return {"kind": kind, "room": self.key[1], "quantity": self.key[2], "value": self.value,
                     "unit": ROOM_UNITS[self.key[2]]}
+        if kind == "message":
+            return {"kind": kind, "topic": self.key[1], "value": self.value}
         out = {"kind": kind, "device": self.key[1], "endpoint": self.key[2], "cluster": self.key[3],
                "attribute" if kind == "attribute" else "event": self.key[4], "value": self.value}
         return out
@@ -175,6 +177,14 @@ class ChangeStream:
         sub = Subscription(self, sample_s)
         self.subscriptions.append(sub)
         return sub
+
+    def publish(self, topic: str, value: Any) -> None:
+        """News about the home that no cluster server holds (a lab session's calls, a real
+        device's reports, divergences): handed to every subscriber with its next batch, like
+        an event, and kept nowhere else. Inside the home's lock; `value` is JSON."""
+        change = Change(("message", topic), value)
+        for sub in self.subscriptions:
+            sub.events.append(change)
 
     # ---- listeners (inside the home's lock) -------------------------------------------
     def _key(self, server: ClusterServer, kind: str, name: str) -> Key | None:

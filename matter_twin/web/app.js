@@ -3,6 +3,7 @@
 import { call, el, parseSpan, toast } from "./api.js";
 import { deviceCard, updateCard } from "./devices.js";
 import { showPairing, showWorkflows, showRuns, showEditor } from "./panels.js";
+import { drawLab, labMessage, startLab } from "./lab.js";
 
 const HISTORY = 180;                       // samples kept per room value (3 min at 1 s)
 const QUANTITIES = [
@@ -17,7 +18,7 @@ function connect() {
   const conn = document.getElementById("conn");
   source.addEventListener("open", () => conn.classList.add("up"));
   source.addEventListener("error", () => conn.classList.remove("up"));
-  source.addEventListener("home", (e) => { state.home = JSON.parse(e.data); drawHome(); drawClock(); });
+  source.addEventListener("home", (e) => { state.home = JSON.parse(e.data); drawHome(); drawClock(); startLab(state.home); });
   source.addEventListener("pace", (e) => {
     const { speed, paused, tick, time } = JSON.parse(e.data);
     Object.assign(state.home, { pace: { speed, paused }, tick, time });
@@ -43,8 +44,11 @@ function applyChanges(batch) {
       drawValue(c.room, c.quantity);
     } else if (c.kind === "event") {
       showEvent(batch.time, c);
+    } else if (c.kind === "message") {
+      labMessage(c);
     }
   }
+  if (state.tab === "lab") drawLab(state);
   if (performance.now() - lastRedraw > 1000) {
     lastRedraw = performance.now();
     for (const room of home.rooms) for (const [q] of QUANTITIES) drawValue(room.id, q);
@@ -79,12 +83,13 @@ function drawClock() {
   document.getElementById("clock-time").textContent = home.time;
   document.getElementById("clock-tick").textContent = `tick ${home.tick}`;
   const pace = home.pace;
-  document.getElementById("clock-pace").textContent = !pace ? "clock moves by fast-forward only"
+  document.getElementById("clock-pace").textContent = !pace ? (home.lab ? "wall clock (lab session)" : "clock moves by fast-forward only")
     : pace.paused ? "paused" : `${pace.speed}× real time`;
   const pause = document.getElementById("pause");
   pause.textContent = pace && pace.paused ? "Resume" : "Pause";
   pause.disabled = !pace;
   document.getElementById("speed").disabled = !pace;
+  document.querySelector("#ff button").disabled = !!home.lab;   // a lab's twin follows the wall clock
   if (pace) {
     const select = document.getElementById("speed");
     if (![...select.options].some((o) => Number(o.value) === pace.speed)) select.append(el("option", { value: pace.speed }, `${pace.speed}×`));
@@ -163,7 +168,7 @@ function drawValue(roomId, quantity) {
 }
 
 // ---- tabs -------------------------------------------------------------------------------
-const SHOW = { pairing: showPairing, workflows: showWorkflows, runs: showRuns, edit: showEditor };
+const SHOW = { pairing: showPairing, workflows: showWorkflows, runs: showRuns, edit: showEditor, lab: drawLab };
 function wireTabs() {
   for (const button of document.querySelectorAll("nav .tab")) {
     button.addEventListener("click", () => {

@@ -182,3 +182,43 @@ def test_edit_mode_checks_the_home_file(twin, browser):
     wait(browser, lambda d: "default-home" in d.execute_script("return document.getElementById('yaml').textContent")
          or "name:" in d.execute_script("return document.getElementById('yaml').textContent"))
     browser.save_screenshot(str(ARTIFACTS / "edit.png"))
+
+
+def test_a_lab_session_shows_its_calls_on_the_page(browser, tmp_path):
+    """`twin lab run --http` (a twin-only session: no hardware here): the page gets a Lab
+    session tab whose call log fills from the stream: the script's calls and the page's own
+    clicks, which go through the session. Real vs twin rows: tests/app/test_live_lab.py."""
+    port = free_port()
+    lab_file = tmp_path / "lab.yaml"
+    lab_file.write_text(json.dumps({"name": "page", "controller": {"url": "ws://127.0.0.1:5580/ws"}, "session": {
+        "sample_interval": 0.5, "script": [{"wait": 3}, {"tool": "execute_command", "args": {
+            "device.id": "kitchen_light", "endpoint.id": 1, "cluster.id": "OnOff", "command.id": "Toggle",
+            "args": {}}}, {"wait": 30}]}}))
+    proc = subprocess.Popen([sys.executable, "-m", "matter_twin.cli", "lab", "run", str(lab_file), "--http", str(port)],
+                            cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                urllib.request.urlopen(base + "/live/lab", timeout=1)
+                break
+            except OSError:
+                assert proc.poll() is None and time.monotonic() < deadline, "twin lab run --http did not start"
+                time.sleep(0.1)
+        browser.get(base + "/")
+        tab = wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, 'nav .tab[data-tab="lab"]'))
+        wait(browser, lambda d: tab.is_displayed())
+        wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, '.device[data-device="living_room_light"] .toggle'))
+        browser.find_element(By.CSS_SELECTOR, '.device[data-device="living_room_light"] .toggle').click()
+        tab.click()
+        rows = lambda d: [r.text for r in d.find_elements(By.CSS_SELECTOR, "#lab-calls tr")[1:]]  # noqa: E731
+        wait(browser, lambda d: any("page" in r and "living_room_light" in r for r in rows(d)))
+        wait(browser, lambda d: any("script" in r and "kitchen_light" in r for r in rows(d)), timeout=10)
+        errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE" and base in e["message"]]
+        assert not errors, errors
+        browser.save_screenshot(str(ARTIFACTS / "lab.png"))
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
