@@ -124,7 +124,7 @@ def test_TC_PMKCONC_1_1(dut):
 
 @pytest.mark.parametrize("dut", _duts(PMK), indirect=True)
 def test_TC_PMKCONC_2_1(dut):
-    for endpoint, values in check_attributes(dut, SPECS[PMK]).items():
+    for endpoint in check_attributes(dut, SPECS[PMK]):
         features = dut.read(endpoint, PMK.Attributes.FeatureMap)
         assert features & 0x3, "neither Numeric Measurement nor Level Indication"
 
@@ -161,7 +161,8 @@ def test_TC_TCTL_2_2(dut):
     for endpoint in endpoints_with(dut, TCTL):
         features = dut.read(endpoint, TCTL.Attributes.FeatureMap)
         if features & 0x1:
-            low, high = dut.read(endpoint, TCTL.Attributes.MinTemperature), dut.read(endpoint, TCTL.Attributes.MaxTemperature)
+            low = dut.read(endpoint, TCTL.Attributes.MinTemperature)
+            high = dut.read(endpoint, TCTL.Attributes.MaxTemperature)
             for target in (low, high):
                 dut.invoke(endpoint, TCTL.Commands.SetTemperature(targetTemperature=target))
                 assert dut.read(endpoint, TCTL.Attributes.TemperatureSetpoint) == target
