@@ -402,7 +402,7 @@ class DeviceEnergyManagementServer(_Metered):
 
     def CancelPowerAdjustRequest(self, request: Any = None) -> None:
         if self._adjust is None:
-            raise MatterError(Status.FAILURE, "no power adjustment is active")
+            raise MatterError(Status.INVALID_IN_STATE, "no power adjustment is active")
         self._end_adjustment(self.now, DEM.Enums.CauseEnum.kCancelled)
 
     def _check_opt_out(self, cause: Any) -> None:

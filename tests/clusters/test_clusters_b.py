@@ -702,7 +702,7 @@ def test_device_energy_management_power_adjustment():
         assert err.value.status == status
     with pytest.raises(MatterError) as err:
         dem.invoke("CancelPowerAdjustRequest")
-    assert err.value.status == Status.FAILURE
+    assert err.value.status == Status.INVALID_IN_STATE   # TC-DEM-2.2 step 8
     dem.invoke("PowerAdjustRequest", request)
     dem.set_opt_out(DEM.Enums.OptOutStateEnum.kGridOptOut)  # the user vetoes grid requests
     assert dem.read("ESAState") == DEM.Enums.ESAStateEnum.kOnline
