@@ -364,6 +364,8 @@ session:
     - {{tool: get_rooms, args: {{}}}}
     - {{wait: 1}}
     - {{tool: get_room_states, args: {{room.id: living_room}}}}
+  # or, instead of the script, benchmark episodes that fit these devices (the others are
+  # dropped with the reason): episodes: {{ids: [qt3-f-044, qt3-f-026], agent: reference}}
 """
 
 

@@ -103,3 +103,17 @@ def test_a_twin_only_bench_scores_episodes_as_the_benchmark_does_and_records_the
     assert [c["tool"] for c in calls] == [h["tool"] for h in summary["results"][0]["history"]]
     assert {c["source"] for c in calls} == {"agent"}
     rec.close()
+
+
+def test_the_cli_lists_scores_and_dropped_episodes_and_exits_1_on_a_failure(tmp_path, capsys):
+    from test_lab_session import twin, write
+    data = {"controller": {"url": URL}, "session": {"episodes": {"ids": ["qt3-f-044", "qt4-1-f-001"], "settle": 0}}}
+    code, out, _ = twin(["lab", "run", str(write(tmp_path, data, "ok.yaml"))], capsys)
+    assert code == 0, out
+    assert "qt3-f-044 (QT3-F): pass" in out and "qt4-1-f-001: dropped (QT4-1 schedules" in out
+    assert "1/1 episodes passed, 1 dropped" in out
+    data["session"]["episodes"]["agent"] = "null"   # answers without acting: the goal fails
+    code, out, _ = twin(["lab", "run", str(write(tmp_path, data, "null.yaml"))], capsys)
+    assert code == 1 and "qt3-f-044 (QT3-F): FAIL" in out and "0/1 episodes passed" in out
+    code, _, err = twin(["lab", "run", str(tmp_path / "ok.yaml"), "--http", "8080"], capsys)
+    assert code == 2 and "--http shows one session's home" in err and len(err.strip().splitlines()) == 1
