@@ -24,6 +24,7 @@ from scenarios.lifelong.policies import make_policy as make_lifelong_policy
 from scenarios.lifelong.report import TAU_GRID
 from scenarios.lifelong.report import run_count as lifelong_run_count
 from scenarios.lifelong.report import run_report as run_lifelong_report
+from scenarios.lifelong.routines import routines_for
 from scenarios.over_matter import MatterServing, MatterServingError, runs_over_matter
 from scenarios.report import write_report
 from scenarios.runner import load_results, make_agent, make_judge
@@ -33,6 +34,7 @@ from scenarios.simuhome import ImportError_, import_dir, import_file
 from scenarios.tasks import generate_tasks
 from scenarios.validate import bound_problems, bounds_table, score_bounds
 from scenarios.validate import validate as check
+from twin.home import Home
 from twin.schema import UserFileError
 
 bench_app = typer.Typer(help="The SimuHome benchmark: 600 seeded episodes in 12 categories, agents, "
@@ -263,6 +265,8 @@ def lifelong(scenario: list[str] = typer.Option(["pref-r", "tool-r", "mixed-r"],
              frontier: bool = typer.Option(True, help="Sweep τ over 0, 0.1 .. 1 for ONLINE (the frontier)."),
              out: Path = typer.Option(..., help="Directory for report.json, report.md, the PNG plots and "
                                       "the trajectories."),
+             home: Path | None = typer.Option(None, help="Home file (YAML/JSON, e.g. from `twin home generate`); "
+                                              "default: the packaged default home."),
              base_url: str | None = typer.Option(None, envvar="OPENAI_BASE_URL", help="OpenAI-compatible API "
                                                  "base URL (openai:MODEL policies)."),
              api_key: str | None = typer.Option(None, envvar="OPENAI_API_KEY", help="API key.")):
@@ -278,12 +282,15 @@ def lifelong(scenario: list[str] = typer.Option(["pref-r", "tool-r", "mixed-r"],
 
         twin bench lifelong --scenario pref-r --seeds 1 --no-frontier --out runs/pref
 
+        twin bench lifelong --home my_home.yaml --scenario tool-r --no-frontier --out runs/my_home
+
         twin bench lifelong --scenario my_drift.yaml --policy ONLINE --policy ORACLE --tau 0.7 --out runs/mine
 
         twin bench lifelong --scenario mixed --policy openai:gpt-4o-mini --seeds 1 --no-frontier --out runs/llm
     """
     try:
         scenarios = [scenario_named(s) for s in scenario]
+        routines_for(Home.load(home) if home is not None else Home.default())
         for s in scenarios:
             for name in policy:
                 make_lifelong_policy(name, s, tau, base_url, api_key)
@@ -298,7 +305,8 @@ def lifelong(scenario: list[str] = typer.Option(["pref-r", "tool-r", "mixed-r"],
         task = bar.add_task("lifelong runs", total=total)
         try:
             report = run_lifelong_report(scenarios, policy, list(range(seeds)), out, tau, taus, base_url, api_key,
-                                         advance=lambda label: bar.update(task, advance=1, description=label))
+                                         advance=lambda label: bar.update(task, advance=1, description=label),
+                                         home=home)
         except OSError as exc:
             raise CliError(f"{out}: {exc.strerror or exc}") from None
         except Exception as exc:   # an LLM endpoint that fails mid-run: one line, not a traceback

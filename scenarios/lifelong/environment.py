@@ -26,14 +26,13 @@ from typing import Any, Protocol
 from bridge.tools import Session, call_tool
 from bridge.twin_backend import TwinBackend
 from scenarios.lifelong.config import Scenario
-from scenarios.lifelong.routines import ROUTINE_DEVICES, TEMPLATES, eligible, observe_world
+from scenarios.lifelong.routines import Routines, routines_for, template_bias
 from twin.faults import FaultSpec
 from twin.home import Home
 
 __all__ = ["ACTIONS", "Policy", "approval_probability", "persona_at", "tool_parameters_at", "run_lifelong"]
 
 ACTIONS = ("EXECUTE", "ASKCONFIRM", "DELAY", "NOOP")
-BIASES = {t.id: t.bias for t in TEMPLATES}
 OFFLINE_S = 1800.0
 RETRY_BACKOFF_S = 2.0
 HOUR_S = 3600.0
@@ -52,7 +51,7 @@ class Policy(Protocol):
 def approval_probability(scenario: Scenario, persona: dict[str, float], template_id: str, private: bool) -> float:
     """p_t = clip_[0,1](b0 + wα·α_t + b_k − wπ·π_t·I_priv) (Appendix B.2)."""
     model = scenario.persona
-    p = (model.b0 + model.w_autonomy * persona["autonomy"] + BIASES[template_id]
+    p = (model.b0 + model.w_autonomy * persona["autonomy"] + template_bias(template_id)
          - model.w_privacy * persona["privacy"] * (1 if private else 0))
     return float(min(1.0, max(0.0, p)))
 
@@ -96,7 +95,7 @@ def tool_parameters_at(scenario: Scenario, t: int) -> dict[str, float]:
     return out
 
 
-def _schedule_tool_faults(home: Home, scenario: Scenario) -> None:
+def _schedule_tool_faults(home: Home, scenario: Scenario, devices: tuple[str, ...]) -> None:
     """command_failure and latency faults for each tool-drift event, on every routine device.
     A gradual event ramps in over its duration (the fault engine's gradual transition); a
     revisit ends the fault at `revisit_at`."""
@@ -112,7 +111,7 @@ def _schedule_tool_faults(home: Home, scenario: Scenario) -> None:
         duration = None
         if scenario.revisit_at is not None:
             duration = (scenario.revisit_at - event.at_step) * HOUR_S - ramp
-        for device in ROUTINE_DEVICES:
+        for device in devices:
             home.faults.add(FaultSpec(
                 id=f"drift{i}-{kind}-{device}", device=device, kind=kind, at=event.at_step * HOUR_S,
                 duration=duration, transition="gradual" if ramp else "abrupt", ramp=ramp, severity=severity))
@@ -156,13 +155,15 @@ def _cost(scenario: Scenario, action: str, violation: int, outcome: dict[str, An
 def run_lifelong(scenario: Scenario, policy: Policy, seed: int = 0, home: Home | None = None,
                  progress: Callable[[int], None] | None = None) -> list[dict[str, Any]]:
     """Run `policy` for scenario.steps steps; returns the trajectory (one JSON-ready dict a step,
-    actionable or not). `home` defaults to the packaged default home with this seed."""
+    actionable or not). `home` defaults to the packaged default home with this seed; the routines
+    are built from its devices (a home without a light raises ValueError)."""
     home = Home.default(seed) if home is None else home
     backend = TwinBackend(home)
     world_rng = random.Random(f"lifelong world|{seed}")
     user_rng = random.Random(f"lifelong user|{seed}")
     tool_rng = random.Random(f"lifelong tool|{seed}")
-    _schedule_tool_faults(home, scenario)
+    routines: Routines = routines_for(home)
+    _schedule_tool_faults(home, scenario, routines.devices)
     begin = home.now
     start_hour = begin.hour
     trajectory: list[dict[str, Any]] = []
@@ -172,11 +173,11 @@ def run_lifelong(scenario: Scenario, policy: Policy, seed: int = 0, home: Home |
         tools = tool_parameters_at(scenario, t)
         # What the fault engine has in effect now (a gradual fault also ramps back down after a revisit).
         for target, kind in (("failure_prob", "command_failure"), ("latency_ms", "latency")):
-            tools[target] = round(max(home.faults.strength(d, kind) for d in ROUTINE_DEVICES), 6)
+            tools[target] = round(max(home.faults.strength(d, kind) for d in routines.devices), 6)
         active = [i for i, e in enumerate(scenario.drift) if e.at_step <= t
                   and (scenario.revisit_at is None or t < scenario.revisit_at)]
-        world = observe_world(backend, (start_hour + t) % 24, world_rng)
-        candidates = eligible(world)
+        world = routines.observe(backend, (start_hour + t) % 24, world_rng)
+        candidates = routines.eligible(world)
         template = world_rng.choice(candidates) if candidates else None
         obs = {"t": t, "time": home.clock.format(), "hour": world["hour"], "temp": world["temperature"],
                "occupancy": world["occupancy"], "event": world["motion"] and f"motion:{world['motion']}"}

@@ -25,7 +25,8 @@ import re
 from typing import Any
 
 from scenarios.lifelong.config import Scenario
-from scenarios.lifelong.environment import BIASES, approval_probability
+from scenarios.lifelong.environment import approval_probability
+from scenarios.lifelong.routines import template_bias
 
 __all__ = ["NoToM", "Static", "Online", "Oracle", "LLMPolicy", "make_policy", "gate", "POLICY_NAMES"]
 
@@ -64,7 +65,7 @@ class _Belief:
 
     def _p(self, point: tuple[float, float], suggestion: dict[str, Any]) -> float:
         m = self.scenario.persona
-        p = (m.b0 + m.w_autonomy * point[0] + BIASES[suggestion["template_id"]]
+        p = (m.b0 + m.w_autonomy * point[0] + template_bias(suggestion["template_id"])
              - m.w_privacy * point[1] * suggestion["privacy_sensitive"])
         return float(min(1.0, max(0.0, p)))
 

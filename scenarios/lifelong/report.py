@@ -21,6 +21,7 @@ from scenarios.lifelong.config import Scenario
 from scenarios.lifelong.environment import run_lifelong
 from scenarios.lifelong.metrics import rolling_success, summarize
 from scenarios.lifelong.policies import make_policy
+from twin.home import Home
 
 __all__ = ["run_report", "TAU_GRID", "DEFAULT_TAU", "run_count"]
 
@@ -76,9 +77,15 @@ def _findings(results: dict[str, Any]) -> list[dict[str, Any]]:
 
 def run_report(scenarios: list[Scenario], policies: list[str], seeds: list[int], out: Path,
                tau: float = DEFAULT_TAU, taus: tuple[float, ...] = TAU_GRID, base_url: str | None = None,
-               api_key: str | None = None, advance: Callable[[str], None] | None = None) -> dict[str, Any]:
+               api_key: str | None = None, advance: Callable[[str], None] | None = None,
+               home: Path | None = None) -> dict[str, Any]:
     """Run everything, write the report files into `out`, return the report. `advance(label)` is
-    called after each run (a progress bar)."""
+    called after each run (a progress bar). `home`: a home file (default: the packaged home),
+    loaded afresh with each run's seed."""
+
+    def fresh(seed: int) -> Home:
+        return Home.load(home, seed) if home is not None else Home.default(seed)
+
     out.mkdir(parents=True, exist_ok=True)
     results: dict[str, Any] = {}
     curves: dict[str, dict[str, list[list[tuple[int, float]]]]] = {}
@@ -91,7 +98,7 @@ def run_report(scenarios: list[Scenario], policies: list[str], seeds: list[int],
             runs, settings = [], None
             for seed in seeds:
                 policy = make_policy(name, scenario, tau, base_url, api_key)
-                trajectory = run_lifelong(scenario, policy, seed)
+                trajectory = run_lifelong(scenario, policy, seed, fresh(seed))
                 runs.append(summarize(trajectory, scenario.window, scenario.drift_step, scenario.revisit_at))
                 curves[scenario.name].setdefault(policy.name, []).append(rolling_success(trajectory, scenario.window))
                 safe = policy.name.replace(":", "_").replace("/", "_")
@@ -107,7 +114,7 @@ def run_report(scenarios: list[Scenario], policies: list[str], seeds: list[int],
         for t in taus:
             runs = []
             for seed in seeds:
-                trajectory = run_lifelong(scenario, make_policy("ONLINE", scenario, t), seed)
+                trajectory = run_lifelong(scenario, make_policy("ONLINE", scenario, t), seed, fresh(seed))
                 runs.append(summarize(trajectory, scenario.window, scenario.drift_step, scenario.revisit_at))
                 if advance is not None:
                     advance(f"{scenario.name} ONLINE τ={t:g} seed {seed}")
@@ -115,7 +122,8 @@ def run_report(scenarios: list[Scenario], policies: list[str], seeds: list[int],
                                                    for k in ("success", "confirm_rate", "safevio_per_100", "cost")}})
         results[scenario.name] = entry
     report: dict[str, Any] = _rounded({
-        "benchmark": "DomusMind lifelong (matter-twin)", "seeds": list(seeds), "tau": tau, "tau_grid": list(taus),
+        "benchmark": "DomusMind lifelong (matter-twin)", "home": fresh(0).name, "seeds": list(seeds), "tau": tau,
+        "tau_grid": list(taus),
         "policies": list(policies), "scenarios": results, "findings": _findings(results)})
     (out / "report.json").write_text(json.dumps(report, sort_keys=True, indent=1, ensure_ascii=False) + "\n",
                                      encoding="utf-8")
@@ -131,7 +139,7 @@ def _cell(stats_mean: Any, stats_std: Any, digits: int = 2) -> str:
 
 
 def markdown(report: dict[str, Any]) -> str:
-    lines = ["# DomusMind lifelong runs on the twin home", "",
+    lines = [f"# DomusMind lifelong runs on the twin home ({report['home']})", "",
              f"Seeds {', '.join(map(str, report['seeds']))}; τ = {report['tau']} for STATIC, ONLINE and ORACLE; "
              "one step = one virtual hour; metrics on actionable steps (mean±std over seeds); "
              "recovery times in steps, '–' = not applicable or never recovered.", ""]

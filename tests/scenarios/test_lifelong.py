@@ -13,7 +13,9 @@ from scenarios.lifelong.environment import approval_probability, persona_at, too
 from scenarios.lifelong.metrics import rolling_success, step_success
 from scenarios.lifelong.policies import LLMPolicy, gate
 from scenarios.lifelong.report import run_report
+from scenarios.lifelong.routines import routines_for
 from tests.openai_stub import OpenAIStub
+from twin.generator import generate_home
 from twin.home import Home
 from twin.schema import UserFileError
 
@@ -161,6 +163,25 @@ def test_every_baseline_runs_end_to_end(name):
     assert all(s["t"] >= 24 for s in acted if s["x"] and not s["e"])   # no failure before the drift
 
 
+def test_routines_come_from_the_home():
+    default = routines_for(Home.default())
+    assert default.ac == ("living_room", "living_room_ac") and default.blinds == "bedroom_blinds"
+    assert [t.id for t in default.templates if t.privacy_sensitive] == ["blinds_morning", "vacuum"]
+    # A generated home: its own lights, one template pair per lit room; the run works on it.
+    home = Home.from_spec(generate_home(4, rooms=3, devices=9))
+    routines = routines_for(home)
+    assert [room for room, _ in routines.lights] == list(home.rooms)
+    assert all(d in home.devices for d in routines.devices)
+    trajectory = run_lifelong(Scenario(steps=48), make_policy("ONLINE", Scenario()), seed=4, home=home)
+    proposed = {s["suggestion"]["entity_id"].split(".", 1)[1] for s in trajectory if s["suggestion"]}
+    assert proposed and proposed <= set(routines.devices)
+    bare = Home("bare")
+    bare.add_room("hall")
+    bare.add_device("hall_fan", "fan", "hall")
+    with pytest.raises(ValueError, match="home 'bare' has no light; the routines need at least one"):
+        routines_for(bare)
+
+
 def test_oracle_sees_the_persona_others_do_not():
     seen = []
 
@@ -226,6 +247,10 @@ def test_cli_lifelong(tmp_path):
     assert set(json.loads((tmp_path / "out" / "report.json").read_text())["scenarios"]["small"]["policies"]) == \
         {"ONLINE", "STATIC"}
     assert (tmp_path / "out" / "rolling.png").exists() and not (tmp_path / "out" / "frontier.png").exists()
+    missing = subprocess.run([*run, "--home", str(tmp_path / "nope.yaml"), "--out", str(tmp_path / "x")],
+                             capture_output=True, text=True, timeout=60)
+    assert missing.returncode == 2 and missing.stderr.startswith("error: ") and "nope.yaml" in missing.stderr
+    assert len(missing.stderr.strip().splitlines()) == 1
     bad = subprocess.run([*run, "--scenario", "weekly", "--out", str(tmp_path / "x")],
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
