@@ -12,6 +12,7 @@ from pathlib import Path
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from matter_twin.cli_personal import personal_app
 from matter_twin.console import CliError, one_line
 from matter_twin.sandbox import SERVER_URL, matter_sandbox, missing_requirements, python_command
 from scenarios.agreement import DEFAULT_LABELS, agreement_table, judge_labels, load_labels
@@ -48,6 +49,7 @@ bench_app = typer.Typer(help="The SimuHome benchmark: 600 seeded episodes in 12 
                              "    twin bench import simuhome SimuHome/data/benchmark --out simuhome.jsonl\n\n"
                              "    twin bench export runs/reference --out train.jsonl",
                         no_args_is_help=True, rich_markup_mode="markdown")
+bench_app.add_typer(personal_app, name="personal")
 
 
 def _fail(message: str) -> None:

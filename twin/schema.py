@@ -172,6 +172,41 @@ class AmbientSpec(_Model):
     pm10: float = Field(25.0, ge=0, le=2000)
 
 
+_CLOCK_TIME = r"^([01][0-9]|2[0-3]):[0-5][0-9]$"
+
+
+class PreferencesSpec(_Model):
+    """A resident's habits and likes: when they get up, go out, come back and go to bed
+    (local "HH:MM"; no `leave` means they stay home), and how they like their rooms."""
+    wake: str = Field("07:00", pattern=_CLOCK_TIME)
+    leave: str | None = Field(None, pattern=_CLOCK_TIME)
+    back: str | None = Field(None, pattern=_CLOCK_TIME)
+    bed: str = Field("23:00", pattern=_CLOCK_TIME)
+    temperature: float = Field(24.0, ge=16, le=30, description="°C they cool the room they are in to")
+    light_level: int = Field(200, ge=1, le=254, description="the level they dim lights to (1-254)")
+    hobbies: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _in_order(self) -> PreferencesSpec:
+        if (self.leave is None) != (self.back is None):
+            raise ValueError("leave and back go together (both or neither)")
+        order = [self.wake] + ([self.leave, self.back] if self.leave and self.back else []) + [self.bed]
+        if order != sorted(order) or len(set(order)) != len(order):
+            raise ValueError(f"times must run wake < leave < back < bed within one day; got {', '.join(order)}")
+        return self
+
+
+class ResidentSpec(_Model):
+    """Someone who lives in the home: who they are (a persona, in words) and their habits."""
+    id: str = Field(pattern=ID_PATTERN)
+    name: str
+    age: int = Field(ge=0, le=120)
+    role: str = Field("adult", description="their place in the household, e.g. parent, child, lodger")
+    persona: str = ""
+    bedroom: str | None = Field(None, description="room id where they sleep")
+    preferences: PreferencesSpec = Field(default_factory=PreferencesSpec)
+
+
 class HomeSpec(_Model):
     name: str = "home"
     seed: int | None = None
@@ -184,6 +219,8 @@ class HomeSpec(_Model):
     #: twin.physics.COEFFICIENTS they name.
     physics: dict[str, Any] = Field(default_factory=dict)
     rooms: list[RoomSpec] = Field(min_length=1)
+    #: Who lives here (personalised households, scenarios/personal); the twin itself ignores them.
+    residents: list[ResidentSpec] = Field(default_factory=list)
 
     @field_validator("start_time")
     @classmethod
@@ -203,7 +240,7 @@ class HomeSpec(_Model):
         # A home without products or physics overrides dumps as before they existed (episode
         # files stay byte-identical).
         data = handler(self)
-        for key in ("products", "physics"):
+        for key in ("products", "physics", "residents"):
             if not getattr(self, key):
                 data.pop(key, None)
         return data
@@ -229,6 +266,15 @@ class HomeSpec(_Model):
                     raise ValueError(f"{where}: duplicate id {ident!r} (also at {seen[ident]}); "
                                      "room and device ids must be unique in the home")
                 seen[ident] = where
+        rooms = [room.id for room in self.rooms]
+        people: dict[str, int] = {}
+        for i, resident in enumerate(self.residents):
+            if resident.id in people:
+                raise ValueError(f"residents[{i}].id: duplicate resident id {resident.id!r} "
+                                 f"(also residents[{people[resident.id]}])")
+            people[resident.id] = i
+            if resident.bedroom is not None and resident.bedroom not in rooms:
+                raise ValueError(f"residents[{i}].bedroom: no room {resident.bedroom!r}; rooms: {', '.join(rooms)}")
         return self
 
 
@@ -339,4 +385,11 @@ def to_yaml(spec: HomeSpec) -> str:
                     del device[key]
         if not room["indoor_lux"]:
             del room["indoor_lux"]
+    for resident in data.get("residents", []):
+        if resident["bedroom"] is None:
+            del resident["bedroom"]
+        prefs = resident["preferences"]
+        for key in ("leave", "back"):
+            if prefs[key] is None:
+                del prefs[key]
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)

@@ -70,9 +70,9 @@ JSON_PROTOCOL = """- Every reply is exactly one JSON object and nothing else:
 TOOLS_PROTOCOL = "- Call tools through function calls; give your reasoning briefly in the message text."
 
 
-def tool_list() -> str:
+def tool_list(schemas: list[dict[str, Any]] = TOOL_SCHEMAS) -> str:
     lines = []
-    for schema in TOOL_SCHEMAS:
+    for schema in schemas:
         fn = schema["function"]
         params = fn["parameters"]["properties"]
         required = set(fn["parameters"].get("required", ()))
@@ -126,7 +126,8 @@ def _note_thought(session: Session, first_call: int, thought: str | None) -> Non
 class ReActAgent:
     def __init__(self, model: str, mode: str = "json", base_url: str | None = None,
                  api_key: str | None = None, client: Any = None, temperature: float = 0.0,
-                 timeout: float = 120.0):
+                 timeout: float = 120.0, tools: list[dict[str, Any]] | None = None,
+                 prompt: str | None = None):
         if mode not in ("json", "tools"):
             raise ValueError(f"mode {mode!r} is not accepted; use 'json' or 'tools'")
         if client is None:
@@ -136,16 +137,20 @@ class ReActAgent:
         self.model = model
         self.mode = mode
         self.temperature = temperature
+        #: Another benchmark's tool list and system prompt (scenarios/personal); default SimuHome's.
+        self.tools = TOOL_SCHEMAS if tools is None else tools
+        self.prompt = prompt
         self.name = f"openai:{model}" + ("" if mode == "json" else ":tools")
 
     def run(self, query: str, backend: Any, session: Session, max_steps: int) -> AgentOutput:
-        messages: list[dict[str, Any]] = [{"role": "system", "content": system_prompt(self.mode)},
+        system = self.prompt if self.prompt is not None else system_prompt(self.mode)
+        messages: list[dict[str, Any]] = [{"role": "system", "content": system},
                                           {"role": "user", "content": query}]
         tokens = [0, 0]
         for _ in range(max_steps):
             kwargs: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": self.temperature}
             if self.mode == "tools":
-                kwargs["tools"] = TOOL_SCHEMAS
+                kwargs["tools"] = self.tools
             reply = self.client.chat.completions.create(**kwargs)
             if reply.usage is not None:
                 tokens[0] += reply.usage.prompt_tokens or 0

@@ -1,0 +1,157 @@
+"""`twin bench personal`: PersonalHomeBench on the twin (personalised households).
+
+Mounted in matter_twin/cli_bench.py as `bench_app.add_typer(personal_app, name="personal")`.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from matter_twin.console import CliError, one_line
+from scenarios.personal.evaluate import PersonalJudge, make_agent, summarize
+from scenarios.personal.evaluate import run as run_all
+from scenarios.personal.evaluate import validate as check
+from scenarios.personal.households import write_households
+from scenarios.personal.tasks import CATEGORIES, PersonalTask, dump_task, generate, load_tasks
+from twin.schema import UserFileError
+
+DEFAULT_TASKS = Path(__file__).resolve().parent.parent / "scenarios" / "data" / "personal.jsonl"
+SEED = 16
+HOUSEHOLDS = 3
+DAYS = 3
+PER_CATEGORY = 4
+
+personal_app = typer.Typer(help="PersonalHomeBench on the twin: residents with personas and habits live in the "
+                                "home for a few virtual days; questions (IG, CF, MC) and proactive tasks (FR, "
+                                "PG) are drawn from that history and scored by rules (counterfactuals by "
+                                "replaying the day).\n\n"
+                                "Examples:\n\n"
+                                "    twin bench personal run --agent reference --out runs/personal-ref\n\n"
+                                "    twin bench personal run --agent openai:gpt-4o-mini --out runs/personal-mini\n\n"
+                                "    twin bench personal validate\n\n"
+                                "    twin bench personal generate --seed 3 --out /tmp/personal.jsonl",
+                           no_args_is_help=True, rich_markup_mode="markdown")
+
+
+def _tasks(path: Path, categories: list[str] | None, limit: int | None) -> list[PersonalTask]:
+    try:
+        tasks = load_tasks(path)
+    except UserFileError as exc:
+        raise CliError(str(exc)) from None
+    unknown = [c for c in categories or [] if c not in CATEGORIES]
+    if unknown:
+        raise CliError(f"unknown category {', '.join(unknown)}; accepted: {', '.join(CATEGORIES)}")
+    if categories:
+        tasks = [t for t in tasks if t.category in categories]
+    if limit is not None:
+        per: dict[str, int] = {}
+        kept = []
+        for t in tasks:
+            per[t.category] = per.get(t.category, 0) + 1
+            if per[t.category] <= limit:
+                kept.append(t)
+        tasks = kept
+    return tasks
+
+
+def _bar(label: str) -> Progress:
+    return Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), transient=True)
+
+
+@personal_app.command("generate")
+def generate_(out: Path = typer.Option(DEFAULT_TASKS, help="Tasks JSONL to write; the household files go beside it."),
+              seed: int = typer.Option(SEED, help="Seed of the households and of the draws."),
+              households: int = typer.Option(HOUSEHOLDS, min=1, max=50, help="How many households."),
+              days: int = typer.Option(DAYS, min=2, max=14, help="Virtual days each household lives."),
+              per_category: int = typer.Option(PER_CATEGORY, min=1, help="Tasks per category and household "
+                                               "(CF: pairs of changed/unchanged).")):
+    """Write households (the default home with residents) and draw the five task categories from
+    their simulated history. With the defaults it rewrites scenarios/data/personal.jsonl byte for byte.
+
+    Examples:
+
+        twin bench personal generate --out /tmp/personal.jsonl
+
+        twin bench personal generate --seed 3 --households 1 --days 2 --out /tmp/small.jsonl
+    """
+    t0 = time.perf_counter()
+    paths = write_households(out.parent, seed, households)
+    with _bar("generating") as bar:
+        task = bar.add_task("generate", total=None)
+        tasks = generate(paths, seed, days, per_category, progress=lambda _: bar.advance(task))
+    out.write_text("".join(dump_task(t) + "\n" for t in tasks), encoding="utf-8")
+    counts = ", ".join(f"{c} {sum(t.category == c for t in tasks)}" for c in CATEGORIES)
+    typer.echo(f"wrote {len(tasks)} tasks ({counts}) and {len(paths)} household files to {out.parent} "
+               f"in {time.perf_counter() - t0:.1f} s")
+
+
+@personal_app.command()
+def validate(tasks: Path = typer.Option(DEFAULT_TASKS, help="Tasks JSONL.")):
+    """Check every task: its answer recomputes from the simulation (CF by replaying the day with the
+    change), and the bounds hold (the reference solves IG, MC, CF and FR; the null agent solves nothing).
+
+    Examples:
+
+        twin bench personal validate
+
+        twin bench personal validate --tasks /tmp/small.jsonl
+    """
+    items = _tasks(tasks, None, None)
+    with _bar("validating") as bar:
+        job = bar.add_task("validate", total=len(items))
+        problems = check(items, tasks.parent, progress=lambda: bar.advance(job))
+    for p in problems:
+        one_line(p)
+    if problems:
+        one_line(f"{len(problems)} problem(s) in {len(items)} tasks")
+        raise typer.Exit(1)
+    typer.echo(f"{len(items)} tasks valid; every bound holds")
+
+
+@personal_app.command()
+def run(agent: str = typer.Option(..., help="reference | null | openai:MODEL"),
+        out: Path = typer.Option(..., help="Run directory (results.jsonl; reruns resume)."),
+        tasks: Path = typer.Option(DEFAULT_TASKS, help="Tasks JSONL."),
+        judge: str | None = typer.Option(None, help="openai:MODEL: the semantic-equivalence judge for IG/CF "
+                                         "answers no rule matches, and the role-playing judge for PG plans."),
+        mode: str = typer.Option("json", help="ReAct protocol for openai agents: json | tools."),
+        base_url: str | None = typer.Option(None, envvar="OPENAI_BASE_URL", help="OpenAI-compatible API base URL."),
+        api_key: str | None = typer.Option(None, envvar="OPENAI_API_KEY", help="API key."),
+        max_steps: int = typer.Option(15, min=1, help="Model turns per task (the paper's budget: 15)."),
+        category: list[str] | None = typer.Option(None, help="Only these categories (repeatable)."),
+        limit: int | None = typer.Option(None, min=1, help="At most this many tasks per category.")):
+    """Run an agent on the personalised tasks and print the paper's figures per category.
+
+    Examples:
+
+        twin bench personal run --agent reference --out runs/personal-ref
+
+        twin bench personal run --agent openai:gpt-4o-mini --judge openai:gpt-4o --out runs/personal-mini --limit 3
+    """
+    items = _tasks(tasks, category, limit)
+    try:
+        make_agent(agent, items[0] if items else PersonalTask(id="-", category="IG", household="-", at="-",
+                                                               question="-"), base_url, api_key, mode)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    scorer = None
+    if judge is not None:
+        if not judge.startswith("openai:") or judge == "openai:":
+            raise CliError(f"unknown judge {judge!r}; accepted: openai:MODEL")
+        scorer = PersonalJudge(judge[len("openai:"):], base_url=base_url or os.environ.get("OPENAI_BASE_URL"),
+                               api_key=api_key or os.environ.get("OPENAI_API_KEY"))
+    with _bar("running") as bar:
+        job = bar.add_task("run", total=len(items))
+        results = run_all(items, lambda t: make_agent(agent, t, base_url, api_key, mode), out, tasks.parent,
+                          scorer, max_steps, progress=lambda: bar.advance(job))
+    summary = summarize(results)
+    (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    for category, figures in summary.items():
+        typer.echo(f"{category}: " + ", ".join(f"{k} {v}" for k, v in figures.items()))
+    typer.echo(f"{sum(bool(r['success']) for r in results)}/{len(results)} tasks succeeded; "
+               f"results in {out / 'results.jsonl'}")

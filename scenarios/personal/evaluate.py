@@ -1,0 +1,391 @@
+"""Run agents on personalised tasks, score them, check the task set, sum up.
+
+Each task runs on its own household: the task's household file, lived to the task's `at` (the
+same simulation that generated it). The agent gets the question and the tools (SimuHome's and
+the household tools); its `finish` answer is scored:
+
+- IG, CF: exact match after normalisation, else (when a judge model is configured) the
+  semantic-equivalence judge (Eq. 1-3). CF is reported per changed/unchanged and macro (Eq. 4-5).
+- MC: the letter (or the one option text) chosen (Eq. 6).
+- FR: AP@1 (success), AP@3 and the relevant-rank deviation (Eq. 7-9, 12-13).
+- PG: the plan's steps run on a fork of the household (validity, Eq. 10-11); the resident's own
+  arrival is then left out and the clock run to it: the share of the values they would have
+  set that the plan set is the rule score. With a judge model, the role-play judge (RPJ abs)
+  scores the plan 1-5 overall and per member.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from bridge.backend import TIME_FORMAT
+from bridge.tools import HOUSEHOLD_TOOL_SCHEMAS, TOOL_SCHEMAS, Session, call_tool
+from scenarios.agents.react import ReActAgent, tool_list
+from scenarios.agents.simple import NullAgent
+from scenarios.evaluate import AgentOutput
+from scenarios.personal.household import Household
+from scenarios.personal.tasks import (
+    LEVEL_TOLERANCE,
+    PersonalTask,
+    arrival_actions,
+    arrival_checks,
+    average_precision,
+    choice_of,
+    exact_match,
+    household_view,
+    normalize,
+    rank_deviation,
+    ranking_of,
+    relevant_features,
+    solve,
+)
+
+PLAN_TOOLS = ("execute_command", "write_attribute", "schedule_workflow")
+MAX_STEPS = 15   # the paper's turn budget per task
+
+PROMPT = """You are the assistant of a smart home and of the people who live in it. You answer \
+questions about the household and plan for its members by calling tools.
+
+HOW YOU WORK
+- Repeat: think, pick ONE tool and its arguments, read the observation, think again.
+- When you have the answer, call "finish" with it. Answers are exact and short: a name, a time \
+"HH:MM", a number with its unit, an option letter, or the JSON the question asks for.
+{protocol}
+
+WHERE THINGS ARE
+- get_household_members: who lives here, their personas, habits and preferences, where they are now.
+- search_household_memory: what happened, in time order (filters: query words, member, room_id, kind, \
+date; page with offset and limit). Times are virtual "YYYY-MM-DD HH:MM:SS".
+- perceive_room: who is in a room now, which devices are on, its conditions.
+- The device tools read and control the home; get_current_time tells the virtual time.
+- A question that starts "Suppose ..." asks about that hypothetical: reason from the memory as if it \
+had happened; everything not changed by it stays as it was.
+
+TOOLS
+{tools}"""
+
+JSON_PROTOCOL = """- Every reply is exactly one JSON object and nothing else:
+  {"thought": "...", "action": "<tool name>", "action_input": "<the arguments as a JSON string>"}"""
+
+
+def agent_tools() -> list[dict[str, Any]]:
+    return TOOL_SCHEMAS + HOUSEHOLD_TOOL_SCHEMAS
+
+
+def prompt(mode: str) -> str:
+    protocol = JSON_PROTOCOL if mode == "json" else "- Call tools through function calls."
+    return PROMPT.format(protocol=protocol, tools=tool_list(agent_tools()))
+
+
+# ---- agents ----------------------------------------------------------------------------------
+class ReferenceAgent:
+    """The upper bound: reads the task's rule and computes the answer from what the household
+    tools return. For CF it replays the hypothetical on the simulator (privileged: no tool can
+    fork the home), so the CF bound is the ground truth's own mechanism."""
+    name = "reference"
+
+    def __init__(self, task: PersonalTask):
+        self.task = task
+
+    def _all(self, backend: Any, session: Session, **filters: Any) -> list[dict[str, Any]]:
+        records: list[dict[str, Any]] = []
+        while True:
+            page = call_tool(backend, "search_household_memory", {**filters, "offset": len(records), "limit": 200},
+                             session)
+            records += page["records"]
+            if len(records) >= page["total"] or not page["records"]:
+                return records
+
+    def run(self, query: str, backend: Any, session: Session, max_steps: int) -> AgentOutput:
+        task = self.task
+        members = call_tool(backend, "get_household_members", {}, session)["members"]
+        if task.category == "FR":
+            resident = task.params["resident"]
+            records = self._all(backend, session, member=resident)
+            days = sorted({r["time"][:10] for r in records if r["time"][:10] < task.params["day"]})
+            order = [f for f in relevant_features(records, resident, days) if f in task.features]
+            answer = json.dumps(order + [f for f in task.features if f not in order])
+        elif task.category == "PG":
+            answer = json.dumps(self._plan(backend, session))
+        elif task.category == "CF":
+            cf = task.counterfactual or {}
+            replay = backend.household.counterfactual(cf["day"], cf["edit"], task.at)
+            answer = solve(task.template or "", *household_view(replay), task.params)
+        else:
+            day = task.params.get("day")
+            records = self._all(backend, session, **({"date": day} if day else {}))
+            answer = solve(task.template or "", records, members, task.params)
+            if task.category == "MC":
+                answer = "ABCDE"[[o.lower() for o in task.options].index(answer.lower())]
+        call_tool(backend, "finish", {"answer": answer}, session)
+        return AgentOutput(answer, len(session.history))
+
+    def _plan(self, backend: Any, session: Session) -> list[dict[str, Any]]:
+        """What the resident did on arriving the last day they came home, scheduled for today."""
+        resident, day = self.task.params["resident"], self.task.params["day"]
+        records = self._all(backend, session, member=resident)
+        days = sorted({r["time"][:10] for r in records if r["time"][:10] < day}, reverse=True)
+        for earlier in days:
+            acts = arrival_actions(records, resident, earlier)
+            if acts:
+                steps = [{"tool": r["detail"]["tool"], "args": r["detail"]["args"]} for r in acts]
+                return [{"program_id": "arrival", "tool": "schedule_workflow",
+                         "args": {"start_time": self.task.params["arrival"], "steps": steps}}]
+        return []
+
+
+def make_agent(spec: str, task: PersonalTask, base_url: str | None = None, api_key: str | None = None,
+               mode: str = "json") -> Any:
+    """`reference`, `null` or `openai:MODEL` (as `twin bench run`)."""
+    if spec == "reference":
+        return ReferenceAgent(task)
+    if spec == "null":
+        return NullAgent()
+    if spec.startswith("openai:") and len(spec) > len("openai:"):
+        return ReActAgent(spec[len("openai:"):], mode=mode, base_url=base_url or os.environ.get("OPENAI_BASE_URL"),
+                          api_key=api_key or os.environ.get("OPENAI_API_KEY"), tools=agent_tools(),
+                          prompt=prompt(mode))
+    raise ValueError(f"unknown agent {spec!r}; accepted: reference, null, openai:MODEL")
+
+
+# ---- the LLM judge (only where no rule decides) ------------------------------------------------
+class PersonalJudge:
+    """An OpenAI-compatible model as the paper's semantic-equivalence judge (Eq. 2) and its
+    role-playing judge (RPJ, Algorithm 1, abs mode)."""
+
+    def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None, client: Any = None):
+        if client is None:
+            import openai
+            client = openai.OpenAI(base_url=base_url, api_key=api_key or "none")
+        self.client, self.model = client, model
+        self.name = f"llm:{model}"
+
+    def _ask(self, system: str, user: str) -> str:
+        reply = self.client.chat.completions.create(
+            model=self.model, temperature=0,
+            messages=[{"role": "system", "content": system}, {"role": "user", "content": user}])
+        return (reply.choices[0].message.content or "").strip()
+
+    def equivalent(self, question: str, truth: str, answer: str) -> bool:
+        text = self._ask("You check answers. Reply with exactly YES if the answer means the same as the "
+                         "reference answer for the question, else NO.",
+                         f"Question: {question}\nReference answer: {truth}\nAnswer: {answer}")
+        return text.upper().startswith("YES")
+
+    def role_play(self, members: list[dict[str, Any]], situation: str, plan: str) -> dict[str, Any]:
+        """{"overall": 1-5, "members": {id: 1-5}}; a reply that is not that JSON scores None."""
+        text = self._ask(
+            "You play each member of a household in turn, then the household as a whole, and score how "
+            "satisfied you would be with an assistant's plan, from 1 (not at all) to 5 (fully). Reply "
+            "with JSON only: {\"overall\": n, \"members\": {\"<member id>\": n, ...}}.",
+            f"Household members:\n{json.dumps(members, ensure_ascii=False)}\n\nSituation: {situation}\n\n"
+            f"Plan:\n{plan}")
+        match = re.search(r"\{.*\}", text, re.DOTALL)
+        try:
+            data = json.loads(match.group(0)) if match else None
+            scores = {"overall": int(data["overall"]),
+                      "members": {str(k): int(v) for k, v in dict(data.get("members", {})).items()}}
+        except (TypeError, ValueError, KeyError, json.JSONDecodeError):
+            return {"overall": None, "members": {}, "error": "the judge did not reply with the scores JSON"}
+        if not all(1 <= v <= 5 for v in [scores["overall"], *scores["members"].values()]):
+            return {"overall": None, "members": {}, "error": "a score is outside 1-5"}
+        return scores
+
+
+# ---- scoring ---------------------------------------------------------------------------------
+def plan_steps(answer: str | None) -> list[Any] | None:
+    """The plan's steps: the first JSON list in the answer (None: there is none)."""
+    if not answer:
+        return None
+    start = answer.find("[")
+    while start != -1:
+        try:
+            value, _ = json.JSONDecoder().raw_decode(answer[start:])
+        except json.JSONDecodeError:
+            start = answer.find("[", start + 1)
+            continue
+        return value if isinstance(value, list) else None
+    return None
+
+
+def score_plan(task: PersonalTask, household: Household, answer: str | None) -> dict[str, Any]:
+    """Run the plan on a fork; validity per step, then the arrival checks without the resident."""
+    fork = household.fork()
+    steps = plan_steps(answer) or []
+    valid = 0
+    for step in steps:
+        if isinstance(step, dict) and step.get("tool") in PLAN_TOOLS and isinstance(step.get("args"), dict):
+            valid += call_tool(fork.backend, step["tool"], step["args"])["ok"]
+    resident, day = task.params["resident"], task.params["day"]
+    fork.edits.append({"kind": "skip", "resident": resident, "act": "back", "day": day})
+    arrival = datetime.strptime(task.params["arrival"], TIME_FORMAT)
+    fork.simulate(arrival + timedelta(minutes=1))
+    met = 0
+    for check in task.checks:
+        cluster, attribute = check["attribute"].split(".")
+        try:
+            value = fork.backend.read_attribute(check["device"], check["endpoint"], cluster, attribute)["value"]
+        except Exception:   # a device the plan broke or removed: the check is not met
+            continue
+        tolerance = LEVEL_TOLERANCE if attribute == "CurrentLevel" else 0
+        met += value == check["value"] or (tolerance and isinstance(value, int)
+                                           and abs(value - check["value"]) <= tolerance)
+    return {"steps": len(steps), "validity": valid / len(steps) if steps else 0.0,
+            "preference": met / len(task.checks) if task.checks else 0.0}
+
+
+def score(task: PersonalTask, answer: str | None, household: Household,
+          judge: PersonalJudge | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if task.category in ("IG", "CF"):
+        truth = task.answer or ""
+        correct = exact_match(answer, truth)
+        out["exact"] = correct
+        if not correct and judge is not None and answer:
+            correct = judge.equivalent(task.question, truth, answer)
+        out["success"] = correct
+        if task.counterfactual is not None:
+            out["changed"] = task.counterfactual["changed"]
+    elif task.category == "MC":
+        out["choice"] = choice_of(answer, task.options)
+        out["success"] = out["choice"] == task.answer
+    elif task.category == "FR":
+        ranked = ranking_of(answer, task.features)
+        out.update({"ap1": average_precision(ranked, task.relevant, 1),
+                    "ap3": average_precision(ranked, task.relevant, 3),
+                    "rrs": rank_deviation(ranked, task.relevant, len(task.features))})
+        out["success"] = out["ap1"] == 1.0
+    else:
+        out.update(score_plan(task, household, answer))
+        out["success"] = out["validity"] == 1.0 and out["preference"] == 1.0
+        if judge is not None:
+            out["rpj"] = judge.role_play(household.members(), task.question, answer or "")
+    return out
+
+
+# ---- running ---------------------------------------------------------------------------------
+def lived(task: PersonalTask, base: Path) -> Household:
+    household = Household.load(base / task.household)
+    household.simulate(task.at)
+    return household
+
+
+def run_task(task: PersonalTask, agent: Any, base: Path, judge: PersonalJudge | None = None,
+             max_steps: int = MAX_STEPS) -> dict[str, Any]:
+    household = lived(task, base)
+    session = Session()
+    output = agent.run(task.question, household.backend, session, max_steps)
+    result = {"task_id": task.id, "category": task.category, "difficulty": task.difficulty,
+              "agent": agent.name, "answer": session.answer, "tool_calls": len(session.history),
+              **({"error": output.error} if output.error else {})}
+    return {**result, **score(task, session.answer, household, judge)}
+
+
+def run(tasks: list[PersonalTask], agent_factory: Callable[[PersonalTask], Any], out: Path, base: Path,
+        judge: PersonalJudge | None = None, max_steps: int = MAX_STEPS,
+        progress: Callable[[], None] | None = None) -> list[dict[str, Any]]:
+    """Results to `out`/results.jsonl, one line per task, appended; a rerun skips tasks done."""
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "results.jsonl"
+    kept = _lines(path)
+    path.write_text("".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in kept), encoding="utf-8")
+    done = {r["task_id"] for r in kept}
+    with path.open("a", encoding="utf-8") as sink:
+        for task in tasks:
+            if task.id not in done:
+                sink.write(json.dumps(run_task(task, agent_factory(task), base, judge, max_steps),
+                                      ensure_ascii=False, sort_keys=True) + "\n")
+                sink.flush()
+            if progress is not None:
+                progress()
+    ids = {t.id for t in tasks}
+    return [r for r in _lines(path) if r["task_id"] in ids]
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    """The finished results; a line cut short by a crash is dropped (its task runs again)."""
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines() if path.exists() else []:
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return out
+
+
+def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """The paper's figures per category (Table 8): accuracies, CF macro, MAP@1/3 and RRS, PG validity."""
+    def mean(values: list[float]) -> float | None:
+        return round(sum(values) / len(values), 3) if values else None
+    by: dict[str, list[dict[str, Any]]] = {}
+    for r in results:
+        by.setdefault(r["category"], []).append(r)
+    out: dict[str, Any] = {}
+    for cat in ("IG", "MC"):
+        if cat in by:
+            out[cat] = {"n": len(by[cat]), "accuracy": mean([float(r["success"]) for r in by[cat]])}
+    if "CF" in by:
+        changed = mean([float(r["success"]) for r in by["CF"] if r.get("changed")])
+        unchanged = mean([float(r["success"]) for r in by["CF"] if not r.get("changed")])
+        out["CF"] = {"n": len(by["CF"]), "changed": changed, "unchanged": unchanged,
+                     "macro": mean([x for x in (changed, unchanged) if x is not None])}
+    if "FR" in by:
+        out["FR"] = {"n": len(by["FR"]), "map1": mean([r["ap1"] for r in by["FR"]]),
+                     "map3": mean([r["ap3"] for r in by["FR"]]), "rrs": mean([r["rrs"] for r in by["FR"]])}
+    if "PG" in by:
+        rpj = [r["rpj"]["overall"] for r in by["PG"] if r.get("rpj", {}).get("overall") is not None]
+        out["PG"] = {"n": len(by["PG"]), "validity": mean([r["validity"] for r in by["PG"]]),
+                     "preference": mean([r["preference"] for r in by["PG"]]),
+                     **({"rpj_abs": mean(rpj)} if rpj else {})}
+    return out
+
+
+# ---- validating the set -------------------------------------------------------------------------
+def validate(tasks: list[PersonalTask], base: Path, progress: Callable[[], None] | None = None) -> list[str]:
+    """Problems with the set (none: every answer recomputes from the simulation, every CF by
+    replay, and the reference / null bounds hold): one line each."""
+    problems: list[str] = []
+    for task in tasks:
+        where = f"{task.id}"
+        if not (base / task.household).exists():
+            problems.append(f"{where}: household file {task.household} is missing")
+            continue
+        household = lived(task, base)
+        if task.category in ("IG", "MC", "CF"):
+            truth = solve(task.template or "", *household_view(household), task.params)
+            if task.category == "CF":
+                cf = task.counterfactual or {}
+                replay = household.counterfactual(cf["day"], cf["edit"], task.at)
+                truth = solve(task.template or "", *household_view(replay), task.params)
+                if (normalize(truth) != normalize(cf.get("original_answer") or "")) != cf.get("changed"):
+                    problems.append(f"{where}: the replay says changed={not cf.get('changed')}")
+            elif task.category == "MC":
+                truth = "ABCDE"[[o.lower() for o in task.options].index(truth.lower())] \
+                    if truth.lower() in [o.lower() for o in task.options] else f"(not an option: {truth})"
+            if truth != task.answer:
+                problems.append(f"{where}: the simulation answers {truth!r}, the task says {task.answer!r}")
+        elif task.category == "FR":
+            resident, day = task.params["resident"], task.params["day"]
+            end = lived(task.model_copy(update={"at": f"{day} 23:59:59"}), base)
+            records = end.memory
+            days = sorted({r["time"][:10] for r in records if r["time"][:10] < day})
+            if relevant_features(records, resident, days)[:3] != task.relevant:
+                problems.append(f"{where}: the simulation ranks other features first")
+        else:
+            end = lived(task.model_copy(update={"at": f"{task.params['day']} 23:59:59"}), base)
+            if arrival_checks(end.memory, task.params["resident"], task.params["day"]) != task.checks:
+                problems.append(f"{where}: the simulation leaves other values on arrival")
+        for spec, must in (("reference", True), ("null", False)):
+            if task.category == "PG" and spec == "reference":
+                continue   # a bound, not a solution: yesterday's arrival need not suit today
+            result = run_task(task, make_agent(spec, task), base)
+            if bool(result["success"]) != must:
+                problems.append(f"{where}: the {spec} agent {'fails' if must else 'succeeds'}")
+        if progress is not None:
+            progress()
+    return problems

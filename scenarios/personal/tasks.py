@@ -1,0 +1,477 @@
+"""PersonalHomeBench's five task categories, generated from a simulated household.
+
+Reactive (closed-form answers, computed by rules from the household's own history):
+- IG, information grounding: a question answered from members and memory ("At what time did
+  Ada come home on 2025-06-03?").
+- CF, counterfactual reasoning: an IG question under one hypothetical change, in pairs: one
+  whose answer changes and one whose answer does not. The answer is not reasoned out: the day is
+  replayed from its midnight checkpoint with the change in force (`Household.counterfactual`)
+  and the same rule reads the replayed memory.
+- MC, multiple choice: an IG question with five options, one right.
+Proactive:
+- FR, feature recommendation: rank ten device features for a situation ("Ada comes home in 5
+  minutes"); the three relevant ones are those the resident used on arriving on earlier days,
+  ordered by on how many days, then how soon. Scored by AP@k (MAP@1 over a set) and RRS.
+- PG, plan generation: a plan of tool calls preparing the home for a resident's arrival.
+  Validity is the share of steps that run on a fork of the home (Eq. 10-11); the rule score is
+  the share of the device values the resident would have set themselves on arrival (from the
+  simulation: what they did set) that the plan achieves by then. A role-play LLM judge (the
+  paper's RPJ, abs mode) adds per-member satisfaction scores when one is configured.
+
+A rule (`SOLVERS`) reads only what the household tools return (members, and memory records as
+search_household_memory gives them), so the reference solver can compute every reactive answer
+through the tools.
+"""
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from bridge.backend import TIME_FORMAT
+from scenarios.personal.household import ACT_PHRASES, Household
+from twin.schema import UserFileError, first_problem
+
+CATEGORIES = ("IG", "CF", "MC", "FR", "PG")
+LETTERS = "ABCDE"
+NOBODY = "nobody"
+#: Where a resident's arrival ends, for FR relevance and PG checks (minutes after coming home).
+ARRIVAL_MIN = 10
+#: Device values a resident sets on arriving that a plan is checked against (cluster.attribute).
+PLAN_CHECKED = ("OnOff.OnOff", "LevelControl.CurrentLevel", "Thermostat.SystemMode",
+                "Thermostat.OccupiedCoolingSetpoint", "FanControl.PercentSetting")
+LEVEL_TOLERANCE = 5
+
+
+class PersonalTask(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    id: str
+    category: Literal["IG", "CF", "MC", "FR", "PG"]
+    difficulty: Literal["easy", "medium", "hard"] | None = None
+    household: str = Field(description="home file with residents, in the task file's directory")
+    at: str = Field(description="virtual time the household is lived to before the agent starts")
+    question: str
+    template: str | None = None
+    params: dict[str, Any] = Field(default_factory=dict)
+    answer: str | None = None
+    options: list[str] = Field(default_factory=list)
+    counterfactual: dict[str, Any] | None = None
+    features: list[str] = Field(default_factory=list)
+    relevant: list[str] = Field(default_factory=list)
+    checks: list[dict[str, Any]] = Field(default_factory=list)
+
+
+# ---- rules over what the tools return -----------------------------------------------------
+Records = list[dict[str, Any]]
+Members = list[dict[str, Any]]
+
+
+def _name(members: Members, rid: str | None) -> str:
+    return next((m["name"] for m in members if m["id"] == rid), NOBODY)
+
+
+def _on_day(records: Records, day: str, kind: str | None = None) -> Records:
+    return [r for r in records if r["time"].startswith(day) and (kind is None or r["kind"] == kind)]
+
+
+def came_home_times(records: Records, rid: str, day: str) -> list[str]:
+    return [r["time"] for r in _on_day(records, day, "presence") if r["actor"] == rid and "came home" in r["text"]]
+
+
+def _age(records: Records, members: Members, p: dict[str, Any]) -> str:
+    return str(next(m["age"] for m in members if m["id"] == p["resident"]))
+
+
+def _came_home(records: Records, members: Members, p: dict[str, Any]) -> str:
+    times = came_home_times(records, p["resident"], p["day"])
+    return times[0][11:16] if times else "did not come home"
+
+
+def _first_on(records: Records, members: Members, p: dict[str, Any]) -> str:
+    for r in _on_day(records, p["day"], "change"):
+        if r["device"] == p["device"] and "OnOff.OnOff = True" in r["text"] and r["actor"]:
+            return _name(members, r["actor"])
+    return NOBODY
+
+
+def _dishes(records: Records, members: Members, p: dict[str, Any]) -> str:
+    for r in _on_day(records, p["day"], "action"):
+        if "OperationalState.Start" in r["text"] and r["device"] == p["device"]:
+            return _name(members, r["actor"])
+    return NOBODY
+
+
+def _last_out(records: Records, members: Members, p: dict[str, Any]) -> str:
+    room, who = p["room"], None
+    for r in _on_day(records, p["day"], "presence"):
+        if f"from {room} to" in r["text"] or (r["text"].endswith("left home") and r["room"] == room):
+            who = r["actor"]
+    return _name(members, who)
+
+
+def _temp_home(records: Records, members: Members, p: dict[str, Any]) -> str:
+    times = came_home_times(records, p["resident"], p["day"])
+    if not times:
+        return "did not come home"
+    value = None
+    for r in records:
+        if r["time"] > times[0]:
+            break
+        if r["kind"] == "room" and r["room"] == p["room"] and " temperature " in r["text"]:
+            value = float(r["text"].split()[2])
+    return f"{round(value)} °C" if value is not None else "unknown"
+
+
+#: template -> (rule, difficulty, question). The question's {names} come from params.
+SOLVERS: dict[str, tuple[Callable[[Records, Members, dict[str, Any]], str], str, str]] = {
+    "age": (_age, "easy", "How old is {name}?"),
+    "came_home": (_came_home, "medium", "At what time (HH:MM) did {name} come home on {day}?"),
+    "first_on": (_first_on, "medium", "Who was the first to switch on the {label} on {day}?"),
+    "dishes": (_dishes, "medium", "Who started the {label} on {day}?"),
+    "last_out": (_last_out, "hard", "Who was the last to leave the {room_name} on {day}?"),
+    "temp_home": (_temp_home, "hard", "What was the {room_name} temperature, to the nearest degree, "
+                                      "when {name} came home on {day}?"),
+}
+
+
+def solve(template: str, records: Records, members: Members, params: dict[str, Any]) -> str:
+    return SOLVERS[template][0](records, members, params)
+
+
+def household_view(household: Household) -> tuple[Records, Members]:
+    return household.memory, household.members()
+
+
+# ---- answers and scores --------------------------------------------------------------------
+def normalize(text: str) -> str:
+    text = text.lower().replace("°c", " ").replace("degrees", " ")
+    return " ".join(re.sub(r"[^\w:.]+", " ", text).split()).strip(" .")
+
+
+def exact_match(predicted: str | None, truth: str) -> bool:
+    """Eq. 1 with a normalisation: case, punctuation and units aside; a time or number matches
+    when the answer's only time or number is the truth's."""
+    if predicted is None:
+        return False
+    got, want = normalize(predicted), normalize(truth)
+    if got == want:
+        return True
+    times = re.findall(r"\b\d{1,2}:\d{2}\b", got)
+    if re.fullmatch(r"\d{1,2}:\d{2}", want):
+        return len(set(times)) == 1 and times[0].zfill(5) == want
+    numbers = re.findall(r"-?\d+(?:\.\d+)?", got)
+    if re.fullmatch(r"-?\d+(?:\.\d+)?", want.split()[0] if want else ""):
+        return len(set(numbers)) == 1 and float(numbers[0]) == float(want.split()[0])
+    return bool(re.search(rf"\b{re.escape(want)}\b", got)) and len(got.split()) <= len(want.split()) + 6
+
+
+def choice_of(answer: str | None, options: list[str]) -> str | None:
+    """The option letter an MC answer picks (a lone letter, "B)", or one option's text)."""
+    if answer is None:
+        return None
+    text = answer.strip()
+    m = re.fullmatch(r"\(?([A-E])\)?[.):]?(?:\s.*)?", text, re.DOTALL)
+    if m:
+        return m.group(1)
+    hits = [LETTERS[i] for i, o in enumerate(options) if normalize(o) == normalize(text)]
+    return hits[0] if len(hits) == 1 else None
+
+
+def ranking_of(answer: str | None, candidates: list[str]) -> list[str]:
+    """The candidates in the order the answer names them (first mention counts)."""
+    if not answer:
+        return []
+    found = [(answer.find(c), c) for c in candidates if c in answer]
+    return [c for _, c in sorted(found)]
+
+
+def average_precision(ranked: list[str], relevant: list[str], k: int) -> float:
+    """AP@k (Eq. 7-8)."""
+    hits, total = 0, 0.0
+    for r, item in enumerate(ranked[:k], 1):
+        if item in relevant:
+            hits += 1
+            total += hits / r
+    return total / min(k, len(relevant)) if relevant else 0.0
+
+
+def rank_deviation(ranked: list[str], relevant: list[str], n_candidates: int) -> int:
+    """D_i of Eq. 12: how far each relevant item sits from its ideal rank (unranked: last + 1)."""
+    return sum(abs((ranked.index(item) + 1 if item in ranked else n_candidates + 1) - j)
+               for j, item in enumerate(relevant, 1))
+
+
+# ---- feature relevance (FR) and arrival checks (PG) ----------------------------------------
+def arrival_actions(records: Records, rid: str, day: str) -> Records:
+    """The resident's actions within ARRIVAL_MIN minutes of coming home on `day`."""
+    times = came_home_times(records, rid, day)
+    if not times:
+        return []
+    start = datetime.strptime(times[0], TIME_FORMAT)
+    end = (start + timedelta(minutes=ARRIVAL_MIN)).strftime(TIME_FORMAT)
+    return [r for r in records if r["kind"] == "action" and r["actor"] == rid and times[0] <= r["time"] <= end]
+
+
+def relevant_features(records: Records, rid: str, days: list[str]) -> list[str]:
+    """Features the resident used on arriving, by how many of `days` (more first), then how
+    soon after coming home on average, then name."""
+    seen: dict[str, list[int]] = {}
+    for day in days:
+        acts = arrival_actions(records, rid, day)
+        used: dict[str, int] = {}
+        for order, r in enumerate(acts):
+            used.setdefault(r["detail"]["feature"], order)
+        for feature, order in used.items():
+            seen.setdefault(feature, []).append(order)
+    return sorted(seen, key=lambda f: (-len(seen[f]), sum(seen[f]) / len(seen[f]), f))
+
+
+# ---- generation --------------------------------------------------------------------------
+class Generator:
+    """Draws tasks from one household file, lived for `days` days from its start."""
+
+    def __init__(self, path: Path, name: str, days: int, seed: int):
+        self.path, self.seed = path, seed
+        self.name = name.removeprefix("personal_")
+        self.rng = random.Random(f"personal/{seed}/{name}")
+        self.household = Household.load(path)
+        start = self.household.home.now
+        self.days = [(start + timedelta(days=i)).date().isoformat() for i in range(days)]
+        self.end = datetime.combine(start.date() + timedelta(days=days), datetime.min.time())
+        self.at = self.end.strftime(TIME_FORMAT)
+        self.full = self.household.fork()
+        self.full.simulate(self.end)
+        self.records, self.members = household_view(self.full)
+
+    def _ask(self, template: str, params: dict[str, Any]) -> str:
+        return SOLVERS[template][2].format(**params)
+
+    def questions(self) -> list[tuple[str, dict[str, Any]]]:
+        """Every (template, params) this household answers non-trivially, in a seeded order."""
+        out: list[tuple[str, dict[str, Any]]] = []
+        home = self.full.home
+        labels = {d: home.device_info(d)["label"] for d in home.devices}
+        for m in self.members:
+            out.append(("age", {"resident": m["id"], "name": m["name"]}))
+        for day in self.days:
+            for m in self.members:
+                if came_home_times(self.records, m["id"], day):
+                    out.append(("came_home", {"resident": m["id"], "name": m["name"], "day": day}))
+                    out.append(("temp_home", {"resident": m["id"], "name": m["name"], "day": day,
+                                              "room": "living_room", "room_name": "living room"}))
+            for device in sorted(home.devices):
+                kind = home.device_info(device)["type"]
+                if kind in ("on_off_light", "dimmable_light", "tv", "air_conditioner"):
+                    out.append(("first_on", {"device": device, "label": labels[device].lower(), "day": day}))
+                if kind == "dishwasher":
+                    out.append(("dishes", {"device": device, "label": labels[device].lower(), "day": day}))
+            for room in ("kitchen", "living_room"):
+                out.append(("last_out", {"room": room, "room_name": home.rooms[room].name.lower(), "day": day}))
+        out = [(t, p) for t, p in out if solve(t, self.records, self.members, p) not in (NOBODY, "unknown")]
+        self.rng.shuffle(out)
+        # Round robin over the templates, so every category mixes questions and difficulties.
+        by_template: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+        for item in out:
+            by_template.setdefault(item[0], []).append(item)
+        mixed = []
+        while any(by_template.values()):
+            for items in by_template.values():
+                if items:
+                    mixed.append(items.pop(0))
+        return mixed
+
+    def reactive(self, template: str, params: dict[str, Any], k: int, category: str) -> PersonalTask:
+        answer = solve(template, self.records, self.members, params)
+        return PersonalTask(id=f"{category.lower()}-{self.name}-{k:03d}", category=category,
+                            difficulty=SOLVERS[template][1], household=self.path.name, at=self.at,
+                            question=self._ask(template, params), template=template, params=params,
+                            answer=answer)
+
+    def multiple_choice(self, template: str, params: dict[str, Any], k: int) -> PersonalTask | None:
+        task = self.reactive(template, params, k, "MC")
+        truth = task.answer or ""
+        if template in ("first_on", "dishes", "last_out"):
+            pool = [m["name"] for m in self.members] + [NOBODY]
+        elif template == "came_home":
+            base = datetime.strptime(truth, "%H:%M")
+            pool = [(base + timedelta(minutes=d)).strftime("%H:%M") for d in (-45, -20, 20, 45, 70)]
+        else:
+            value = int(truth.split()[0])
+            pool = [f"{value + d}" + (" °C" if "°C" in truth else "") for d in (-3, -2, -1, 1, 2, 3)]
+        distractors = [o for o in dict.fromkeys(pool) if normalize(o) != normalize(truth)]
+        self.rng.shuffle(distractors)
+        options = [truth] + distractors[:len(LETTERS) - 1]
+        if len(options) < 3:
+            return None
+        self.rng.shuffle(options)
+        letter = LETTERS[options.index(truth)]
+        listed = " ".join(f"{LETTERS[i]}) {o}" for i, o in enumerate(options))
+        return task.model_copy(update={"question": f"{task.question} Options: {listed}. Answer with the letter.",
+                                       "options": options, "answer": letter})
+
+    def edits(self, params: dict[str, Any]) -> list[tuple[dict[str, Any], str]]:
+        """Single-factor changes to the question's day, each with its wording, seeded order."""
+        day = params["day"]
+        out = []
+        for m in self.members:
+            for act in ("wake", "back", "dinner", "bed"):
+                for minutes in (-50, 60, 120):
+                    if act == "back" and not m["preferences"].get("back"):
+                        continue
+                    when = "later" if minutes > 0 else "earlier"
+                    out.append(({"kind": "shift", "resident": m["id"], "act": act, "minutes": minutes, "day": day},
+                                f"{m['name']} had {ACT_PHRASES[act]} {abs(minutes)} minutes {when} on {day} "
+                                "than they did"))
+            out.append(({"kind": "skip", "resident": m["id"], "act": "dinner", "day": day},
+                        f"{m['name']} had not eaten dinner at home on {day} (staying where they were)"))
+            pref = m["preferences"]["temperature"]
+            out.append(({"kind": "temperature", "resident": m["id"], "value": pref - 2},
+                        f"{m['name']} preferred their rooms at {pref - 2:g} °C"))
+        self.rng.shuffle(out)
+        return out
+
+    def counterfactuals(self, template: str, params: dict[str, Any], k: int) -> list[PersonalTask]:
+        """A changed and an unchanged variant of one question, each decided by a replay."""
+        base = self.reactive(template, params, k, "CF")
+        found: dict[bool, PersonalTask] = {}
+        for edit, condition in self.edits(params)[:12]:
+            replay = self.full.counterfactual(params["day"], edit, self.end)
+            answer = solve(template, *household_view(replay), params)
+            changed = normalize(answer) != normalize(base.answer or "")
+            if changed in found or (changed and answer in (NOBODY, "unknown")):
+                continue
+            found[changed] = base.model_copy(update={
+                "id": f"cf-{self.name}-{k:03d}{'c' if changed else 'u'}",
+                "question": f"Suppose {condition}. {base.question}", "answer": answer,
+                "counterfactual": {"day": params["day"], "edit": edit, "condition": condition,
+                                   "original_answer": base.answer, "changed": changed}})
+            if len(found) == 2:
+                return [found[True], found[False]]
+        return []
+
+    def feature_recommendation(self, k: int) -> list[PersonalTask]:
+        out = []
+        day = self.days[-1]
+        for m in self.members:
+            times = came_home_times(self.records, m["id"], day)
+            ranked = relevant_features(self.records, m["id"], self.days[:-1])
+            if not times or len(ranked) < 3:
+                continue
+            relevant = ranked[:3]
+            used = {r["detail"]["feature"] for r in self.records if r["kind"] == "action"}
+            others = sorted(used - set(ranked))
+            self.rng.shuffle(others)
+            if len(others) < 7:
+                continue
+            candidates = relevant + others[:7]
+            self.rng.shuffle(candidates)
+            arrival = datetime.strptime(times[0], TIME_FORMAT)
+            at = (arrival - timedelta(minutes=5)).strftime(TIME_FORMAT)
+            listed = "\n".join(f"- {c}" for c in candidates)
+            question = (f"It is {at}. {m['name']} will be home in about five minutes. Rank these device "
+                        f"features (device.Cluster.Command or Attribute) from most to least useful for "
+                        f"{m['name']} now, as a JSON list of the feature strings:\n{listed}")
+            out.append(PersonalTask(id=f"fr-{self.name}-{k + len(out):03d}", category="FR", household=self.path.name,
+                                    at=at, question=question, params={"resident": m["id"], "day": day},
+                                    features=candidates, relevant=relevant))
+        return out
+
+    def plan_generation(self, k: int) -> list[PersonalTask]:
+        out = []
+        day = self.days[-1]
+        for m in self.members:
+            times = came_home_times(self.records, m["id"], day)
+            if not times:
+                continue
+            arrival = datetime.strptime(times[0], TIME_FORMAT)
+            checks = arrival_checks(self.records, m["id"], day)
+            if not checks:
+                continue
+            at = (arrival - timedelta(minutes=60)).strftime(TIME_FORMAT)
+            question = (f"It is {at}. {m['name']} comes home at about {arrival:%H:%M}. Plan what the home "
+                        f"should do for {m['name']} on arrival, as they like it. Answer (in finish) with a JSON "
+                        "list of steps {\"program_id\": \"...\", \"tool\": \"...\", \"args\": {...}} using the "
+                        "tools execute_command, write_attribute or schedule_workflow (to act at a later time).")
+            out.append(PersonalTask(id=f"pg-{self.name}-{k + len(out):03d}", category="PG", household=self.path.name,
+                                    at=at, question=question,
+                                    params={"resident": m["id"], "day": day, "arrival": times[0]},
+                                    checks=checks))
+        return out
+
+
+def arrival_checks(records: Records, rid: str, day: str) -> list[dict[str, Any]]:
+    """The values the resident's own arrival left on devices (the last of each), to check a plan by."""
+    times = came_home_times(records, rid, day)
+    if not times:
+        return []
+    end = (datetime.strptime(times[0], TIME_FORMAT) + timedelta(minutes=ARRIVAL_MIN)).strftime(TIME_FORMAT)
+    last: dict[tuple[str, int, str], Any] = {}
+    for r in records:
+        if r["kind"] == "change" and r["actor"] == rid and times[0] <= r["time"] <= end:
+            d = r["detail"]
+            if f"{d['cluster']}.{d['name']}" in PLAN_CHECKED:
+                last[(r["device"], d["endpoint"], f"{d['cluster']}.{d['name']}")] = d["value"]
+    return [{"device": dev, "endpoint": ep, "attribute": attr, "value": value}
+            for (dev, ep, attr), value in sorted(last.items())]
+
+
+def generate(households: list[Path], seed: int, days: int = 3, per_category: int = 4,
+             progress: Callable[[str], None] | None = None) -> list[PersonalTask]:
+    """`per_category` tasks of each category per household (fewer where the household has not
+    enough material; CF comes in changed/unchanged pairs, so 2 x per_category / 2)."""
+    tasks: list[PersonalTask] = []
+    for path in households:
+        gen = Generator(path, path.stem, days, seed)
+        questions = gen.questions()
+        for k, (template, params) in enumerate(questions[:per_category], 1):
+            tasks.append(gen.reactive(template, params, k, "IG"))
+        mc = [t for t in (gen.multiple_choice(tp, p, k) for k, (tp, p) in enumerate(questions, 1)) if t is not None]
+        tasks += mc[:per_category]
+        pairs = 0
+        for k, (template, params) in enumerate(questions, 1):
+            if pairs * 2 >= per_category:
+                break
+            if "day" in params:
+                found = gen.counterfactuals(template, params, k)
+                tasks += found
+                pairs += bool(found)
+                if progress is not None:
+                    progress(f"{path.stem} CF")
+        tasks += gen.feature_recommendation(1)[:per_category]
+        tasks += gen.plan_generation(1)[:per_category]
+        if progress is not None:
+            progress(path.stem)
+    return tasks
+
+
+# ---- files ---------------------------------------------------------------------------------
+def dump_task(task: PersonalTask) -> str:
+    return json.dumps(task.model_dump(mode="json", exclude_defaults=True), ensure_ascii=False, sort_keys=True)
+
+
+def load_tasks(path: str | Path) -> list[PersonalTask]:
+    """Tasks from a JSONL file; a bad line is a UserFileError naming the line and field."""
+    source = str(path)
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserFileError(source, "(file)", f"cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+    tasks = []
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            tasks.append(PersonalTask.model_validate_json(line))
+        except ValidationError as exc:
+            where, problem = first_problem(exc, "(task)")
+            raise UserFileError(f"{source}:{n}", where, problem) from None
+    return tasks
+
+
+__all__ = ["CATEGORIES", "PersonalTask", "generate", "load_tasks", "dump_task", "solve"]
