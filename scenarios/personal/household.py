@@ -296,6 +296,10 @@ class Household:
                 self._record("room", None, room, None, {"quantity": quantity, "value": change.value},
                              f"{room} {quantity} {change.value} {ROOM_UNITS[quantity]}")
                 continue
+            if kind == "message":   # news from outside the home (a lab session): kept as it came
+                self._record("event", None, None, None, {"topic": change.key[1], "value": change.value},
+                             f"{change.key[1]}: {change.value}")
+                continue
             _, device, endpoint, cluster, name = change.key
             if cluster in QUIET_CLUSTERS:
                 continue
