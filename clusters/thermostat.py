@@ -13,8 +13,13 @@ Every setpoint change records SetpointChangeSource (External: a client or tool; 
 device's own panel, not modelled), SetpointChangeAmount and SetpointChangeSourceTimestamp
 (epoch seconds since 2000-01-01 of the simulated clock). TemperatureSetpointHold with a
 TemperatureSetpointHoldDuration (minutes) ends on its own after that time; while a hold is on,
-presets do not move the setpoints. Presets are built in (Comfort, Away, Sleep); writing the
-Presets list (an atomic write) is not modelled, SetActivePresetRequest is.
+presets do not move the setpoints. Presets start as the built-in Comfort, Away and Sleep;
+SetActivePresetRequest applies one. A client changes the Presets list only inside an atomic write
+(AtomicRequest BeginWrite, writes of Presets, CommitWrite or RollbackWrite; spec 4.3.11): the
+writes go to a pending list only that client sees, CommitWrite checks it as a whole (built-in
+presets kept, handles unique, scenarios and counts within PresetTypes and NumberOfPresets,
+setpoints within limits) and applies it or leaves Presets as they were; an atomic write not
+committed within its timeout is rolled back.
 """
 from __future__ import annotations
 
@@ -23,7 +28,7 @@ from typing import Any
 
 from chip.clusters.Types import NullValue
 
-from clusters.base import Clusters, ClusterServer, MatterError, Status, check_range, epoch_seconds
+from clusters.base import Clusters, ClusterServer, MatterError, Status, check_range, current_access, epoch_seconds
 
 TS = Clusters.Thermostat
 Feature = TS.Bitmaps.Feature
@@ -51,8 +56,18 @@ Hold = TS.Enums.TemperatureSetpointHoldEnum
 BUILT_IN_PRESETS = ((b"\x01", Scenario.kOccupied, "Comfort", 2100, 2400),
                     (b"\x02", Scenario.kUnoccupied, "Away", 1600, 2900),
                     (b"\x03", Scenario.kSleep, "Sleep", 1800, 2700))
+Atomic = Clusters.Globals.Enums.AtomicRequestTypeEnum
+#: An atomic write's timeout when the client asks for none or for more (ms; spec: server's choice).
+ATOMIC_TIMEOUT_MS = 9000
+MAX_PRESET_HANDLE = 16
 HEAT_MODES = (SystemMode.kHeat, SystemMode.kEmergencyHeat, SystemMode.kAuto)
 COOL_MODES = (SystemMode.kCool, SystemMode.kPrecooling, SystemMode.kAuto)
+
+
+def _client() -> tuple[int, int] | None:
+    """Who is asking: (fabric index, peer node id) over Matter; None for in-process callers."""
+    access = current_access.get()
+    return (access.fabric_index, access.peer_node_id) if access is not None else None
 
 
 def celsius_to_matter(celsius: float) -> int:
@@ -87,22 +102,25 @@ class ThermostatServer(ClusterServer):
                            + (("MinSetpointDeadBand",) if auto else ())
                            + ("ControlSequenceOfOperation", "SystemMode") + PRODUCT_ATTRIBUTES
                            + (PRESET_ATTRIBUTES if presets else ()))
-        self.commands = ("SetpointRaiseLower",) + (("SetActivePresetRequest",) if presets else ())
+        self.commands = ("SetpointRaiseLower",) + (("SetActivePresetRequest", "AtomicRequest") if presets else ())
         self.writable = frozenset(
             {"ControlSequenceOfOperation", "SystemMode", "LocalTemperatureCalibration",
              "TemperatureSetpointHold", "TemperatureSetpointHoldDuration"}
             | ({"OccupiedHeatingSetpoint", "MinHeatSetpointLimit", "MaxHeatSetpointLimit"} if heating else set())
             | ({"OccupiedCoolingSetpoint", "MinCoolSetpointLimit", "MaxCoolSetpointLimit"} if cooling else set())
-            | ({"MinSetpointDeadBand"} if auto else set()))
+            | ({"MinSetpointDeadBand"} if auto else set())
+            | ({"Presets"} if presets else set()))
         features = ((int(Feature.kHeating) if heating else 0) | (int(Feature.kCooling) if cooling else 0)
                     | (int(Feature.kAutoMode) if auto else 0) | (int(Feature.kPresets) if presets else 0))
         #: Returns the room temperature in °C; set by the home. None: use the stored value.
         self.sensor_source: Callable[[], float] | None = None
         self._hold_until: int | None = None   # tick at which a timed setpoint hold ends
+        #: The open atomic write of Presets: its owner (fabric, node), pending list, end tick.
+        self._atomic: dict[str, Any] | None = None
         super().__init__(feature_map=features, **initial)
         self._check_limits()
         for name in self.attributes:  # an impossible configuration is a build error
-            if name in self.writable and not name.endswith("SetpointLimit"):
+            if name in self.writable and not name.endswith("SetpointLimit") and name != "Presets":
                 self.validate_write(name, self._values[name])
 
     @property
@@ -167,6 +185,8 @@ class ThermostatServer(ClusterServer):
             return celsius_to_matter(self.sensor_source() + calibration / 100)
         if name == "ThermostatRunningState":
             return self._running_state()
+        if name == "Presets" and self._atomic is not None and self._atomic["owner"] == _client():
+            return self._atomic["pending"]   # the writer sees its pending list (list appends build on it)
         return super().get(name)
 
     def _running_state(self) -> int:
@@ -284,6 +304,9 @@ class ThermostatServer(ClusterServer):
     # ---- setpoint changes, hold and presets -----------------------------------------
     def write(self, attribute: str | int, data: Any) -> None:
         name = self.resolve_attribute(attribute)
+        if name == "Presets":
+            self._write_pending(self._coerce(name, data))
+            return
         before = self._values.get(name)
         super().write(name, data)
         if name in ("OccupiedHeatingSetpoint", "OccupiedCoolingSetpoint") and before is not None:
@@ -303,18 +326,114 @@ class ThermostatServer(ClusterServer):
         self._hold_until = self.now + duration * 60 * 10 if on and duration not in (None, NullValue) else None
 
     def next_event_tick(self) -> int | None:
-        return self._hold_until
+        ends = [t for t in (self._hold_until, self._atomic and self._atomic["until"]) if t is not None]
+        return min(ends) if ends else None
 
     def advance_to(self, tick: int) -> None:
         if self._hold_until is not None and tick >= self._hold_until:
             self._hold_until = None
             self.set("TemperatureSetpointHold", Hold.kSetpointHoldOff)
+        if self._atomic is not None and tick >= self._atomic["until"]:
+            self._atomic = None   # not committed in time: rolled back
 
     def private_state(self) -> dict[str, Any]:
-        return {"hold_until": self._hold_until}
+        return {"hold_until": self._hold_until}   # an open atomic write does not outlive a restart
 
     def load_private_state(self, state: dict[str, Any]) -> None:
         self._hold_until = state.get("hold_until")
+        self._atomic = None
+
+    # ---- atomic writes of Presets (spec 4.3.11, Atomic Writes in Core 7.15) -------------------
+    def AtomicRequest(self, request: Any) -> Any:
+        presets_id = TS.Attributes.Presets.attribute_id
+        if list(request.attributeRequests) != [presets_id]:
+            raise MatterError(Status.INVALID_COMMAND, "AtomicRequest: Presets (0x0050) is the only attribute "
+                              f"written atomically here; got {list(request.attributeRequests)}")
+        kind = request.requestType
+        if kind == Atomic.kBeginWrite:
+            if self._atomic is not None:
+                return self._atomic_response(Status.FAILURE, Status.BUSY)
+            timeout = request.timeout if request.timeout not in (None, NullValue) else ATOMIC_TIMEOUT_MS
+            timeout = min(int(timeout), ATOMIC_TIMEOUT_MS)
+            self._atomic = {"owner": _client(), "pending": list(self._values["Presets"]),
+                            "until": self.now + -(-timeout // 100)}
+            return self._atomic_response(Status.SUCCESS, Status.SUCCESS, timeout)
+        if self._atomic is None or self._atomic["owner"] != _client():
+            raise MatterError(Status.INVALID_IN_STATE, "no atomic write of Presets is open for this client")
+        pending, self._atomic = self._atomic["pending"], None
+        if kind == Atomic.kRollbackWrite:
+            return self._atomic_response(Status.SUCCESS, Status.SUCCESS)
+        try:
+            presets = self._checked_presets(pending)
+        except MatterError as error:
+            return self._atomic_response(Status.FAILURE, error.status)
+        self.set("Presets", presets)
+        return self._atomic_response(Status.SUCCESS, Status.SUCCESS)
+
+    def _atomic_response(self, status: Status, presets_status: Status, timeout: int | None = None) -> Any:
+        return TS.Commands.AtomicResponse(
+            statusCode=int(status), timeout=timeout,
+            attributeStatus=[Clusters.Globals.Structs.AtomicAttributeStatusStruct(
+                attributeID=TS.Attributes.Presets.attribute_id, statusCode=int(presets_status))])
+
+    def _write_pending(self, presets: list[Any]) -> None:
+        if self._atomic is None or self._atomic["owner"] != _client():
+            raise MatterError(Status.INVALID_IN_STATE,
+                              "Presets change only inside an atomic write (AtomicRequest BeginWrite first)")
+        for preset in presets:   # each entry's own constraints now; the list as a whole at commit
+            if preset.presetHandle not in (None, NullValue) and len(preset.presetHandle) > MAX_PRESET_HANDLE:
+                raise MatterError(Status.CONSTRAINT_ERROR, f"preset handles are at most {MAX_PRESET_HANDLE} bytes")
+            if preset.name not in (None, NullValue) and len(preset.name) > 64:
+                raise MatterError(Status.CONSTRAINT_ERROR, "preset names are at most 64 characters")
+        self._atomic["pending"] = list(presets)
+
+    def _checked_presets(self, pending: list[Any]) -> list[Any]:
+        """The pending list as Presets: new entries get handles; CONSTRAINT_ERROR if it is not a valid list."""
+        current = {bytes(p.presetHandle): p for p in self._values["Presets"]}
+        types = {t.presetScenario: t for t in self._values["PresetTypes"]}
+        handles = [bytes(p.presetHandle) for p in pending if p.presetHandle not in (None, NullValue)]
+        if len(set(handles)) != len(handles):
+            raise MatterError(Status.CONSTRAINT_ERROR, "preset handles repeat")
+        if len(pending) > self._values["NumberOfPresets"]:
+            raise MatterError(Status.RESOURCE_EXHAUSTED, f"at most {self._values['NumberOfPresets']} presets")
+        kept = set(handles)
+        if any(p.builtIn and h not in kept for h, p in current.items()):
+            raise MatterError(Status.CONSTRAINT_ERROR, "built-in presets cannot be removed")
+        active = self._values["ActivePresetHandle"]
+        if active is not NullValue and bytes(active) not in kept:
+            raise MatterError(Status.INVALID_IN_STATE, "the active preset cannot be removed")
+        used = {bytes(h) for h in current} | kept
+        out = []
+        for preset in pending:
+            handle = preset.presetHandle
+            if handle in (None, NullValue):
+                if preset.builtIn:
+                    raise MatterError(Status.CONSTRAINT_ERROR, "a new preset cannot be built in")
+                handle = next(bytes([i]) for i in range(1, 256) if bytes([i]) not in used)
+                used.add(handle)
+            elif bytes(handle) not in current:
+                raise MatterError(Status.NOT_FOUND, f"no preset with handle {bytes(handle).hex()}")
+            elif bool(preset.builtIn) != bool(current[bytes(handle)].builtIn) and preset.builtIn is not None:
+                raise MatterError(Status.CONSTRAINT_ERROR, "BuiltIn cannot change")
+            elif current[bytes(handle)].builtIn and preset.presetScenario != current[bytes(handle)].presetScenario:
+                raise MatterError(Status.CONSTRAINT_ERROR, "a built-in preset keeps its scenario")
+            kind = types.get(preset.presetScenario)
+            if kind is None:
+                raise MatterError(Status.CONSTRAINT_ERROR, f"no preset type for scenario {preset.presetScenario}")
+            if sum(p.presetScenario == preset.presetScenario for p in pending) > kind.numberOfPresets:
+                raise MatterError(Status.RESOURCE_EXHAUSTED, f"too many presets of scenario {preset.presetScenario}")
+            for setpoint, kind_name, served in ((preset.heatingSetpoint, "Heat", self.heating),
+                                               (preset.coolingSetpoint, "Cool", self.cooling)):
+                if setpoint not in (None, NullValue):
+                    low, high = self._limits(kind_name) if served else (MIN_TEMPERATURE, MAX_TEMPERATURE)
+                    if not served or not low <= setpoint <= high:
+                        raise MatterError(Status.CONSTRAINT_ERROR, f"{kind_name.lower()}ing setpoint {setpoint} "
+                                          f"outside {low}..{high}")
+            built_in = current[bytes(handle)].builtIn if bytes(handle) in current else False
+            out.append(TS.Structs.PresetStruct(presetHandle=bytes(handle), presetScenario=preset.presetScenario,
+                                               name=preset.name, heatingSetpoint=preset.heatingSetpoint,
+                                               coolingSetpoint=preset.coolingSetpoint, builtIn=built_in))
+        return out
 
     def stop_motion(self) -> None:
         self._hold_until = None   # a timed hold does not outlive a power cut
