@@ -90,16 +90,9 @@ NOT_APPLICABLE = {
     "TC_TSUIC_3_1": "manual: checks what the device's own display shows",
 }
 
-#: Test cases that fail on the twin today, and why (a twin gap still to close, not a spec question).
-KNOWN_FAILURES = {
-    "TC_TSTAT_1_1": "AtomicRequest (atomic writes of Presets) is mandatory with the Presets feature and "
-                    "not served: the twin's presets are built in",
-}
-
 DUTS = serving(TSTAT, kinds=IN_PROCESS)
 
 
-@pytest.mark.xfail(strict=True, reason=KNOWN_FAILURES["TC_TSTAT_1_1"])
 @pytest.mark.parametrize("dut", DUTS, indirect=True)
 def test_TC_TSTAT_1_1(dut):
     check_global_attributes(dut, SPEC)
@@ -212,3 +205,70 @@ def test_TC_TSUIC_2_2(dut):
             with pytest.raises(DutStatusError) as error:
                 dut.write(endpoint, attribute, top + 1)
             assert error.value.status == Status.CONSTRAINT_ERROR
+
+
+PRESETS = TSTAT.Attributes.Presets
+ATOMIC = C.Globals.Enums.AtomicRequestTypeEnum
+
+
+def _atomic(dut, endpoint, kind):
+    return dut.invoke(endpoint, TSTAT.Commands.AtomicRequest(requestType=kind, attributeRequests=[
+        PRESETS.attribute_id], timeout=3000 if kind == ATOMIC.kBeginWrite else None))
+
+
+@pytest.mark.parametrize("dut", serving(TSTAT, feature=PRES, kinds=IN_PROCESS), indirect=True)
+def test_TC_TSTAT_4_2_atomic_writes_of_presets(dut):
+    """The plan's atomic-write steps: Presets refuse a write outside an atomic write; inside one,
+    a new preset gets a handle at commit; a rollback or a timeout leaves Presets unchanged; removing
+    a built-in preset fails the commit."""
+    for endpoint in endpoints_with(dut, TSTAT):
+        if not dut.read(endpoint, A.FeatureMap) & PRES:
+            continue
+        presets = dut.read(endpoint, PRESETS)
+        with pytest.raises(DutStatusError) as error:
+            dut.write(endpoint, PRESETS, presets)
+        assert error.value.status == Status.INVALID_IN_STATE
+        scenario = presets[0].presetScenario
+        kinds = {t.presetScenario: t.numberOfPresets for t in dut.read(endpoint, A.PresetTypes)}
+        spare = kinds[scenario] > sum(p.presetScenario == scenario for p in presets) \
+            and dut.read(endpoint, A.NumberOfPresets) > len(presets)
+        new = TSTAT.Structs.PresetStruct(presetHandle=NullValue, presetScenario=scenario, name="Extra",
+                                         heatingSetpoint=presets[0].heatingSetpoint,
+                                         coolingSetpoint=presets[0].coolingSetpoint, builtIn=False)
+        begun = _atomic(dut, endpoint, ATOMIC.kBeginWrite)
+        assert begun.statusCode == Status.SUCCESS and begun.attributeStatus[0].statusCode == Status.SUCCESS
+        assert begun.timeout is not None and begun.timeout <= 3000
+        dut.write(endpoint, PRESETS, [*presets, new])
+        committed = _atomic(dut, endpoint, ATOMIC.kCommitWrite)
+        after = dut.read(endpoint, PRESETS)
+        if spare:
+            assert committed.statusCode == Status.SUCCESS and len(after) == len(presets) + 1
+            assert after[-1].presetHandle not in (NullValue, None) and not after[-1].builtIn
+        else:   # no room for another preset of that scenario: the commit fails, nothing changes
+            assert committed.statusCode == Status.FAILURE and after == presets
+        # A changed setpoint of an existing preset is committed.
+        features = dut.read(endpoint, A.FeatureMap)
+        field = "heatingSetpoint" if features & HEAT else "coolingSetpoint"
+        limit = A.MinHeatSetpointLimit if features & HEAT else A.MinCoolSetpointLimit
+        changed = [p for p in after]
+        changed[0] = type(after[0])(**{**vars(after[0]), field: dut.read(endpoint, limit)})
+        _atomic(dut, endpoint, ATOMIC.kBeginWrite)
+        dut.write(endpoint, PRESETS, changed)
+        assert _atomic(dut, endpoint, ATOMIC.kCommitWrite).statusCode == Status.SUCCESS
+        after = dut.read(endpoint, PRESETS)
+        assert after == changed
+        # Rolled back, or left to time out: unchanged.
+        _atomic(dut, endpoint, ATOMIC.kBeginWrite)
+        dut.write(endpoint, PRESETS, after[:1])
+        assert _atomic(dut, endpoint, ATOMIC.kRollbackWrite).statusCode == Status.SUCCESS
+        assert dut.read(endpoint, PRESETS) == after
+        _atomic(dut, endpoint, ATOMIC.kBeginWrite)
+        dut.write(endpoint, PRESETS, [p for p in after if not p.builtIn])
+        failed = _atomic(dut, endpoint, ATOMIC.kCommitWrite)   # built-in presets removed
+        assert failed.statusCode == Status.FAILURE and failed.attributeStatus[0].statusCode == Status.CONSTRAINT_ERROR
+        assert dut.read(endpoint, PRESETS) == after
+        _atomic(dut, endpoint, ATOMIC.kBeginWrite)
+        dut.wait(5)
+        with pytest.raises(DutStatusError) as error:
+            _atomic(dut, endpoint, ATOMIC.kCommitWrite)
+        assert error.value.status == Status.INVALID_IN_STATE
