@@ -356,11 +356,11 @@ class Generator:
         return []
 
     def feature_recommendation(self, k: int) -> list[PersonalTask]:
+        """One task per resident and day who came home, the days before it as their history."""
         out = []
-        day = self.days[-1]
-        for m in self.members:
+        for i, day, m in ((i, d, m) for i, d in enumerate(self.days) if i for m in self.members):
             times = came_home_times(self.records, m["id"], day)
-            ranked = relevant_features(self.records, m["id"], self.days[:-1])
+            ranked = relevant_features(self.records, m["id"], self.days[:i])
             if not times or len(ranked) < 3:
                 continue
             relevant = ranked[:3]
@@ -383,9 +383,9 @@ class Generator:
         return out
 
     def plan_generation(self, k: int) -> list[PersonalTask]:
+        """One task per resident and day (after the first) they came home."""
         out = []
-        day = self.days[-1]
-        for m in self.members:
+        for day, m in ((d, m) for d in self.days[1:] for m in self.members):
             times = came_home_times(self.records, m["id"], day)
             if not times:
                 continue
@@ -443,8 +443,9 @@ def generate(households: list[Path], seed: int, days: int = 3, per_category: int
                 pairs += bool(found)
                 if progress is not None:
                     progress(f"{path.stem} CF")
-        tasks += gen.feature_recommendation(1)[:per_category]
-        tasks += gen.plan_generation(1)[:per_category]
+        for proactive in (gen.feature_recommendation(1), gen.plan_generation(1)):
+            # The latest days first: the longest history behind them.
+            tasks += sorted(proactive, key=lambda t: t.at, reverse=True)[:per_category]
         if progress is not None:
             progress(path.stem)
     return tasks

@@ -4,6 +4,8 @@ rule ground truth (counterfactuals by fork and replay), scoring, agents and the 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from datetime import datetime
 
 import openai
@@ -315,3 +317,29 @@ def test_a_bad_task_file_gives_one_line(tmp_path):
     with pytest.raises(UserFileError) as err:
         load_tasks(path)
     assert str(err.value).startswith(f"{path}:1: category") and "\n" not in str(err.value)
+
+
+# ---- the command line, as a user runs it -------------------------------------------------------
+def twin(*args):
+    return subprocess.run([sys.executable, "-m", "matter_twin.cli", "bench", "personal", *args],
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_cli_runs_an_agent_and_prints_the_figures(tmp_path):
+    proc = twin("run", "--agent", "reference", "--category", "MC", "--category", "FR", "--limit", "1",
+                "--out", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    assert "MC: n 1, accuracy 1.0" in proc.stdout and "FR: n 1, map1 1.0" in proc.stdout
+    assert json.loads((tmp_path / "summary.json").read_text())["MC"] == {"n": 1, "accuracy": 1.0}
+
+
+@pytest.mark.parametrize("args, message", [
+    (("run", "--agent", "oracle"), "unknown agent 'oracle'"),
+    (("run", "--agent", "null", "--category", "QT1"), "unknown category QT1"),
+    (("run", "--agent", "null", "--judge", "rule"), "unknown judge 'rule'"),
+    (("validate", "--tasks", "missing.jsonl"), "missing.jsonl: (file): cannot read"),
+])
+def test_cli_bad_input_gives_one_line(tmp_path, args, message):
+    proc = twin(*args, *(("--out", str(tmp_path)) if args[0] == "run" else ()))
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1 and message in lines[0], proc.stderr
