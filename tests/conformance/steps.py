@@ -174,12 +174,12 @@ def check_attributes(dut: Dut, spec: ClusterSpec) -> dict[int, dict[str, Any]]:
 def between(low: Any, high: Any, nullable: bool = False) -> Callable[[Any, dict[str, Any]], bool]:
     """`low to high`; either bound may be an attribute name of the same cluster."""
     def check(value: Any, values: dict[str, Any]) -> bool:
-        if value is NullValue:
+        if value == NullValue:
             return nullable
         lo = values.get(low, 0) if isinstance(low, str) else low
         hi = values.get(high, value) if isinstance(high, str) else high
-        lo = 0 if lo is NullValue else lo
-        hi = value if hi is NullValue else hi
+        lo = 0 if lo == NullValue else lo
+        hi = value if hi == NullValue else hi
         return lo <= value <= hi
     return check
 
@@ -198,3 +198,34 @@ def one_of(*allowed: Any) -> Callable[[Any, dict[str, Any]], bool]:
 
 def list_of(size: int) -> Callable[[Any, dict[str, Any]], bool]:
     return lambda value, values: isinstance(value, list) and len(value) <= size
+
+
+def scene_round_trip(dut, cluster, attribute, low, high, set_value) -> int:
+    """The _Scenes Management Cluster Interaction_ steps (TC_OO_2_7, TC_LVL_9_1) on every endpoint
+    serving both `cluster` and Scenes Management: store a scene at `low`, move to `high`, recall it:
+    the attribute is back at `low`; a scene added with the value in its extension field set
+    recalls it too. Returns how many endpoints it checked."""
+    S, G = C.ScenesManagement, C.Groups
+    checked = 0
+    servers = {ep: dut.read(ep, C.Descriptor.Attributes.ServerList) for ep in dut.endpoints()}
+    for endpoint in [ep for ep, ids in servers.items() if {cluster.id, S.id} <= set(ids)]:
+        dut.invoke(endpoint, G.Commands.AddGroup(groupID=0x0101, groupName="Scene test"))
+        set_value(endpoint, low)
+        assert dut.invoke(endpoint, S.Commands.StoreScene(groupID=0x0101, sceneID=1)).status == 0
+        set_value(endpoint, high)
+        assert dut.read(endpoint, attribute) == high
+        dut.invoke(endpoint, S.Commands.RecallScene(groupID=0x0101, sceneID=1))
+        dut.wait(1)
+        assert dut.read(endpoint, attribute) == low
+        pair = S.Structs.AttributeValuePairStruct(attributeID=attribute.attribute_id, valueUnsigned8=int(high))
+        added = dut.invoke(endpoint, S.Commands.AddScene(
+            groupID=0x0101, sceneID=2, transitionTime=0, sceneName="High",
+            extensionFieldSets=[S.Structs.ExtensionFieldSet(clusterID=cluster.id, attributeValueList=[pair])]))
+        assert added.status == 0
+        dut.invoke(endpoint, S.Commands.RecallScene(groupID=0x0101, sceneID=2))
+        dut.wait(1)
+        assert dut.read(endpoint, attribute) == high
+        dut.invoke(endpoint, S.Commands.RemoveAllScenes(groupID=0x0101))
+        dut.invoke(endpoint, G.Commands.RemoveGroup(groupID=0x0101))
+        checked += 1
+    return checked

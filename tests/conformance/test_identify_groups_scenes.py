@@ -45,12 +45,12 @@ def _duts(cluster):
 
 
 # ---- Identify -------------------------------------------------------------------------------
-@pytest.mark.parametrize("dut", _duts(IDENTIFY), indirect=True)
+@pytest.mark.parametrize("dut", serving(IDENTIFY), indirect=True)
 def test_TC_I_1_1(dut):
     check_global_attributes(dut, SPECS[IDENTIFY])
 
 
-@pytest.mark.parametrize("dut", _duts(IDENTIFY), indirect=True)
+@pytest.mark.parametrize("dut", serving(IDENTIFY), indirect=True)
 def test_TC_I_2_1(dut):
     assert check_attributes(dut, SPECS[IDENTIFY])
 
@@ -88,12 +88,12 @@ def test_TC_I_2_3(dut):
 
 
 # ---- Groups ---------------------------------------------------------------------------------
-@pytest.mark.parametrize("dut", _duts(G), indirect=True)
+@pytest.mark.parametrize("dut", serving(G), indirect=True)
 def test_TC_G_1_1(dut):
     check_global_attributes(dut, SPECS[G])
 
 
-@pytest.mark.parametrize("dut", _duts(G), indirect=True)
+@pytest.mark.parametrize("dut", serving(G), indirect=True)
 def test_TC_G_2_1(dut):
     for endpoint, values in check_attributes(dut, SPECS[G]).items():
         named = dut.read(endpoint, G.Attributes.FeatureMap) & 0x1
@@ -124,12 +124,12 @@ def test_TC_G_2_2(dut):
 
 
 # ---- Scenes Management ----------------------------------------------------------------------
-@pytest.mark.parametrize("dut", _duts(S), indirect=True)
+@pytest.mark.parametrize("dut", serving(S), indirect=True)
 def test_TC_S_1_1(dut):
     check_global_attributes(dut, SPECS[S])
 
 
-@pytest.mark.parametrize("dut", _duts(S), indirect=True)
+@pytest.mark.parametrize("dut", serving(S), indirect=True)
 def test_TC_S_2_1(dut):
     """SceneTableSize and this fabric's FabricSceneInfo (an empty table: all capacity left)."""
     for values in check_attributes(dut, SPECS[S]).values():

@@ -14,6 +14,7 @@ from steps import (
     check_attributes,
     check_global_attributes,
     endpoints_with,
+    scene_round_trip,
 )
 
 LVL = C.LevelControl
@@ -44,7 +45,6 @@ SPEC = ClusterSpec(
 
 NOT_APPLICABLE = {
     "TC_LVL_7_1": "the Frequency feature (FQ) is not served by any device",
-    "TC_LVL_8_1": "StartUpCurrentLevel after a power cycle: the Dut interface has no reboot",
 }
 
 DUTS = serving(LVL, kinds=IN_PROCESS)
@@ -54,12 +54,12 @@ def _move_to(level: int, time: int = 0) -> LVL.Commands.MoveToLevel:
     return LVL.Commands.MoveToLevel(level=level, transitionTime=time, optionsMask=0, optionsOverride=0)
 
 
-@pytest.mark.parametrize("dut", DUTS, indirect=True)
+@pytest.mark.parametrize("dut", serving(LVL), indirect=True)
 def test_TC_LVL_1_1(dut):
     check_global_attributes(dut, SPEC)
 
 
-@pytest.mark.parametrize("dut", DUTS, indirect=True)
+@pytest.mark.parametrize("dut", serving(LVL), indirect=True)
 def test_TC_LVL_2_1(dut):
     for endpoint, values in check_attributes(dut, SPEC).items():
         if dut.read(endpoint, A.FeatureMap) & LT:
@@ -99,6 +99,21 @@ def test_TC_LVL_3_1(dut):
         assert dut.read(endpoint, A.CurrentLevel) == middle
         dut.invoke(endpoint, _move_to(low))
         assert dut.read(endpoint, A.CurrentLevel) == low
+        _with_on_off(dut, endpoint, low, high)
+
+
+def _with_on_off(dut, endpoint, low, high):
+    """MoveToLevelWithOnOff drives OnOff with the level: up turns it on, down to the minimum off."""
+    if C.OnOff.id not in dut.read(endpoint, C.Descriptor.Attributes.ServerList):
+        return
+    dut.invoke(endpoint, C.OnOff.Commands.Off())
+    dut.invoke(endpoint, LVL.Commands.MoveToLevelWithOnOff(level=high, transitionTime=0, optionsMask=0,
+                                                           optionsOverride=0))
+    assert dut.read(endpoint, C.OnOff.Attributes.OnOff) is True
+    assert dut.read(endpoint, A.CurrentLevel) == high
+    dut.invoke(endpoint, LVL.Commands.MoveToLevelWithOnOff(level=low, transitionTime=0, optionsMask=0,
+                                                           optionsOverride=0))
+    assert dut.read(endpoint, C.OnOff.Attributes.OnOff) is False
 
 
 @pytest.mark.parametrize("dut", DUTS, indirect=True)
@@ -159,18 +174,11 @@ def test_TC_LVL_6_1(dut):
         assert dut.read(endpoint, A.CurrentLevel) == level
 
 
-@pytest.mark.parametrize("dut", DUTS, indirect=True)
+@pytest.mark.parametrize("dut", [p for p in serving(LVL, kinds=IN_PROCESS)
+                                 if p.id in {q.id for q in serving(C.ScenesManagement, kinds=IN_PROCESS)}],
+                         indirect=True)
 def test_TC_LVL_9_1(dut):
-    """The *WithOnOff commands drive OnOff with the level: down to the minimum turns it off."""
-    for endpoint in endpoints_with(dut, LVL):
-        if C.OnOff.id not in dut.read(endpoint, C.Descriptor.Attributes.ServerList):
-            continue
-        low, high = dut.read(endpoint, A.MinLevel), dut.read(endpoint, A.MaxLevel)
-        dut.invoke(endpoint, C.OnOff.Commands.Off())
-        dut.invoke(endpoint, LVL.Commands.MoveToLevelWithOnOff(level=high, transitionTime=0, optionsMask=0,
-                                                               optionsOverride=0))
-        assert dut.read(endpoint, C.OnOff.Attributes.OnOff) is True
-        assert dut.read(endpoint, A.CurrentLevel) == high
-        dut.invoke(endpoint, LVL.Commands.MoveToLevelWithOnOff(level=low, transitionTime=0, optionsMask=0,
-                                                               optionsOverride=0))
-        assert dut.read(endpoint, C.OnOff.Attributes.OnOff) is False
+    def set_level(endpoint, level):
+        dut.invoke(endpoint, C.OnOff.Commands.On())
+        dut.invoke(endpoint, _move_to(level))
+    assert scene_round_trip(dut, LVL, A.CurrentLevel, 20, 200, set_level)

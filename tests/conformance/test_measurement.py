@@ -16,19 +16,19 @@ from clusters.status import Status
 def _measured(low: int, high: int):
     """MeasuredValue within [Min, Max] (a null bound: the type's range)."""
     def check(value, values):
-        if value is NullValue:
+        if value == NullValue:
             return True
-        lo = values["MinMeasuredValue"] if values["MinMeasuredValue"] is not NullValue else low
-        hi = values["MaxMeasuredValue"] if values["MaxMeasuredValue"] is not NullValue else high
+        lo = values["MinMeasuredValue"] if values["MinMeasuredValue"] != NullValue else low
+        hi = values["MaxMeasuredValue"] if values["MaxMeasuredValue"] != NullValue else high
         return lo <= value <= hi
     return check
 
 
 def _bounds(low: int, high: int):
     return {
-        "MinMeasuredValue": lambda v, values: v is NullValue or (low <= v and (
-            values["MaxMeasuredValue"] is NullValue or v < values["MaxMeasuredValue"])),
-        "MaxMeasuredValue": lambda v, values: v is NullValue or v <= high,
+        "MinMeasuredValue": lambda v, values: v == NullValue or (low <= v and (
+            values["MaxMeasuredValue"] == NullValue or v < values["MaxMeasuredValue"])),
+        "MaxMeasuredValue": lambda v, values: v == NullValue or v <= high,
     }
 
 
@@ -54,7 +54,7 @@ SPECS = {
                     "PeakMeasuredValue": "PEA", "PeakMeasuredValueWindow": "PEA", "AverageMeasuredValue": "AVG",
                     "AverageMeasuredValueWindow": "AVG", "Uncertainty": "[MEA]", "MeasurementUnit": "MEA",
                     "MeasurementMedium": "M", "LevelValue": "LEV"},
-        constraints={"MeasuredValue": lambda v, values: v is NullValue or (
+        constraints={"MeasuredValue": lambda v, values: v == NullValue or (
             (values["MinMeasuredValue"] in (NullValue,) or values["MinMeasuredValue"] <= v)
             and (values["MaxMeasuredValue"] in (NullValue,) or v <= values["MaxMeasuredValue"])),
             "MeasurementUnit": at_most(7), "MeasurementMedium": at_most(2), "LevelValue": at_most(4)}),
@@ -87,54 +87,54 @@ def _duts(cluster):
     return serving(cluster, kinds=IN_PROCESS)
 
 
-@pytest.mark.parametrize("dut", _duts(TMP), indirect=True)
+@pytest.mark.parametrize("dut", serving(TMP), indirect=True)
 def test_TC_TMP_1_1(dut):
     check_global_attributes(dut, SPECS[TMP])
 
 
-@pytest.mark.parametrize("dut", _duts(TMP), indirect=True)
+@pytest.mark.parametrize("dut", serving(TMP), indirect=True)
 def test_TC_TMP_2_1(dut):
     assert check_attributes(dut, SPECS[TMP])
 
 
-@pytest.mark.parametrize("dut", _duts(RH), indirect=True)
+@pytest.mark.parametrize("dut", serving(RH), indirect=True)
 def test_TC_RH_1_1(dut):
     check_global_attributes(dut, SPECS[RH])
 
 
-@pytest.mark.parametrize("dut", _duts(RH), indirect=True)
+@pytest.mark.parametrize("dut", serving(RH), indirect=True)
 def test_TC_RH_2_1(dut):
     assert check_attributes(dut, SPECS[RH])
 
 
-@pytest.mark.parametrize("dut", _duts(ILL), indirect=True)
+@pytest.mark.parametrize("dut", serving(ILL), indirect=True)
 def test_TC_ILL_1_1(dut):
     check_global_attributes(dut, SPECS[ILL])
 
 
-@pytest.mark.parametrize("dut", _duts(ILL), indirect=True)
+@pytest.mark.parametrize("dut", serving(ILL), indirect=True)
 def test_TC_ILL_2_1(dut):
     assert check_attributes(dut, SPECS[ILL])
 
 
-@pytest.mark.parametrize("dut", _duts(PMK), indirect=True)
+@pytest.mark.parametrize("dut", serving(PMK), indirect=True)
 def test_TC_PMKCONC_1_1(dut):
     check_global_attributes(dut, SPECS[PMK])
 
 
-@pytest.mark.parametrize("dut", _duts(PMK), indirect=True)
+@pytest.mark.parametrize("dut", serving(PMK), indirect=True)
 def test_TC_PMKCONC_2_1(dut):
     for endpoint in check_attributes(dut, SPECS[PMK]):
         features = dut.read(endpoint, PMK.Attributes.FeatureMap)
         assert features & 0x3, "neither Numeric Measurement nor Level Indication"
 
 
-@pytest.mark.parametrize("dut", _duts(AIRQUAL), indirect=True)
+@pytest.mark.parametrize("dut", serving(AIRQUAL), indirect=True)
 def test_TC_AIRQUAL_1_1(dut):
     check_global_attributes(dut, SPECS[AIRQUAL])
 
 
-@pytest.mark.parametrize("dut", _duts(AIRQUAL), indirect=True)
+@pytest.mark.parametrize("dut", serving(AIRQUAL), indirect=True)
 def test_TC_AIRQUAL_2_1(dut):
     """AirQuality is one of the values the served features allow."""
     for endpoint, values in check_attributes(dut, SPECS[AIRQUAL]).items():
@@ -144,12 +144,12 @@ def test_TC_AIRQUAL_2_1(dut):
         assert values["AirQuality"] in allowed
 
 
-@pytest.mark.parametrize("dut", _duts(TCTL), indirect=True)
+@pytest.mark.parametrize("dut", serving(TCTL), indirect=True)
 def test_TC_TCTL_1_1(dut):
     check_global_attributes(dut, SPECS[TCTL])
 
 
-@pytest.mark.parametrize("dut", _duts(TCTL), indirect=True)
+@pytest.mark.parametrize("dut", serving(TCTL), indirect=True)
 def test_TC_TCTL_2_1(dut):
     assert check_attributes(dut, SPECS[TCTL])
 

@@ -62,7 +62,7 @@ def _play(dut, endpoint, command):
     return response.status
 
 
-@pytest.mark.parametrize("dut", _duts(MP), indirect=True)
+@pytest.mark.parametrize("dut", serving(MP), indirect=True)
 def test_TC_MEDIAPLAYBACK_1_7(dut):
     check_global_attributes(dut, SPECS[MP])
 
@@ -105,7 +105,7 @@ def test_TC_MEDIAPLAYBACK_6_4(dut):
             assert dut.read(endpoint, MP.Attributes.CurrentState) == PLAYING
 
 
-@pytest.mark.parametrize("dut", _duts(CH), indirect=True)
+@pytest.mark.parametrize("dut", serving(CH), indirect=True)
 def test_TC_CHANNEL_1_6(dut):
     check_global_attributes(dut, SPECS[CH])
 
@@ -152,7 +152,7 @@ def test_TC_CHANNEL_5_3(dut):
         assert response.status == CH.Enums.StatusEnum.kNoMatches
 
 
-@pytest.mark.parametrize("dut", _duts(KI), indirect=True)
+@pytest.mark.parametrize("dut", serving(KI), indirect=True)
 def test_TC_KEYPADINPUT_1_2(dut):
     check_global_attributes(dut, SPECS[KI])
 

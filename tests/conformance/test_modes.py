@@ -90,12 +90,12 @@ def change_modes(dut, cluster, when_refused=()):
 
 
 # ---- RVC Run Mode ---------------------------------------------------------------------------
-@pytest.mark.parametrize("dut", serving(RVCRUNM, kinds=IN_PROCESS), indirect=True)
+@pytest.mark.parametrize("dut", serving(RVCRUNM), indirect=True)
 def test_TC_RVCRUNM_1_1(dut):
     check_global_attributes(dut, SPECS[RVCRUNM])
 
 
-@pytest.mark.parametrize("dut", serving(RVCRUNM, kinds=IN_PROCESS), indirect=True)
+@pytest.mark.parametrize("dut", serving(RVCRUNM), indirect=True)
 def test_TC_RVCRUNM_1_2(dut):
     for _, modes in check_modes(dut, RVCRUNM):
         tags = [{t.value for t in m.modeTags} for m in modes]
@@ -104,7 +104,7 @@ def test_TC_RVCRUNM_1_2(dut):
         assert not any({0x4000, 0x4001} <= t for t in tags), "a mode both Idle and Cleaning"
 
 
-@pytest.mark.parametrize("dut", serving(RVCRUNM, kinds=IN_PROCESS), indirect=True)
+@pytest.mark.parametrize("dut", serving(RVCRUNM), indirect=True)
 def test_TC_RVCRUNM_2_1(dut):
     change_modes(dut, RVCRUNM, when_refused=(INVALID_IN_MODE,))
 
@@ -124,64 +124,64 @@ def test_TC_RVCRUNM_2_2(dut):
 
 
 # ---- RVC Clean Mode -------------------------------------------------------------------------
-@pytest.mark.parametrize("dut", serving(RVCCLEANM, kinds=IN_PROCESS), indirect=True)
+@pytest.mark.parametrize("dut", serving(RVCCLEANM), indirect=True)
 def test_TC_RVCCLEANM_1_1(dut):
     check_global_attributes(dut, SPECS[RVCCLEANM])
 
 
-@pytest.mark.parametrize("dut", serving(RVCCLEANM, kinds=IN_PROCESS), indirect=True)
+@pytest.mark.parametrize("dut", serving(RVCCLEANM), indirect=True)
 def test_TC_RVCCLEANM_1_2(dut):
     for _, modes in check_modes(dut, RVCCLEANM):
         assert any({t.value for t in m.modeTags} & {0x4001, 0x4002} for m in modes), "no Vacuum or Mop mode"
 
 
-@pytest.mark.parametrize("dut", serving(RVCCLEANM, kinds=IN_PROCESS), indirect=True)
+@pytest.mark.parametrize("dut", serving(RVCCLEANM), indirect=True)
 def test_TC_RVCCLEANM_2_1(dut):
     change_modes(dut, RVCCLEANM, when_refused=(INVALID_IN_MODE,))
 
 
 # ---- Dishwasher, Laundry Washer, Refrigerator cabinet modes -------------------------------
-@pytest.mark.parametrize("dut", serving(DISHM, kinds=IN_PROCESS), indirect=True)
+@pytest.mark.parametrize("dut", serving(DISHM), indirect=True)
 def test_TC_DISHM_1_1(dut):
     check_global_attributes(dut, SPECS[DISHM])
 
 
-@pytest.mark.parametrize("dut", serving(DISHM, kinds=IN_PROCESS), indirect=True)
+@pytest.mark.parametrize("dut", serving(DISHM), indirect=True)
 def test_TC_DISHM_1_2(dut):
     assert list(check_modes(dut, DISHM))
 
 
-@pytest.mark.parametrize("dut", serving(DISHM, kinds=IN_PROCESS), indirect=True)
+@pytest.mark.parametrize("dut", serving(DISHM), indirect=True)
 def test_TC_DISHM_2_1(dut):
     change_modes(dut, DISHM)
 
 
-@pytest.mark.parametrize("dut", serving(LWM, kinds=IN_PROCESS), indirect=True)
+@pytest.mark.parametrize("dut", serving(LWM), indirect=True)
 def test_TC_LWM_1_1(dut):
     check_global_attributes(dut, SPECS[LWM])
 
 
-@pytest.mark.parametrize("dut", serving(LWM, kinds=IN_PROCESS), indirect=True)
+@pytest.mark.parametrize("dut", serving(LWM), indirect=True)
 def test_TC_LWM_1_2(dut):
     assert list(check_modes(dut, LWM))
 
 
-@pytest.mark.parametrize("dut", serving(LWM, kinds=IN_PROCESS), indirect=True)
+@pytest.mark.parametrize("dut", serving(LWM), indirect=True)
 def test_TC_LWM_2_1(dut):
     change_modes(dut, LWM)
 
 
-@pytest.mark.parametrize("dut", serving(TCCM, kinds=IN_PROCESS), indirect=True)
+@pytest.mark.parametrize("dut", serving(TCCM), indirect=True)
 def test_TC_TCCM_1_1(dut):
     check_global_attributes(dut, SPECS[TCCM])
 
 
-@pytest.mark.parametrize("dut", serving(TCCM, kinds=IN_PROCESS), indirect=True)
+@pytest.mark.parametrize("dut", serving(TCCM), indirect=True)
 def test_TC_TCCM_1_2(dut):
     assert list(check_modes(dut, TCCM))
 
 
-@pytest.mark.parametrize("dut", serving(TCCM, kinds=IN_PROCESS), indirect=True)
+@pytest.mark.parametrize("dut", serving(TCCM), indirect=True)
 def test_TC_TCCM_2_1(dut):
     change_modes(dut, TCCM)
 

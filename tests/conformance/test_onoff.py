@@ -5,7 +5,15 @@ import pytest
 from chip.clusters import Objects as C
 from chip.clusters.Types import NullValue
 from conftest import serving
-from steps import IN_PROCESS, ClusterSpec, check_attributes, check_global_attributes, endpoints_with, one_of
+from steps import (
+    IN_PROCESS,
+    ClusterSpec,
+    check_attributes,
+    check_global_attributes,
+    endpoints_with,
+    one_of,
+    scene_round_trip,
+)
 
 OO = C.OnOff
 A = OO.Attributes
@@ -18,15 +26,12 @@ SPEC = ClusterSpec(
                 "StartUpOnOff": "LT"},
     accepted={"Off": "M", "On": "!OFFONLY", "Toggle": "!OFFONLY", "OffWithEffect": "LT",
               "OnWithRecallGlobalScene": "LT", "OnWithTimedOff": "LT"},
-    constraints={"StartUpOnOff": lambda v, _: v is NullValue or v in (0, 1, 2)},
+    constraints={"StartUpOnOff": lambda v, _: v == NullValue or v in (0, 1, 2)},
 )
 
 NOT_APPLICABLE = {
     "TC_OO_2_4": "StartUpOnOff after a power cycle: the Dut interface has no reboot (node restarts are "
                  "covered by tests/node/test_node_runtime*.py)",
-    "TC_OO_2_5": "the Dead Front feature (DF) is not served by any device",
-    "TC_OO_2_6": "the Off Only feature (OFFONLY) is not served by any device",
-    "TC_OO_2_7": "the Off Only feature (OFFONLY) is not served by any device",
 }
 
 DUTS = serving(OO, kinds=IN_PROCESS)
@@ -36,12 +41,12 @@ def _lighting(dut, endpoint):
     return dut.read(endpoint, A.FeatureMap) & 1
 
 
-@pytest.mark.parametrize("dut", DUTS, indirect=True)
+@pytest.mark.parametrize("dut", serving(OO), indirect=True)
 def test_TC_OO_1_1(dut):
     check_global_attributes(dut, SPEC)
 
 
-@pytest.mark.parametrize("dut", DUTS, indirect=True)
+@pytest.mark.parametrize("dut", serving(OO), indirect=True)
 def test_TC_OO_2_1(dut):
     for endpoint, values in check_attributes(dut, SPEC).items():
         assert one_of(True, False)(values["OnOff"], values)
@@ -107,3 +112,15 @@ def test_TC_OO_2_3(dut):
         dut.invoke(endpoint, OO.Commands.Off())
         assert dut.read(endpoint, A.OnOff) is False and dut.read(endpoint, A.OnTime) == 0
     assert lit, f"{dut.name} was selected for the Lighting feature"
+
+
+def _with_scenes(params):
+    scenes = {p.id for p in serving(C.ScenesManagement, kinds=IN_PROCESS)}
+    return [p for p in params if p.id in scenes]
+
+
+@pytest.mark.parametrize("dut", _with_scenes(serving(OO, kinds=IN_PROCESS)), indirect=True)
+def test_TC_OO_2_7(dut):
+    def set_on_off(endpoint, on):
+        dut.invoke(endpoint, OO.Commands.On() if on else OO.Commands.Off())
+    assert scene_round_trip(dut, OO, A.OnOff, False, True, set_on_off)

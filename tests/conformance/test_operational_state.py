@@ -19,9 +19,9 @@ def _spec(cluster, revisions, accepted, generated):
                     "OperationalState": "M", "OperationalError": "M"},
         accepted=accepted, generated=generated,
         constraints={
-            "PhaseList": lambda v, _: v is NullValue or (len(v) <= 32 and all(len(p) <= 64 for p in v)),
-            "CurrentPhase": lambda v, values: (v is NullValue) == (values["PhaseList"] in (NullValue, []))
-            or (v is not NullValue and v < len(values["PhaseList"])),
+            "PhaseList": lambda v, _: v == NullValue or (len(v) <= 32 and all(len(p) <= 64 for p in v)),
+            "CurrentPhase": lambda v, values: (v == NullValue) == (values["PhaseList"] in (NullValue, []))
+            or (v != NullValue and v < len(values["PhaseList"])),
             "CountdownTime": at_most(259200, nullable=True),
             "OperationalState": lambda v, values: v in {s.operationalStateID for s in values["OperationalStateList"]},
         })
@@ -57,12 +57,12 @@ def _check_states(dut, cluster, values, rvc=False):
     assert error.errorStateID in allowed or 0x80 <= error.errorStateID <= 0xBF
 
 
-@pytest.mark.parametrize("dut", serving(OPSTATE, kinds=IN_PROCESS), indirect=True)
+@pytest.mark.parametrize("dut", serving(OPSTATE), indirect=True)
 def test_TC_OPSTATE_1_1(dut):
     check_global_attributes(dut, OPSTATE_SPEC)
 
 
-@pytest.mark.parametrize("dut", serving(OPSTATE, kinds=IN_PROCESS), indirect=True)
+@pytest.mark.parametrize("dut", serving(OPSTATE), indirect=True)
 def test_TC_OPSTATE_2_1(dut):
     for _, values in check_attributes(dut, OPSTATE_SPEC).items():
         _check_states(dut, OPSTATE, values)
@@ -87,7 +87,7 @@ def test_TC_OPSTATE_2_2(dut):
         assert dut.read(endpoint, OPSTATE.Attributes.OperationalError).errorStateID == NO_ERROR
         countdown = dut.read(endpoint, OPSTATE.Attributes.CountdownTime)
         dut.wait(5)
-        if countdown is not NullValue:
+        if countdown != NullValue:
             assert dut.read(endpoint, OPSTATE.Attributes.CountdownTime) < countdown
         assert dut.invoke(endpoint, OPSTATE.Commands.Start()).commandResponseState.errorStateID == NO_ERROR
         assert dut.invoke(endpoint, OPSTATE.Commands.Stop()).commandResponseState.errorStateID == NO_ERROR
@@ -119,12 +119,12 @@ def test_TC_OPSTATE_2_3(dut):
         assert response.commandResponseState.errorStateID == INVALID_IN_STATE
 
 
-@pytest.mark.parametrize("dut", serving(RVCOPSTATE, kinds=IN_PROCESS), indirect=True)
+@pytest.mark.parametrize("dut", serving(RVCOPSTATE), indirect=True)
 def test_TC_RVCOPSTATE_1_1(dut):
     check_global_attributes(dut, RVC_SPEC)
 
 
-@pytest.mark.parametrize("dut", serving(RVCOPSTATE, kinds=IN_PROCESS), indirect=True)
+@pytest.mark.parametrize("dut", serving(RVCOPSTATE), indirect=True)
 def test_TC_RVCOPSTATE_2_1(dut):
     for _, values in check_attributes(dut, RVC_SPEC).items():
         _check_states(dut, RVCOPSTATE, values, rvc=True)

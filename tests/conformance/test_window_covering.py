@@ -46,8 +46,6 @@ SPEC = ClusterSpec(
 )
 
 NOT_APPLICABLE = {
-    "TC_WNCV_2_3": "the Mode attribute's calibration/maintenance modes are not served (MotorDirectionReversed "
-                   "is the only Mode bit the twin keeps)",
     "TC_WNCV_2_4": "Type is a fixed product property (the plan's optional checks need a manufacturer value list)",
     "TC_WNCV_2_5": "EndProductType is a fixed product property (as TC_WNCV_2_4)",
     "TC_WNCV_3_4": "UpOrOpen/DownOrClose to the physical limits with a stopwatch: needs a product's travel "
@@ -64,21 +62,31 @@ def _positions(dut, endpoint):
             dut.read(endpoint, A.TargetPositionLiftPercent100ths))
 
 
-@pytest.mark.parametrize("dut", DUTS, indirect=True)
+@pytest.mark.parametrize("dut", serving(WC), indirect=True)
 def test_TC_WNCV_1_1(dut):
     check_global_attributes(dut, SPEC)
 
 
-@pytest.mark.parametrize("dut", DUTS, indirect=True)
+@pytest.mark.parametrize("dut", serving(WC), indirect=True)
 def test_TC_WNCV_2_1(dut):
     for values in check_attributes(dut, SPEC).values():
         lift = values.get("CurrentPositionLiftPercent100ths", NullValue)
-        if lift is not NullValue and values.get("CurrentPositionLiftPercentage", NullValue) is not NullValue:
+        if lift != NullValue and values.get("CurrentPositionLiftPercentage", NullValue) != NullValue:
             assert values["CurrentPositionLiftPercentage"] == lift // 100
 
 
 @pytest.mark.parametrize("dut", DUTS, indirect=True)
 def test_TC_WNCV_2_2(dut):
+    """ConfigStatus: Operational, and the lift (and tilt) position-aware bits match the features."""
+    for endpoint in endpoints_with(dut, WC):
+        features, config = dut.read(endpoint, A.FeatureMap), dut.read(endpoint, A.ConfigStatus)
+        assert config & 0x01, "not Operational"
+        assert bool(config & 0x08) == bool(features & PA_LF)     # LiftMovementReversed is 0x04
+        assert bool(config & 0x10) == bool(features & PA_TL)
+
+
+@pytest.mark.parametrize("dut", DUTS, indirect=True)
+def test_TC_WNCV_2_3(dut):
     """Mode is writable within its bits; a reserved bit is CONSTRAINT_ERROR."""
     for endpoint in endpoints_with(dut, WC):
         dut.write(endpoint, A.Mode, 0)
