@@ -386,7 +386,7 @@ class RvcRunModeServer(_RvcModeServer):
 class RvcCleanModeServer(_RvcModeServer):
     """RVC Clean Mode: what kind of cleaning; each mode carries the cleaning cycle."""
     cluster = Clusters.RvcCleanMode
-    reject_while_running = False  # handled below with the cluster's own CleaningInProgress
+    reject_while_running = False  # handled below: only from an Idle run mode
     default_modes = (
         ModeOption("Vacuum", 0, (_RC.kVacuum,), (("vacuuming", 1800),)),
         ModeOption("Mop", 1, (_RC.kMop,), (("mopping", 1500),)),
@@ -405,7 +405,9 @@ class RvcCleanModeServer(_RvcModeServer):
         run = self.sibling(Clusters.RvcRunMode)
         busy = (ops is not None and ops.in_operation) or (run is not None and not _is_idle(run.current))
         if busy and not self.direct_mode_change:
-            raise _Refusal(Clusters.RvcCleanMode.Enums.StatusCode.kCleaningInProgress,
+            # InvalidInMode, as TC-RVCCLEANM-2.2 and the SDK's RVC app answer (not the cluster's
+            # own CleaningInProgress code).
+            raise _Refusal(ModeChangeStatus.kInvalidInMode,
                            "cannot change the cleaning mode while cleaning; set RVC Run Mode to Idle first")
         if ops is not None and target.cycle is not None and not ops.in_operation:
             ops.set_cycle(target.cycle)

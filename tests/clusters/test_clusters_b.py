@@ -305,7 +305,7 @@ def test_rvc_run_mode_starts_cycle_and_robot_returns_to_dock():
     assert device.invoke("RvcRunMode", "ChangeToMode", {"newMode": 1}).status == ModeChangeStatus.kSuccess
     assert ops.read("OperationalState") == S.kRunning and ops.read("CountdownTime") == 2700
     answer = clean.invoke("ChangeToMode", {"newMode": 0})
-    assert answer.status == Clusters.RvcCleanMode.Enums.StatusCode.kCleaningInProgress
+    assert answer.status == ModeChangeStatus.kInvalidInMode   # TC-RVCCLEANM-2.2
     assert run.invoke("ChangeToMode", {"newMode": 2}).status == ModeChangeStatus.kInvalidInMode
     move(clock, [ops], 27000)
     assert ops.read("OperationalState") == S.kSeekingCharger
