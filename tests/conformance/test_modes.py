@@ -204,3 +204,19 @@ def test_mode_change_during_a_cycle_answers_invalid_in_mode(dut):
             dut.invoke(endpoint, C.OperationalState.Commands.Stop())
             checked += 1
     assert checked
+
+
+@pytest.mark.parametrize("dut", serving(RVCCLEANM, kinds=IN_PROCESS), indirect=True)
+def test_TC_RVCCLEANM_2_2(dut):
+    """While the run mode is not Idle, a clean mode change answers InvalidInMode (without the
+    Direct Mode Change feature) and keeps the clean mode."""
+    for endpoint, modes in check_modes(dut, RVCCLEANM):
+        run_modes = dut.read(endpoint, RVCRUNM.Attributes.SupportedModes)
+        cleaning = next(m.mode for m in run_modes if any(t.value == 0x4001 for t in m.modeTags))
+        assert dut.invoke(endpoint, RVCRUNM.Commands.ChangeToMode(newMode=cleaning)).status == SUCCESS
+        current = dut.read(endpoint, RVCCLEANM.Attributes.CurrentMode)
+        other = next(m.mode for m in modes if m.mode != current)
+        response = dut.invoke(endpoint, RVCCLEANM.Commands.ChangeToMode(newMode=other))
+        direct = dut.read(endpoint, RVCCLEANM.Attributes.FeatureMap) & (1 << 16)
+        assert response.status == (SUCCESS if direct else INVALID_IN_MODE)
+        assert dut.read(endpoint, RVCCLEANM.Attributes.CurrentMode) == (other if direct else current)

@@ -46,11 +46,6 @@ SPEC = ClusterSpec(
 )
 
 NOT_APPLICABLE = {
-    "TC_WNCV_2_4": "Type is a fixed product property (the plan's optional checks need a manufacturer value list)",
-    "TC_WNCV_2_5": "EndProductType is a fixed product property (as TC_WNCV_2_4)",
-    "TC_WNCV_3_4": "UpOrOpen/DownOrClose to the physical limits with a stopwatch: needs a product's travel "
-                   "time the twin does not publish (covered by TC_WNCV_3_1/3_2 over virtual time)",
-    "TC_WNCV_3_5": "as TC_WNCV_3_4 (DownOrClose to the physical limit with a stopwatch)",
     "TC_WNCV_6_1": "Absolute Position feature (ABS) is not served",
 }
 
@@ -172,3 +167,47 @@ def test_TC_WNCV_4_2(dut):
         with pytest.raises(DutStatusError) as error:
             dut.invoke(endpoint, WC.Commands.GoToTiltPercentage(tiltPercent100thsValue=10001))
         assert error.value.status == Status.CONSTRAINT_ERROR
+
+
+@pytest.mark.parametrize("dut", serving(WC), indirect=True)
+def test_TC_WNCV_2_4(dut):
+    """Type is a defined WindowCoveringType, and one that moves the lift when the lift is served."""
+    for endpoint in endpoints_with(dut, WC):
+        kind = dut.read(endpoint, A.Type)
+        assert 0 <= kind <= 9
+        if dut.read(endpoint, A.FeatureMap) & LF and not dut.read(endpoint, A.FeatureMap) & TL:
+            assert kind in (0, 1, 2, 3, 4, 5, 9)   # lift-only types (and Unknown)
+
+
+@pytest.mark.parametrize("dut", serving(WC), indirect=True)
+def test_TC_WNCV_2_5(dut):
+    """EndProductType is a defined EndProductType."""
+    for endpoint in endpoints_with(dut, WC):
+        assert 0 <= dut.read(endpoint, A.EndProductType) <= 23
+
+
+def _travel(dut, endpoint, command, target):
+    there = dut.read(endpoint, A.CurrentPositionLiftPercent100ths) == target
+    dut.invoke(endpoint, command)
+    dut.wait(1)
+    assert (dut.read(endpoint, A.OperationalStatus) == 0) == there   # moving unless already there
+    dut.wait(300)
+    assert _positions(dut, endpoint) == (target, target)
+    assert dut.read(endpoint, A.CurrentPositionLiftPercentage) == target // 100
+    assert dut.read(endpoint, A.OperationalStatus) == 0
+
+
+@pytest.mark.parametrize("dut", serving(WC, kinds=IN_PROCESS), indirect=True)
+def test_TC_WNCV_3_4(dut):
+    """UpOrOpen from fully closed reaches fully open (0) and stops there."""
+    for endpoint in endpoints_with(dut, WC):
+        _travel(dut, endpoint, WC.Commands.DownOrClose(), 10000)
+        _travel(dut, endpoint, WC.Commands.UpOrOpen(), 0)
+
+
+@pytest.mark.parametrize("dut", serving(WC, kinds=IN_PROCESS), indirect=True)
+def test_TC_WNCV_3_5(dut):
+    """DownOrClose from fully open reaches fully closed (10000) and stops there."""
+    for endpoint in endpoints_with(dut, WC):
+        _travel(dut, endpoint, WC.Commands.UpOrOpen(), 0)
+        _travel(dut, endpoint, WC.Commands.DownOrClose(), 10000)
