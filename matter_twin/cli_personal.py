@@ -104,7 +104,10 @@ def validate(tasks: Path = typer.Option(DEFAULT_TASKS, help="Tasks JSONL.")):
     items = _tasks(tasks, None, None)
     with _bar("validating") as bar:
         job = bar.add_task("validate", total=len(items))
-        problems = check(items, tasks.parent, progress=lambda: bar.advance(job))
+        try:
+            problems = check(items, tasks.parent, progress=lambda: bar.advance(job))
+        except UserFileError as exc:   # a household file that does not load
+            raise CliError(str(exc)) from None
     for p in problems:
         one_line(p)
     if problems:
@@ -147,8 +150,11 @@ def run(agent: str = typer.Option(..., help="reference | null | openai:MODEL"),
                                api_key=api_key or os.environ.get("OPENAI_API_KEY"))
     with _bar("running") as bar:
         job = bar.add_task("run", total=len(items))
-        results = run_all(items, lambda t: make_agent(agent, t, base_url, api_key, mode), out, tasks.parent,
-                          scorer, max_steps, progress=lambda: bar.advance(job))
+        try:
+            results = run_all(items, lambda t: make_agent(agent, t, base_url, api_key, mode), out, tasks.parent,
+                              scorer, max_steps, progress=lambda: bar.advance(job))
+        except UserFileError as exc:   # a household file that does not load
+            raise CliError(str(exc)) from None
     summary = summarize(results)
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
     for category, figures in summary.items():

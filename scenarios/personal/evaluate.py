@@ -120,8 +120,9 @@ class ReferenceAgent:
             day = task.params.get("day")
             records = self._all(backend, session, **({"date": day} if day else {}))
             answer = solve(task.template or "", records, members, task.params)
-            if task.category == "MC":
-                answer = "ABCDE"[[o.lower() for o in task.options].index(answer.lower())]
+            options = [o.lower() for o in task.options]
+            if task.category == "MC" and answer.lower() in options:
+                answer = "ABCDE"[options.index(answer.lower())]
         call_tool(backend, "finish", {"answer": answer}, session)
         return AgentOutput(answer, len(session.history))
 

@@ -32,7 +32,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from bridge.backend import TIME_FORMAT
 from scenarios.personal.household import ACT_PHRASES, Household
@@ -65,6 +65,26 @@ class PersonalTask(BaseModel):
     features: list[str] = Field(default_factory=list)
     relevant: list[str] = Field(default_factory=list)
     checks: list[dict[str, Any]] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _complete(self) -> PersonalTask:
+        """What each category needs to be run and scored, so a bad line fails on loading."""
+        need = {"IG": ("template", "answer"), "MC": ("template", "answer", "options"),
+                "CF": ("template", "answer", "counterfactual"), "FR": ("features", "relevant"),
+                "PG": ("checks",)}[self.category]
+        missing = [name for name in need if not getattr(self, name)]
+        if missing:
+            raise ValueError(f"a {self.category} task needs {', '.join(missing)}")
+        if self.template is not None and self.template not in SOLVERS:
+            raise ValueError(f"template: unknown {self.template!r}; known: {', '.join(SOLVERS)}")
+        params = {"CF": ("day",), "FR": ("resident", "day"),
+                  "PG": ("resident", "day", "arrival")}.get(self.category, ())
+        if self.category == "CF" and not {"day", "edit"} <= set(self.counterfactual or {}):
+            raise ValueError("counterfactual needs day and edit")
+        missing = [name for name in params if name not in self.params]
+        if missing:
+            raise ValueError(f"params: a {self.category} task needs {', '.join(missing)}")
+        return self
 
 
 # ---- rules over what the tools return -----------------------------------------------------
@@ -288,10 +308,11 @@ class Generator:
 
     def reactive(self, template: str, params: dict[str, Any], k: int, category: str) -> PersonalTask:
         answer = solve(template, self.records, self.members, params)
-        return PersonalTask(id=f"{category.lower()}-{self.name}-{k:03d}", category=category,
+        task = PersonalTask(id=f"{category.lower()}-{self.name}-{k:03d}", category="IG",
                             difficulty=SOLVERS[template][1], household=self.path.name, at=self.at,
                             question=self._ask(template, params), template=template, params=params,
                             answer=answer)
+        return task.model_copy(update={"category": category})   # MC and CF add their parts next
 
     def multiple_choice(self, template: str, params: dict[str, Any], k: int) -> PersonalTask | None:
         task = self.reactive(template, params, k, "MC")

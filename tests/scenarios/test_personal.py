@@ -311,12 +311,19 @@ def test_the_committed_set_regenerates_byte_for_byte(tmp_path):
     assert "".join(dump_task(t) + "\n" for t in fresh) == DEFAULT_TASKS.read_text()
 
 
-def test_a_bad_task_file_gives_one_line(tmp_path):
+@pytest.mark.parametrize("fields, problem", [
+    ({"category": "ZZ"}, ":1: category"),
+    ({"category": "MC", "template": "age", "answer": "A"}, "a MC task needs options"),
+    ({"category": "IG", "template": "horoscope", "answer": "A"}, "template: unknown 'horoscope'"),
+    ({"category": "PG", "checks": [{"device": "d"}], "params": {"resident": "ada"}},
+     "params: a PG task needs day, arrival"),
+])
+def test_a_bad_task_file_gives_one_line(tmp_path, fields, problem):
     path = tmp_path / "tasks.jsonl"
-    path.write_text('{"id": "x", "category": "ZZ", "household": "h", "at": "t", "question": "q"}\n')
+    path.write_text(json.dumps({"id": "x", "household": "h", "at": "t", "question": "q", **fields}) + "\n")
     with pytest.raises(UserFileError) as err:
         load_tasks(path)
-    assert str(err.value).startswith(f"{path}:1: category") and "\n" not in str(err.value)
+    assert str(err.value).startswith(f"{path}:1: ") and problem in str(err.value) and "\n" not in str(err.value)
 
 
 # ---- the command line, as a user runs it -------------------------------------------------------
@@ -338,8 +345,12 @@ def test_cli_runs_an_agent_and_prints_the_figures(tmp_path):
     (("run", "--agent", "null", "--category", "QT1"), "unknown category QT1"),
     (("run", "--agent", "null", "--judge", "rule"), "unknown judge 'rule'"),
     (("validate", "--tasks", "missing.jsonl"), "missing.jsonl: (file): cannot read"),
+    (("run", "--agent", "null", "--tasks", "TASKS"), "gone.yaml: (file): cannot read"),
 ])
 def test_cli_bad_input_gives_one_line(tmp_path, args, message):
-    proc = twin(*args, *(("--out", str(tmp_path)) if args[0] == "run" else ()))
+    tasks = tmp_path / "tasks.jsonl"   # a task whose household file is not there
+    tasks.write_text(DEFAULT_TASKS.read_text().splitlines()[0].replace("personal_household_1.yaml", "gone.yaml"))
+    args = tuple(str(tasks) if a == "TASKS" else a for a in args)
+    proc = twin(*args, *(("--out", str(tmp_path / "run")) if args[0] == "run" else ()))
     lines = proc.stderr.strip().splitlines()
     assert proc.returncode == 2 and len(lines) == 1 and message in lines[0], proc.stderr
