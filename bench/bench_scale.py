@@ -66,12 +66,24 @@ def proc_figures(pid: int) -> dict[str, float]:
     return {"cpu": cpu, "rss": int(status["VmRSS"]) / 1024, "hwm": int(status["VmHWM"]) / 1024}
 
 
-def idle_window(pid: int, seconds: float) -> dict[str, float]:
+def open_files(pid: int) -> tuple[int, int]:
+    """(descriptors open, the soft RLIMIT_NOFILE) of one process: sockets are descriptors too."""
+    soft = next(line.split()[3] for line in Path(f"/proc/{pid}/limits").read_text().splitlines()
+                if line.startswith("Max open files"))
+    return len(os.listdir(f"/proc/{pid}/fd")), int(soft) if soft.isdigit() else -1
+
+
+def idle_window(pid: int, seconds: float, controller: int | None = None) -> dict[str, float]:
+    """The twin's CPU share and RSS over `seconds`; with `controller` (a pid), its CPU share too."""
     start, t0 = proc_figures(pid), time.monotonic()
+    other = proc_figures(controller)["cpu"] if controller is not None else 0.0
     time.sleep(seconds)
     end, t1 = proc_figures(pid), time.monotonic()
-    return {"cpu %": 100 * (end["cpu"] - start["cpu"]) / (t1 - t0), "rss MB": end["rss"], "peak rss MB": end["hwm"],
-            "seconds": t1 - t0}
+    figures = {"cpu %": 100 * (end["cpu"] - start["cpu"]) / (t1 - t0), "rss MB": end["rss"],
+               "peak rss MB": end["hwm"], "seconds": t1 - t0}
+    if controller is not None:
+        figures["controller cpu %"] = 100 * (proc_figures(controller)["cpu"] - other) / (t1 - t0)
+    return figures
 
 
 def start_twin(ns: Netns, workdir: Path, home: Path) -> subprocess.Popen:
@@ -226,6 +238,7 @@ def main() -> None:
     if args.soak < 0 or args.rate <= 0 or args.seconds <= 0:
         parser.error("--soak must be >= 0, --rate and --seconds > 0")
     rows: list[tuple[str, dict[str, float]]] = []
+    files: list[tuple[str, tuple[int, int]]] = []
     result = soaked = samples = None
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp, network_namespace("mts") as ns:
         workdir = Path(tmp)
@@ -242,6 +255,7 @@ def main() -> None:
                          if line.startswith("pairing: ")])
             time.sleep(5)   # mDNS probing and announcements settle
             rows.append((f"idle, {nodes} nodes, no controller", idle_window(twin.pid, args.seconds)))
+            files = [("twin, idle", open_files(twin.pid))]
             if args.commission:
                 sys.path.insert(0, str(Path(__file__).resolve().parent))
                 import bench_scale
@@ -252,7 +266,11 @@ def main() -> None:
                                             total, progress, timeout=4 * 3600)
                 time.sleep(5)
                 rows.append((f"idle, {result['commissioned']} commissioned and subscribed",
-                             idle_window(twin.pid, args.seconds)))
+                             idle_window(twin.pid, args.seconds, server.pid if server is not None else None)))
+                files.append((f"twin, {result['commissioned']} subscribed", open_files(twin.pid)))
+                if server is not None:
+                    files.append((f"python-matter-server, {result['commissioned']} subscribed",
+                                  open_files(server.pid)))
                 lights = [d for d in lights_of(home) if d in result["node_ids"]]
                 if args.soak and lights:
                     soaked, samples = sample_while(
@@ -264,6 +282,9 @@ def main() -> None:
                                   "peak rss MB": samples[-1][1]["hwm"]}))
         finally:
             stop(twin, signal.SIGTERM)
+            server_log = workdir / "server.log"
+            resubscriptions = (server_log.read_text(errors="replace").count("resubscription attempt")
+                               if server_log.exists() else 0)
             if server is not None:
                 stop(server, signal.SIGTERM)
     print(f"`twin run` with {args.devices} devices in {args.rooms} rooms (+{args.rooms} room-sensor nodes), "
@@ -273,6 +294,14 @@ def main() -> None:
     for name, f in rows:
         print(f"| {name} | {f['cpu %']:.1f} | {f['rss MB']:.0f} | {f['peak rss MB']:.0f} | "
               f"{f['rss MB'] / nodes:.2f} |")
+    print("\n| process | open descriptors | soft limit (RLIMIT_NOFILE) |\n|---|---|---|")
+    for name, (fds, limit) in files:
+        print(f"| {name} | {fds} | {limit} |")
+    if server is not None:
+        print(f"\npython-matter-server logged {resubscriptions} failed subscriptions (resubscription attempts)")
+    for name, f in rows:
+        if "controller cpu %" in f:
+            print(f"python-matter-server CPU, {name}: {f['controller cpu %']:.1f} % of one core")
     if result is not None:
         secs = sorted(result["seconds"]) or [float("nan")]
         print(f"\ncommissioned {result['commissioned']} nodes (server holds {result['nodes in server']}) in "

@@ -24,6 +24,7 @@ import functools
 import json
 import logging
 import random
+import resource
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -93,6 +94,26 @@ SESSION_PARAMETERS = {"SESSION_IDLE_INTERVAL": NODE_MRP.idle_interval_ms,
                       "SESSION_ACTIVE_INTERVAL": NODE_MRP.active_interval_ms,
                       "SESSION_ACTIVE_THRESHOLD": NODE_MRP.active_threshold_ms}
 _MATTER_EPOCH_UNIX = 946684800  # 2000-01-01T00:00:00Z
+
+
+#: Descriptors a node process opens besides one UDP socket per node: mDNS, HTTP and its clients,
+#: the storage files being written, logs.
+SPARE_OPEN_FILES = 256
+
+
+def ensure_open_files(nodes: int) -> None:
+    """Every node holds a UDP socket: raise the soft RLIMIT_NOFILE (often 1,024, which a home of
+    about a thousand nodes exceeds) up to what `nodes` need, within the hard limit. A hard limit
+    too low is an OSError naming the fix, before any port is opened."""
+    needed = nodes + SPARE_OPEN_FILES
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY or soft >= needed:
+        return
+    if hard != resource.RLIM_INFINITY and hard < needed:
+        raise OSError(f"{nodes} nodes need about {needed} open files, but this process may open at most "
+                      f"{hard} (hard RLIMIT_NOFILE): raise it (ulimit -Hn, or LimitNOFILE= in a systemd "
+                      f"unit) or serve fewer nodes")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (needed, hard))
 
 
 def matter_epoch_now() -> int:
@@ -909,6 +930,7 @@ class NodeManager:
     # -- lifecycle --------------------------------------------------------------------------
     async def start(self) -> None:
         """Build every node, open its UDP port and advertise it. On failure nothing stays open."""
+        ensure_open_files(len(self.devices))
         with self.lock:
             self.states.watch()
         try:
