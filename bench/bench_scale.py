@@ -31,10 +31,12 @@ import contextlib
 import functools
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.parse
 from pathlib import Path
@@ -54,6 +56,7 @@ HTTP_PORT = 8088    # HTTP_URL's port
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 REPORT_TIMEOUT = 30     # seconds a change may take to reach the controller before it counts as lost
 SAMPLE_S = 10           # RSS / CPU sampling period during the soak
+PROBE_S = 2             # period of the responsiveness probes while commissioning
 LIGHT_TYPES = ("on_off_light", "dimmable_light")
 
 
@@ -71,6 +74,30 @@ def open_files(pid: int) -> tuple[int, int]:
     soft = next(line.split()[3] for line in Path(f"/proc/{pid}/limits").read_text().splitlines()
                 if line.startswith("Max open files"))
     return len(os.listdir(f"/proc/{pid}/fd")), int(soft) if soft.isdigit() else -1
+
+
+def udp_drops(ns: Netns) -> dict[str, int]:
+    """Datagrams each process's UDP sockets in the namespace dropped so far because their receive
+    buffer was full (`ss -uanmp`: skmem d<N>), by process name."""
+    drops: dict[str, int] = {}
+    owner = None
+    for line in ns.run(["ss", "-uanmp"], check=False).stdout.splitlines():
+        if line.startswith(("UNCONN", "ESTAB")):
+            found = re.search(r'users:\(\("([^"]+)"', line)
+            owner = found.group(1) if found else "?"
+        elif "skmem:" in line and owner is not None:
+            found = re.search(r",d(\d+)\)", line)
+            drops[owner] = drops.get(owner, 0) + (int(found.group(1)) if found else 0)
+            owner = None
+    return drops
+
+
+def watch_drops(ns: Netns, progress: Path, stop: threading.Event, out: list[tuple[float, int, dict[str, int]]]) -> None:
+    """Every SAMPLE_S until `stop`: (s since start, nodes commissioned, drops by process)."""
+    t0 = time.monotonic()
+    while not stop.wait(SAMPLE_S):
+        words = progress.read_text().split() if progress.exists() else []
+        out.append((time.monotonic() - t0, int(words[-2]) if words else 0, udp_drops(ns)))
 
 
 def idle_window(pid: int, seconds: float, controller: int | None = None) -> dict[str, float]:
@@ -112,6 +139,8 @@ async def _commission(client: Any, twin: Any, job: tuple[int, str, float | None]
     codes = (await twin.get("/codes"))["codes"]
     seconds, failed, node_ids = [], [], {}
     started_all = time.monotonic()
+    probes: list[tuple[float, int, float, float | None]] = []
+    watcher = asyncio.create_task(_watch(client, twin, node_ids, started_all, probes))
     with open(progress, "a", buffering=1) as out:
         for row in codes if count < 0 else codes[:count]:
             if minutes is not None and time.monotonic() - started_all > 60 * minutes:
@@ -126,9 +155,32 @@ async def _commission(client: Any, twin: Any, job: tuple[int, str, float | None]
                 node_ids[device] = node.node_id
             except Exception as err:  # noqa: BLE001 - counted and reported
                 failed.append(f"{device}: {type(err).__name__}: {err}")
-            out.write(f"{len(seconds)} {len(failed)}\n")
+            out.write(f"{time.time():.1f} {len(seconds)} {len(failed)}\n")   # wall time: matches the server log
+    watcher.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await watcher
     return {"commissioned": len(seconds), "failed": failed, "seconds": seconds, "node_ids": node_ids,
-            "total seconds": time.monotonic() - started_all, "nodes in server": len(client.get_nodes())}
+            "total seconds": time.monotonic() - started_all, "nodes in server": len(client.get_nodes()),
+            "probes": probes}
+
+
+async def _watch(client: Any, twin: Any, node_ids: dict[str, int], t0: float,
+                 probes: list[tuple[float, int, float, float | None]]) -> None:
+    """Every PROBE_S while commissioning: how long the twin's event loop takes to answer GET
+    /health, and the controller a read of the first node's NodeLabel (through its CHIP stack and
+    that node's CASE session). A stall on either side shows as a slow probe."""
+    while True:
+        started = time.monotonic()
+        await twin.get("/health")
+        twin_s = time.monotonic() - started
+        controller_s = None
+        if node_ids:
+            started = time.monotonic()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(client.read_attribute(next(iter(node_ids.values())), "0/40/5"), 60)
+                controller_s = time.monotonic() - started
+        probes.append((time.monotonic() - t0, len(node_ids), twin_s, controller_s))
+        await asyncio.sleep(PROBE_S)
 
 
 def soak(node_ids: dict[str, int], lights: list[str], seconds: float, rate: float, seed: int) -> dict[str, Any]:
@@ -234,11 +286,16 @@ def main() -> None:
     parser.add_argument("--soak", type=float, default=600,
                         help="seconds of changes after commissioning (0: none; default 10 minutes)")
     parser.add_argument("--rate", type=float, default=2, help="changes a second during the soak")
+    parser.add_argument("--controller-sdk-log", default="error", choices=("error", "progress", "detail"),
+                        help="python-matter-server's CHIP SDK log level (its default, error; progress logs "
+                             "every message, which at a few hundred subscriptions costs its CHIP thread "
+                             "more than it has, see README)")
     args = parser.parse_args()
     if args.soak < 0 or args.rate <= 0 or args.seconds <= 0:
         parser.error("--soak must be >= 0, --rate and --seconds > 0")
     rows: list[tuple[str, dict[str, float]]] = []
     files: list[tuple[str, tuple[int, int]]] = []
+    drops: list[tuple[float, int, dict[str, int]]] = []
     result = soaked = samples = None
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp, network_namespace("mts") as ns:
         workdir = Path(tmp)
@@ -246,7 +303,7 @@ def main() -> None:
         subprocess.run([sys.executable, "-m", "matter_twin.cli", "home", "generate", "--seed", "1", "--rooms",
                         str(args.rooms), "--devices", str(args.devices), "-o", str(home)],
                        check=True, cwd=str(REPO), env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True)
-        server = start_server(ns, workdir) if args.commission else None
+        server = start_server(ns, workdir, args.controller_sdk_log) if args.commission else None
         started = time.monotonic()
         twin = start_twin(ns, workdir, home)
         try:
@@ -261,9 +318,16 @@ def main() -> None:
                 import bench_scale
                 total = nodes if args.commission < 0 else min(args.commission, nodes)
                 progress = workdir / "progress"
-                result = wait_with_progress(ns.start(bench_scale.commission, args.commission, str(progress),
-                                                     args.commission_minutes),
-                                            total, progress, timeout=4 * 3600)
+                stop_drops = threading.Event()
+                sampler = threading.Thread(target=watch_drops, args=(ns, progress, stop_drops, drops), daemon=True)
+                sampler.start()
+                try:
+                    result = wait_with_progress(ns.start(bench_scale.commission, args.commission, str(progress),
+                                                         args.commission_minutes),
+                                                total, progress, timeout=4 * 3600)
+                finally:
+                    stop_drops.set()
+                    sampler.join()
                 time.sleep(5)
                 rows.append((f"idle, {result['commissioned']} commissioned and subscribed",
                              idle_window(twin.pid, args.seconds, server.pid if server is not None else None)))
@@ -297,6 +361,14 @@ def main() -> None:
     print("\n| process | open descriptors | soft limit (RLIMIT_NOFILE) |\n|---|---|---|")
     for name, (fds, limit) in files:
         print(f"| {name} | {fds} | {limit} |")
+    if drops:
+        print(f"\nUDP datagrams dropped on full receive buffers while commissioning (sampled every {SAMPLE_S} s; "
+              "the samples where a process's count grew by 100 or more):")
+        last: dict[str, int] = {}
+        for at, done, by_process in drops:
+            if any(v - last.get(k, 0) >= 100 for k, v in by_process.items()):
+                print(f"- {at:.0f} s, {done} nodes: " + ", ".join(f"{k} {v}" for k, v in sorted(by_process.items())))
+                last = by_process
     if server is not None:
         print(f"\npython-matter-server logged {resubscriptions} failed subscriptions (resubscription attempts)")
     for name, f in rows:
@@ -310,6 +382,16 @@ def main() -> None:
               f"failures: {len(result['failed'])}")
         for line in result["failed"][:10]:
             print(f"- {line}")
+        slow = [p for p in result["probes"] if p[2] > 1 or p[3] is None or p[3] > 2]
+        twin_max = max((p[2] for p in result["probes"]), default=float("nan"))
+        answered = [p[3] for p in result["probes"] if p[3] is not None]
+        print(f"responsiveness while commissioning ({len(result['probes'])} probes every {PROBE_S} s): twin "
+              f"GET /health max {twin_max:.2f} s; controller read of node 1 max "
+              f"{max(answered, default=float('nan')):.2f} s; slow or unanswered probes (s since start, "
+              f"nodes commissioned, twin s, controller s):")
+        for at, done, twin_s, controller_s in slow[:40]:
+            print(f"- {at:.0f} s, {done} nodes: twin {twin_s:.2f}, controller "
+                  f"{'no answer' if controller_s is None else f'{controller_s:.2f}'}")
     if soaked is not None and samples is not None:
         lat = sorted(soaked["latencies"]) or [float("nan")]
         rss = [f["rss"] for _, f in samples]

@@ -54,7 +54,9 @@ def require_controller() -> str:
     return exe
 
 
-def start_server(ns: Netns, workdir: Path) -> subprocess.Popen:
+def start_server(ns: Netns, workdir: Path, sdk_log: str = "progress") -> subprocess.Popen:
+    """python-matter-server in the namespace; `sdk_log` is its CHIP SDK log level (the tests keep
+    "progress" for their failure reports; its own default, "error", costs far less per message)."""
     from twin.node.credentials import write_paa_trust_store
     exe = require_controller()
     paa = workdir / "paa"
@@ -62,7 +64,7 @@ def start_server(ns: Netns, workdir: Path) -> subprocess.Popen:
     log = open(workdir / "server.log", "w")
     return ns.popen([exe, "--storage-path", str(workdir / "server"), "--paa-root-cert-dir", str(paa),
                      "--listen-address", "127.0.0.1", "--port", str(SERVER_PORT),
-                     "--log-level", "info", "--log-level-sdk", "progress"],
+                     "--log-level", "info", "--log-level-sdk", sdk_log],
                     stdout=log, stderr=subprocess.STDOUT, cwd=str(workdir))
 
 

@@ -213,10 +213,12 @@ def test_a_huge_read_leaves_the_other_node_fast_and_the_read_nodes_timers_on_tim
     assert reader["closed"] is not None, reader
     # A's fail-safe (armed by PASE) expired on time under the load, and closed the reader's session.
     assert armed is not None and expired is not None, result
-    assert FAILSAFE_S - 0.05 <= expired - armed < FAILSAFE_S + 0.5, result
+    # (A timer held back by the load would wait for the reads to stop: FAILSAFE_S + 10 s.)
+    assert FAILSAFE_S - 0.05 <= expired - armed < FAILSAFE_S + 1.0, result
     # Node B, on the same event loop, answered every small read promptly while A served the reads.
     during = [latency for start, latency in result["probes"] if reader["opened"] <= start <= reader["closed"]]
     assert len(during) >= 20, result["probes"]
     print(f"{len(during)} reads of node B during node A's huge reads: "
           f"median {statistics.median(during) * 1000:.1f} ms, max {max(during) * 1000:.1f} ms")
-    assert statistics.median(during) < 0.1 and max(during) < 0.5, sorted(during)[-5:]
+    # Generous bounds for a loaded machine: measured median 5 ms and max 16 ms; the issue saw 1.8 s.
+    assert statistics.median(during) < 0.1 and max(during) < 1.0, sorted(during)[-5:]
