@@ -5,6 +5,7 @@ import pytest
 from chip.clusters import Objects as C
 from chip.clusters.Types import NullValue
 from conftest import serving
+from dut import DutStatusError
 from steps import (
     IN_PROCESS,
     ClusterSpec,
@@ -16,6 +17,8 @@ from steps import (
     endpoints_with,
     scene_round_trip,
 )
+
+from clusters.status import Status
 
 LVL = C.LevelControl
 A = LVL.Attributes
@@ -81,6 +84,12 @@ def test_TC_LVL_2_2(dut):
             dut.write(endpoint, attribute, value)
             assert dut.read(endpoint, attribute) == value, attribute.__name__
         assert low <= high
+        bad = [(A.OnLevel, 255), (A.Options, 0x4)]
+        bad += [(A.DefaultMoveRate, 0)] if A.DefaultMoveRate.attribute_id in served else []
+        for attribute, value in bad:
+            with pytest.raises(DutStatusError) as error:
+                dut.write(endpoint, attribute, value)
+            assert error.value.status == Status.CONSTRAINT_ERROR, (attribute.__name__, value)
 
 
 @pytest.mark.parametrize("dut", DUTS, indirect=True)
