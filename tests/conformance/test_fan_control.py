@@ -82,6 +82,23 @@ def test_TC_FAN_3_1(dut):
         with pytest.raises(DutStatusError) as error:
             dut.write(endpoint, A.PercentSetting, 101)
         assert error.value.status == Status.CONSTRAINT_ERROR
+        # The plan's sweeps: PercentSetting 0..100 and back move FanMode monotonically (and
+        # SpeedSetting with MultiSpeed); FanMode Off..High and back move PercentSetting strictly.
+        speed = dut.read(endpoint, A.FeatureMap) & SPD
+        for order in (range(0, 101), range(100, -1, -1)):
+            seen = []
+            for percent in order:
+                dut.write(endpoint, A.PercentSetting, percent)
+                seen.append((dut.read(endpoint, A.FanMode), dut.read(endpoint, A.SpeedSetting) if speed else 0))
+            assert seen == sorted(seen, reverse=order.step < 0), seen
+        modes = [0, 1, 3] if dut.read(endpoint, A.FanModeSequence) in (1, 3) else \
+            [0, 3] if dut.read(endpoint, A.FanModeSequence) in (4, 5) else [0, 1, 2, 3]
+        for order in (modes, modes[::-1]):
+            percents = []
+            for mode in order:
+                dut.write(endpoint, A.FanMode, mode)
+                percents.append(dut.read(endpoint, A.PercentSetting))
+            assert percents == sorted(percents, reverse=order[0] > order[-1]) and len(set(percents)) == len(percents)
 
 
 def _optional_attributes(dut, feature: int, names: tuple[str, ...]) -> None:
