@@ -63,7 +63,8 @@ PURPOSE = {
     "ScenesManagement": "Scenes: StoreScene saves the current on/off, level or cover position, "
                         "RecallScene restores it; FabricSceneInfo shows the current scene.",
     "ServiceArea": "Rooms a robot vacuum can clean (SupportedAreas): SelectAreas picks the rooms "
-                   "for the next run; CurrentArea and Progress follow the cleaning.",
+                   "for the next run; CurrentArea and Progress follow the cleaning; SkipArea "
+                   "skips a room of the run under way.",
     "ThermostatUserInterfaceConfiguration": "Thermostat panel settings: temperature display unit, "
                                             "keypad lockout.",
     "HepaFilterMonitoring": "HEPA filter condition in percent (falls with use), ResetCondition "

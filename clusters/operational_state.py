@@ -29,16 +29,23 @@ MAX_PHASE_NAME = 64    # each entry: max 64 characters
 
 
 class _Leg:
-    """A timed stretch of work that can be paused: start tick plus paused ticks."""
+    """A timed stretch of work that can be paused: start tick plus paused ticks, plus the work
+    ticks skipped over (`skipped`: counted as done without being done, e.g. a skipped area)."""
 
-    def __init__(self, start: int, paused_ticks: int = 0, paused_at: int | None = None):
+    def __init__(self, start: int, paused_ticks: int = 0, paused_at: int | None = None, skipped: int = 0):
         self.start = start
         self.paused_ticks = paused_ticks
         self.paused_at = paused_at
+        self.skipped = skipped
+
+    @property
+    def origin(self) -> int:
+        """The tick the work time counts from (start, moved by pauses and skips)."""
+        return self.start + self.paused_ticks - self.skipped
 
     def elapsed(self, tick: int) -> int:
-        """Ticks of actual work done by `tick` (pauses excluded)."""
-        return tick - self.start - self.paused_for(tick)
+        """Ticks of work done by `tick` (pauses excluded, skipped work included)."""
+        return tick - self.start - self.paused_for(tick) + self.skipped
 
     def paused_for(self, tick: int) -> int:
         return self.paused_ticks + (tick - self.paused_at if self.paused_at is not None else 0)
@@ -53,11 +60,13 @@ class _Leg:
             self.paused_at = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"start": self.start, "paused_ticks": self.paused_ticks, "paused_at": self.paused_at}
+        return {"start": self.start, "paused_ticks": self.paused_ticks, "paused_at": self.paused_at,
+                "skipped": self.skipped}
 
     @classmethod
     def from_json(cls, data: dict[str, Any] | None) -> _Leg | None:
-        return None if data is None else cls(data["start"], data["paused_ticks"], data["paused_at"])
+        return None if data is None else cls(data["start"], data["paused_ticks"], data["paused_at"],
+                                             data.get("skipped", 0))
 
 
 def normalize_cycle(phases: Iterable[Any] | None) -> list[tuple[str, int]]:
@@ -146,7 +155,17 @@ class OperationalStateServer(ClusterServer):
         run = self._run
         if run is None or run.paused_at is not None:
             return None
-        return run.start + run.paused_ticks
+        return run.origin
+
+    def skip_work(self, ticks: int) -> None:
+        """Count `ticks` more of the cycle under way as done without doing them (a vacuum skips
+        an area): later phases and the end come that much sooner. Events now due fire now."""
+        run = self._run
+        if run is None or ticks <= 0:
+            return
+        run.skipped += min(ticks, self.cycle_ticks() - run.elapsed(self.now))
+        self._store_derived()
+        self.advance_to(self.now)
 
     def cycle_ticks(self) -> int:
         """The whole cycle's work time in ticks."""
@@ -323,7 +342,7 @@ class OperationalStateServer(ClusterServer):
         # in order, even if the clock has already run past them.
         stored = self._values["CurrentPhase"]
         index = stored if stored is not NullValue else 0
-        return run.start + run.paused_ticks + self._boundaries()[index]
+        return run.origin + self._boundaries()[index]
 
     def advance_to(self, tick: int) -> None:
         while (due := self.next_event_tick()) is not None and due <= tick:

@@ -8,7 +8,9 @@ cleans (an empty list: every room). A run cleans the selected rooms one after an
 cleaning cycle of the current RVC Clean Mode is the time for the whole home, so a run over some
 rooms takes their share of it (`plan_cycle`, asked by RVC Run Mode when cleaning starts), split
 evenly between them. CurrentArea and Progress move at each room's end, a discrete event in
-virtual time; a run that ends early leaves the rooms it did not finish Skipped.
+virtual time; a run that ends early leaves the rooms it did not finish Skipped. SkipArea
+skips the current room (the run moves on to the next at once) or a pending one; either way the
+run is shorter by the time that room had left.
 """
 from __future__ import annotations
 
@@ -47,12 +49,15 @@ class ServiceAreaServer(ClusterServer):
     cluster = SA
     revision = 1
     attributes = ("SupportedAreas", "SelectedAreas", "CurrentArea", "Progress")
-    commands = ("SelectAreas",)
+    commands = ("SelectAreas", "SkipArea")
     notes = ("Areas are the rooms of the home (areaID 1, 2, ... in the home's room order).",
              "SelectAreas picks the rooms the next run cleans; [] means every room. While a run is "
              "under way it answers InvalidInMode (no SelectWhileRunning).",
              "A run cleans the selected rooms in order, each for an equal share of the cleaning "
-             "cycle's time scaled to the selection; CurrentArea and Progress follow.")
+             "cycle's time scaled to the selection; CurrentArea and Progress follow.",
+             "SkipArea skips the current room (the robot moves on to the next) or a pending one; "
+             "the run is shorter by the time that room had left. It needs a non-empty SelectedAreas "
+             "(InvalidAreaList) and a run under way that still has the room ahead (InvalidInMode).")
 
     def __init__(self, areas: Iterable[str] = (), **initial: Any):
         names = list(areas)
@@ -134,7 +139,11 @@ class ServiceAreaServer(ClusterServer):
         order = list(self.get("SelectedAreas")) or self.area_ids()
         total = ops.cycle_ticks()
         ends = [total * (i + 1) // len(order) for i in range(len(order))]
-        self._plan = {"areas": order, "ends": ends, "index": 0}
+        #: ends: work ticks at which each area's turn ends (moved by skips); slots: each area's
+        #: planned work ticks; worked: for a skipped area, the ticks it got before the skip
+        self._plan = {"areas": order, "ends": ends, "index": 0,
+                      "slots": [e - (ends[n - 1] if n else 0) for n, e in enumerate(ends)],
+                      "worked": [None] * len(order)}
         self._store_progress()
 
     def _store_progress(self) -> None:
@@ -142,12 +151,15 @@ class ServiceAreaServer(ClusterServer):
         assert plan is not None
         S, i = SA.Structs, plan["index"]
         progress = []
-        for n, (area, end) in enumerate(zip(plan["areas"], plan["ends"])):
-            slot = (end - (plan["ends"][n - 1] if n else 0)) // TICKS_PER_SECOND
-            status = AreaStatus.kCompleted if n < i else AreaStatus.kOperating if n == i else AreaStatus.kPending
-            progress.append(S.ProgressStruct(areaID=area, status=status,
-                                             totalOperationalTime=slot if n < i else NullValue,
-                                             estimatedTime=slot))
+        for n, (area, slot, worked) in enumerate(zip(plan["areas"], plan["slots"], plan["worked"])):
+            if worked is not None:
+                status, spent = AreaStatus.kSkipped, worked // TICKS_PER_SECOND
+            elif n < i:
+                status, spent = AreaStatus.kCompleted, slot // TICKS_PER_SECOND
+            else:
+                status, spent = AreaStatus.kOperating if n == i else AreaStatus.kPending, NullValue
+            progress.append(S.ProgressStruct(areaID=area, status=status, totalOperationalTime=spent,
+                                             estimatedTime=slot // TICKS_PER_SECOND))
         self.set("Progress", progress)
         self.set("CurrentArea", plan["areas"][i] if i < len(plan["areas"]) else NullValue)
 
@@ -157,34 +169,84 @@ class ServiceAreaServer(ClusterServer):
         assert plan is not None
         self._plan = None
         S, progress = SA.Structs, []
-        for n, (area, end) in enumerate(zip(plan["areas"], plan["ends"])):
-            start = plan["ends"][n - 1] if n else 0
-            done = worked_ticks >= end
+        for area, end, slot, skipped in zip(plan["areas"], plan["ends"], plan["slots"], plan["worked"]):
+            done = skipped is None and worked_ticks >= end
+            spent = skipped if skipped is not None else min(max(worked_ticks - (end - slot), 0), slot)
             progress.append(S.ProgressStruct(
                 areaID=area, status=AreaStatus.kCompleted if done else AreaStatus.kSkipped,
-                totalOperationalTime=(min(max(worked_ticks, start), end) - start) // TICKS_PER_SECOND,
-                estimatedTime=(end - start) // TICKS_PER_SECOND))
+                totalOperationalTime=spent // TICKS_PER_SECOND, estimatedTime=slot // TICKS_PER_SECOND))
         self.set("Progress", progress)
         self.set("CurrentArea", NullValue)
 
+    def _last_live(self) -> int:
+        """The position of the run's last area that is not skipped (-1: none)."""
+        assert self._plan is not None
+        return max((n for n, w in enumerate(self._plan["worked"]) if w is None), default=-1)
+
     def next_event_tick(self) -> int | None:
         plan, ops = self._plan, self._ops()
-        if plan is None or ops is None or plan["index"] >= len(plan["areas"]) - 1:
+        if plan is None or ops is None or plan["index"] >= self._last_live():
             return None   # the last room ends with the run (OperationCompletion)
         origin = ops.run_origin()
         return None if origin is None else origin + plan["ends"][plan["index"]]
 
     def advance_to(self, tick: int) -> None:
         while (due := self.next_event_tick()) is not None and due <= tick:
-            assert self._plan is not None
-            self._plan["index"] += 1
+            self._next_area()
+
+    def _next_area(self) -> None:
+        plan = self._plan
+        assert plan is not None
+        plan["index"] += 1
+        while plan["index"] < len(plan["areas"]) and plan["worked"][plan["index"]] is not None:
+            plan["index"] += 1   # skipped areas are passed over
+        self._store_progress()
+
+    def SkipArea(self, request: Any) -> Any:
+        """Skip an area of the run under way: the current one (the robot moves on to the next
+        area now) or one still pending (the run leaves it out). Either way the run is shorter
+        by the time the area had left, and its Progress entry reads Skipped."""
+        Skip, area = SA.Enums.SkipAreaStatus, request.skippedArea
+
+        def respond(status: Any, text: str = "") -> Any:
+            return SA.Commands.SkipAreaResponse(status=status, statusText=text)
+        if not self.get("SelectedAreas"):   # per spec, even though an empty selection cleans every room
+            return respond(Skip.kInvalidAreaList)
+        if area not in self.area_ids():
+            return respond(Skip.kInvalidSkippedArea,
+                           f"no area {area}; areas: " + ", ".join(map(str, self.area_ids())))
+        plan, ops = self._plan, self._ops()
+        if plan is None or ops is None or not ops.in_operation:
+            return respond(Skip.kInvalidInMode, "no cleaning run is under way; set RVC Run Mode to Cleaning first")
+        name = f"area {area} ({self.area_name(area)})"
+        if area not in plan["areas"]:
+            return respond(Skip.kInvalidInMode, f"{name} is not part of this run")
+        j = plan["areas"].index(area)
+        if plan["worked"][j] is not None or j < plan["index"]:
+            done = "skipped" if plan["worked"][j] is not None else "done"
+            return respond(Skip.kInvalidInMode, f"{name} is already {done}")
+        elapsed = ops.run_elapsed()
+        start = plan["ends"][j] - plan["slots"][j]
+        left = plan["ends"][j] - max(elapsed, start)
+        plan["worked"][j] = max(elapsed - start, 0)
+        for k in range(plan["index"], j):
+            plan["ends"][k] += left   # the areas before it keep their real times
+        if j == plan["index"]:
+            self._next_area()          # moves on now, even while paused
+        else:
             self._store_progress()
+        ops.skip_work(left)            # the run ends `left` sooner (now, if nothing is left)
+        return respond(Skip.kSuccess)
 
     def private_state(self) -> dict[str, Any]:
         return {"plan": self._plan, "base_cycle": self._base_cycle, "scaled_cycle": self._scaled_cycle}
 
     def load_private_state(self, state: dict[str, Any]) -> None:
-        self._plan = state.get("plan")
+        self._plan = plan = state.get("plan")
+        if plan is not None and "slots" not in plan:   # saved before SkipArea existed
+            ends = plan["ends"]
+            plan["slots"] = [e - (ends[n - 1] if n else 0) for n, e in enumerate(ends)]
+            plan["worked"] = [None] * len(ends)
         self._base_cycle = [tuple(p) for p in state["base_cycle"]] if state.get("base_cycle") else None
         self._scaled_cycle = [tuple(p) for p in state["scaled_cycle"]] if state.get("scaled_cycle") else None
 

@@ -277,6 +277,64 @@ def test_service_area_pause_shifts_and_stop_skips():
     assert statuses(copy.endpoint(1).server("ServiceArea")) == statuses(service)
 
 
+def test_service_area_skip_area_answers_per_spec():
+    device, clock, service, run, ops, _ = vacuum()
+    Skip = SA.Enums.SkipAreaStatus
+    empty = service.invoke("SkipArea", {"skippedArea": 1})   # nothing selected
+    assert (empty.status, empty.statusText) == (Skip.kInvalidAreaList, "")
+    assert service.invoke("SelectAreas", {"newAreas": [1, 2]}).status == SA.Enums.SelectAreasStatus.kSuccess
+    unknown = service.invoke("SkipArea", {"skippedArea": 9})
+    assert unknown.status == Skip.kInvalidSkippedArea and "9" in unknown.statusText
+    idle = service.invoke("SkipArea", {"skippedArea": 1})
+    assert idle.status == Skip.kInvalidInMode and "no cleaning run" in idle.statusText
+    run.invoke("ChangeToMode", {"newMode": 1})   # rooms 1 and 2, 600 s each
+    outside = service.invoke("SkipArea", {"skippedArea": 3})
+    assert outside.status == Skip.kInvalidInMode and "not part of this run" in outside.statusText
+    assert SA.Commands.SkipArea.command_id in service.read("AcceptedCommandList")
+    assert SA.Commands.SkipAreaResponse.command_id in service.read("GeneratedCommandList")
+
+
+def test_service_area_skip_current_area_moves_on_and_pending_area_is_left_out():
+    device, clock, service, run, ops, _ = vacuum()
+    Skip = SA.Enums.SkipAreaStatus
+    service.invoke("SelectAreas", {"newAreas": [1, 2, 3]})
+    run.invoke("ChangeToMode", {"newMode": 1})   # 600 s per room, 1800 s in all
+    settle(device, clock, 200 * 10)
+    assert service.invoke("SkipArea", {"skippedArea": 1}).status == Skip.kSuccess
+    assert service.read("CurrentArea") == 2       # moves on at once
+    assert statuses(service) == [(1, AREA.kSkipped), (2, AREA.kOperating), (3, AREA.kPending)]
+    assert service.read("Progress")[0].totalOperationalTime == 200
+    assert ops.read("CountdownTime") == 1200      # the 400 s room 1 had left are gone
+    again = service.invoke("SkipArea", {"skippedArea": 1})
+    assert again.status == Skip.kInvalidInMode and "already skipped" in again.statusText
+    settle(device, clock, 500 * 10)
+    assert service.invoke("SkipArea", {"skippedArea": 3}).status == Skip.kSuccess   # pending: left out
+    assert service.read("CurrentArea") == 2
+    assert statuses(service) == [(1, AREA.kSkipped), (2, AREA.kOperating), (3, AREA.kSkipped)]
+    assert ops.read("CountdownTime") == 300       # room 2's last 300 s
+    copy = round_trip(device, "robot_vacuum_cleaner")   # the plan survives a snapshot
+    assert statuses(copy.endpoint(1).server("ServiceArea")) == statuses(service)
+    settle(device, clock, 800 * 10 - 1)
+    assert ops.read("OperationalState") == Clusters.RvcOperationalState.Enums.OperationalStateEnum.kRunning
+    settle(device, clock, 800 * 10)               # room 2 done: the run is over, the robot heads home
+    assert ops.read("OperationalState") == Clusters.RvcOperationalState.Enums.OperationalStateEnum.kSeekingCharger
+    assert service.read("CurrentArea") is NullValue
+    assert statuses(service) == [(1, AREA.kSkipped), (2, AREA.kCompleted), (3, AREA.kSkipped)]
+    assert [p.totalOperationalTime for p in service.read("Progress")] == [200, 600, 0]
+
+
+def test_service_area_skipping_the_last_area_ends_the_run():
+    device, clock, service, run, ops, _ = vacuum()
+    service.invoke("SelectAreas", {"newAreas": [3, 1]})
+    run.invoke("ChangeToMode", {"newMode": 1})
+    settle(device, clock, 700 * 10)               # room 3 done, room 1 for 100 s
+    assert service.read("CurrentArea") == 1
+    assert service.invoke("SkipArea", {"skippedArea": 1}).status == SA.Enums.SkipAreaStatus.kSuccess
+    assert ops.read("OperationalState") == Clusters.RvcOperationalState.Enums.OperationalStateEnum.kSeekingCharger
+    assert statuses(service) == [(3, AREA.kCompleted), (1, AREA.kSkipped)]
+    assert [p.totalOperationalTime for p in service.read("Progress")] == [600, 100]
+
+
 def test_vacuum_battery_drains_cleaning_and_charges_docked():
     device, clock, service, run, ops, battery = vacuum()
     PSE = Clusters.PowerSource.Enums
