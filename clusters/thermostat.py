@@ -1,5 +1,7 @@
 """Thermostat cluster server (Matter 1.4, revision 8). Features: Heating, Cooling, AutoMode,
-optionally Presets.
+optionally Presets. Revision 8 as real products report it: the revision-7 ranges (MinSetpointDeadBand
+0..127, LocalTemperatureCalibration the whole int8), Presets with atomic writes, and
+SetpointHoldExpiryTimestamp beside the timed setpoint hold.
 
 Temperatures are int16 in 0.01 °C; MinSetpointDeadBand and LocalTemperatureCalibration are
 int8 in 0.1 °C. LocalTemperature is never stored while a room feeds it: `sensor_source`
@@ -28,7 +30,8 @@ from typing import Any
 
 from chip.clusters.Types import NullValue
 
-from clusters.base import Clusters, ClusterServer, MatterError, Status, check_range, current_access, epoch_seconds
+from clusters.base import (TICKS_PER_SECOND, Clusters, ClusterServer, MatterError, Status, check_range, current_access,
+                           epoch_seconds)
 
 TS = Clusters.Thermostat
 Feature = TS.Bitmaps.Feature
@@ -47,7 +50,9 @@ COOL_ATTRIBUTES = ("OccupiedCoolingSetpoint", "AbsMinCoolSetpointLimit", "AbsMax
 #: Attributes real thermostats carry beyond the mandatory ones.
 PRODUCT_ATTRIBUTES = ("LocalTemperatureCalibration", "ThermostatRunningState", "TemperatureSetpointHold",
                       "TemperatureSetpointHoldDuration", "SetpointChangeSource", "SetpointChangeAmount",
-                      "SetpointChangeSourceTimestamp")
+                      "SetpointChangeSourceTimestamp", "SetpointHoldExpiryTimestamp")
+#: Revision 7 widened these (0.1 °C units): the deadband to 0..127, the calibration to all of int8.
+DEADBAND_RANGE, CALIBRATION_RANGE = (0, 127), (-128, 127)
 PRESET_ATTRIBUTES = ("PresetTypes", "NumberOfPresets", "ActivePresetHandle", "Presets")
 Relay = TS.Bitmaps.RelayStateBitmap
 Scenario = TS.Enums.PresetScenarioEnum
@@ -86,10 +91,11 @@ class ThermostatServer(ClusterServer):
              "SystemMode must suit ControlSequenceOfOperation: no Heat/EmergencyHeat when "
              "cooling only, no Cool/Precooling when heating only, Auto only with AutoMode.",
              "SetpointRaiseLower amount is in 0.1 °C steps; results are clamped to the limits.",
-             "LocalTemperatureCalibration (0.1 °C, -25..25) is added to the measured LocalTemperature.",
+             "LocalTemperatureCalibration (0.1 °C, -128..127) is added to the measured LocalTemperature.",
              "SetActivePresetRequest applies a preset's setpoints (Presets lists them; null clears the "
              "active preset); TemperatureSetpointHold On keeps the setpoints where they are, for "
-             "TemperatureSetpointHoldDuration minutes when that is not null.")
+             "TemperatureSetpointHoldDuration minutes when that is not null (SetpointHoldExpiryTimestamp "
+             "says when, in epoch seconds).")
 
     def __init__(self, heating: bool = True, cooling: bool = True, auto: bool = False,
                  presets: bool = False, **initial: Any):
@@ -151,6 +157,7 @@ class ThermostatServer(ClusterServer):
                 "TemperatureSetpointHold": Hold.kSetpointHoldOff, "TemperatureSetpointHoldDuration": NullValue,
                 "SetpointChangeSource": TS.Enums.SetpointChangeSourceEnum.kManual,
                 "SetpointChangeAmount": NullValue, "SetpointChangeSourceTimestamp": 0,
+                "SetpointHoldExpiryTimestamp": NullValue,
                 "PresetTypes": [TS.Structs.PresetTypeStruct(
                     presetScenario=scenario, numberOfPresets=1,
                     presetTypeFeatures=int(TS.Bitmaps.PresetTypeFeaturesBitmap.kAutomatic))
@@ -245,13 +252,13 @@ class ThermostatServer(ClusterServer):
             if self.auto:
                 check_range(what, value, self.get("MaxHeatSetpointLimit") + db, None)
         elif name == "MinSetpointDeadBand":
-            check_range(what, value, 0, 25)
+            check_range(what, value, *DEADBAND_RANGE)
             if self.get("OccupiedCoolingSetpoint") - self.get("OccupiedHeatingSetpoint") < value * 10:
                 raise MatterError(Status.CONSTRAINT_ERROR,
                                   f"{what}={value} (0.1 °C) is wider than the gap between the "
                                   "occupied heating and cooling setpoints")
         elif name == "LocalTemperatureCalibration":
-            check_range(what, value, -25, 25)
+            check_range(what, value, *CALIBRATION_RANGE)
         elif name == "TemperatureSetpointHoldDuration" and value is not NullValue:
             check_range(what, value, 0, 1440)
         elif name == "ControlSequenceOfOperation":
@@ -323,7 +330,11 @@ class ThermostatServer(ClusterServer):
     def _arm_hold(self) -> None:
         duration = self.get("TemperatureSetpointHoldDuration")
         on = self.get("TemperatureSetpointHold") == Hold.kSetpointHoldOn
-        self._hold_until = self.now + duration * 60 * 10 if on and duration not in (None, NullValue) else None
+        timed = on and duration not in (None, NullValue)
+        self._hold_until = self.now + duration * 60 * TICKS_PER_SECOND if timed else None
+        # epoch-s of the hold's end; null without a timed hold or without a date to count from
+        epoch = epoch_seconds(self.clock)
+        self.set("SetpointHoldExpiryTimestamp", epoch + duration * 60 if timed and epoch else NullValue)
 
     def next_event_tick(self) -> int | None:
         ends = [t for t in (self._hold_until, self._atomic and self._atomic["until"]) if t is not None]
@@ -333,6 +344,7 @@ class ThermostatServer(ClusterServer):
         if self._hold_until is not None and tick >= self._hold_until:
             self._hold_until = None
             self.set("TemperatureSetpointHold", Hold.kSetpointHoldOff)
+            self.set("SetpointHoldExpiryTimestamp", NullValue)
         if self._atomic is not None and tick >= self._atomic["until"]:
             self._atomic = None   # not committed in time: rolled back
 
@@ -437,6 +449,7 @@ class ThermostatServer(ClusterServer):
 
     def stop_motion(self) -> None:
         self._hold_until = None   # a timed hold does not outlive a power cut
+        self._values["SetpointHoldExpiryTimestamp"] = NullValue
 
     def SetActivePresetRequest(self, request: Any) -> None:
         handle = request.presetHandle

@@ -381,7 +381,12 @@ def test_thermostat_setpoint_limits_and_deadband():
     assert t.read("OccupiedHeatingSetpoint") == 2000
     t.write("MaxCoolSetpointLimit", 3000)
     assert error_of(t.write, "MaxCoolSetpointLimit", 1500).status == Status.CONSTRAINT_ERROR
-    assert error_of(t.write, "MinSetpointDeadBand", 26).status == Status.CONSTRAINT_ERROR
+    # revision 8 (since 7): the deadband goes to 127 (12.7 °C) where the gap allows it
+    assert error_of(t.write, "MinSetpointDeadBand", 128).status == Status.CONSTRAINT_ERROR
+    t.write("OccupiedHeatingSetpoint", 1400)
+    assert error_of(t.write, "MinSetpointDeadBand", 101).status == Status.CONSTRAINT_ERROR   # gap is 10.0 °C
+    t.write("MinSetpointDeadBand", 100)
+    assert t.read("MinSetpointDeadBand") == 100 and t.deadband == 1000
     assert error_of(t.write, "AbsMinHeatSetpointLimit", 500).status == Status.UNSUPPORTED_WRITE
     assert error_of(lambda: ThermostatServer(OccupiedCoolingSetpoint=1000)).status == Status.CONSTRAINT_ERROR
 

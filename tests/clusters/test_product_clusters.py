@@ -491,8 +491,10 @@ def test_thermostat_running_state_follows_the_room():
     before = t.read("LocalTemperature")
     ac.write("Thermostat", "LocalTemperatureCalibration", -15)
     assert t.read("LocalTemperature") == before - 150
+    ac.write("Thermostat", "LocalTemperatureCalibration", -128)   # revision 8: the whole int8 (-12.8 °C)
+    assert t.read("LocalTemperature") == before - 1280
     with pytest.raises(MatterError) as err:
-        ac.write("Thermostat", "LocalTemperatureCalibration", 26)
+        ac.write("Thermostat", "LocalTemperatureCalibration", 128)
     assert err.value.status == Status.CONSTRAINT_ERROR
 
 
@@ -513,6 +515,28 @@ def test_thermostat_setpoint_hold_and_its_duration():
     with pytest.raises(MatterError) as err:
         device.write("Thermostat", "TemperatureSetpointHoldDuration", 1441, 2)
     assert err.value.status == Status.CONSTRAINT_ERROR
+
+
+def test_thermostat_hold_expiry_timestamp_follows_the_timed_hold():
+    from twin.home import Home
+    from clusters.base import epoch_seconds
+    home = Home(seed=1)
+    home.add_room("living_room")
+    pump = home.add_device("pump", "heat_pump", "living_room")
+    t = pump.endpoint(2).server("Thermostat")
+    TSH = TS.Attributes.SetpointHoldExpiryTimestamp
+    assert TSH.attribute_id in t.read("AttributeList") and t.read("SetpointHoldExpiryTimestamp") is NullValue
+    pump.write("Thermostat", "TemperatureSetpointHoldDuration", 30, 2)
+    pump.write("Thermostat", "TemperatureSetpointHold", 1, 2)
+    start = epoch_seconds(home.clock)
+    assert start > 0 and t.read("SetpointHoldExpiryTimestamp") == start + 30 * 60
+    home.advance(30 * 60)
+    assert t.read("TemperatureSetpointHold") == TS.Enums.TemperatureSetpointHoldEnum.kSetpointHoldOff
+    assert t.read("SetpointHoldExpiryTimestamp") is NullValue
+    pump.write("Thermostat", "TemperatureSetpointHoldDuration", None, 2)
+    pump.write("Thermostat", "TemperatureSetpointHold", 1, 2)   # held with no end: no expiry
+    assert t.read("SetpointHoldExpiryTimestamp") is NullValue
+    assert t.read("ClusterRevision") == 8
 
 
 def test_thermostat_user_interface_configuration():
