@@ -30,8 +30,16 @@ from typing import Any
 
 from chip.clusters.Types import NullValue
 
-from clusters.base import (TICKS_PER_SECOND, Clusters, ClusterServer, MatterError, Status, check_range, current_access,
-                           epoch_seconds)
+from clusters.base import (
+    TICKS_PER_SECOND,
+    Clusters,
+    ClusterServer,
+    MatterError,
+    Status,
+    check_range,
+    current_access,
+    epoch_seconds,
+)
 
 TS = Clusters.Thermostat
 Feature = TS.Bitmaps.Feature

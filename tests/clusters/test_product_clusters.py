@@ -518,8 +518,8 @@ def test_thermostat_setpoint_hold_and_its_duration():
 
 
 def test_thermostat_hold_expiry_timestamp_follows_the_timed_hold():
-    from twin.home import Home
     from clusters.base import epoch_seconds
+    from twin.home import Home
     home = Home(seed=1)
     home.add_room("living_room")
     pump = home.add_device("pump", "heat_pump", "living_room")
