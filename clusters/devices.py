@@ -81,6 +81,8 @@ from clusters.window_covering import WindowCoveringServer
 # Device type ids and revisions (Matter 1.3 Device Library).
 ON_OFF_LIGHT = (0x0100, 3)
 DIMMABLE_LIGHT = (0x0101, 3)
+COLOR_TEMPERATURE_LIGHT = (0x010C, 4)   # not built in; clones of real products carry them
+EXTENDED_COLOR_LIGHT = (0x010D, 4)
 ROOM_AIR_CONDITIONER = (0x0072, 2)
 AIR_PURIFIER = (0x002D, 2)
 FAN = (0x002B, 3)

@@ -40,6 +40,9 @@ on/off light           illuminance +300 lux when on            -
 dimmable light         illuminance +400 lux * CurrentLevel/254 -
 =====================  ==========  =========================  ==========================
 
+Devices are matched by Matter device types and clusters (`air_role`, `LIGHT_TYPES`,
+`measures_room`), never by our type keys, so clones of real products take part.
+
 An AC at 100 % fan, 5 °C above its setpoint, cools by 6.7e-5 * 5 * 3000 ≈ 1 °C in the first
 5 minutes. The ambient terms give every room a small pull towards the outdoor values.
 
@@ -71,6 +74,18 @@ from typing import Any, NamedTuple
 
 from chip.clusters import Objects as Clusters
 from chip.clusters.Types import Nullable
+
+from clusters.devices import (
+    AIR_PURIFIER,
+    COLOR_TEMPERATURE_LIGHT,
+    DIMMABLE_LIGHT,
+    EXTENDED_COLOR_LIGHT,
+    FAN,
+    ON_OFF_LIGHT,
+    REFRIGERATOR,
+    TEMPERATURE_CONTROLLED_CABINET,
+    WINDOW_COVERING,
+)
 
 VARIABLES = ("temperature", "humidity", "pm10")
 
@@ -116,9 +131,13 @@ def _coefficient(what: str, value: Any, is_k: bool) -> float:
     return float(value)
 
 
-_HUMIDITY_DEVICES = ("humidifier", "dehumidifier")
-#: Device types whose measurement servers measure something other than the room.
-NOT_ROOM_SENSORS = frozenset({"refrigerator", "freezer"})
+# Devices act on the room by what they are in Matter terms (the device types on their endpoints
+# and the clusters there), never by our device-type keys, so clones of real products act too.
+#: Device types whose measurement servers measure something other than the room (a cabinet).
+NOT_ROOM_TYPES = frozenset({REFRIGERATOR[0], TEMPERATURE_CONTROLLED_CABINET[0]})
+#: Light device types and their `light_lux` coefficient (colour lights dim as dimmable ones do).
+LIGHT_TYPES = {ON_OFF_LIGHT[0]: "on_off_light", DIMMABLE_LIGHT[0]: "dimmable_light",
+               COLOR_TEMPERATURE_LIGHT[0]: "dimmable_light", EXTENDED_COLOR_LIGHT[0]: "dimmable_light"}
 
 SENSOR_QUANTITIES = {
     Clusters.TemperatureMeasurement.id: "temperature",
@@ -246,15 +265,38 @@ def _fan_fraction(device: Any, endpoint: Any) -> float | None:
     return (_attr(fan, "PercentCurrent") or 0) / 100.0
 
 
+def _types(endpoint: Any) -> set[int]:
+    return {type_id for type_id, _ in endpoint.device_types}
+
+
+def measures_room(device: Any) -> bool:
+    """False for a device whose sensors and thermostats are about its inside (a fridge)."""
+    return not any(_types(ep) & NOT_ROOM_TYPES for ep in device.endpoints.values())
+
+
+def air_role(device: Any, endpoint: Any) -> str | None:
+    """Which air coefficient an endpoint acts with: "air_purifier" for an Air Purifier;
+    "humidifier" / "dehumidifier" for a Fan that measures relative humidity, as ours are
+    (Matter has no humidifier device type, so the product's name says which way it works:
+    a fan named neither moves no humidity); None otherwise."""
+    types = _types(endpoint)
+    if AIR_PURIFIER[0] in types:
+        return "air_purifier"
+    if FAN[0] in types and Clusters.RelativeHumidityMeasurement.id in endpoint.servers:
+        name = device.type.label.lower()
+        return "dehumidifier" if "dehumidif" in name else "humidifier" if "humidif" in name else None
+    return None
+
+
 def device_terms(device: Any, coefficients: dict[str, Any] = COEFFICIENTS) -> list[tuple[str, Term]]:
     """The (variable, term) contributions of one device in its current state."""
     C = coefficients
     out: list[tuple[str, Term]] = []
-    key = device.type.key
+    room = measures_room(device)
     for ep_id in sorted(device.endpoints):
         ep = device.endpoints[ep_id]
         thermostat = ep.servers.get(Clusters.Thermostat.id)
-        if thermostat is not None and key not in NOT_ROOM_SENSORS and _is_on(device, ep):
+        if thermostat is not None and room and _is_on(device, ep):
             fan = _fan_fraction(device, ep)
             k = C["heat_pump_k"] if fan is None else C["ac_k_full_fan"] * fan
             mode = _attr(thermostat, "SystemMode")
@@ -264,13 +306,13 @@ def device_terms(device: Any, coefficients: dict[str, Any] = COEFFICIENTS) -> li
                 out.append(("temperature", Term(device.id, k, cool / 100.0, ABOVE)))
             if k > 0 and mode in HEAT_MODES and heat is not None:
                 out.append(("temperature", Term(device.id, k, heat / 100.0, BELOW)))
-    if key in (*_HUMIDITY_DEVICES, "air_purifier"):
-        ep = device.endpoints[min(e for e in device.endpoints if e != 0)]
-        fan = _fan_fraction(device, ep)
-        k = C[key]["k_full_fan"] * (1.0 if fan is None else fan)
-        if k > 0 and _is_on(device, ep):
-            var = "pm10" if key == "air_purifier" else "humidity"
-            out.append((var, Term(device.id, k, C[key]["target"])))
+        role = air_role(device, ep)
+        if role is not None:
+            fan = _fan_fraction(device, ep)
+            k = C[role]["k_full_fan"] * (1.0 if fan is None else fan)
+            if k > 0 and _is_on(device, ep):
+                var = "pm10" if role == "air_purifier" else "humidity"
+                out.append((var, Term(device.id, k, C[role]["target"])))
     return out
 
 
@@ -291,27 +333,27 @@ def illuminance(daylight_lux: float, devices: Iterable[Any],
     openness: list[float] = []
     lights = 0.0
     for device in devices:
-        key = device.type.key
-        if key == "window_covering":
-            cover = _find(device, device.endpoints[min(device.endpoints)], Clusters.WindowCovering)
-            position = _attr(cover, "CurrentPositionLiftPercent100ths")
-            tilt = _attr(cover, "CurrentPositionTiltPercent100ths") or 0   # closed slats let 10 % through
-            openness.append((1.0 - (position or 0) / 10000.0) * (1.0 - 0.9 * tilt / 10000.0))  # unknown: open
-        elif key in coefficients["light_lux"]:
-            for ep_id in sorted(device.endpoints):
-                ep = device.endpoints[ep_id]
-                onoff = ep.servers.get(Clusters.OnOff.id)
-                if onoff is None or not onoff.get("OnOff"):
-                    continue
-                level = ep.servers.get(Clusters.LevelControl.id)
-                fraction = 1.0 if level is None else (_attr(level, "CurrentLevel") or 0) / 254.0
-                lights += coefficients["light_lux"][key] * fraction
+        for ep_id in sorted(device.endpoints):
+            ep = device.endpoints[ep_id]
+            types = _types(ep)
+            cover = ep.servers.get(Clusters.WindowCovering.id)
+            if WINDOW_COVERING[0] in types and cover is not None:
+                position = _attr(cover, "CurrentPositionLiftPercent100ths")
+                tilt = _attr(cover, "CurrentPositionTiltPercent100ths") or 0   # closed slats let 10 % through
+                openness.append((1.0 - (position or 0) / 10000.0) * (1.0 - 0.9 * tilt / 10000.0))  # unknown: open
+            light = next((LIGHT_TYPES[t] for t in sorted(types) if t in LIGHT_TYPES), None)
+            onoff = ep.servers.get(Clusters.OnOff.id)
+            if light is None or onoff is None or not onoff.get("OnOff"):
+                continue
+            level = ep.servers.get(Clusters.LevelControl.id)
+            fraction = 1.0 if level is None else (_attr(level, "CurrentLevel") or 0) / 254.0
+            lights += coefficients["light_lux"][light] * fraction
     daylight = daylight_lux * (sum(openness) / len(openness) if openness else 1.0)
     return daylight + lights
 
 
 def sensor_quantity(device: Any, server: Any) -> str | None:
     """Which room quantity a measurement server reports, or None if not the room's."""
-    if not hasattr(server, "sensor_source") or device.type.key in NOT_ROOM_SENSORS:
+    if not hasattr(server, "sensor_source") or not measures_room(device):
         return None
     return SENSOR_QUANTITIES.get(server.id)

@@ -158,3 +158,92 @@ def test_cli_clone_and_export(tmp_path, capsys):
         app(["device", "clone", str(tmp_path / "bad.json")], prog_name="twin")
     err = capsys.readouterr().err
     assert exit_.value.code == 2 and "bad.json: not JSON" in err and err.count("\n") == 1
+
+
+# ---- clones act on the room as our devices of their kind do ------------------------------
+def _hand_written(vendor: str, name: str, endpoint1: dict) -> dict:
+    """A product dump: the plug's endpoint 0 renamed, and `endpoint1` ("cluster/attribute")."""
+    root = {k: v for k, v in json.loads(PLUG.read_text())["attributes"].items() if k.startswith("0/")}
+    root["0/40/1"], root["0/40/3"] = vendor, name
+    return {"attributes": {**root, **{f"1/{key}": value for key, value in endpoint1.items()}}}
+
+
+def _cluster(cluster_id: int, values: dict, features: int = 0, revision: int = 1,
+             accepted: list | None = None) -> dict:
+    ids = sorted(int(a) for a in values) + [65528, 65529, 65531, 65532, 65533]
+    out = {f"{cluster_id}/{a}": v for a, v in values.items()}
+    out.update({f"{cluster_id}/65528": [], f"{cluster_id}/65529": accepted or [],
+                f"{cluster_id}/65531": ids, f"{cluster_id}/65532": features, f"{cluster_id}/65533": revision})
+    return out
+
+
+def _descriptor(device_types: list, servers: list) -> dict:
+    return _cluster(29, {"0": [{"0": t, "1": r} for t, r in device_types], "1": servers, "2": [], "3": []},
+                    revision=2)
+
+
+IDENTIFY = _cluster(3, {"0": 0, "1": 2}, revision=4, accepted=[0, 64])
+ON_OFF = _cluster(6, {"0": False}, revision=6, accepted=[0, 1, 2])
+# FanControl with Auto: Off/Low/Med/High/Auto (sequence 2), PercentSetting/PercentCurrent 0.
+FAN_AUTO = _cluster(514, {"0": 0, "1": 2, "2": 0, "3": 0}, features=2, revision=4)
+
+# An air purifier as some sell it: no OnOff (the fan's Off mode is its power), a HEPA filter.
+PURIFIER = _hand_written("Brisa", "AirPro 3", {
+    **_descriptor([(0x2D, 2)], [3, 29, 113, 514]), **IDENTIFY, **FAN_AUTO,
+    **_cluster(113, {"0": 100, "1": 1, "2": 0, "3": True, "4": None}, features=3, accepted=[0])})
+# A humidifier: Matter has no such type, so a Fan that measures humidity, named for what it does.
+HUMIDIFIER = _hand_written("Nimbus", "Mist 5 Humidifier", {
+    **_descriptor([(0x2B, 3), (0x307, 2)], [3, 6, 29, 514, 1029]), **IDENTIFY, **ON_OFF, **FAN_AUTO,
+    **_cluster(1029, {"0": None, "1": 0, "2": 10000}, revision=3)})
+
+
+@pytest.mark.parametrize("dump, ours, variable", [(PURIFIER, "air_purifier", "pm10"),
+                                                  (HUMIDIFIER, "humidifier", "humidity")])
+def test_cloned_purifier_and_humidifier_move_the_room_like_ours(dump, ours, variable):
+    home = Home(seed=1)
+    for room in ("with_ours", "with_clone", "with_idle_clone", "empty"):
+        home.add_room(room, humidity=40.0, pm10=60.0)
+    home.add_product("product", load_product(dump))
+    builtin = home.add_device("builtin", ours, "with_ours")
+    clone = home.add_device("clone", "product", "with_clone")
+    home.add_device("idle_clone", "product", "with_idle_clone")
+    fan = clone.endpoint(1).server("FanControl")
+    assert not isinstance(fan, AttributeStoreServer)   # our FanControl, with the product's features
+    for device in (builtin, clone):
+        if device.endpoint(1).servers.get(6) is not None:
+            device.invoke("OnOff", "On", {}, 1)
+        device.write("FanControl", "PercentSetting", 100, 1)
+    assert fan.read("PercentCurrent") == 100
+    start = home.rooms["with_ours"].state()[variable]
+    home.advance(15 * 60)
+    moved = home.rooms["with_ours"].state()[variable]
+    assert abs(moved - start) > 5                                                       # ours acts ...
+    assert home.rooms["with_clone"].state()[variable] == pytest.approx(moved, abs=1e-9)  # ... the clone alike
+    idle = home.rooms["with_idle_clone"].state()[variable]
+    assert idle == pytest.approx(home.rooms["empty"].state()[variable], abs=1e-9)   # one at rest does not
+
+
+def test_a_fan_named_for_nothing_moves_no_humidity():
+    plain = json.loads(json.dumps(HUMIDIFIER))
+    plain["attributes"]["0/40/3"] = "Breeze Tower"
+    home = Home(seed=1)
+    home.add_room("r", humidity=40.0)
+    home.add_product("tower", load_product(plain))
+    device = home.add_device("t", "tower", "r")
+    device.invoke("OnOff", "On", {}, 1)
+    device.write("FanControl", "PercentSetting", 100, 1)
+    assert device.read("FanControl", "PercentCurrent", 1) == 100
+    assert [t["source"] for t in home.rooms["r"].terms()["humidity"]] == ["ambient"]
+
+
+def test_a_cloned_colour_light_lights_the_room_as_a_dimmable_one():
+    dump = json.loads(json.dumps(export_attributes(create_device("d", "dimmable_light"))))
+    dump["1/29/0"] = [{"0": 0x010D, "1": 4}]   # an Extended Color Light, dimmable as ours is
+    dump["0/40/3"] = "Hue-ish Color Bulb"
+    home = Home(seed=1)
+    home.add_room("r", daylight_lux=100.0)
+    home.add_product("bulb", load_product({"attributes": dump}))
+    bulb = home.add_device("b", "bulb", "r")
+    assert home.rooms["r"].illuminance == 100.0
+    bulb.invoke("OnOff", "On", {}, 1)
+    assert home.rooms["r"].illuminance == pytest.approx(100.0 + home.coefficients["light_lux"]["dimmable_light"])
