@@ -63,6 +63,9 @@ class Endpoint:
     device: Device | None = None
     #: Semantic tags (namespace id, tag, label) that tell like endpoints apart (Descriptor.TagList).
     tags: tuple[tuple[int, int, str | None], ...] = ()
+    #: The endpoints a composed device's endpoint is made of (a fridge's cabinets, a heat pump's
+    #: thermostat): its PartsList, the spec's tree pattern.
+    children: tuple[int, ...] = ()
 
     def add(self, server: ClusterServer) -> ClusterServer:
         server.endpoint = self
@@ -70,10 +73,10 @@ class Endpoint:
         return server
 
     def parts(self) -> list[int]:
-        """Endpoints below this one: all application endpoints for the root, else none."""
+        """Endpoints below this one: all application endpoints for the root, else its children."""
         if self.id == 0 and self.device is not None:
             return [e for e in sorted(self.device.endpoints) if e != 0]
-        return []
+        return list(self.children)
 
     def server(self, cluster: Any) -> ClusterServer:
         """The server for a cluster given as chip class, id or (case-insensitive) name."""

@@ -231,18 +231,22 @@ def _cabinet(endpoint_id: int, tag: int, setpoint: int, low: int, high: int) -> 
     return ep
 
 
-def _fridge_body(modes: list[Any] | None = None) -> Endpoint:
-    return _endpoint(1, [REFRIGERATOR], RefrigeratorAndTemperatureControlledCabinetModeServer(modes=modes),
+def _fridge_body(cabinets: tuple[int, ...], modes: list[Any] | None = None) -> Endpoint:
+    """The Refrigerator endpoint, composed of its cabinets' endpoints (its PartsList)."""
+    body = _endpoint(1, [REFRIGERATOR], RefrigeratorAndTemperatureControlledCabinetModeServer(modes=modes),
                      RefrigeratorAlarmServer())
+    body.children = cabinets
+    return body
 
 
 def _refrigerator(modes: list[Any] | None = None, **_: Any) -> list[Endpoint]:
     """A fridge-freezer, as most sold: the fridge cabinet on endpoint 2, the freezer on 3."""
-    return [_fridge_body(modes), _cabinet(2, FRIDGE_TAG, *FRIDGE_RANGE), _cabinet(3, FREEZER_TAG, *FREEZER_RANGE)]
+    return [_fridge_body((2, 3), modes), _cabinet(2, FRIDGE_TAG, *FRIDGE_RANGE),
+            _cabinet(3, FREEZER_TAG, *FREEZER_RANGE)]
 
 
 def _freezer(modes: list[Any] | None = None, **_: Any) -> list[Endpoint]:
-    return [_fridge_body(modes), _cabinet(2, FREEZER_TAG, *FREEZER_RANGE)]
+    return [_fridge_body((2,), modes), _cabinet(2, FREEZER_TAG, *FREEZER_RANGE)]
 
 
 def _electrical_sensor(load_watts: float = 120.0, **_: Any) -> list[Endpoint]:
@@ -265,8 +269,10 @@ def _heat_pump(**_: Any) -> list[Endpoint]:
             for meter in meters:
                 meter.reanchor()
     thermostat.listeners.append(power_changed)
-    return [_endpoint(1, [HEAT_PUMP, POWER_SOURCE, ELECTRICAL_SENSOR, DEVICE_ENERGY_MANAGEMENT],
-                      PowerSourceServer(), PowerTopologyServer(), *meters),
+    pump = _endpoint(1, [HEAT_PUMP, POWER_SOURCE, ELECTRICAL_SENSOR, DEVICE_ENERGY_MANAGEMENT],
+                     PowerSourceServer(), PowerTopologyServer(), *meters)
+    pump.children = (2,)     # the Heat Pump is composed of the Thermostat that controls it
+    return [pump,
             _endpoint(2, [THERMOSTAT], IdentifyServer(), thermostat, ThermostatUserInterfaceConfigurationServer())]
 
 

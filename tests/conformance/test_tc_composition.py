@@ -200,6 +200,8 @@ def test_TC_IDM_10_5(dut: Dut):
                 problems.append(f"endpoint {ep}: device type 0x{type_id:04X} is not in the spec")
                 continue
             for requirement in spec["requirements"]:
+                if requirement["element"] == "deviceType":
+                    problems += composed_of(composition, ep, spec["name"], requirement)
                 if requirement["element"] != "serverCluster":
                     continue
                 cluster_id = requirement["id"]
@@ -220,6 +222,26 @@ def test_TC_IDM_10_5(dut: Dut):
             problems.append(f"endpoint {ep}: clusters {[ALL_CLUSTERS[c].__name__ for c in sorted(extra)]} "
                             f"belong to none of its device types {composition.device_types(ep)}")
     assert not problems, "\n".join(problems)
+
+
+def descendants(composition: Composition, ep: int) -> set[int]:
+    out: set[int] = set()
+    for part in composition.parts(ep):
+        if part not in out:
+            out |= {part} | descendants(composition, part)
+    return out
+
+
+def composed_of(composition: Composition, ep: int, type_name: str, requirement: dict) -> list[str]:
+    """A composed device type's mandatory device types are on the endpoint or below it (its
+    PartsList: the tree pattern)."""
+    if conformance(requirement["conformance"] or "M", None, 0xFFFF) != MANDATORY:
+        return []
+    found = {t for e in {ep} | descendants(composition, ep) for t in composition.device_types(e)}
+    if requirement["id"] in found:
+        return []
+    return [f"endpoint {ep} {type_name}: composed of {requirement['name']} (0x{requirement['id']:04X}), "
+            f"found neither there nor in its PartsList {composition.parts(ep)}"]
 
 
 def element_requirements(composition: Composition, ep: int, cluster_id: int, requirements: list[dict],
