@@ -122,11 +122,113 @@ async def op_read_node(c: Controller, node_id: int) -> dict[int, dict[int, dict[
     return out
 
 
+async def op_read_events(c: Controller, node_id: int, endpoint: int, event: Any) -> list[Any]:
+    """The event records the node still holds for one event path, oldest first (their data)."""
+    records = await c.dev.ReadEvent(node_id, [(endpoint, event, 0)])
+    return [record.Data for record in records]
+
+
+async def op_subscribe_change(c: Controller, node_id: int, endpoint: int, attribute: Any, command: Any,
+                              min_interval: int, max_interval: int, wait: float) -> dict[str, Any]:
+    """Subscribe to one attribute, invoke `command` (which changes it), and collect the reports:
+    {"granted": (min, max), "priming": value, "reports": [(seconds after the command, value)]}."""
+    loop = asyncio.get_running_loop()
+    reports: list[tuple[float, Any]] = []
+    started = [0.0]
+
+    def on_change(path: Any, transaction: Any) -> None:
+        value = transaction.GetAttribute(path)
+        loop.call_soon_threadsafe(reports.append, (loop.time() - started[0], value))
+
+    subscription = await c.dev.ReadAttribute(node_id, [(endpoint, attribute)],
+                                             reportInterval=(min_interval, max_interval),
+                                             keepSubscriptions=True, autoResubscribe=False)
+    try:
+        from chip.clusters.ClusterObjects import ALL_CLUSTERS
+        priming = subscription.GetAttributes()[endpoint][ALL_CLUSTERS[attribute.cluster_id]][attribute]
+        subscription.SetAttributeUpdateCallback(on_change)
+        started[0] = loop.time()
+        await c.dev.SendCommand(node_id, endpoint, command)
+        await asyncio.sleep(wait)
+        return {"granted": subscription.GetReportingIntervalsSeconds(), "priming": priming, "reports": reports}
+    finally:
+        subscription.Shutdown()
+
+
+def second_controller(c: Controller, name: str, fabric_id: int, node_id: int) -> Any:
+    """Another controller, made once: on fabric 1 (a second subject of the same admin) or on a
+    fabric of its own (another administrator)."""
+    if name not in c.extra:
+        admin = c.admin if fabric_id == FABRIC_ID else c.authority.NewFabricAdmin(vendorId=ADMIN_VENDOR_ID,
+                                                                                 fabricId=fabric_id)
+        c.extra[name] = admin.NewController(nodeId=node_id, paaTrustStorePath=c.paa_dir)
+    return c.extra[name]
+
+
+async def op_open_window(c: Controller, node_id: int, discriminator: int, enhanced: bool = True,
+                         timeout: int = 180) -> dict[str, Any]:
+    """Opens a commissioning window: enhanced (a fresh passcode) or basic (the device's own)."""
+    from chip.ChipDeviceCtrl import ChipDeviceController
+    option = (ChipDeviceController.CommissioningWindowPasscode.kTokenWithRandomPin if enhanced
+              else ChipDeviceController.CommissioningWindowPasscode.kOriginalSetupCode)
+    params = await c.dev.OpenCommissioningWindow(node_id, timeout, 1000, discriminator, option)
+    return {"passcode": params.setupPinCode, "manual_code": params.setupManualCode}
+
+
+async def op_discover(c: Controller, discriminator: int, timeout: int = 10) -> list[dict[str, Any]]:
+    """Commissionable nodes advertising `discriminator` (DNS-SD, the controller's own browser)."""
+    from chip.discovery import FilterType
+    found = await c.dev.DiscoverCommissionableNodes(FilterType.LONG_DISCRIMINATOR, discriminator,
+                                                    stopOnFirst=False, timeoutSecond=timeout)
+    fields = ("instanceName", "hostName", "port", "longDiscriminator", "vendorId", "productId", "commissioningMode",
+              "deviceType", "deviceName", "pairingInstruction", "pairingHint", "mrpRetryIntervalIdle",
+              "mrpRetryIntervalActive", "addresses")
+    # The SDK's list also holds what it saw of other nodes meanwhile: keep the ones asked for.
+    return [{name: getattr(node, name, None) for name in fields} for node in found or []
+            if node.longDiscriminator == discriminator]
+
+
+async def op_commission_other_fabric(c: Controller, name: str, fabric_id: int, new_node_id: int,
+                                     discriminator: int, passcode: int) -> int:
+    """Commission the node (whose window is open) into another fabric, by its discriminator."""
+    from chip.discovery import FilterType
+    other = second_controller(c, name, fabric_id, CONTROLLER_NODE_ID + fabric_id)
+    return await other.CommissionOnNetwork(nodeId=new_node_id, setupPinCode=passcode,
+                                           filterType=FilterType.LONG_DISCRIMINATOR, filter=discriminator)
+
+
+async def op_as(c: Controller, name: str, op: str, *args: Any, **kwargs: Any) -> Any:
+    """Run another op with controller `name` (made by second_controller) in place of ours."""
+    other = Controller(c.extra[name], c.admin, c.authority, c.paa_dir, c.keep, c.extra)
+    return await resolve(op)(other, *args, **kwargs)
+
+
+async def op_make_controller(c: Controller, name: str, fabric_id: int, node_id: int) -> int:
+    second_controller(c, name, fabric_id, node_id)
+    return node_id
+
+
+async def op_resolve(c: Controller, node_id: int) -> tuple[str, int]:
+    """The node's operational address, found again by DNS-SD (_matter._tcp)."""
+    c.dev.ExpireSessions(node_id)
+    await c.dev.GetConnectedDevice(node_id, allowPASE=False, timeoutMs=30000)
+    return c.dev.GetAddressAndPort(node_id)
+
+
+async def op_compressed_fabric_id(c: Controller) -> int:
+    return c.dev.GetCompressedFabricId()
+
+
+async def op_expire_sessions(c: Controller, node_id: int) -> None:
+    c.dev.ExpireSessions(node_id)
+
+
 async def op_write(c: Controller, node_id: int, endpoint: int, attribute_value: Any,
                    timed_ms: int | None = None) -> int:
-    """Writes one attribute value (an Objects attribute instance); the path's status."""
-    [status] = await c.dev.WriteAttribute(node_id, [(endpoint, attribute_value)], timedRequestTimeoutMs=timed_ms)
-    return int(status.Status)
+    """Writes one attribute value (an Objects attribute instance); the path's status (the first
+    failure, for a list written in chunks: replace, then append items)."""
+    statuses = await c.dev.WriteAttribute(node_id, [(endpoint, attribute_value)], timedRequestTimeoutMs=timed_ms)
+    return next((int(s.Status) for s in statuses if int(s.Status) != 0), 0)
 
 
 async def op_invoke(c: Controller, node_id: int, endpoint: int, command: Any, timed_ms: int | None = None) -> Any:
@@ -176,7 +278,11 @@ async def serve(socket_path: str, workdir: Path, paa_dir: str) -> None:
                 request = await loop.run_in_executor(None, conn.recv)
             except EOFError:
                 break
-            conn.send(await answer(c, request))
+            reply = await answer(c, request)
+            try:
+                conn.send(reply)
+            except (TypeError, ValueError, AttributeError) as err:      # an answer that does not pickle
+                conn.send(("error", f"{request[0]}: its answer cannot be sent back: {err}"))
     c.dev.Shutdown()
 
 

@@ -45,7 +45,7 @@ from twin.node.files import FileStorage, write_atomic
 from twin.node.im import EventNumbers, InteractionModelServer
 from twin.node.resumption import SubscriptionStore, record_of, subscription_of
 from twin.node.transport import MATTER_PORT, UdpTransport
-from twin.node.window import CommissioningWindow
+from twin.node.window import CommissioningWindow, WindowStatus
 from twin.protocol.case import CaseInitiator, CaseResponder
 from twin.protocol.exchange import Deliver, Exchange, ExchangeFailed, MessageLayer, Send, SessionClosed
 from twin.protocol.mdns import Commissionable, Mrp, Operational
@@ -1097,7 +1097,11 @@ class NodeManager:
     def _services(self, node: MatterNode) -> dict[tuple, Any]:
         pairing = node.core.pairing
         with self.lock:
-            discriminator = node.core.commissioning.window.discriminator  # None: window closed
+            window = node.core.commissioning.window
+            discriminator = window.discriminator  # None: window closed
+            # CM=2 for a window an administrator opened with a new passcode (OpenCommissioningWindow),
+            # CM=1 for one that takes the onboarding passcode (the initial or a basic window).
+            mode = 2 if window.status == WindowStatus.kEnhancedWindowOpen else 1
             fabrics = node.core.commissioning.to_case_fabrics()
             label = str(_basic_information(node.device, "NodeLabel") or node.device.type.label)
         services: list[Any] = []
@@ -1105,7 +1109,7 @@ class NodeManager:
             services.append(Commissionable(
                 port=node.port, discriminator=discriminator, vendor_id=pairing.vendor_id,
                 product_id=pairing.product_id, device_type=node.device.type.device_type_id,
-                commissioning_mode=1, device_name=_truncate_utf8(label, 32), mrp=NODE_MRP))
+                commissioning_mode=mode, device_name=_truncate_utf8(label, 32), mrp=NODE_MRP))
         for fabric in fabrics:
             services.append(Operational(port=node.port, compressed_fabric_id=fabric.compressed_fabric_id,
                                         node_id=fabric.node_id, mrp=NODE_MRP))
