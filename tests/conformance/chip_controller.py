@@ -189,12 +189,13 @@ async def op_discover(c: Controller, discriminator: int, timeout: int = 10) -> l
 
 
 async def op_commission_other_fabric(c: Controller, name: str, fabric_id: int, new_node_id: int,
-                                     discriminator: int, passcode: int) -> int:
-    """Commission the node (whose window is open) into another fabric, by its discriminator."""
-    from chip.discovery import FilterType
+                                     address: str, port: int, passcode: int) -> int:
+    """Commission the node (whose window is open) into another fabric: PASE at its address and
+    port, then the commissioning steps. (By discriminator, the SDK's commissioner reused what it
+    had discovered of another node earlier in the session and sent PASE there.)"""
     other = second_controller(c, name, fabric_id, CONTROLLER_NODE_ID + fabric_id)
-    return await other.CommissionOnNetwork(nodeId=new_node_id, setupPinCode=passcode,
-                                           filterType=FilterType.LONG_DISCRIMINATOR, filter=discriminator)
+    await other.EstablishPASESessionIP(address, passcode, new_node_id, port)
+    return await other.Commission(new_node_id)
 
 
 async def op_as(c: Controller, name: str, op: str, *args: Any, **kwargs: Any) -> Any:
@@ -206,6 +207,14 @@ async def op_as(c: Controller, name: str, op: str, *args: Any, **kwargs: Any) ->
 async def op_make_controller(c: Controller, name: str, fabric_id: int, node_id: int) -> int:
     second_controller(c, name, fabric_id, node_id)
     return node_id
+
+
+async def op_drop_controller(c: Controller, name: str) -> None:
+    """Shut a controller made by second_controller down: controllers left running share the
+    SDK's DNS-SD discovery and disturb later commissionings."""
+    other = c.extra.pop(name, None)
+    if other is not None:
+        other.Shutdown()
 
 
 async def op_resolve(c: Controller, node_id: int) -> tuple[str, int]:

@@ -153,7 +153,10 @@ class NetworkLab:
             if mode == "home":
                 self.twins[mode] = start_twin(self.ns, self.workdir, "home", HOME_PORTS)
             else:
-                self.twins[mode] = start_twin(self.ns, self.workdir, "bridge", BRIDGE_PORTS, "--aggregator")
+                # Another seed: a twin's DNS-SD instance names come from its home's seed, and two
+                # twins of one seed on one network would answer for each other's names.
+                self.twins[mode] = start_twin(self.ns, self.workdir, "bridge", BRIDGE_PORTS, "--aggregator",
+                                              "--seed", "1")
         return self.twins[mode]
 
     def node_id(self, device: str) -> int:

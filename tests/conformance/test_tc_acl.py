@@ -100,4 +100,5 @@ def test_TC_ACE_1_2(dut: Dut):
         assert err.value.status == Status.UNSUPPORTED_ACCESS
     finally:
         dut.write(0, A.Attributes.Acl, [ADMIN])
+        lab.controller.call("drop_controller", "viewer")
     assert dut.read(0, C.BasicInformation.Attributes.NodeLabel) == label

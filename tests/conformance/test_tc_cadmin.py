@@ -17,6 +17,12 @@ NOT_APPLICABLE = {
 NODES = [p for p in over_network(all_duts()) if p.values[0][1] in ("dimmable_light", "bridge")]
 
 
+def discriminator_of(dut: Dut, low: int) -> int:
+    """A window discriminator whose short form (its top 4 bits) is this dut's alone: the SDK's
+    commissioner also matches on the short discriminator, and remembers nodes it has seen."""
+    return (dut.node_id % 16) << 8 | low                  # type: ignore[attr-defined]
+
+
 def window(dut: Dut, discriminator: int) -> dict:
     return dut.call("open_window", discriminator, timeout=60)      # type: ignore[attr-defined]
 
@@ -32,7 +38,7 @@ def test_TC_SC_4_1(dut: Dut):
     administrator's window) and its device type; RevokeCommissioning closes the window. (The
     SDK controller's discovery list keeps the nodes it has seen, so the advertisement's
     withdrawal is checked by tests/node/test_node_mdns*.py with a plain DNS-SD browser.)"""
-    discriminator = 3000 + dut.node_id % 100            # type: ignore[attr-defined]
+    discriminator = discriminator_of(dut, 0xA5)
     window(dut, discriminator)
     try:
         found = dut.lab.controller.call("discover", discriminator, 4)   # type: ignore[attr-defined]
@@ -67,19 +73,28 @@ def test_TC_CADMIN_1_1(dut: Dut):
     and vendor show it), a second administrator commissions the node into its own fabric with
     the window's passcode, both fabrics are listed, the window is closed again, and the second
     administrator removes its fabric."""
-    lab, node = dut.lab, dut.node_id                     # type: ignore[attr-defined]
-    discriminator = 3100 + node % 100
-    opened = window(dut, discriminator)
+    node = dut.node_id                                   # type: ignore[attr-defined]
+    address, port = dut.call("resolve")                  # type: ignore[attr-defined]
+    opened = window(dut, discriminator_of(dut, 0x5A))
     own_index = dut.read(0, C.OperationalCredentials.Attributes.CurrentFabricIndex)
     assert dut.read(0, AC.Attributes.WindowStatus) == AC.Enums.CommissioningWindowStatusEnum.kEnhancedWindowOpen
     assert dut.read(0, AC.Attributes.AdminFabricIndex) == own_index
     assert dut.read(0, AC.Attributes.AdminVendorId) == 0xFFF1
+    try:
+        commission_second_admin(dut, node, (address, port), opened["passcode"], own_index)
+    finally:
+        if dut.read(0, AC.Attributes.WindowStatus) != AC.Enums.CommissioningWindowStatusEnum.kWindowNotOpen:
+            revoke(dut)      # a failed attempt must not leave the window open for later tests
+        dut.lab.controller.call("drop_controller", f"beta-{node}")   # type: ignore[attr-defined]
+
+
+def commission_second_admin(dut: Dut, node: int, where: tuple[str, int], passcode: int, own_index: int) -> None:
+    lab = dut.lab                                        # type: ignore[attr-defined]
     other_node = node + 0x1000
     # A second administrator of its own per dut (a fresh controller: the SDK's commissioner
     # keeps the state of its last commissioning).
     beta, fabric = f"beta-{node}", 2 + node % 100
-    lab.controller.call("commission_other_fabric", beta, fabric, other_node, discriminator, opened["passcode"],
-                        timeout=120)
+    lab.controller.call("commission_other_fabric", beta, fabric, other_node, *where, passcode, timeout=120)
     assert dut.read(0, AC.Attributes.WindowStatus) == AC.Enums.CommissioningWindowStatusEnum.kWindowNotOpen
     assert dut.read(0, C.OperationalCredentials.Attributes.CommissionedFabrics) == 2
     beta_index = lab.controller.call("as", beta, "read", other_node, 0,

@@ -32,11 +32,7 @@ MATTER_1_3_ALLOWS = {
 
 #: Failures found and not fixed yet: the tests report them in the table as failures with this
 #: reason and fail on anything else. TC id -> (text that marks the problem, why).
-KNOWN_FAILURES = {
-    "TC_IDM_10_2": ("Thermostat: mandatory command Atomic",
-                    "Thermostat serves Presets (PRES, rev 8) without the AtomicRequest command that "
-                    "writes them (mandatory with PRES | MSCH); AtomicRequest is not implemented"),
-}
+KNOWN_FAILURES: dict[str, tuple[str, str]] = {}
 
 
 def without_known(tc: str, problems: list[str]) -> list[str]:
