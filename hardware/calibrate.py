@@ -507,6 +507,8 @@ def _cycles(rows: list[Row]) -> dict[str, list[list[Any]]]:
     durations: dict[tuple[int | None, str], list[float]] = {}
     order: dict[int | None, list[str]] = {}
     current: tuple[int, float] | None = None
+    state: Any = None          # OperationalState as last reported
+    phase: Any = None          # CurrentPhase as last reported (an idle device may show 0 too)
 
     def close(until: float) -> None:
         if current is not None and 0 <= current[0] < len(phase_names):
@@ -524,14 +526,21 @@ def _cycles(rows: list[Row]) -> dict[str, list[list[Any]]]:
             mode = row.value
         elif attribute == "PhaseList":
             phase_names = [str(p) for p in row.value] if isinstance(row.value, list) else []
-        elif attribute == "OperationalState" and row.value != 1:
-            # Stopped (0) ends a completed run's last phase; paused or error cut it short.
-            if row.value == 0:
-                close(row.time)
-            current = None
+        elif attribute == "OperationalState":
+            if row.value == 1:
+                if state not in (1, 2, 3):   # a run starts (not a resume): its phase counts from now
+                    current = (phase, row.time) if isinstance(phase, int) else None
+            else:
+                # Stopped (0) ends a completed run's last phase; paused or error cut it short.
+                if row.value == 0:
+                    close(row.time)
+                current = None
+            state = row.value
         elif attribute == "CurrentPhase":
-            close(row.time)
-            current = (row.value, row.time) if isinstance(row.value, int) else None
+            if state == 1:   # phases count only while running
+                close(row.time)
+                current = (row.value, row.time) if isinstance(row.value, int) else None
+            phase = row.value
     out: dict[str, list[list[Any]]] = {}
     for m, names in order.items():
         label = labels.get(m, str(m))
