@@ -3,7 +3,8 @@
 one that does not apply.
 
 The test cases are the suite's `test_TC_*` functions; the ones that do not apply are the
-`NOT_APPLICABLE = {"TC_X_Y_Z": "reason"}` dicts of its modules; `KNOWN_FAILURES` entries
+`NOT_APPLICABLE = {"TC_X_Y_Z": "reason"}` dicts of its modules; test cases of the plans that
+apply and are not written yet are their `NOT_COVERED = {"TC_X_Y_Z": "why"}` dicts; `KNOWN_FAILURES` entries
 (a failure found and not fixed yet: the test checks everything else) and module notes show as
 notes. Results come from a pytest run's JUnit XML:
 
@@ -46,7 +47,8 @@ def _literal(node: ast.AST) -> object:
 
 
 def read_suite(folder: Path = SUITE) -> tuple[dict[str, Case], dict[str, tuple[str, str]]]:
-    """(TC id -> Case for every test_TC_* function, TC id -> (module, reason) not applicable)."""
+    """(TC id -> Case for every test_TC_* function, TC id -> (module, reason) not applicable;
+    a reason starting "not covered: " is a NOT_COVERED entry)."""
     cases: dict[str, Case] = {}
     not_applicable: dict[str, tuple[str, str]] = {}
     for path in sorted(folder.glob("test_*.py")):
@@ -61,6 +63,8 @@ def read_suite(folder: Path = SUITE) -> tuple[dict[str, Case], dict[str, tuple[s
                 value = _literal(node.value) if node.value is not None else None
                 if name == "NOT_APPLICABLE" and isinstance(value, dict):
                     not_applicable.update({tc: (path.stem, reason) for tc, reason in value.items()})
+                elif name == "NOT_COVERED" and isinstance(value, dict):
+                    not_applicable.update({tc: (path.stem, f"not covered: {why}") for tc, why in value.items()})
                 elif name == "KNOWN_FAILURES" and isinstance(value, dict):
                     for tc, (_, why) in value.items():
                         if tc in cases:
@@ -134,14 +138,21 @@ def render(cases: dict[str, Case], not_applicable: dict[str, tuple[str, str]], s
                      f"| {case.doc} | {case.note} |")
     lines += ["", "## Not applicable", "", "| TC | reason |", "| --- | --- |"]
     for tc in sorted(not_applicable, key=_order):
-        lines.append(f"| {tc} | {not_applicable[tc][1]} |")
+        if not not_applicable[tc][1].startswith("not covered: "):
+            lines.append(f"| {tc} | {not_applicable[tc][1]} |")
+    lines += ["", "## Not covered yet", "",
+              "Test cases of the plans that apply to what the nodes serve and are not written yet.", "",
+              "| TC | why |", "| --- | --- |"]
+    for tc in sorted(not_applicable, key=_order):
+        if not_applicable[tc][1].startswith("not covered: "):
+            lines.append(f"| {tc} | {not_applicable[tc][1].removeprefix('not covered: ')} |")
     counts = defaultdict(int)
     for case in cases.values():
         for kind in KINDS:
             v = verdict(case.results[kind])
             counts[v.split(" ")[0].strip("*") if v != "—" else "not run"] += 1
     lines += ["", f"Totals over both kinds: {dict(sorted(counts.items()))}; "
-              f"{len(cases)} test cases, {len(not_applicable)} not applicable.", ""]
+              f"{len(cases)} test cases, {len(not_applicable)} not applicable or not covered yet.", ""]
     return "\n".join(lines)
 
 
@@ -166,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
         Path(args.output).write_text(text)
-        print(f"wrote {args.output}: {len(cases)} test cases, {len(not_applicable)} not applicable")
+        print(f"wrote {args.output}: {len(cases)} test cases, {len(not_applicable)} not applicable or not covered yet")
     return 0
 
 
