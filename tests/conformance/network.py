@@ -153,8 +153,9 @@ class NetworkLab:
             if mode == "home":
                 self.twins[mode] = start_twin(self.ns, self.workdir, "home", HOME_PORTS)
             else:
-                # Another seed: a twin's DNS-SD instance names come from its home's seed, and two
-                # twins of one seed on one network would answer for each other's names.
+                # Another seed: devices' serial numbers and UniqueIDs come from the home's seed, and
+                # one controller would otherwise see each device twice with one identity (as a
+                # node of the home twin and bridged by this one).
                 self.twins[mode] = start_twin(self.ns, self.workdir, "bridge", BRIDGE_PORTS, "--aggregator",
                                               "--seed", "1")
         return self.twins[mode]
