@@ -170,9 +170,10 @@ async def _watch(client: Any, twin: Any, node_ids: dict[str, int], t0: float,
     /health, and the controller a read of the first node's NodeLabel (through its CHIP stack and
     that node's CASE session). A stall on either side shows as a slow probe."""
     while True:
-        started = time.monotonic()
-        await twin.get("/health")
-        twin_s = time.monotonic() - started
+        started, twin_s = time.monotonic(), float("inf")   # inf: no answer
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(twin.get("/health"), 60)
+            twin_s = time.monotonic() - started
         controller_s = None
         if node_ids:
             started = time.monotonic()
