@@ -28,7 +28,11 @@ keep their values and are reported as such.
 
 Timings: each appliance's cycle phases (OperationalState.CurrentPhase changes while
 running) give the seconds each phase lasted; each window covering's full-travel time comes
-from its recorded target and current lift positions.
+from its recorded target and current lift positions; each light's own transition time (its
+LevelControl OnOffTransitionTime, the fade it uses when a command gives none) is how long its
+transitions took, from the RemainingTime it announced to the level's arrival (RemainingTime
+0). A calibration run therefore sends lights commands without a TransitionTime (On/Off with
+an OnLevel, MoveToLevel with a null one): the trace has the reports, not the commands.
 
 `record(home, actions, duration, every)` makes such a trace from the twin itself, which is
 how the tests check that known coefficients come back.
@@ -322,6 +326,8 @@ class Fit:
     observations: dict[str, int]
     timings: dict[str, Any] = field(default_factory=dict)
     travel: dict[str, Any] = field(default_factory=dict)
+    #: device -> {"<ep>/LevelControl/OnOffTransitionTime": tenths of a second}
+    transitions: dict[str, Any] = field(default_factory=dict)
     overrides: dict[str, Any] = field(default_factory=dict)
 
 
@@ -385,7 +391,8 @@ def fit(spec: HomeSpec, trace: Trace, source: str = "<home>", iterations: int = 
     overrides = _overrides(base, paths, [math.exp(v) for v in logs])
     after, _ = _rms(replay(spec, trace, overrides, source), observed)
     return Fit(fitted, {".".join(p): _get(table, p) for p in paths}, unexercised, before, after, counts,
-               timings=fit_timings(trace), travel=fit_travel(trace), overrides=overrides)
+               timings=fit_timings(trace), travel=fit_travel(trace), transitions=fit_transitions(trace),
+               overrides=overrides)
 
 
 def _jacobian(fn: Callable[[list[float]], list[float]], x: list[float], r0: list[float],
@@ -500,6 +507,37 @@ def fit_travel(trace: Trace) -> dict[str, dict[str, float]]:
     return out
 
 
+def fit_transitions(trace: Trace) -> dict[str, dict[str, int]]:
+    """Per light (any device whose LevelControl reports RemainingTime): its transition time in
+    tenths of a second, the median over transitions that arrived, as the attribute that sets
+    it (`<endpoint>/LevelControl/OnOffTransitionTime`). A transition runs from a RemainingTime
+    report above 0 to the next report of 0; one a new command restarted (RemainingTime grew
+    past what was left) is not counted."""
+    by_light: dict[tuple[str, str], list[Row]] = {}
+    for row in trace.inputs():
+        endpoint, _, rest = row.quantity.partition("/")
+        if rest in ("LevelControl/RemainingTime", "8/1"):   # by name or by ids
+            by_light.setdefault((row.target, endpoint), []).append(row)
+    out: dict[str, dict[str, int]] = {}
+    for (device, endpoint), rows in by_light.items():
+        durations = []
+        started: tuple[float, int] | None = None     # (time, tenths announced then)
+        for row in rows:
+            remaining = row.value
+            if not isinstance(remaining, int) or isinstance(remaining, bool):
+                continue
+            if remaining == 0:
+                if started is not None and row.time > started[0]:
+                    durations.append(row.time - started[0])
+                started = None
+            elif started is None or remaining > started[1] - (row.time - started[0]) * TICKS_PER_SECOND + 1:
+                started = (row.time, remaining)    # a transition begins (or a new one replaces it)
+        if durations:
+            tenths = round(_median(durations) * TICKS_PER_SECOND)
+            out[device] = {f"{endpoint}/LevelControl/OnOffTransitionTime": tenths}
+    return out
+
+
 def _cycles(rows: list[Row]) -> dict[str, list[list[Any]]]:
     labels: dict[int, str] = {}
     phase_names: list[str] = []
@@ -556,10 +594,12 @@ def _median(values: list[float]) -> float:
 
 # ---- the home file --------------------------------------------------------------------------
 def write_home(home_path: str | Path, overrides: dict[str, Any], cycles: dict[str, Any] | None = None,
-               output: str | Path | None = None, travel: dict[str, Any] | None = None) -> Path:
-    """Write `physics:`, each appliance's `options.cycles` and each window covering's
-    `options.lift_travel_s` / `tilt_travel_s` into the home file (YAML or JSON), keeping
-    everything else as written (YAML comments are not kept)."""
+               output: str | Path | None = None, travel: dict[str, Any] | None = None,
+               transitions: dict[str, Any] | None = None) -> Path:
+    """Write `physics:`, each appliance's `options.cycles`, each window covering's
+    `options.lift_travel_s` / `tilt_travel_s` and each light's OnOffTransitionTime (under
+    its `attributes`) into the home file (YAML or JSON), keeping everything else as written
+    (YAML comments are not kept)."""
     import yaml  # noqa: PLC0415
     source = Path(home_path)
     text = source.read_text(encoding="utf-8")
@@ -570,6 +610,10 @@ def write_home(home_path: str | Path, overrides: dict[str, Any], cycles: dict[st
     data["physics"] = overrides
     for room in data.get("rooms") or []:
         for device in room.get("devices") or []:
+            if device.get("id") in (transitions or {}):
+                attributes = device.get("attributes") or {}
+                attributes.update(transitions[device["id"]])  # type: ignore[index]
+                device["attributes"] = attributes
             if device.get("id") in (travel or {}) and device.get("type") == "window_covering":
                 device.setdefault("options", {}).update(travel[device["id"]])  # type: ignore[index]
             if device.get("id") in (cycles or {}) and device.get("type") in CYCLE_TYPES:

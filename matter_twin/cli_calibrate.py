@@ -32,8 +32,9 @@ def calibrate(recording: Path = typer.Argument(..., help="The trace: a CSV file 
     `endpoint/Cluster/Attribute` whose JSON `value` the device took then. Device rows are
     replayed into the twin; the coefficients the trace exercises are fitted by least squares
     on the room rows, and each appliance's phase durations are measured per mode. The result
-    goes into the home file as `physics:`, each appliance's `options.cycles` and each window
-    covering's `options.lift_travel_s` / `tilt_travel_s`.
+    goes into the home file as `physics:`, each appliance's `options.cycles`, each window
+    covering's `options.lift_travel_s` / `tilt_travel_s`, and each light's transition time
+    (how long its fades took, as its `attributes` OnOffTransitionTime, in 0.1 s).
 
     A lab recording (SQLite, from `twin lab run`) works too: its real devices' reports are the
     inputs and its room samples the observations.
@@ -70,7 +71,7 @@ def calibrate(recording: Path = typer.Argument(..., help="The trace: a CSV file 
     written = None
     if not dry_run:
         try:
-            written = write_home(home, result.overrides, result.timings, output, result.travel)
+            written = write_home(home, result.overrides, result.timings, output, result.travel, result.transitions)
             parse_file(written)   # what we wrote must load
         except (OSError, UserFileError) as err:
             raise CliError(f"{output or home}: {err}") from None
@@ -85,7 +86,8 @@ def report_json(result: Fit, written: Path | None) -> dict:
                              for k, v in result.coefficients.items()},
             "unexercised": result.unexercised, "observations": result.observations,
             "rms_before": result.rms_before, "rms_after": result.rms_after,
-            "cycles": result.timings, "travel": result.travel, "written": str(written) if written else None}
+            "cycles": result.timings, "travel": result.travel, "transitions": result.transitions,
+            "written": str(written) if written else None}
 
 
 def print_report(result: Fit, written: Path | None) -> None:
@@ -112,6 +114,8 @@ def print_report(result: Fit, written: Path | None) -> None:
             console.print(f"{device} {mode}: " + ", ".join(f"{p} {s} s" for p, s in phases))
     for device, travel in result.travel.items():
         console.print(f"{device}: " + ", ".join(f"{k} {v:g}" for k, v in travel.items()))
+    for device, transition in result.transitions.items():
+        console.print(f"{device}: " + ", ".join(f"{k} {v / 10:g} s" for k, v in transition.items()))
     if written is not None:
         print(f"wrote {written}", file=sys.stderr)
 

@@ -9,7 +9,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from hardware.calibrate import Row, Trace, TraceError, fit, parse_csv, record, write_csv
+from hardware.calibrate import Row, Trace, TraceError, fit, fit_transitions, parse_csv, record, write_csv
 from matter_twin.cli import app
 from twin.home import Home
 from twin.physics import COEFFICIENTS
@@ -64,6 +64,19 @@ ACTIONS = [(600, _ac_on), (900, _heat_pump_heat), (1200, _fan_device_on("hum", 6
            (3970, lambda h: h.device("blind").invoke("WindowCovering", "DownOrClose")),
            (5050, lambda h: h.device("blind").invoke("WindowCovering", "UpOrOpen"))]
 TRAVEL = {"lift_travel_s": 26.0, "tilt_travel_s": 4.0}
+#: The lamp's own fade (OnOffTransitionTime, 0.1 s), used by commands that give no TransitionTime.
+LAMP_FADE = {"1/LevelControl/OnOffTransitionTime": 37}
+
+
+def _dim(level: int):
+    def act(home: Home) -> None:
+        home.device("lamp").invoke("LevelControl", "MoveToLevel", {
+            "level": level, "transitionTime": None, "optionsMask": 0, "optionsOverride": 0})
+    return act
+
+
+# fades between the minute samples, each taking the lamp's own 3.7 s
+ACTIONS += [(2430, _dim(120)), (2530, _dim(254)), (2630, _dim(60)), (2632, _dim(200)), (2730, _dim(254))]
 
 
 @pytest.fixture(scope="module")
@@ -71,6 +84,7 @@ def trace() -> Trace:
     spec = {**SPEC, "rooms": json.loads(json.dumps(SPEC["rooms"]))}
     spec["rooms"][0]["devices"][4]["options"] = {"cycles": CYCLES}
     spec["rooms"][0]["devices"][5]["options"] = dict(TRAVEL)
+    spec["rooms"][0]["devices"][3]["attributes"] = dict(LAMP_FADE)
     home = Home.from_spec(parse_data({**spec, "physics": TRUTH}))
     return record(home, ACTIONS, duration=4 * 3600, every=60)
 
@@ -94,6 +108,8 @@ def test_known_coefficients_and_cycles_come_back(trace):
         assert rms < result.rms_before[quantity]
     assert result.timings["washer"] == CYCLES
     assert result.travel == {"blind": TRAVEL}
+    # the 2630 fade, restarted by another at 2632, is not counted; the others took 3.7 s
+    assert result.transitions == {"lamp": LAMP_FADE}
 
 
 def test_cli_writes_the_home_file_that_then_loads(trace, tmp_path):
@@ -110,6 +126,20 @@ def test_cli_writes_the_home_file_that_then_loads(trace, tmp_path):
     assert home.device("washer").endpoint(1).server("LaundryWasherMode").modes[4].cycle == \
         tuple(tuple(p) for p in CYCLES["Quick"])
     assert home.device("blind").endpoint(1).server("WindowCovering").travel == {"Lift": 260, "Tilt": 40}
+    assert home.device("lamp").read("LevelControl", "OnOffTransitionTime", 1) == 37
+    assert report["transitions"] == {"lamp": LAMP_FADE}
+
+
+def test_light_transitions_from_a_real_lights_reports():
+    """A real light reports RemainingTime as it fades (by ids here: 8/1); a fade restarted by a
+    new command is left out, and so is one whose start was not seen."""
+    text = "\n".join(["time,target,quantity,value",
+                      "10,bulb,1/8/1,8", "10.3,bulb,1/8/1,5", "10.6,bulb,1/8/1,2", "10.9,bulb,1/8/1,0",
+                      "20,bulb,1/8/1,8", "20.2,bulb,1/8/1,8", "21.1,bulb,1/8/1,0",      # restarted at 20.2
+                      "30,bulb,1/8/1,8", "30.95,bulb,1/8/1,0",
+                      "40,bulb,1/LevelControl/RemainingTime,0",                        # no start seen
+                      "50,lab,temperature,20"])
+    assert fit_transitions(parse_csv(text)) == {"bulb": {"1/LevelControl/OnOffTransitionTime": 9}}
 
 
 @pytest.mark.parametrize("text, problem", [
