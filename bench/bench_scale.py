@@ -383,7 +383,7 @@ def main() -> None:
               f"failures: {len(result['failed'])}")
         for line in result["failed"][:10]:
             print(f"- {line}")
-        slow = [p for p in result["probes"] if p[2] > 1 or p[3] is None or p[3] > 2]
+        slow = [p for p in result["probes"] if p[2] > 1 or (p[1] and (p[3] is None or p[3] > 2))]
         twin_max = max((p[2] for p in result["probes"]), default=float("nan"))
         answered = [p[3] for p in result["probes"] if p[3] is not None]
         print(f"responsiveness while commissioning ({len(result['probes'])} probes every {PROBE_S} s): twin "
