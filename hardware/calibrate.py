@@ -51,7 +51,7 @@ from typing import Any
 from clusters.values import to_json
 from twin.clock import TICKS_PER_SECOND
 from twin.home import Home
-from twin.physics import COEFFICIENTS, VARIABLES, with_overrides
+from twin.physics import COEFFICIENTS, LIGHT_TYPES, VARIABLES, air_role, measures_room, with_overrides
 from twin.schema import HomeSpec, UserFileError
 
 ROOM_QUANTITIES = (*VARIABLES, "illuminance")
@@ -283,12 +283,16 @@ def _candidates(spec: HomeSpec, trace: Trace) -> list[tuple[str, ...]]:
     observed = {r.quantity for r in trace.observations()}
     home = Home.from_spec(spec)
     out: list[tuple[str, ...]] = [("ambient_k", v) for v in VARIABLES if v in observed]
-    kinds = set()
+    kinds = set()   # what acts on rooms, found as the physics finds it (clones included)
     for device in home.devices.values():
-        kinds.add(device.type.key)
         for ep in device.endpoints.values():
-            if 0x0201 in ep.servers and device.type.key not in ("refrigerator", "freezer"):
+            if 0x0201 in ep.servers and measures_room(device):
                 kinds.add("ac" if 0x0202 in ep.servers else "heat_pump")
+            role = air_role(device, ep)
+            if role is not None:
+                kinds.add(role)
+            onoff = ep.servers.get(0x0006)
+            kinds.update(LIGHT_TYPES[t] for t, _ in ep.device_types if t in LIGHT_TYPES and onoff is not None)
     if "temperature" in observed:
         out += [(k,) for k, kind in (("ac_k_full_fan", "ac"), ("heat_pump_k", "heat_pump")) if kind in kinds]
     for kind, var in (("humidifier", "humidity"), ("dehumidifier", "humidity"), ("air_purifier", "pm10")):

@@ -130,6 +130,21 @@ def test_cli_writes_the_home_file_that_then_loads(trace, tmp_path):
     assert report["transitions"] == {"lamp": LAMP_FADE}
 
 
+def test_a_cloned_purifier_is_calibrated_too(tmp_path):
+    from clusters.clone import export_attributes
+    from clusters.devices import create_device
+    dump = export_attributes(create_device("d", "air_purifier"))
+    dump["0/40/1"], dump["0/40/3"] = "Brisa", "AirPro 3"
+    (tmp_path / "airpro.json").write_text(json.dumps({"attributes": dump}))
+    spec = {"name": "lab", "products": {"airpro": str(tmp_path / "airpro.json")},
+            "rooms": [{"id": "lab", "pm10": 80, "devices": [{"id": "pur", "type": "airpro"}]}]}
+    truth = {"air_purifier": {"k_full_fan": 1.55e-4}}
+    home = Home.from_spec(parse_data({**spec, "physics": truth}))
+    trace = record(home, [(300, _fan_device_on("pur", 80))], duration=3600, every=60)
+    result = fit(parse_data(spec), trace)
+    assert result.coefficients["air_purifier.k_full_fan"] == pytest.approx(1.55e-4, rel=0.02)
+
+
 def test_light_transitions_from_a_real_lights_reports():
     """A real light reports RemainingTime as it fades (by ids here: 8/1); a fade restarted by a
     new command is left out, and so is one whose start was not seen."""
