@@ -13,7 +13,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from matter_twin.cli_personal import personal_app
-from matter_twin.console import CliError, one_line
+from matter_twin.console import CliError, by_category, one_line
 from matter_twin.sandbox import SERVER_URL, matter_sandbox, missing_requirements, python_command
 from scenarios.agreement import DEFAULT_LABELS, agreement_table, judge_labels, load_labels
 from scenarios.export import ExportError, chat_examples, preference_pairs
@@ -63,20 +63,7 @@ def _episodes(path: Path, categories: list[str] | None, limit: int | None):
         episodes = load_episodes(path)
     except UserFileError as exc:
         raise CliError(str(exc)) from None
-    unknown = [c for c in categories or [] if c not in CATEGORIES]
-    if unknown:
-        raise CliError(f"unknown category {', '.join(unknown)}; accepted: {', '.join(CATEGORIES)}")
-    if categories:
-        episodes = [e for e in episodes if e.category in categories]
-    if limit is not None:
-        per: dict[str, int] = {}
-        kept = []
-        for e in episodes:
-            per[e.category] = per.get(e.category, 0) + 1
-            if per[e.category] <= limit:
-                kept.append(e)
-        episodes = kept
-    return episodes
+    return by_category(episodes, categories, limit, CATEGORIES)
 
 
 @bench_app.command()

@@ -12,7 +12,7 @@ from pathlib import Path
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from matter_twin.console import CliError, one_line
+from matter_twin.console import CliError, by_category, one_line
 from scenarios.personal.evaluate import PersonalJudge, make_agent, summarize
 from scenarios.personal.evaluate import run as run_all
 from scenarios.personal.evaluate import validate as check
@@ -43,20 +43,7 @@ def _tasks(path: Path, categories: list[str] | None, limit: int | None) -> list[
         tasks = load_tasks(path)
     except UserFileError as exc:
         raise CliError(str(exc)) from None
-    unknown = [c for c in categories or [] if c not in CATEGORIES]
-    if unknown:
-        raise CliError(f"unknown category {', '.join(unknown)}; accepted: {', '.join(CATEGORIES)}")
-    if categories:
-        tasks = [t for t in tasks if t.category in categories]
-    if limit is not None:
-        per: dict[str, int] = {}
-        kept = []
-        for t in tasks:
-            per[t.category] = per.get(t.category, 0) + 1
-            if per[t.category] <= limit:
-                kept.append(t)
-        tasks = kept
-    return tasks
+    return by_category(tasks, categories, limit, CATEGORIES)
 
 
 def _bar(label: str) -> Progress:

@@ -102,6 +102,24 @@ def one_line(message: str) -> None:
     print("error: " + " ".join(str(message).split()), file=sys.stderr)
 
 
+def by_category(items: list[Any], categories: list[str] | None, limit: int | None,
+                accepted: tuple[str, ...] | list[str]) -> list[Any]:
+    """Items (episodes, tasks) of the given categories, at most `limit` of each, in file order."""
+    unknown = [c for c in categories or [] if c not in accepted]
+    if unknown:
+        raise CliError(f"unknown category {', '.join(unknown)}; accepted: {', '.join(accepted)}")
+    if categories:
+        items = [item for item in items if item.category in categories]
+    if limit is None:
+        return items
+    seen: dict[str, int] = {}
+    kept = []
+    for item in items:
+        seen[item.category] = seen.get(item.category, 0) + 1
+        if seen[item.category] <= limit:
+            kept.append(item)
+    return kept
+
 
 def load_home(home_file: Path | None, seed: int | None) -> Any:
     """The home to run: from a file, or the built-in default. Bad files raise CliError."""

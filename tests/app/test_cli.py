@@ -213,3 +213,14 @@ def test_home_generate_rejects_impossible_sizes(capsys):
         app(["home", "generate", "--rooms", "4", "--devices", "2"], prog_name="twin")
     err = capsys.readouterr().err.strip().splitlines()
     assert exit_.value.code == 2 and len(err) == 1 and "every room gets a light" in err[0]
+
+
+def test_by_category_keeps_file_order_and_at_most_limit_of_each():
+    from types import SimpleNamespace
+
+    from matter_twin.console import CliError, by_category
+    items = [SimpleNamespace(category=c, n=i) for i, c in enumerate("AABBAB")]
+    assert [i.n for i in by_category(items, None, 2, ("A", "B"))] == [0, 1, 2, 3]
+    assert [i.n for i in by_category(items, ["B"], None, ("A", "B"))] == [2, 3, 5]
+    with pytest.raises(CliError, match="unknown category C; accepted: A, B"):
+        by_category(items, ["C"], None, ("A", "B"))
