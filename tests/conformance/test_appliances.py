@@ -107,7 +107,6 @@ NOT_APPLICABLE = {
     "TC_REFALM_2_2": "manual: the operator opens the refrigerator door",
     "TC_REFALM_2_3": "manual: the operator opens the door and leaves it open",
     "TC_SEAR_1_4": "Maps feature (MAPS) is not served",
-    "TC_SEAR_1_5": "SkipArea is not served (optional)",
     "TC_BRBINFO_2_2": "Reachable / Leave events on a bridged device: needs the Dut interface's event reads",
     "TC_BRBINFO_2_3": "manual: the operator changes the bridged device's software version",
     "TC_BRBINFO_3_1": "Bridged ICD Support feature (BIS) is not served",
@@ -292,6 +291,27 @@ def test_TC_SEAR_1_3(dut):
         response = dut.invoke(endpoint, SEAR.Commands.SelectAreas(newAreas=[max(ids) + 1]))
         assert response.status == SEAR.Enums.SelectAreasStatus.kUnsupportedArea
         assert dut.read(endpoint, SEAR.Attributes.SelectedAreas) == []
+
+
+@pytest.mark.parametrize("dut", _duts(SEAR), indirect=True)
+def test_TC_SEAR_1_5(dut):
+    """SkipArea: InvalidAreaList with nothing selected, InvalidSkippedArea for an unknown area,
+    InvalidInMode with no run; during a run, skipping the current area moves on to the next."""
+    skip = SEAR.Enums.SkipAreaStatus
+    for endpoint in endpoints_with(dut, SEAR):
+        ids = [a.areaID for a in dut.read(endpoint, SEAR.Attributes.SupportedAreas)]
+        assert dut.invoke(endpoint, SEAR.Commands.SelectAreas(newAreas=[])).status == 0
+        assert dut.invoke(endpoint, SEAR.Commands.SkipArea(skippedArea=ids[0])).status == skip.kInvalidAreaList
+        assert dut.invoke(endpoint, SEAR.Commands.SelectAreas(newAreas=ids[:2])).status == 0
+        unknown = dut.invoke(endpoint, SEAR.Commands.SkipArea(skippedArea=max(ids) + 1))
+        assert unknown.status == skip.kInvalidSkippedArea
+        assert dut.invoke(endpoint, SEAR.Commands.SkipArea(skippedArea=ids[0])).status == skip.kInvalidInMode
+        modes = dut.read(endpoint, C.RvcRunMode.Attributes.SupportedModes)
+        cleaning = next(m.mode for m in modes if any(t.value == 0x4001 for t in m.modeTags))
+        assert dut.invoke(endpoint, C.RvcRunMode.Commands.ChangeToMode(newMode=cleaning)).status == 0
+        current = dut.read(endpoint, SEAR.Attributes.CurrentArea)
+        assert dut.invoke(endpoint, SEAR.Commands.SkipArea(skippedArea=current)).status == skip.kSuccess
+        assert dut.read(endpoint, SEAR.Attributes.CurrentArea) not in (current, NullValue)
 
 
 @pytest.mark.parametrize("dut", _duts(SEAR, feature=0x2), indirect=True)
