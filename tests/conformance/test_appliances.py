@@ -278,6 +278,13 @@ def test_TC_SEAR_1_2(dut):
                 assert 0 < len(info.locationInfo.locationName) <= 128
 
 
+def start_cleaning(dut, endpoint):
+    """RVC Run Mode to its cleaning mode (the one tagged Cleaning, 0x4001): a run over SelectedAreas."""
+    modes = dut.read(endpoint, C.RvcRunMode.Attributes.SupportedModes)
+    cleaning = next(m.mode for m in modes if any(t.value == 0x4001 for t in m.modeTags))
+    assert dut.invoke(endpoint, C.RvcRunMode.Commands.ChangeToMode(newMode=cleaning)).status == 0
+
+
 @pytest.mark.parametrize("dut", _duts(SEAR), indirect=True)
 def test_TC_SEAR_1_3(dut):
     """SelectAreas: supported areas (and none) answer Success and become SelectedAreas; an
@@ -306,9 +313,7 @@ def test_TC_SEAR_1_5(dut):
         unknown = dut.invoke(endpoint, SEAR.Commands.SkipArea(skippedArea=max(ids) + 1))
         assert unknown.status == skip.kInvalidSkippedArea
         assert dut.invoke(endpoint, SEAR.Commands.SkipArea(skippedArea=ids[0])).status == skip.kInvalidInMode
-        modes = dut.read(endpoint, C.RvcRunMode.Attributes.SupportedModes)
-        cleaning = next(m.mode for m in modes if any(t.value == 0x4001 for t in m.modeTags))
-        assert dut.invoke(endpoint, C.RvcRunMode.Commands.ChangeToMode(newMode=cleaning)).status == 0
+        start_cleaning(dut, endpoint)
         current = dut.read(endpoint, SEAR.Attributes.CurrentArea)
         assert dut.invoke(endpoint, SEAR.Commands.SkipArea(skippedArea=current)).status == skip.kSuccess
         assert dut.read(endpoint, SEAR.Attributes.CurrentArea) not in (current, NullValue)
@@ -320,9 +325,7 @@ def test_TC_SEAR_1_6(dut):
     for endpoint in endpoints_with(dut, SEAR):
         ids = [a.areaID for a in dut.read(endpoint, SEAR.Attributes.SupportedAreas)]
         assert dut.invoke(endpoint, SEAR.Commands.SelectAreas(newAreas=ids[:2])).status == 0
-        modes = dut.read(endpoint, C.RvcRunMode.Attributes.SupportedModes)
-        cleaning = next(m.mode for m in modes if any(t.value == 0x4001 for t in m.modeTags))
-        assert dut.invoke(endpoint, C.RvcRunMode.Commands.ChangeToMode(newMode=cleaning)).status == 0
+        start_cleaning(dut, endpoint)
         progress = dut.read(endpoint, SEAR.Attributes.Progress)
         assert [p.areaID for p in progress] == ids[:2]
         assert {p.status for p in progress} <= {0, 1} and any(p.status == 1 for p in progress)   # Pending/Operating
