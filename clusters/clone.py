@@ -16,8 +16,10 @@ lists, revisions and values:
   UNSUPPORTED_COMMAND;
 - any other cluster is an `AttributeStoreServer`: the product's values typed by
   `chip.clusters.Objects`, writable where the data model says so (`CHIPClusters`' writable
-  flags), writes checked against the type (nullability, enums, bitmaps, structs),
-  subscriptions reported on change, every command UNSUPPORTED_COMMAND;
+  flags), writes checked against the type (nullability, enums, bitmaps, structs) and the
+  spec's constraints (`clusters.constraints.ATTRIBUTE_LIMITS`: widths, ranges, lengths),
+  subscriptions reported on change, every command UNSUPPORTED_COMMAND. The product's own
+  values are kept even where they break a constraint (`limit_breaches` names them);
 - a value no chip type describes (a vendor cluster or attribute, a struct of a newer spec)
   is kept as the dump has it and served as generic TLV (`Opaque`), read-only.
 
@@ -48,6 +50,7 @@ from chip.clusters.Types import Nullable, NullValue
 
 import clusters.devices  # noqa: F401 - registers every server class we have
 from clusters.base import ClusterServer
+from clusters.constraints import check_attribute
 from clusters.device import Device, DeviceType, Endpoint
 from clusters.status import MatterError, Status
 
@@ -341,6 +344,30 @@ class AttributeStoreServer(ProductShapeMixin, ClusterServer):
         raise MatterError(Status.UNSUPPORTED_COMMAND,
                           f"{self.name} command {command!r} is not modelled by this clone")
 
+    def validate_write(self, name: str, value: Any) -> None:
+        # The spec's ranges and lengths, which no server of ours knows for this cluster.
+        check_attribute(self.name, name, value, self.get)
+
+
+def limit_breaches(device: Any) -> list[str]:
+    """The product's own values, in its attribute stores, that break their spec constraint
+    (kept as the product has them: real products deviate), one line each."""
+    out = []
+    for ep_id in sorted(device.endpoints):
+        servers = device.endpoints[ep_id].servers
+        for cluster_id in sorted(servers):
+            server = servers[cluster_id]
+            if not isinstance(server, AttributeStoreServer):
+                continue
+            for name in server.attributes:
+                if isinstance(server.attribute_class(name), OpaqueAttribute):
+                    continue
+                try:
+                    check_attribute(server.name, name, server.get(name), server.get)
+                except MatterError as exc:
+                    out.append(f"endpoint {ep_id} {exc.message}")
+    return out
+
 
 class _VendorCluster:
     """Stands in for a chip cluster class for clusters chip does not know (vendor clusters)."""
@@ -361,7 +388,9 @@ def _store_class(cluster_id: int) -> type[AttributeStoreServer]:
 
 
 def _concrete_servers() -> dict[int, type[ClusterServer]]:
-    """Our server class for each cluster id (the first by name where several exist)."""
+    """Our server class for each cluster id (the first by name where several exist). A server
+    built on another one (the bridge's BridgedDeviceBasicInformation mirrors a BasicInformation)
+    cannot serve a product: not counted, so the answer does not depend on what was imported."""
     out: dict[int, type[ClusterServer]] = {}
     stack = list(ClusterServer.__subclasses__())
     found = []
@@ -369,11 +398,16 @@ def _concrete_servers() -> dict[int, type[ClusterServer]]:
         cls = stack.pop()
         stack.extend(cls.__subclasses__())
         if cls.__module__.startswith("clusters.") and not cls.__name__.startswith("_") \
-                and "cluster" in vars(cls) and not issubclass(cls, ProductShapeMixin):
+                and "cluster" in vars(cls) and not issubclass(cls, ProductShapeMixin) and _standalone(cls):
             found.append(cls)
     for cls in sorted(found, key=lambda c: (c.__module__, c.__name__)):
         out.setdefault(cls.cluster.id, cls)
     return out
+
+
+def _standalone(cls: type[ClusterServer]) -> bool:
+    return all(p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+               for p in list(inspect.signature(cls.__init__).parameters.values())[1:])
 
 
 #: Servers a clone never takes behaviour from: the Descriptor must show the product's

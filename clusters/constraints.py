@@ -17,12 +17,21 @@ A value outside its type raises MatterError(CONSTRAINT_ERROR) naming the field a
 as a write of the same value to an attribute does. `ClusterServer.invoke` calls it, so the
 node's IM and the tool API get the same answer. Spec ranges narrower than the type (a
 percentage, a mode) stay in the cluster servers, which know their state.
+
+Attributes of clusters we have no server for (a cloned product's attribute stores,
+clusters/clone.py) have no server to know their spec ranges: `ATTRIBUTE_LIMITS` below gives,
+for every writable one whose chip type says less than the spec, its spec data type and the
+constraint the spec's data model states (a range, a length, "one of another attribute's
+values"), and `check_attribute` applies it to a write (tests/clusters/test_attribute_limits.py
+holds it to matter.js's model of the spec).
 """
 from __future__ import annotations
 
 import enum
 import types
 import typing
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from chip import tlv
@@ -138,4 +147,144 @@ def _check(typ: Any, value: Any, what: str, key: tuple[str, str, str]) -> None:
         raise MatterError(Status.CONSTRAINT_ERROR, f"{what}={int(value)} is outside {spec_type} ({low}..{high})")
 
 
-__all__ = ["FIELD_TYPES", "RANGES", "check_command"]
+# ---- attributes of clusters we have no server for -------------------------------------------
+@dataclass(frozen=True)
+class Ref:
+    """A bound that is another attribute of the same cluster: its value (or a field of it,
+    "HoldTimeLimits.holdTimeMin"), plus `offset`."""
+    path: str
+    offset: int = 0
+
+
+@dataclass(frozen=True)
+class Limit:
+    """The spec's constraint on one attribute. `type` is its spec data type: an integer type
+    (uint8 ... int64), whose range always applies, or string (length in UTF-8 bytes), octstr
+    (length in bytes) or list (number of entries), for which `low` and `high` bound the length.
+    `within` names a list attribute (".field" of its entries) that holds the allowed values."""
+    type: str
+    low: int | Ref | None = None
+    high: int | Ref | None = None
+    within: str | None = None
+
+
+def _modes(cluster: str) -> dict[tuple[str, str], Limit]:
+    # ModeBase / ModeSelect: StartUpMode and OnMode name a mode of SupportedModes (spec prose).
+    return {(cluster, name): Limit("uint8", within="SupportedModes.mode") for name in ("StartUpMode", "OnMode")}
+
+
+#: (cluster, attribute) -> the spec constraint of each writable attribute, of the clusters we have
+#: no server for, that its chip type does not carry (Matter 1.4 Application Cluster and Core
+#: specs): the integer width of every plain integer, and every range, length and membership
+#: the spec states. Constraints the spec gives only in prose are here where they are a plain
+#: rule (the modes); the others (DoorLock.OperatingMode against SupportedOperatingModes, the
+#: fabric-scoped lists) are left to the type check.
+ATTRIBUTE_LIMITS: dict[tuple[str, str], Limit] = {
+    ("BooleanStateConfiguration", "CurrentSensitivityLevel"):
+        Limit("uint8", high=Ref("SupportedSensitivityLevels", -1)),
+    ("BridgedDeviceBasicInformation", "NodeLabel"): Limit("string", high=32),
+    ("Chime", "ActiveChimeID"): Limit("uint8"),
+    ("ColorControl", "Options"): Limit("uint8"),
+    **{("ColorControl", name): Limit("uint16", high=0xFEFF)   # 0xFF00 and up are not chromaticities
+       for name in ("WhitePointX", "WhitePointY", "ColorPointRX", "ColorPointRY", "ColorPointGX",
+                    "ColorPointGY", "ColorPointBX", "ColorPointBY")},
+    **{("ColorControl", f"ColorPoint{c}Intensity"): Limit("uint8") for c in "RGB"},
+    ("ColorControl", "StartUpColorTemperatureMireds"): Limit("uint16", 1, 0xFEFF),
+    **_modes("DeviceEnergyManagementMode"),
+    ("DoorLock", "DoorOpenEvents"): Limit("uint32"),
+    ("DoorLock", "DoorClosedEvents"): Limit("uint32"),
+    ("DoorLock", "OpenPeriod"): Limit("uint16"),
+    ("DoorLock", "Language"): Limit("string", high=3),      # ISO 639-1, two letters (three allowed)
+    ("DoorLock", "LEDSettings"): Limit("uint8"),
+    ("DoorLock", "AutoRelockTime"): Limit("uint32"),
+    ("DoorLock", "SoundVolume"): Limit("uint8"),
+    ("DoorLock", "LocalProgrammingFeatures"): Limit("uint8"),
+    ("DoorLock", "WrongCodeEntryLimit"): Limit("uint8", 1, 255),
+    ("DoorLock", "UserCodeTemporaryDisableTime"): Limit("uint8", 1, 255),
+    ("DoorLock", "ExpiringUserTimeout"): Limit("uint16", 1, 2880),   # minutes: up to two days
+    ("EnergyEvse", "UserMaximumChargeCurrent"): Limit("int64"),
+    ("EnergyEvse", "RandomizationDelayWindow"): Limit("uint32", high=86400),   # seconds: a day
+    ("EnergyEvse", "ApproximateEVEfficiency"): Limit("uint16"),
+    **_modes("EnergyEvseMode"),
+    ("EnergyPreference", "CurrentEnergyBalance"): Limit("uint8"),
+    ("EnergyPreference", "CurrentLowPowerModeSensitivity"): Limit("uint8"),
+    ("GeneralCommissioning", "Breadcrumb"): Limit("uint64"),
+    ("LocalizationConfiguration", "ActiveLocale"): Limit("string", within="SupportedLocales"),
+    **_modes("ModeSelect"),
+    ("OccupancySensing", "HoldTime"):
+        Limit("uint16", Ref("HoldTimeLimits.holdTimeMin"), Ref("HoldTimeLimits.holdTimeMax")),
+    **{("OccupancySensing", f"{sensor}{name}"): Limit("uint16")
+       for sensor in ("PIR", "Ultrasonic", "PhysicalContact")
+       for name in ("OccupiedToUnoccupiedDelay", "UnoccupiedToOccupiedDelay")},
+    **{("OccupancySensing", f"{sensor}UnoccupiedToOccupiedThreshold"): Limit("uint8", 1, 254)
+       for sensor in ("PIR", "Ultrasonic", "PhysicalContact")},
+    **_modes("OvenMode"),
+    ("PumpConfigurationAndControl", "LifetimeRunningHours"): Limit("uint24"),
+    ("PumpConfigurationAndControl", "LifetimeEnergyConsumed"): Limit("uint32"),
+    ("ThreadNetworkDirectory", "PreferredExtendedPanID"): Limit("octstr", 8, 8),   # an extended PAN ID
+    ("TimeFormatLocalization", "ActiveCalendarType"): Limit("uint8", within="SupportedCalendarTypes"),
+    ("ValveConfigurationAndControl", "DefaultOpenDuration"): Limit("uint32", low=1),
+    ("ValveConfigurationAndControl", "DefaultOpenLevel"): Limit("uint8", 1, 100),   # a percentage
+    **_modes("WaterHeaterMode"),
+}
+
+
+def check_attribute(cluster: str, name: str, value: Any, read: Callable[[str], Any]) -> None:
+    """Raise CONSTRAINT_ERROR if `value` for cluster.name breaks its `ATTRIBUTE_LIMITS` entry.
+    `read(attribute)` gives a sibling attribute's value for bounds that refer to one (KeyError
+    where the product lacks it: that bound then does not apply). Null is the type check's."""
+    limit = ATTRIBUTE_LIMITS.get((cluster, name))
+    if limit is None or value is None or value is NullValue:
+        return
+    what = f"{cluster}.{name}"
+    if limit.type in RANGES:
+        low, high = RANGES[limit.type]
+        if not low <= int(value) <= high:
+            raise MatterError(Status.CONSTRAINT_ERROR, f"{what}={int(value)} is outside {limit.type} ({low}..{high})")
+        size, said = int(value), f"{what}={int(value)}"
+    elif limit.type == "string":
+        size = len(value.encode("utf-8"))
+        said = f"{what} is {size} bytes long"
+    else:
+        size = len(value)
+        said = f"{what} has {size} {'entries' if limit.type == 'list' else 'bytes'}"
+    low, high = _bound(limit.low, read), _bound(limit.high, read)
+    if (low is not None and size < low) or (high is not None and size > high):
+        bounds = f"{low if low is not None else ''}..{high if high is not None else ''}"
+        raise MatterError(Status.CONSTRAINT_ERROR, f"{said}, outside {bounds} (spec constraint)")
+    if limit.within is not None:
+        allowed = _resolve(limit.within, read)
+        if allowed is not None and _plain(value) not in allowed:
+            raise MatterError(Status.CONSTRAINT_ERROR, f"{what}={_plain(value)!r} is not one of {limit.within}: "
+                              + ", ".join(repr(v) for v in allowed))
+
+
+def _bound(bound: int | Ref | None, read: Callable[[str], Any]) -> int | None:
+    if not isinstance(bound, Ref):
+        return bound
+    value = _resolve(bound.path, read)
+    return int(value) + bound.offset if isinstance(value, int) else None
+
+
+def _resolve(path: str, read: Callable[[str], Any]) -> Any:
+    """The value at "Attribute.field" (a list maps over its entries); None where absent."""
+    attribute, *fields = path.split(".")
+    try:
+        value = read(attribute)
+    except KeyError:
+        return None
+    for field in fields:
+        if isinstance(value, list):
+            value = [getattr(entry, field, None) for entry in value]
+        else:
+            value = getattr(value, field, None)
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return None if value is NullValue else value
+
+
+def _plain(value: Any) -> Any:
+    return int(value) if isinstance(value, enum.Enum) else value
+
+
+__all__ = ["ATTRIBUTE_LIMITS", "FIELD_TYPES", "RANGES", "Limit", "Ref", "check_attribute", "check_command"]

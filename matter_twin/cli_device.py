@@ -22,6 +22,7 @@ from clusters.clone import (
     Product,
     differences,
     export_attributes,
+    limit_breaches,
     product_type,
     read_dump,
 )
@@ -129,6 +130,10 @@ def clone(dump: Path = typer.Argument(..., help="A node dump: python-matter-serv
     print("  (* = the product's values, stored; others behave as the twin's servers)", file=err)
     if left:
         print(f"  {len(left)} attribute(s) do not read back as dumped: " + "; ".join(left[:5]), file=err)
+    breaches = limit_breaches(clone_device)
+    if breaches:
+        print(f"  warning: {len(breaches)} value(s) break the spec's constraints, kept as the product has "
+              "them (writes there must obey): " + "; ".join(breaches), file=err)
     print(f"use it in a home file:\n  products:\n    {key}: {output}", file=err)
 
 

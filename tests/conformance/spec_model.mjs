@@ -14,7 +14,11 @@ const children = cluster => {
                         conformance: text(child.conformance) || (before?.conformance ?? ""),
                         direction: child.direction ?? before?.direction ?? "",
                         children: child.children?.length ? child.children : (before?.children ?? []),
-                        constraint: text(child.constraint) };
+                        constraint: text(child.constraint),
+                        // attributes: the spec data type beneath it (uint8 for an enum8, string,
+                        // list, ...) and its constraint as inherited (a derived NodeLabel's "max 32")
+                        type: child.primitiveBase?.name ?? before?.type ?? "",
+                        limit: text(child.effectiveConstraint) || (before?.limit ?? "") };
         merged.set(`${child.tag}:${child.name}`, entry);
     }
     return [...merged.values()];
@@ -26,7 +30,7 @@ const clusters = Matter.clusters.filter(cluster => cluster.id !== undefined).map
     id: cluster.id, name: cluster.name, revision: cluster.revision,
     features: (children(cluster).find(child => child.name === "FeatureMap")?.children ?? [])
         .map(f => ({ name: f.name, title: f.title ?? "", bit: Number(text(f.constraint)), conformance: text(f.conformance) })),
-    attributes: elements(cluster, "attribute", () => ({})),
+    attributes: elements(cluster, "attribute", child => ({ type: child.type, constraint: child.limit })),
     commands: elements(cluster, "command", child => ({ direction: child.direction })),
     events: elements(cluster, "event", () => ({})),
 }));

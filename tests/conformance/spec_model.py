@@ -1,5 +1,6 @@
 """The spec's data model, as data: matter.js's model (@matter/model, installed in .cache/matterjs)
-dumped to JSON by spec_model.mjs, and an evaluator of its conformance expressions.
+dumped to JSON by spec_model.mjs (attributes with their spec data type and constraint), and an
+evaluator of its conformance expressions.
 
 Conformance (spec 7.3): a comma-separated list tried in order; `M` mandatory, `O` optional, `X`
 disallowed, `P` provisional, `D` deprecated, `desc` described in prose; `[expr]` optional when

@@ -1,0 +1,312 @@
+"""Spec constraints on the attribute stores of cloned products (clusters.constraints.ATTRIBUTE_LIMITS).
+
+Our table is held to the spec's data model (matter.js's model, read at test time by
+tests/conformance/spec_model.py; the test fails where it is not installed), and each kind of
+constraint is tried on a hand-written product over the tool API and over the Interaction Model.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import re
+from typing import Any
+
+import pytest
+from chip.clusters import Objects as C
+from chip.clusters.ClusterObjects import ALL_ATTRIBUTES, ALL_CLUSTERS
+from chip.clusters.Types import NullValue
+from dut import DutStatusError
+from inprocess import InProcessDut
+from spec_model import model
+from test_clone import PLUG, _cluster, _descriptor, _hand_written
+from typer.testing import CliRunner
+
+from bridge.tools import Session, call_tool
+from bridge.twin_backend import TwinBackend
+from clusters.clone import (
+    AttributeStoreServer,
+    _concrete_servers,
+    _union,
+    _writable_ids,
+    export_attributes,
+    limit_breaches,
+    load_product,
+    product_type,
+)
+from clusters.constraints import ATTRIBUTE_LIMITS, RANGES, Limit, Ref
+from clusters.devices import create_device
+from clusters.status import MatterError, Status
+from matter_twin.cli import app
+from twin.home import Home
+
+#: Writable attributes of unimplemented clusters that matter.js's model of the spec lacks: the
+#: SDK's test clusters and two clusters of the SDK's data model that no released spec has.
+NOT_IN_SPEC = {"UnitTesting", "SampleMei", "BallastConfiguration", "DemandResponseLoadControl"}
+
+
+# ---- the table against the spec's data model ----------------------------------------------
+def _store_attributes() -> list[tuple[str, Any]]:
+    """(cluster name, chip attribute class) of every writable attribute of every cluster we
+    have no server for: what a clone serves from an attribute store."""
+    ours = _concrete_servers()
+    return [(ALL_CLUSTERS[cid].__name__, ALL_ATTRIBUTES[cid][aid])
+            for cid in sorted(ALL_CLUSTERS) if cid not in ours
+            for aid in sorted(_writable_ids(cid))]
+
+
+_OPERAND = re.compile(r"^(?:(-?\d+|0x[0-9a-fA-F]+)|([A-Za-z][\w.]*)(?:\s*([-+])\s*(\d+))?)$")
+
+
+def _operand(text: str) -> int | tuple[str, int]:
+    m = _OPERAND.match(text.strip())
+    assert m, f"constraint operand {text!r}: unknown to this test; teach it"
+    if m.group(1):
+        return int(m.group(1), 0)
+    offset = int(m.group(4) or 0) * (-1 if m.group(3) == "-" else 1)
+    return (m.group(2).lower(), offset)
+
+
+def _model_bounds(text: str) -> tuple[Any, Any, Any] | None:
+    """(low, high, within) of a constraint as the spec model writes it; None for prose (desc).
+    References to attributes come back as (lower-case path, offset)."""
+    text = text.strip()
+    if text in ("", "all"):
+        return (None, None, None)
+    if text == "desc":
+        return None
+    if text.startswith("in "):
+        return (None, None, text[3:].strip().lower())
+    if text.startswith("min "):
+        return (_operand(text[4:]), None, None)
+    if text.startswith("max "):
+        return (None, _operand(text[4:]), None)
+    if " to " in text:
+        low, high = text.split(" to ")
+        return (_operand(low), _operand(high), None)
+    exact = _operand(text)
+    return (exact, exact, None)
+
+
+def _ours(limit: Limit | None) -> tuple[Any, Any, Any]:
+    def bound(b: int | Ref | None) -> Any:
+        return (b.path.lower(), b.offset) if isinstance(b, Ref) else b
+    if limit is None:
+        return (None, None, None)
+    return (bound(limit.low), bound(limit.high), limit.within.lower() if limit.within else None)
+
+
+def _narrowed(bounds: tuple[Any, Any, Any], spec_type: str) -> tuple[Any, Any, Any]:
+    """Bounds with those the type implies anyway dropped (min 0 on a length, 255 on a uint8)."""
+    low, high, within = bounds
+    type_low, type_high = RANGES.get(spec_type, (0, None))
+    return (None if low == type_low else low, None if high == type_high else high, within)
+
+
+def _plain_integer(typ: Any) -> bool:
+    parts = _union(typ)
+    inner = parts[2] if parts else typ
+    return isinstance(inner, type) and issubclass(inner, int) and not issubclass(inner, bool) \
+        and not hasattr(inner, "__members__")
+
+
+def test_the_table_matches_the_spec_model():
+    """Every writable attribute of a cluster we have no server for whose spec constraint is
+    narrower than its type, or whose chip type lacks its width, is in our table, the same."""
+    spec = {c["id"]: c for c in model()["clusters"].values()}
+    checked, missing_from_model, wrong = 0, set(), []
+    for cluster, attribute in _store_attributes():
+        key = (cluster, attribute.__name__)
+        spec_cluster = spec.get(ALL_CLUSTERS_IDS[cluster])
+        if spec_cluster is None:
+            missing_from_model.add(cluster)
+            assert key not in ATTRIBUTE_LIMITS, f"{key}: no spec model to hold it to"
+            continue
+        spec_attribute = next(a for a in spec_cluster["attributes"] if a["id"] == attribute.attribute_id)
+        limit = ATTRIBUTE_LIMITS.get(key)
+        spec_type = spec_attribute["type"]
+        if _plain_integer(attribute.attribute_type.Type) and (limit is None or limit.type != spec_type):
+            wrong.append(f"{key}: a {spec_type} in the spec; ours {limit and limit.type}")
+        if limit is not None and limit.type != spec_type:
+            wrong.append(f"{key}: type {limit.type}, the spec's {spec_type}")
+        stated = _model_bounds(spec_attribute["constraint"])
+        if stated is None:     # prose: ours (if any) is read from the spec's text, not checkable here
+            checked += 1
+            continue
+        expected = _narrowed(stated, spec_type)
+        if _narrowed(_ours(limit), spec_type) != expected:
+            wrong.append(f"{key}: ours {_ours(limit)}, the spec's {spec_attribute['constraint']!r}")
+        checked += 1
+    assert wrong == []
+    assert missing_from_model == NOT_IN_SPEC
+    assert checked == 80     # writable attributes of unimplemented clusters in the spec (of 182)
+
+
+def test_every_table_entry_is_a_writable_attribute():
+    for cluster, name in ATTRIBUTE_LIMITS:
+        cls = getattr(getattr(C, cluster).Attributes, name)
+        assert cls.attribute_id in _writable_ids(getattr(C, cluster).id), (cluster, name)
+
+
+ALL_CLUSTERS_IDS = {cls.__name__: cid for cid, cls in ALL_CLUSTERS.items()}
+
+
+# ---- enforcement on a hand-written product ------------------------------------------------
+def _ext_pan(raw: bytes) -> str:
+    return base64.b64encode(raw).decode()
+
+
+# A door lock as a maker might ship it, with siblings whose writable attributes the spec bounds.
+# UserCodeTemporaryDisableTime 0 breaks the spec's 1..255: the product's own value, kept.
+LOCK = _hand_written("Verro", "Smart Lock L1", {
+    **_descriptor([(0x0A, 3)], [29, 43, 80, 128, 129, 257, 1030, 1107]),
+    **_cluster(257, {"6": 30, "33": "en", "48": 5, "49": 0}, revision=7),
+    **_cluster(1030, {"3": 60, "4": {"0": 10, "1": 300, "2": 60}, "18": 1}, revision=5),
+    **_cluster(128, {"0": 1, "1": 3}, revision=1),
+    **_cluster(80, {"0": "Chime", "1": None, "2": [{"0": "Soft", "1": 0, "2": []}, {"0": "Loud", "1": 4, "2": []}],
+                    "3": 0, "4": 0, "5": None}, revision=2),
+    **_cluster(43, {"0": "en-US", "1": ["en-US", "de-DE"]}, revision=1),
+    **_cluster(129, {"8": 50}, features=2, revision=1),
+    **_cluster(1107, {"0": _ext_pan(bytes(range(8)))}, revision=1),
+})
+
+
+@pytest.fixture
+def lock():
+    home = Home("h", seed=1)
+    home.add_room("r", "R")
+    home.add_product("lock", load_product(json.loads(json.dumps(LOCK))))
+    device = home.add_device("lock", "lock", "r")
+    return home, device, InProcessDut(home, device, "lock", "lock")
+
+
+def _status(via: str, setup: Any, cluster: str, attribute: str, value: Any) -> str:
+    """The answer to a write of `value` (a Matter value) by one of the two ways in."""
+    home, device, dut = setup
+    if via == "im":
+        cls = getattr(getattr(C, cluster).Attributes, attribute)
+        try:
+            dut.write(1, cls, value)
+        except DutStatusError as err:
+            return Status(err.status).name
+        return "SUCCESS"
+    plain = value.hex() if isinstance(value, bytes) else (None if value is NullValue else value)
+    result = call_tool(TwinBackend(home), "write_attribute",
+                       {"device_id": "lock", "endpoint_id": 1, "cluster_id": cluster,
+                        "attribute_id": attribute, "value": plain}, Session())
+    return "SUCCESS" if result["ok"] else result["error"]["code"]
+
+
+VIA = ["tool", "im"]
+
+
+@pytest.mark.parametrize("via", VIA)
+def test_numeric_ranges_and_widths(via, lock):
+    home, device, _ = lock
+    assert isinstance(device.endpoint(1).server("DoorLock"), AttributeStoreServer)
+    before = home.snapshot()
+    for cluster, attribute, value in [("DoorLock", "WrongCodeEntryLimit", 0),           # 1 to 255
+                                      ("DoorLock", "WrongCodeEntryLimit", 256),         # a uint8
+                                      ("DoorLock", "OpenPeriod", 0x10000),              # a uint16
+                                      ("ValveConfigurationAndControl", "DefaultOpenLevel", 101),   # a percent, 1..
+                                      ("ValveConfigurationAndControl", "DefaultOpenLevel", 0),
+                                      ("OccupancySensing", "PIRUnoccupiedToOccupiedThreshold", 255)]:
+        assert _status(via, lock, cluster, attribute, value) == "CONSTRAINT_ERROR", (cluster, attribute, value)
+    assert home.snapshot() == before     # nothing half-applied
+    for cluster, attribute, value in [("DoorLock", "WrongCodeEntryLimit", 1), ("DoorLock", "WrongCodeEntryLimit", 255),
+                                      ("DoorLock", "OpenPeriod", 0xFFFF),
+                                      ("ValveConfigurationAndControl", "DefaultOpenLevel", 100)]:
+        assert _status(via, lock, cluster, attribute, value) == "SUCCESS", (cluster, attribute, value)
+        assert device.read(cluster, attribute, 1) == value
+
+
+@pytest.mark.parametrize("via", VIA)
+def test_string_and_octet_string_lengths(via, lock):
+    _, device, _ = lock
+    assert _status(via, lock, "DoorLock", "Language", "deu") == "SUCCESS"
+    assert _status(via, lock, "DoorLock", "Language", "engl") == "CONSTRAINT_ERROR"     # max 3
+    assert _status(via, lock, "DoorLock", "Language", "få") == "SUCCESS"               # 3 bytes
+    assert _status(via, lock, "DoorLock", "Language", "fåx") == "CONSTRAINT_ERROR"     # 4 UTF-8 bytes
+    assert device.read("DoorLock", "Language", 1) == "få"
+    pan = "ThreadNetworkDirectory", "PreferredExtendedPanID"      # exactly 8 bytes, or null
+    assert _status(via, lock, *pan, bytes(7)) == "CONSTRAINT_ERROR"
+    assert _status(via, lock, *pan, bytes(9)) == "CONSTRAINT_ERROR"
+    assert _status(via, lock, *pan, b"\x01" * 8) == "SUCCESS"
+    assert _status(via, lock, *pan, NullValue) == "SUCCESS"
+
+
+@pytest.mark.parametrize("via", VIA)
+def test_bounds_and_choices_from_other_attributes(via, lock):
+    _, device, _ = lock
+    # HoldTime within HoldTimeLimits (10..300 in this product).
+    assert _status(via, lock, "OccupancySensing", "HoldTime", 9) == "CONSTRAINT_ERROR"
+    assert _status(via, lock, "OccupancySensing", "HoldTime", 301) == "CONSTRAINT_ERROR"
+    assert _status(via, lock, "OccupancySensing", "HoldTime", 300) == "SUCCESS"
+    # CurrentSensitivityLevel at most SupportedSensitivityLevels - 1 (3 levels: 0..2).
+    assert _status(via, lock, "BooleanStateConfiguration", "CurrentSensitivityLevel", 3) == "CONSTRAINT_ERROR"
+    assert _status(via, lock, "BooleanStateConfiguration", "CurrentSensitivityLevel", 2) == "SUCCESS"
+    # StartUpMode names a mode of SupportedModes (0 and 4), or null.
+    assert _status(via, lock, "ModeSelect", "StartUpMode", 1) == "CONSTRAINT_ERROR"
+    assert _status(via, lock, "ModeSelect", "StartUpMode", 4) == "SUCCESS"
+    assert _status(via, lock, "ModeSelect", "StartUpMode", NullValue) == "SUCCESS"
+    # ActiveLocale one of SupportedLocales.
+    assert _status(via, lock, "LocalizationConfiguration", "ActiveLocale", "fr-FR") == "CONSTRAINT_ERROR"
+    assert _status(via, lock, "LocalizationConfiguration", "ActiveLocale", "de-DE") == "SUCCESS"
+    assert device.read("LocalizationConfiguration", "ActiveLocale", 1) == "de-DE"
+
+
+def test_a_bound_the_product_lacks_does_not_apply():
+    dump = json.loads(json.dumps(LOCK))
+    for key in [k for k in dump["attributes"] if k.startswith("1/1030/")]:
+        del dump["attributes"][key]
+    dump["attributes"].update({f"1/{k}": v for k, v in _cluster(1030, {"3": 60}, revision=5).items()})
+    device = _clone(dump)
+    device.write("OccupancySensing", "HoldTime", 5000, 1)       # no HoldTimeLimits: only the uint16
+    assert device.read("OccupancySensing", "HoldTime", 1) == 5000
+    with pytest.raises(MatterError) as err:
+        device.write("OccupancySensing", "HoldTime", 0x10000, 1)
+    assert err.value.status == Status.CONSTRAINT_ERROR
+
+
+def _clone(dump: dict) -> Any:
+    return create_device("c", product_type("c", load_product(dump)))
+
+
+def test_list_lengths(monkeypatch):
+    """No writable list of an unimplemented cluster has a spec length bound today (UserLabel's
+    LabelList is "min 0"); the kind is checked as the others are, so an entry would apply."""
+    monkeypatch.setitem(ATTRIBUTE_LIMITS, ("UserLabel", "LabelList"), Limit("list", high=2))
+    store = _clone(json.loads(json.dumps(_with_user_label()))).endpoint(1).server("UserLabel")
+    labels = [{"label": "room", "value": "hall"}, {"label": "floor", "value": "1"}]
+    store.write("LabelList", labels)
+    with pytest.raises(MatterError) as err:
+        store.write("LabelList", [*labels, {"label": "x", "value": "y"}])
+    assert err.value.status == Status.CONSTRAINT_ERROR and "3 entries" in str(err.value)
+    assert len(store.read("LabelList")) == 2
+
+
+def _with_user_label() -> dict:
+    dump = json.loads(json.dumps(LOCK))
+    dump["attributes"].update({f"1/{k}": v for k, v in _cluster(65, {"0": []}, revision=1).items()})
+    return dump
+
+
+# ---- the product's own values -------------------------------------------------------------
+def test_the_products_own_out_of_range_value_is_kept_and_named(tmp_path):
+    device = _clone(json.loads(json.dumps(LOCK)))
+    assert export_attributes(device) == LOCK["attributes"]        # round trip, the 0 included
+    assert device.read("DoorLock", "UserCodeTemporaryDisableTime", 1) == 0
+    breaches = limit_breaches(device)
+    assert len(breaches) == 1 and "DoorLock.UserCodeTemporaryDisableTime" in breaches[0], breaches
+    with pytest.raises(MatterError) as err:     # a write must still obey
+        device.write("DoorLock", "UserCodeTemporaryDisableTime", 0, 1)
+    assert err.value.status == Status.CONSTRAINT_ERROR
+    dump = tmp_path / "lock.json"
+    dump.write_text(json.dumps(LOCK))
+    result = CliRunner().invoke(app, ["device", "clone", str(dump), "-o", str(tmp_path / "p.json")])
+    assert result.exit_code == 0, result.output
+    warnings = [line for line in result.output.splitlines() if "break the spec's constraints" in line]
+    assert len(warnings) == 1 and "DoorLock.UserCodeTemporaryDisableTime=0" in warnings[0], result.output
+
+
+def test_the_plug_has_no_breaches():
+    assert limit_breaches(_clone(json.loads(PLUG.read_text()))) == []
