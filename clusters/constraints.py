@@ -161,11 +161,13 @@ class Limit:
     """The spec's constraint on one attribute. `type` is its spec data type: an integer type
     (uint8 ... int64), whose range always applies, or string (length in UTF-8 bytes), octstr
     (length in bytes) or list (number of entries), for which `low` and `high` bound the length.
-    `within` names a list attribute (".field" of its entries) that holds the allowed values."""
+    `within` names a list attribute (".field" of its entries) that holds the allowed values.
+    `fields` constrains fields of a struct (of each entry, for a list) by their chip label."""
     type: str
     low: int | Ref | None = None
     high: int | Ref | None = None
     within: str | None = None
+    fields: dict[str, Limit] | None = None
 
 
 def _modes(cluster: str) -> dict[tuple[str, str], Limit]:
@@ -176,10 +178,16 @@ def _modes(cluster: str) -> dict[tuple[str, str], Limit]:
 #: (cluster, attribute) -> the spec constraint of each writable attribute, of the clusters we have
 #: no server for, that its chip type does not carry (Matter 1.4 Application Cluster and Core
 #: specs): the integer width of every plain integer, and every range, length and membership
-#: the spec states. Constraints the spec gives only in prose are here where they are a plain
-#: rule (the modes); the others (DoorLock.OperatingMode against SupportedOperatingModes, the
-#: fabric-scoped lists) are left to the type check.
+#: the spec states, on the attribute or on fields of its structs (but FabricIndex, which the
+#: node's Interaction Model stamps). Constraints the spec gives only in prose are here where
+#: they are a plain rule (the modes); the others (DoorLock.OperatingMode against
+#: SupportedOperatingModes, a pump's modes by feature) are left to the type check.
 ATTRIBUTE_LIMITS: dict[tuple[str, str], Limit] = {
+    ("AccessControl", "Acl"): Limit("list", fields={
+        "subjects": Limit("list", high=Ref("SubjectsPerAccessControlEntry")),
+        "targets": Limit("list", high=Ref("TargetsPerAccessControlEntry"))}),
+    ("AccessControl", "Extension"): Limit("list", fields={"data": Limit("octstr", high=128)}),
+    ("Binding", "Binding"): Limit("list", fields={"group": Limit("uint16", low=1)}),   # group 0 is none
     ("BooleanStateConfiguration", "CurrentSensitivityLevel"):
         Limit("uint8", high=Ref("SupportedSensitivityLevels", -1)),
     ("BridgedDeviceBasicInformation", "NodeLabel"): Limit("string", high=32),
@@ -209,6 +217,7 @@ ATTRIBUTE_LIMITS: dict[tuple[str, str], Limit] = {
     ("EnergyPreference", "CurrentEnergyBalance"): Limit("uint8"),
     ("EnergyPreference", "CurrentLowPowerModeSensitivity"): Limit("uint8"),
     ("GeneralCommissioning", "Breadcrumb"): Limit("uint64"),
+    ("GroupKeyManagement", "GroupKeyMap"): Limit("list", fields={"groupKeySetID": Limit("uint16", 1, 0xFFFF)}),
     ("LocalizationConfiguration", "ActiveLocale"): Limit("string", within="SupportedLocales"),
     **_modes("ModeSelect"),
     ("OccupancySensing", "HoldTime"):
@@ -223,6 +232,8 @@ ATTRIBUTE_LIMITS: dict[tuple[str, str], Limit] = {
     ("PumpConfigurationAndControl", "LifetimeEnergyConsumed"): Limit("uint32"),
     ("ThreadNetworkDirectory", "PreferredExtendedPanID"): Limit("octstr", 8, 8),   # an extended PAN ID
     ("TimeFormatLocalization", "ActiveCalendarType"): Limit("uint8", within="SupportedCalendarTypes"),
+    ("UserLabel", "LabelList"): Limit("list", fields={"label": Limit("string", high=16),
+                                                   "value": Limit("string", high=16)}),
     ("ValveConfigurationAndControl", "DefaultOpenDuration"): Limit("uint32", low=1),
     ("ValveConfigurationAndControl", "DefaultOpenLevel"): Limit("uint8", 1, 100),   # a percentage
     **_modes("WaterHeaterMode"),
@@ -234,13 +245,18 @@ def check_attribute(cluster: str, name: str, value: Any, read: Callable[[str], A
     `read(attribute)` gives a sibling attribute's value for bounds that refer to one (KeyError
     where the product lacks it: that bound then does not apply). Null is the type check's."""
     limit = ATTRIBUTE_LIMITS.get((cluster, name))
-    if limit is None or value is None or value is NullValue:
+    if limit is not None:
+        _check_limit(limit, value, f"{cluster}.{name}", read)
+
+
+def _check_limit(limit: Limit, value: Any, what: str, read: Callable[[str], Any]) -> None:
+    if value is None or value is NullValue:
         return
-    what = f"{cluster}.{name}"
     if limit.type in RANGES:
-        low, high = RANGES[limit.type]
-        if not low <= int(value) <= high:
-            raise MatterError(Status.CONSTRAINT_ERROR, f"{what}={int(value)} is outside {limit.type} ({low}..{high})")
+        type_low, type_high = RANGES[limit.type]
+        if not type_low <= int(value) <= type_high:
+            raise MatterError(Status.CONSTRAINT_ERROR,
+                              f"{what}={int(value)} is outside {limit.type} ({type_low}..{type_high})")
         size, said = int(value), f"{what}={int(value)}"
     elif limit.type == "string":
         size = len(value.encode("utf-8"))
@@ -257,6 +273,10 @@ def check_attribute(cluster: str, name: str, value: Any, read: Callable[[str], A
         if allowed is not None and _plain(value) not in allowed:
             raise MatterError(Status.CONSTRAINT_ERROR, f"{what}={_plain(value)!r} is not one of {limit.within}: "
                               + ", ".join(repr(v) for v in allowed))
+    for field, field_limit in (limit.fields or {}).items():
+        for i, entry in enumerate(value if isinstance(value, list) else [value]):
+            where = f"{what}[{i}]" if isinstance(value, list) else what
+            _check_limit(field_limit, getattr(entry, field, None), f"{where}.{field}", read)
 
 
 def _bound(bound: int | Ref | None, read: Callable[[str], Any]) -> int | None:
@@ -284,7 +304,7 @@ def _resolve(path: str, read: Callable[[str], Any]) -> Any:
 
 
 def _plain(value: Any) -> Any:
-    return int(value) if isinstance(value, enum.Enum) else value
+    return value.value if isinstance(value, enum.Enum) else value
 
 
 __all__ = ["ATTRIBUTE_LIMITS", "FIELD_TYPES", "RANGES", "Limit", "Ref", "check_attribute", "check_command"]

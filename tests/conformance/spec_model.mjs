@@ -4,6 +4,12 @@
 import { Matter } from "@matter/model";
 
 const text = value => (value === undefined || value === null) ? "" : String(value);
+// The fields of a struct attribute (of its entries, for a list), with type and constraint.
+const fieldsOf = model => {
+    const holder = model.listEntry ?? model;
+    return holder.effectiveMetatype === "object" ? [...holder.members].map(field => ({
+        name: field.name, type: field.primitiveBase?.name ?? "", constraint: text(field.effectiveConstraint) })) : [];
+};
 // A derived cluster (DishwasherMode on ModeBase, ...) lists only what it overrides: its base's
 // elements first, then the derived ones by name, an empty override keeping the base's conformance.
 const children = cluster => {
@@ -18,7 +24,8 @@ const children = cluster => {
                         // attributes: the spec data type beneath it (uint8 for an enum8, string,
                         // list, ...) and its constraint as inherited (a derived NodeLabel's "max 32")
                         type: child.primitiveBase?.name ?? before?.type ?? "",
-                        limit: text(child.effectiveConstraint) || (before?.limit ?? "") };
+                        limit: text(child.effectiveConstraint) || (before?.limit ?? ""),
+                        fields: child.tag === "attribute" ? fieldsOf(child) : [] };
         merged.set(`${child.tag}:${child.name}`, entry);
     }
     return [...merged.values()];
@@ -30,7 +37,8 @@ const clusters = Matter.clusters.filter(cluster => cluster.id !== undefined).map
     id: cluster.id, name: cluster.name, revision: cluster.revision,
     features: (children(cluster).find(child => child.name === "FeatureMap")?.children ?? [])
         .map(f => ({ name: f.name, title: f.title ?? "", bit: Number(text(f.constraint)), conformance: text(f.conformance) })),
-    attributes: elements(cluster, "attribute", child => ({ type: child.type, constraint: child.limit })),
+    attributes: elements(cluster, "attribute", child => ({ type: child.type, constraint: child.limit,
+                                                            fields: child.fields })),
     commands: elements(cluster, "command", child => ({ direction: child.direction })),
     events: elements(cluster, "event", () => ({})),
 }));
