@@ -44,6 +44,8 @@ class AccessContext:
     fabric_index: int | None        # the accessing fabric (None on PASE before AddNOC)
     peer_node_id: int | None
     session: Any = None             # the node runtime's session object
+    fabric_filtered: bool = True    # False in a read that is not fabric-filtered: a fabric-scoped
+                                    # list without fabric-sensitive fields (Fabrics) shows every fabric
 
 
 current_access: contextvars.ContextVar[AccessContext | None] = contextvars.ContextVar(

@@ -16,9 +16,10 @@ from typing import Any, Protocol
 class DutStatusError(Exception):
     """The DUT answered a path or command with a non-SUCCESS Interaction Model status."""
 
-    def __init__(self, status: int, what: str = "") -> None:
+    def __init__(self, status: int, what: str = "", cluster_status: int | None = None) -> None:
         super().__init__(f"{what}: status 0x{status:02X}" if what else f"status 0x{status:02X}")
         self.status = status   # chip.interaction_model.Status value (e.g. 0x87 CONSTRAINT_ERROR)
+        self.cluster_status = cluster_status   # the cluster-specific status, when the DUT gave one
 
 
 class Dut(Protocol):

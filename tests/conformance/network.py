@@ -72,7 +72,7 @@ class ControllerClient:
             raise ControllerError(f"{name}: no answer in {timeout} s\n{tail(self.log)}")
         answer = self.conn.recv()
         if answer[0] == "status":
-            raise DutStatusError(answer[1], f"{name}{args}: {answer[3]}")
+            raise DutStatusError(answer[1], f"{name}{args}: {answer[3]}", answer[2])
         if answer[0] == "error":
             raise ControllerError(f"{name}{args} failed in the controller:\n{answer[1]}")
         return answer[1]

@@ -13,12 +13,14 @@ NOT_APPLICABLE = {
     "TC_SC_4_2": "commissioner discovery: the nodes are commissionees, not commissioners",
     "TC_SC_4_6": "commissioner discovery with the DUT as commissioner: the nodes are not commissioners",
     "TC_SC_4_7": "commissioner discovery (user directed commissioning): not supported by the nodes",
+    "TC_CADMIN_1_2": "administrator behaviour using BCM with the DUT as commissioner (PICS CADMIN.C, "
+                     "CADMIN.C.C01.Tx): the nodes are commissionees; BCM as commissionee is TC_CADMIN_1_4",
+    "TC_CADMIN_1_17": "removing fabrics and fabric index enumeration with the DUT as commissioner "
+                      "(PICS CADMIN.C, CADMIN.C.C00.Tx): the nodes are commissionees",
 }
 NOT_COVERED = {
-    "TC_CADMIN_1_2": "basic commissioning method (OpenBasicCommissioningWindow) by a second admin",
     "TC_CADMIN_1_3": "ECM with NodeLabel across fabrics and a third admin",
     "TC_CADMIN_1_5": "ECM negative cases (wrong passcode, window timeout)",
-    "TC_CADMIN_1_17": "window closed by RevokeCommissioning during a commissioning",
     "TC_SC_3_1": "CASE session establishment checked message by message (covered in tests/protocol)",
 }
 NODES = [p for p in over_network(all_duts()) if p.values[0][1] in ("dimmable_light", "bridge")]

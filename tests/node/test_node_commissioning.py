@@ -4,7 +4,6 @@ Sessions are real: PASE runs with the node's own verifier and CASE with the fabr
 node got from AddNOC, so the attestation challenge and fabric binding are the genuine ones.
 """
 import contextlib
-import dataclasses
 import json
 import os
 import random
@@ -337,10 +336,7 @@ def test_failsafe_belongs_to_one_fabric(node, tmp_path):
         assert read(node, "OperationalCredentials", "CurrentFabricIndex") == 1
     assert [f.fabricIndex for f in read(node, "OperationalCredentials", "Fabrics")] == [1, 2]  # local view
 
-    @dataclasses.dataclass(frozen=True)
-    class UnfilteredRead(AccessContext):
-        fabric_filtered: bool = False
-    with acting(UnfilteredRead("case", 1, ADMIN_NODE_ID)):
+    with acting(AccessContext("case", 1, ADMIN_NODE_ID, fabric_filtered=False)):
         assert [f.fabricIndex for f in read(node, "OperationalCredentials", "Fabrics")] == [1, 2]
         assert [n.fabricIndex for n in read(node, "OperationalCredentials", "NOCs")] == [1]  # fabric-sensitive
         assert {e.fabricIndex for e in read(node, "AccessControl", "ACL")} == {1}
@@ -443,9 +439,12 @@ def test_add_noc_needs_csr_and_root(node):
             invoke(node, "OperationalCredentials", "AddTrustedRootCertificate", {"rootCACertificate": noc_as_root})
         assert e.value.status == Status.INVALID_COMMAND
         invoke(node, "OperationalCredentials", "AddTrustedRootCertificate", {"rootCACertificate": ctl.root.to_tlv()})
-        with pytest.raises(MatterError) as e:  # one root per fail-safe
+        # The same root again succeeds with no change; another one is a second root in one fail-safe.
+        invoke(node, "OperationalCredentials", "AddTrustedRootCertificate", {"rootCACertificate": ctl.root.to_tlv()})
+        assert read(node, "OperationalCredentials", "TrustedRootCertificates") == [ctl.root.to_tlv()]
+        with pytest.raises(MatterError) as e:
             invoke(node, "OperationalCredentials", "AddTrustedRootCertificate",
-                   {"rootCACertificate": ctl.root.to_tlv()})
+                   {"rootCACertificate": Controller(node, seed=5, rcac_id=5).root.to_tlv()})
         assert e.value.status == Status.CONSTRAINT_ERROR
         with pytest.raises(MatterError) as e:
             invoke(node, "OperationalCredentials", "CSRRequest", {"CSRNonce": bytes(32), "isForUpdateNOC": True})

@@ -253,6 +253,31 @@ def test_data_version_filter_skips_clusters_the_client_has():
     assert got[(1, ON_OFF, 0)] is True
 
 
+def test_the_getter_hears_whether_a_read_is_fabric_filtered():
+    """A fabric-scoped list without fabric-sensitive fields (OperationalCredentials.Fabrics) shows
+    every fabric to a read that is not fabric-filtered: the IM tells the getter which read it is."""
+    class Fabrics(ClusterServer):
+        cluster = C.OperationalCredentials
+        attributes = ("Fabrics",)
+
+        def defaults(self):
+            return {"Fabrics": []}
+
+        def get(self, name):
+            access = current_access.get()
+            shown = [access.fabric_index] if access.fabric_filtered else [1, 2]
+            return [C.OperationalCredentials.Structs.FabricDescriptorStruct(
+                rootPublicKey=bytes(65), vendorID=0xFFF1, fabricID=i, nodeID=i, label="", fabricIndex=i)
+                for i in shown]
+
+    device = light()
+    device.endpoint(0).add(Fabrics())
+    link = Link(device)
+    path = AttributePath(0, C.OperationalCredentials.id, 1)
+    assert [e[0xFE] for e in values(read(link, path, fabric_filtered=True))[(0, path.cluster, 1)]] == [1]
+    assert [e[0xFE] for e in values(read(link, path, fabric_filtered=False))[(0, path.cluster, 1)]] == [1, 2]
+
+
 def test_fabric_filtered_read_keeps_only_the_accessing_fabric():
     class Acl(ClusterServer):
         cluster = C.AccessControl

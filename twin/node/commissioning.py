@@ -15,7 +15,8 @@ What the servers need from the caller (set by the Interaction Model in `clusters
   - the same `session` object for every command of one session: AddNOC binds the new fabric
     to the PASE session it arrived on, and `fabric_for_session(session)` / the accessing fabric
     of later commands on that session report it.
-  - optionally `fabric_filtered` (default True): False lets a read of Fabrics show every fabric;
+  - `fabric_filtered` (default True; False in a read that is not fabric-filtered) lets a read of
+    Fabrics show every fabric;
     NOCs and ACL (fabric-sensitive) always show only the accessing fabric's entries.
 Without an access context (local callers) fabric-scoped attributes show every fabric and
 session-bound commands answer UNSUPPORTED_ACCESS.
@@ -155,7 +156,7 @@ class NodeCommissioning:
         accessing fabric's, or every fabric's for a read that is not fabric-filtered (the IM may set
         `fabric_filtered=False` on its access context) of a list without fabric-sensitive fields."""
         access = current_access.get()
-        if access is None or (not sensitive and getattr(access, "fabric_filtered", True) is False):
+        if access is None or (not sensitive and not access.fabric_filtered):
             return list(self.table)
         fabric = self.table.get(self.accessing_fabric())
         return [fabric] if fabric is not None else []

@@ -583,7 +583,7 @@ class InteractionModelServer:
     def _value(self, ep: int, server: ClusterServer, name: str, access: AccessContext,
                fabric_filtered: bool) -> bytes:
         """The attribute's current value, TLV-encoded by its declared type (raises MatterError)."""
-        value = self._as(access, self.device.read, server.id, name, ep)
+        value = self._as(_read_access(access, fabric_filtered), self.device.read, server.id, name, ep)
         if fabric_filtered and isinstance(value, list):
             value = [v for v in value if _fabric_index(v) in (None, access.fabric_index)]
         typ = server.attribute_class(name).attribute_type.Type
@@ -611,7 +611,7 @@ class InteractionModelServer:
         # Too big for one message: the spec's list chunking, an empty list then one append per item.
         typ = attr_cls.attribute_type.Type
         item_typ = list_item_type(typ)
-        value = self._as(access, self.device.read, server.id, name, ep)
+        value = self._as(_read_access(access, fabric_filtered), self.device.read, server.id, name, ep)
         if item_typ is None or not isinstance(value, list):
             return [self._status_item(path, Status.RESOURCE_EXHAUSTED)]
         append = dataclasses.replace(path, list_index=NullValue)
@@ -1160,6 +1160,12 @@ def _event_min(filters: list | None) -> int:
 
 def _concrete(path: AttributePath) -> AttributePath:
     return AttributePath(endpoint=path.endpoint, cluster=path.cluster, attribute=path.attribute, node=path.node)
+
+
+def _read_access(access: AccessContext, fabric_filtered: bool) -> AccessContext:
+    """The access a read's attribute getter runs under: it says whether the read is fabric-filtered."""
+    return access if access.fabric_filtered == fabric_filtered else dataclasses.replace(
+        access, fabric_filtered=fabric_filtered)
 
 
 def _fabric_index(value: Any) -> int | None:

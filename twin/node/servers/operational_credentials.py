@@ -126,6 +126,8 @@ class OperationalCredentialsServer(NodeServer):
     def AddTrustedRootCertificate(self, request):
         fs = self.node.failsafe
         self._require_failsafe("AddTrustedRootCertificate")
+        if fs.pending_root is not None and bytes(request.rootCACertificate) == fs.pending_root:
+            return   # already installed, byte for byte: succeeds with no change (Core spec 11.18.6.13)
         if fs.pending_root is not None or fs.noc_invoked:
             raise MatterError(Status.CONSTRAINT_ERROR,
                               "a root certificate was already added (or AddNOC/UpdateNOC ran) under this fail-safe")
