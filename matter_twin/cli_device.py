@@ -95,8 +95,10 @@ def clone(dump: Path = typer.Argument(..., help="A node dump: python-matter-serv
     The clone has the product's endpoints, device types, clusters, feature maps, attribute
     and command lists, revisions and values. Clusters the twin has servers for behave as ours
     do, with the product's features; the others (marked `*`) hold the product's values,
-    typed by the Matter data model, writable where it allows, and answer commands with
-    UNSUPPORTED_COMMAND. The product file is the node dump itself; name it in a home file:
+    typed by the Matter data model, writable where it allows (within the spec's ranges and
+    lengths: a warning names any value of the product's own outside them, kept as it is), and
+    answer commands with UNSUPPORTED_COMMAND. The product file is the node dump itself; name
+    it in a home file:
 
         products:
           acme_plug: acme_plug.json

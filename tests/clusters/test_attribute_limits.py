@@ -37,7 +37,7 @@ from clusters.constraints import ATTRIBUTE_LIMITS, RANGES, Limit, Ref
 from clusters.devices import create_device
 from clusters.status import MatterError, Status
 from matter_twin.cli import app
-from twin.home import Home
+from twin.home import Home, InitialAttributeError
 
 #: Writable attributes of unimplemented clusters that matter.js's model of the spec lacks: the
 #: SDK's test clusters and two clusters of the SDK's data model that no released spec has.
@@ -348,3 +348,13 @@ def test_a_field_bounded_by_another_attribute():
         device.write("AccessControl", "Acl", [{**entry, "subjects": [1, 2, 3, 4, 5]}], 0)
     assert err.value.status == Status.CONSTRAINT_ERROR and "Acl[0].subjects has 5 entries" in err.value.message
     assert [e.subjects for e in device.read("AccessControl", "Acl", 0)] == [[1, 2, 3, 4]]
+
+
+def test_a_home_files_initial_value_obeys_too():
+    home = Home("h", seed=1)
+    home.add_room("r", "R")
+    home.add_product("lock", load_product(json.loads(json.dumps(LOCK))))
+    with pytest.raises(InitialAttributeError, match="WrongCodeEntryLimit=0, outside 1..255"):
+        home.add_device("lock", "lock", "r", attributes={"1/DoorLock/WrongCodeEntryLimit": 0})
+    device = home.add_device("lock", "lock", "r", attributes={"1/DoorLock/WrongCodeEntryLimit": 3})
+    assert device.read("DoorLock", "WrongCodeEntryLimit", 1) == 3
