@@ -14,17 +14,23 @@ addresses are the node's own. zeroconf then answers `_S3._sub._matterc._udp.loca
 suppression, QU/unicast, rate limits). The shadows are added to the registry directly (not
 through `async_register_service`) so nothing probes or announces SRV/TXT twice, and removing a
 subtype sends a goodbye for its PTR only: the instance itself stays up.
+
+At a thousand nodes on one host: instances are not probed (see `publish`), a controller on the
+same host gets its QU answers by multicast (see `_SameHostMulticastZeroconf`), and our sockets ask
+for a larger receive buffer.
 """
 from __future__ import annotations
 
 import asyncio
 import ipaddress
 import random
+import socket
 from collections.abc import Hashable
 from dataclasses import dataclass
+from typing import Any
 
 import ifaddr
-from zeroconf import DNSOutgoing, DNSPointer, InterfaceChoice, IPVersion, ServiceInfo
+from zeroconf import DNSOutgoing, DNSPointer, InterfaceChoice, IPVersion, ServiceInfo, Zeroconf
 from zeroconf.asyncio import AsyncZeroconf
 
 from twin.protocol.mdns import Operational, Service
@@ -34,6 +40,12 @@ __all__ = ["Advertiser", "interface_addresses", "multicast_interfaces"]
 _TYPE_PTR, _CLASS_IN = 12, 1
 _FLAGS_RESPONSE_AUTHORITATIVE = 0x8400      # QR=1, AA=1 (RFC 6762 18.2, 18.4)
 _SHARED_TTL = 4500                          # PTR/TXT TTL, RFC 6762 10 (as zeroconf uses)
+# Receive buffer asked for on our mDNS sockets; the kernel caps it at net.core.rmem_max (no
+# privilege needed up to there). The default (~212 KB) overflows when a thousand nodes announce
+# at start-up, or a browse is answered with a thousand instances and comes back to us on every
+# interface and loopback.
+MDNS_RECEIVE_BUFFER = 4 * 1024 * 1024
+_MDNS_PORT = 5353
 
 
 def interface_addresses() -> list[str]:
@@ -100,7 +112,9 @@ class Advertiser:
             interfaces = self._interfaces
             if interfaces is InterfaceChoice.All:
                 interfaces = multicast_interfaces() or InterfaceChoice.All
-            self._aiozc = AsyncZeroconf(interfaces=interfaces, ip_version=IPVersion.All)
+            zc = _SameHostMulticastZeroconf(interfaces=interfaces, ip_version=IPVersion.All)
+            _enlarge_receive_buffers(zc)
+            self._aiozc = AsyncZeroconf(zc=zc)
         return self._aiozc
 
     def _hex16(self) -> str:
@@ -134,11 +148,16 @@ class Advertiser:
             info = self._info(node, service, service.service_type, addresses)
             zc = self.zeroconf.zeroconf
             if old is None:
-                await zc.async_register_service(info)
+                # Not zeroconf's register: its "probe" asks for every instance of the type (a
+                # QU PTR question, three times), which this very responder answers with all of
+                # them: O(nodes) per node. Matter instance names are unique by construction
+                # (fabric and node id; 64 random bits), so the names go in unprobed.
+                await zc.async_wait_for_start()
+                _registry_add(zc, info)
                 shadows: dict[str, ServiceInfo] = {}
             else:
-                await zc.async_update_service(info)
                 shadows = old.shadows
+            await zc.async_update_service(info)       # announces it (RFC 6762 8.3)
             wanted = service.subtypes()
             gone = [s for s in shadows if s not in wanted]
             for sub in gone:
@@ -208,6 +227,40 @@ class Advertiser:
         self.zeroconf.zeroconf.async_send(out)
 
 
+class _SameHostMulticastZeroconf(Zeroconf):
+    """zeroconf that answers a querier on this same host by multicast instead of unicast.
+
+    zeroconf sends from sockets bound to each interface address, port 5353. A unicast reply to a
+    QU question (RFC 6762 5.4) from a controller on this host goes to that same address, port
+    5353, and the kernel hands it to the most specific socket bound there: ours. The controller
+    never sees the answer, asks again and again, and at a few hundred nodes the replies to its
+    browses overflow our own receive buffers. A multicast answer reaches every listener (6.7
+    lets a responder multicast instead); copies of one question asked on several interfaces
+    are merged by zeroconf's aggregating queue, as its own multicast answers are. Replies to
+    legacy queriers (source port other than 5353) stay unicast: nothing else listens there.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._own_addresses = {*interface_addresses(), "127.0.0.1", "::1"}
+
+    def async_send(self, out: DNSOutgoing, addr: str | None = None, port: int = _MDNS_PORT,
+                   v6_flow_scope: tuple = (), transport: Any = None) -> None:
+        if addr is not None and port == _MDNS_PORT and _plain(addr) in self._own_addresses:
+            answers: dict = {record: set() for record, _ in out.answers}
+            if answers:
+                next(iter(answers.values())).update(out.additionals)
+                assert self.loop is not None
+                self.out_queue.async_add(self.loop.time() * 1000, answers)
+            return
+        super().async_send(out, addr, port, v6_flow_scope, transport)
+
+
+def _plain(address: str) -> str:
+    """An address as interface_addresses() lists it: no %scope, IPv4 not IPv6-mapped."""
+    return address.split("%")[0].removeprefix("::ffff:")
+
+
 # zeroconf has no API for extra PTR names, so the shadows go into its registry by hand. The
 # registry and its async_add/async_remove are public (no underscore) but undocumented; these two
 # functions are the only places that touch them.
@@ -217,3 +270,12 @@ def _registry_add(zc, shadow: ServiceInfo) -> None:
 
 def _registry_remove(zc, shadow: ServiceInfo) -> None:
     zc.registry.async_remove(shadow)
+
+
+def _enlarge_receive_buffers(zc) -> None:
+    """Ask for MDNS_RECEIVE_BUFFER on every socket zeroconf reads (its engine keeps them in
+    attributes with no public accessor; this is the only place that reads them)."""
+    engine = zc.engine
+    for sock in [engine._listen_socket, *engine._respond_sockets]:
+        if sock is not None:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, MDNS_RECEIVE_BUFFER)
