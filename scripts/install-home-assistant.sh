@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
 # Installs Home Assistant core and the Matter controller its release pins, for
-# tests/e2e/test_e2e_home_assistant.py, into a separate git-ignored venv (.cache/ha-venv):
-# the project's own env has python-matter-server 7.0.1, which HA 2024.3.3 (the newest HA on
-# Python 3.11) refuses; its Matter client is python-matter-server 5.7.0 (schema 8).
+# tests/e2e/test_e2e_home_assistant.py, into separate git-ignored venvs. Two releases ("sets"):
+#   2024  HA 2024.3.3 (the newest on Python 3.11) + python-matter-server 5.7.0 in .cache/ha-venv.
+#         Its Matter client speaks schema 8; the project's python-matter-server 7.0.1 is refused.
+#         Needs josepy<2 (else every HTTP request answers 500).
+#   2025  HA 2025.4.4 (the newest on pyenv's Python 3.13.0: later releases need 3.13.2) in
+#         .cache/ha2025-venv, with the python-matter-server 7.0.0 client its Matter integration
+#         pins; the 7.0.0 server runs from its own venv, .cache/ha2025-server-venv (its [server]
+#         extra pins aiohttp, cryptography, orjson and zeroconf versions HA 2025.4.4 pins
+#         differently), as in a real home where the Matter server is a separate add-on.
+# Usage: install-home-assistant.sh [2024] [2025]   (no argument: both; or HA_SETS="2024 2025")
 # HA then runs with --skip-pip (offline), so the requirements of the integrations it always
 # loads are installed here, at the versions HA pins (read from the installed package by
 # tests/homeassistant/ha_requirements.py, with HA's package_constraints.txt as constraints).
@@ -12,34 +19,71 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 PY=${PYTHON:-python}
-HA_VENV=${HA_VENV:-"$ROOT/.cache/ha-venv"}
-HA_VERSION=2024.3.3
-HA_MATTER_SERVER_VERSION=5.7.0
-VPY="$HA_VENV/bin/python"
+SETS=${*:-${HA_SETS:-2024 2025}}
 
 source scripts/steps.sh
 
 # pip's index warnings about absent mirror folders are noise; real errors still fail the step.
-pip_quiet() { "$VPY" -m pip install -q "$@" 2>&1 | { grep -v 'is ignored: it is neither' || true; }; return "${PIPESTATUS[0]}"; }
+pip_quiet() { local py=$1; shift; "$py" -m pip install -q "$@" 2>&1 | { grep -v 'is ignored: it is neither' || true; }; return "${PIPESTATUS[0]}"; }
+# True when every NAME==VERSION is what the venv's python has installed.
+has_versions() { "$1" -c 'import importlib.metadata as m, sys; sys.exit(not all(m.version(n) == v for n, v in (a.split("==") for a in sys.argv[1:])))' "${@:2}"; }
 
+# A Python 3.13 for the 2025 set: on PATH, or pyenv's (these machines have 3.13.0).
+python313() {
+    local p
+    for p in "${PYTHON313:-}" "$(command -v python3.13 || true)" "$HOME"/.pyenv/versions/3.13.*/bin/python; do
+        # (pyenv's shim is on PATH even where it cannot run 3.13: try each one)
+        if [ -n "$p" ] && "$p" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 13))' 2>/dev/null; then
+            echo "$p"; return
+        fi
+    done
+    echo "install-home-assistant.sh: HA 2025.4.4 needs Python 3.13 (set PYTHON313, or 'pyenv install 3.13.0')" >&2
+    return 1
+}
 
+# install_set HA_VERSION SERVER_VERSION PYTHON HA_VENV SERVER_VENV EXTRA_PINS...
+# SERVER_VENV may be HA_VENV (python-matter-server[server] installs beside HA).
+install_set() {
+    local ha_version=$1 server_version=$2 py=$3 ha_venv=$4 server_venv=$5; shift 5
+    local vpy="$ha_venv/bin/python" spy="$server_venv/bin/python" extra=("$@") constraints
+    step "venv $(basename "$ha_venv")" "test -x '$vpy'" "'$py' -m venv '$ha_venv' && pip_quiet '$vpy' --upgrade pip"
+    if [ "$server_venv" = "$ha_venv" ]; then
+        step "homeassistant==$ha_version" \
+            "has_versions '$vpy' homeassistant==$ha_version python-matter-server==$server_version && '$vpy' -c 'import matter_server.server.server'" \
+            "pip_quiet '$vpy' 'homeassistant==$ha_version' 'python-matter-server[server]==$server_version' ${extra[*]@Q}"
+    else
+        step "homeassistant==$ha_version" "has_versions '$vpy' homeassistant==$ha_version" \
+            "pip_quiet '$vpy' 'homeassistant==$ha_version' ${extra[*]@Q}"
+        step "venv $(basename "$server_venv")" "test -x '$spy'" "'$py' -m venv '$server_venv' && pip_quiet '$spy' --upgrade pip"
+        step "matter-server==$server_version" \
+            "has_versions '$spy' python-matter-server==$server_version && '$spy' -c 'import matter_server.server.server'" \
+            "pip_quiet '$spy' 'python-matter-server[server]==$server_version'"
+    fi
+    # HA's own pins, read from the installed package: frontend, recorder, http, matter, ...
+    constraints=$("$vpy" -c 'import homeassistant, pathlib; print(pathlib.Path(homeassistant.__file__).parent / "package_constraints.txt")')
+    step "HA $ha_version integration reqs" \
+        "'$vpy' tests/homeassistant/ha_requirements.py --unmet" \
+        "'$vpy' tests/homeassistant/ha_requirements.py > '$ha_venv/ha-requirements.txt' && pip_quiet '$vpy' -r '$ha_venv/ha-requirements.txt' -c '$constraints' ${extra[*]@Q}"
+    "$vpy" -c 'import importlib.metadata as m, sys, homeassistant.const
+print("homeassistant", m.version("homeassistant"), "on Python", sys.version.split()[0] + ",",
+      "python-matter-server (client)", m.version("python-matter-server"))'
+    "$spy" -c 'import importlib.metadata as m, sys, matter_server.server.const
+print("python-matter-server (server)", m.version("python-matter-server"), "on Python", sys.version.split()[0] + ",",
+      "chip-core", m.version("home-assistant-chip-core"))'
+}
+
+for set in $SETS; do
+    case $set in 2024|2025) ;; *) echo "install-home-assistant.sh: unknown set '$set' (2024 or 2025)" >&2; exit 2 ;; esac
+done
 step "iputils-ping (ping6)" "command -v ping6 || dpkg -s iputils-ping | grep -q 'Status: install ok installed'" \
     "apt_install iputils-ping"
 step "libnl-route-3-200" "dpkg -s libnl-route-3-200 | grep -q 'Status: install ok installed'" \
     "apt_install libnl-route-3-200"
 step "/data (chip-core ini files)" "test -d /data -a -w /data" "mkdir -p /data"
-step "ha venv" "test -x '$VPY'" "$PY -m venv '$HA_VENV' && pip_quiet --upgrade pip"
-step "homeassistant==$HA_VERSION" \
-    "'$VPY' -c 'import importlib.metadata as m, sys; v = m.version; sys.exit(not (v(\"homeassistant\") == \"$HA_VERSION\" and v(\"python-matter-server\") == \"$HA_MATTER_SERVER_VERSION\" and int(v(\"josepy\").split(\".\")[0]) < 2))'" \
-    "pip_quiet 'homeassistant==$HA_VERSION' 'python-matter-server[server]==$HA_MATTER_SERVER_VERSION' 'josepy<2'"
-# HA's own pins, read from the installed package: frontend, recorder, http, matter, ...
-CONSTRAINTS=$("$VPY" -c 'import homeassistant, pathlib; print(pathlib.Path(homeassistant.__file__).parent / "package_constraints.txt")')
-step "HA integration requirements" \
-    "'$VPY' tests/homeassistant/ha_requirements.py --unmet" \
-    "'$VPY' tests/homeassistant/ha_requirements.py > '$HA_VENV/ha-requirements.txt' && pip_quiet -r '$HA_VENV/ha-requirements.txt' -c '$CONSTRAINTS' 'josepy<2'"
-"$VPY" - <<PYEOF
-import importlib.metadata as m
-import homeassistant.const, matter_server.server.const  # noqa: F401  (both import)
-print(f"homeassistant {m.version('homeassistant')}, python-matter-server {m.version('python-matter-server')}, "
-      f"chip-core {m.version('home-assistant-chip-core')}, josepy {m.version('josepy')}")
-PYEOF
+
+for set in $SETS; do
+    case $set in
+        2024) install_set 2024.3.3 5.7.0 "$PY" "${HA_VENV:-$ROOT/.cache/ha-venv}" "${HA_VENV:-$ROOT/.cache/ha-venv}" 'josepy<2' ;;
+        2025) install_set 2025.4.4 7.0.0 "$(python313)" "$ROOT/.cache/ha2025-venv" "$ROOT/.cache/ha2025-server-venv" ;;
+    esac
+done

@@ -1,6 +1,9 @@
-"""Acceptance, end to end: a real Home Assistant (core 2024.3.3, its Matter integration and the
-python-matter-server 5.7.0 that release pins) onboards, adds Matter, commissions `twin run`'s
-nodes and drives them, all inside a network namespace this module creates.
+"""Acceptance, end to end: a real Home Assistant (its Matter integration and the
+python-matter-server that release pins) onboards, adds Matter, commissions `twin run`'s
+nodes and drives them, all inside a network namespace the module creates per HA release.
+Every test runs against each of `ha_lab.INSTALLS` (the `lab` fixture's param):
+- HA core 2024.3.3 (Python 3.11) with python-matter-server 5.7.0;
+- HA core 2025.4.4 (Python 3.13) with python-matter-server 7.0.0 (its server in its own venv).
 
 - onboarding and the Matter config flow through HA's REST API;
 - the light and the heat pump (a Thermostat endpoint) commissioned by QR payload, the room's
@@ -11,13 +14,14 @@ nodes and drives them, all inside a network namespace this module creates.
 - the twin restarts on the same --storage and HA follows within 15 s. python-matter-server 5.7.0
   runs no CASE responder, so it cannot take the resumed subscription; it notices the restart
   when the node's granted max interval (at most GRANTED_MAX_INTERVAL_S) passes without a report,
-  and subscribes anew.
+  and subscribes anew. 7.0.0 takes the resumed subscription.
 
 The home is tests/homeassistant/home.yaml: three nodes whose short discriminators differ, so
 the manual code (4 bits of discriminator) reaches the right node (see HOME below).
 
 Needs scripts/install-home-assistant.sh (run by scripts/install-test-deps.sh): a missing
-piece fails loudly, never skips. The tests share one module-scoped lab and run in file order.
+piece fails loudly, never skips. The tests share one module-scoped lab per HA release and run
+in file order within it (pytest groups a module-scoped param's tests together).
 """
 from __future__ import annotations
 
@@ -30,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ha_lab import HOME_FILE, ha, start_hass, start_matter_server
+from ha_lab import HOME_FILE, INSTALLS, HaInstall, ha, start_hass, start_matter_server
 from netns import Netns, network_namespace
 from test_e2e_matter_server import start_twin, stop, tail
 
@@ -50,6 +54,7 @@ RESTART_MEASURE = float(os.environ.get("MT_HA_RESTART_MEASURE", RESTART_LIMIT + 
 
 @dataclass
 class HaLab:
+    install: HaInstall
     ns: Netns
     workdir: Path
     server: Any
@@ -60,9 +65,10 @@ class HaLab:
     twin_log: str = "twin-1.log"
 
     def logs(self) -> str:
-        w = self.workdir
-        return (f"--- twin:\n{tail(w / self.twin_log)}\n--- matter-server 5.7.0:\n"
-                f"{tail(w / 'ha-matter-server.log', 8000)}\n--- hass:\n{tail(w / 'hass.log', 8000)}")
+        w, i = self.workdir, self.install
+        return (f"--- twin:\n{tail(w / self.twin_log)}\n--- matter-server {i.matter_server}:\n"
+                f"{tail(w / 'ha-matter-server.log', 8000)}\n--- hass {i.version} (Python {i.python}):\n"
+                f"{tail(w / 'hass.log', 8000)}")
 
     def call(self, action: str, *args: Any, timeout: float = 240, **kwargs: Any) -> Any:
         """An ha_lab action inside the namespace; failures carry the three logs."""
@@ -85,16 +91,18 @@ def twin_args() -> tuple[str, ...]:
     return ("--home", str(HOME)) if HOME is not None else ()
 
 
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HaLab]:
-    workdir = tmp_path_factory.mktemp("ha")
+@pytest.fixture(scope="module", params=list(INSTALLS))
+def lab(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[HaLab]:
+    """One namespace, twin, python-matter-server and HA per HA release (the param)."""
+    install = INSTALLS[request.param]
+    workdir = tmp_path_factory.mktemp(f"ha-{install.version}")
     with network_namespace("ha") as ns:
-        server = start_matter_server(ns, workdir)
-        hass = start_hass(ns, workdir)
+        server = start_matter_server(ns, workdir, install)
+        hass = start_hass(ns, workdir, install)
         twin = None
         try:
             twin = start_twin(ns, workdir, "twin-1.log", *twin_args())
-            the_lab = HaLab(ns, workdir, server, hass, twin)
+            the_lab = HaLab(install, ns, workdir, server, hass, twin)
             yield the_lab
         finally:
             if twin is not None:
@@ -157,13 +165,17 @@ def test_commission_by_manual_code(lab: HaLab):
     sensors = lab.call("commission", codes[SENSORS]["manual_code"])
     lab.found["sensors"] = sensors
     assert sensors["device"]["name"] == codes[SENSORS]["name"], sensors["device"]
-    entities = sensors["entities"]
-    assert {e["domain"] for e in entities} == {"sensor"}, entities
+    # HA 2025 adds an `identify` button per endpoint with an Identify cluster (stateless:
+    # "unknown" until pressed); 2024.3 makes none. Everything else is a sensor with a value.
+    identify = [e for e in sensors["entities"] if e["domain"] == "button" and e["device_class"] == "identify"]
+    entities = [e for e in sensors["entities"] if e not in identify]
+    assert {e["domain"] for e in entities} == {"sensor"}, sensors["entities"]
     classes = {e["device_class"] for e in entities}
     assert {"temperature", "humidity", "illuminance"} <= classes, entities
     lab.found["lux entity"] = entity_of(entities, "sensor", "illuminance")
     lab.found["temperature entity"] = entity_of(entities, "sensor", "temperature")
     assert all(e["state"] not in (None, "unavailable", "unknown") for e in entities), entities
+    assert all(e["state"] == "unknown" for e in identify), identify
 
 
 def test_light_both_ways(lab: HaLab):

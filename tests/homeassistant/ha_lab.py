@@ -1,9 +1,10 @@
 """Home Assistant beside the twin, for tests/e2e/test_e2e_home_assistant.py.
 
-Processes (started from the test process into the test's namespace):
-- python-matter-server 5.7.0 from the HA venv (.cache/ha-venv, scripts/install-home-assistant.sh),
-  with its own /data (chip-core's ini files) through `unshare -m` and a bind mount, and the
-  twin's test PAA in its fixed PAA_ROOT_CERTS_DIR (5.7.0 has no --paa-root-cert-dir);
+Two installs (`INSTALLS`, built by scripts/install-home-assistant.sh), each with its processes
+started from the test process into the test's namespace:
+- python-matter-server, the version that HA release pins, with its own /data (chip-core's ini
+  files) through `unshare -m` and a bind mount, and the twin's test PAA in its default PAA
+  trust directory (5.7.0 has no --paa-root-cert-dir; 7.0.0 has, with the same default);
 - `hass -c DIR --skip-pip`, its HTTP on 127.0.0.1:8123 inside the namespace.
 
 The `ha(...)` actions run INSIDE the namespace (through `Netns.call`, in the project env) and
@@ -17,12 +18,34 @@ import os
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from netns import REPO, Netns
 
-HA_VENV = Path(os.environ.get("HA_VENV", REPO / ".cache" / "ha-venv"))
+
+@dataclass(frozen=True)
+class HaInstall:
+    """One Home Assistant release and the python-matter-server it pins, as installed by
+    `scripts/install-home-assistant.sh SET`."""
+
+    version: str
+    matter_server: str    # the python-matter-server version the release's Matter integration pins
+    python: str           # the Python it runs on
+    install_set: str      # install-home-assistant.sh's argument
+    venv: Path            # hass (and HA's python-matter-server client)
+    server_venv: Path     # matter-server (the same venv where [server] installs beside HA)
+
+
+_HA_2024_VENV = Path(os.environ.get("HA_VENV", REPO / ".cache" / "ha-venv"))
+INSTALLS = {i.version: i for i in (
+    HaInstall("2024.3.3", "5.7.0", "3.11", "2024", _HA_2024_VENV, _HA_2024_VENV),
+    # python-matter-server 7.0.0[server] pins aiohttp/cryptography/orjson/zeroconf other than
+    # HA 2025.4.4 does: its server has a venv of its own (a separate add-on in a real home).
+    HaInstall("2025.4.4", "7.0.0", "3.13", "2025", REPO / ".cache" / "ha2025-venv",
+              REPO / ".cache" / "ha2025-server-venv"),
+)}
 HA_PORT = 8123
 HA_URL = f"http://127.0.0.1:{HA_PORT}"
 HA_WS = f"ws://127.0.0.1:{HA_PORT}/api/websocket"
@@ -56,48 +79,58 @@ logger:
 
 # --- processes (test process side) -------------------------------------------------------------
 
-def require_ha() -> None:
-    missing = [p for p in ("bin/hass", "bin/matter-server") if not (HA_VENV / p).exists()]
+def require_ha(install: HaInstall) -> None:
+    paths = (install.venv / "bin/python", install.server_venv / "bin/python")
+    missing = [str(p) for p in paths if not p.exists()]
     if missing:
-        raise AssertionError(f"missing {', '.join(str(HA_VENV / p) for p in missing)}: "
-                             "run scripts/install-home-assistant.sh (scripts/install-test-deps.sh calls it)")
+        raise AssertionError(f"missing {', '.join(missing)}: run scripts/install-home-assistant.sh "
+                             f"{install.install_set} (scripts/install-test-deps.sh calls it)")
 
 
-def paa_root_certs_dir() -> Path:
-    """python-matter-server 5.7.0's fixed PAA trust directory, asked of the HA venv."""
-    out = subprocess.run([str(HA_VENV / "bin/python"), "-c",
-                          "from matter_server.server.const import PAA_ROOT_CERTS_DIR as d; print(d)"],
-                         check=True, capture_output=True, text=True)
+def venv_env(venv: Path) -> dict[str, str]:
+    """This process's environment for a program of another venv: without the project's
+    PYTHONPATH (another Python may run there), with the venv's bin first on PATH."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env["PATH"] = f"{venv / 'bin'}:{env.get('PATH', '/usr/bin:/bin')}"
+    return env
+
+
+def paa_root_certs_dir(install: HaInstall) -> Path:
+    """python-matter-server's default PAA trust directory, asked of its venv (5.7.0 names it
+    PAA_ROOT_CERTS_DIR, 7.0 DEFAULT_PAA_ROOT_CERTS_DIR)."""
+    ask = ("from matter_server.server import const as c; "
+           "print(getattr(c, 'PAA_ROOT_CERTS_DIR', None) or c.DEFAULT_PAA_ROOT_CERTS_DIR)")
+    out = subprocess.run([str(install.server_venv / "bin/python"), "-c", ask],
+                         check=True, capture_output=True, text=True, env=venv_env(install.server_venv))
     return Path(out.stdout.strip())
 
 
-def start_matter_server(ns: Netns, workdir: Path) -> subprocess.Popen:
-    """python-matter-server 5.7.0 with a private /data (bind mount in its own mount namespace;
+def start_matter_server(ns: Netns, workdir: Path, install: HaInstall) -> subprocess.Popen:
+    """python-matter-server with a private /data (bind mount in its own mount namespace;
     `unshare` and `sh -c exec` keep the pid, so `stop()` signals the server itself)."""
     from twin.node.credentials import write_paa_trust_store
-    require_ha()
-    write_paa_trust_store(paa_root_certs_dir())   # with the .version stamp: kept, no download
+    require_ha(install)
+    write_paa_trust_store(paa_root_certs_dir(install))   # with the .version stamp: kept, no download
     data = workdir / "chip-data"
     data.mkdir(exist_ok=True)
     os.makedirs("/data", exist_ok=True)
     log = open(workdir / "ha-matter-server.log", "w")
-    script = (f'mount --bind "{data}" /data && exec "{HA_VENV}/bin/matter-server" '
+    # `python -m`, not bin/matter-server: a venv that was moved keeps its old path in the shebangs.
+    script = (f'mount --bind "{data}" /data && exec "{install.server_venv}/bin/python" -m matter_server.server '
               f'--storage-path "{workdir / "ha-matter-server"}" --listen-address 127.0.0.1 '
               f'--port {SERVER_PORT} --log-level info --log-level-sdk progress')
     return ns.popen(["unshare", "-m", "--propagation", "private", "sh", "-c", script],
-                    stdout=log, stderr=subprocess.STDOUT, cwd=str(workdir))
+                    stdout=log, stderr=subprocess.STDOUT, cwd=str(workdir), env=venv_env(install.server_venv))
 
 
-def start_hass(ns: Netns, workdir: Path) -> subprocess.Popen:
-    require_ha()
+def start_hass(ns: Netns, workdir: Path, install: HaInstall) -> subprocess.Popen:
+    require_ha(install)
     config = workdir / "ha-config"
     config.mkdir(exist_ok=True)
     (config / "configuration.yaml").write_text(CONFIGURATION)
     log = open(workdir / "hass.log", "w")
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    env["PATH"] = f"{HA_VENV / 'bin'}:{env.get('PATH', '/usr/bin:/bin')}"
-    return ns.popen([str(HA_VENV / "bin/hass"), "-c", str(config), "--skip-pip"],
-                    stdout=log, stderr=subprocess.STDOUT, cwd=str(workdir), env=env)
+    return ns.popen([str(install.venv / "bin/python"), "-m", "homeassistant", "-c", str(config), "--skip-pip"],
+                    stdout=log, stderr=subprocess.STDOUT, cwd=str(workdir), env=venv_env(install.venv))
 
 
 # --- actions inside the namespace (Netns.call) -------------------------------------------------

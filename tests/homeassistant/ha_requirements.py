@@ -16,7 +16,9 @@ from homeassistant import bootstrap
 
 #: What the test uses beyond bootstrap's defaults: onboarding, the REST/websocket API, Matter.
 EXTRA = {"onboarding", "api", "websocket_api", "http", "auth", "config", "matter", "recorder",
-         *bootstrap.CORE_INTEGRATIONS, *bootstrap.LOGGING_INTEGRATIONS,
+         *bootstrap.CORE_INTEGRATIONS,
+         # always set up first: LOGGING_INTEGRATIONS up to 2024.x, LOGGING_AND_HTTP_DEPS_INTEGRATIONS since
+         *getattr(bootstrap, "LOGGING_INTEGRATIONS", ()), *getattr(bootstrap, "LOGGING_AND_HTTP_DEPS_INTEGRATIONS", ()),
          # onboarding's core_config step starts these config flows (onboarding/views.py)
          "google_translate", "tts", "met", "radio_browser", "shopping_list"}
 #: Pulled in only as after_dependencies of integrations we load, never set up by the test's config.
