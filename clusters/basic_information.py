@@ -9,6 +9,7 @@ import datetime
 from typing import Any
 
 from clusters.base import Clusters, ClusterServer, MatterError, Status, check_range
+from clusters.constraints import utf8_length
 
 BI = Clusters.BasicInformation
 
@@ -58,7 +59,8 @@ class BasicInformationServer(ClusterServer):
     def validate_write(self, name: str, value: Any) -> None:
         what = f"BasicInformation.{name}"
         if name in MAX_LENGTHS:
-            check_range(f"length of {what}", len(value), 1 if name in NON_EMPTY else 0, MAX_LENGTHS[name])
+            check_range(f"length in bytes of {what}", utf8_length(value), 1 if name in NON_EMPTY else 0,
+                        MAX_LENGTHS[name])
         elif name == "Location":
             if not (len(value) == 2 and value.isascii() and value.isalpha() and value.isupper()):
                 raise MatterError(Status.CONSTRAINT_ERROR,

@@ -28,7 +28,7 @@ class BridgedDeviceBasicInformationServer(ClusterServer):
                   "SerialNumber", "Reachable", "UniqueID")
     writable = frozenset({"NodeLabel"})
     in_snapshot = False   # a view: the bridged device's BasicInformation holds the values
-    notes = ("Mirrors the bridged device's BasicInformation; NodeLabel (up to 32 characters) "
+    notes = ("Mirrors the bridged device's BasicInformation; NodeLabel (up to 32 bytes of UTF-8) "
              "writes through to it.",)
 
     def __init__(self, source: ClusterServer):

@@ -147,6 +147,11 @@ def _check(typ: Any, value: Any, what: str, key: tuple[str, str, str]) -> None:
         raise MatterError(Status.CONSTRAINT_ERROR, f"{what}={int(value)} is outside {spec_type} ({low}..{high})")
 
 
+def utf8_length(text: str) -> int:
+    """A character string's length as the spec bounds it: bytes of its UTF-8 encoding."""
+    return len(text.encode("utf-8"))
+
+
 # ---- attributes of clusters we have no server for -------------------------------------------
 @dataclass(frozen=True)
 class Ref:
@@ -259,7 +264,7 @@ def _check_limit(limit: Limit, value: Any, what: str, read: Callable[[str], Any]
                               f"{what}={int(value)} is outside {limit.type} ({type_low}..{type_high})")
         size, said = int(value), f"{what}={int(value)}"
     elif limit.type == "string":
-        size = len(value.encode("utf-8"))
+        size = utf8_length(value)
         said = f"{what} is {size} bytes long"
     else:
         size = len(value)
@@ -307,4 +312,5 @@ def _plain(value: Any) -> Any:
     return value.value if isinstance(value, enum.Enum) else value
 
 
-__all__ = ["ATTRIBUTE_LIMITS", "FIELD_TYPES", "RANGES", "Limit", "Ref", "check_attribute", "check_command"]
+__all__ = ["ATTRIBUTE_LIMITS", "FIELD_TYPES", "RANGES", "Limit", "Ref", "check_attribute", "check_command",
+           "utf8_length"]

@@ -20,6 +20,7 @@ from typing import Any
 from chip.clusters.Types import NullValue
 
 from clusters.base import Clusters, ClusterServer
+from clusters.constraints import utf8_length
 from clusters.operational_state import normalize_cycle
 from clusters.status import MatterError, Status
 
@@ -116,9 +117,9 @@ class ModeBaseServer(ClusterServer):
         for m in modes:
             if not 0 <= m.mode <= 255 or m.mode in seen_modes:
                 raise MatterError(Status.CONSTRAINT_ERROR, f"{name}: mode {m.mode} is out of 0..255 or repeated")
-            if not 0 < len(m.label) <= MAX_MODE_LABEL or m.label in seen_labels:
+            if not 0 < utf8_length(m.label) <= MAX_MODE_LABEL or m.label in seen_labels:
                 raise MatterError(Status.CONSTRAINT_ERROR,
-                                  f"{name}: mode label {m.label!r} must be 1..{MAX_MODE_LABEL} characters and unique")
+                                  f"{name}: mode label {m.label!r} must be 1..{MAX_MODE_LABEL} bytes long and unique")
             for tag in m.tags:
                 if int(tag) not in tags:
                     raise MatterError(Status.CONSTRAINT_ERROR,

@@ -671,6 +671,8 @@ def test_basic_information():
     for value in ("Korea", "kr", "K1", ""):
         assert error_of(b.write, "Location", value).status == Status.CONSTRAINT_ERROR
     assert error_of(b.write, "NodeLabel", "x" * 33).status == Status.CONSTRAINT_ERROR
+    assert error_of(b.write, "NodeLabel", "\u00e9" * 17).status == Status.CONSTRAINT_ERROR   # 34 bytes
+    b.write("NodeLabel", "\u00e9" * 16)                                                       # 32 bytes
     assert error_of(b.write, "NodeLabel", 5).status == Status.INVALID_DATA_TYPE
     assert error_of(b.write, "VendorName", "Other").status == Status.UNSUPPORTED_WRITE
     assert error_of(lambda: BasicInformationServer(SerialNumber="s" * 33)).status == Status.CONSTRAINT_ERROR

@@ -516,6 +516,9 @@ def test_update_fabric_label_uniqueness(node):
         with pytest.raises(MatterError) as e:
             invoke(node, "OperationalCredentials", "UpdateFabricLabel", {"label": "x" * 33})
         assert e.value.status == Status.CONSTRAINT_ERROR
+        with pytest.raises(MatterError) as e:   # 17 characters, 34 bytes: the spec counts bytes
+            invoke(node, "OperationalCredentials", "UpdateFabricLabel", {"label": "\u00e9" * 17})
+        assert e.value.status == Status.CONSTRAINT_ERROR
     with acting(b.case()):
         r = invoke(node, "OperationalCredentials", "UpdateFabricLabel", {"label": "Home"})
         assert r.statusCode == NocStatus.kLabelConflict and "fabric 1" in r.debugText

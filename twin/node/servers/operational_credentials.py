@@ -7,6 +7,7 @@ from chip.clusters.Types import NullValue
 from cryptography.hazmat.primitives.serialization import Encoding
 
 from clusters.base import MatterError, Status, current_access
+from clusters.constraints import utf8_length
 from twin.node.fabrics import (
     Fabric,
     FabricError,
@@ -221,8 +222,8 @@ class OperationalCredentialsServer(NodeServer):
         if fabric is None:
             raise MatterError(Status.UNSUPPORTED_ACCESS, "UpdateFabricLabel needs a session on a fabric")
         label = request.label
-        if len(label) > MAX_LABEL:
-            raise MatterError(Status.CONSTRAINT_ERROR, f"label is {len(label)} characters; at most 32")
+        if utf8_length(label) > MAX_LABEL:
+            raise MatterError(Status.CONSTRAINT_ERROR, f"label is {utf8_length(label)} bytes long; at most {MAX_LABEL}")
         owner = table.label_owner(label)
         if owner is not None and owner.fabric_index != fabric.fabric_index:
             return noc_response(NocStatus.kLabelConflict,
