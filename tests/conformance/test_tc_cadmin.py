@@ -1,12 +1,22 @@
 """TC_CADMIN (multiple administrators) and TC_SC_4_x (discovery): a commissioned node opens an
 enhanced commissioning window at its administrator's request, advertises it on DNS-SD, is
-commissioned into a second fabric by another administrator, and leaves that fabric again."""
+commissioned into a second fabric by another administrator, and leaves that fabric again.
+
+The plans' steps that wait for a window to time out (180 s at the least) run against the node's
+commissioning state in virtual time (tests/node/test_node_commissioning.py,
+tests/node/test_node_windows.py); over the network each window is closed by RevokeCommissioning."""
 from __future__ import annotations
+
+from typing import Any
 
 import pytest
 from chip.clusters import Objects as C
 from conftest import all_duts, over_network
-from dut import Dut
+from dut import Dut, DutStatusError
+from network import ControllerError
+
+from clusters.status import Status
+from twin.protocol.spake2p import make_verifier
 
 AC = C.AdministratorCommissioning
 NOT_APPLICABLE = {
@@ -19,11 +29,12 @@ NOT_APPLICABLE = {
                       "(PICS CADMIN.C, CADMIN.C.C00.Tx): the nodes are commissionees",
 }
 NOT_COVERED = {
-    "TC_CADMIN_1_3": "ECM with NodeLabel across fabrics and a third admin",
-    "TC_CADMIN_1_5": "ECM negative cases (wrong passcode, window timeout)",
-    "TC_SC_3_1": "CASE session establishment checked message by message (covered in tests/protocol)",
 }
 NODES = [p for p in over_network(all_duts()) if p.values[0][1] in ("dimmable_light", "bridge")]
+LIGHT = [p for p in NODES if p.values[0][1] == "dimmable_light"]
+OC, BI = C.OperationalCredentials, C.BasicInformation
+WindowStatus = AC.Enums.CommissioningWindowStatusEnum
+AdminStatus = AC.Enums.StatusCode
 
 
 def discriminator_of(dut: Dut, low: int) -> int:
@@ -114,3 +125,257 @@ def commission_second_admin(dut: Dut, node: int, where: tuple[str, int], passcod
                                   C.OperationalCredentials.Commands.RemoveFabric(fabricIndex=beta_index))
     assert removed.statusCode == C.OperationalCredentials.Enums.NodeOperationalCertStatusEnum.kOk
     assert dut.read(0, C.OperationalCredentials.Attributes.CommissionedFabrics) == 1
+
+
+# --- a second administrator with a root of its own (admin_ops.py in the controller) -------------
+
+def second_admin(dut: Dut, name: str, fabric_id: int, admin_node: int) -> Any:
+    return dut.lab.controller.call("admin_ops:new_admin", name, fabric_id, admin_node, True)  # type: ignore[attr-defined]
+
+
+def commission_as(dut: Dut, name: str, where: tuple[str, int], passcode: int, new_node: int) -> None:
+    """Administrator `name` commissions the node (whose window is open) as `new_node`: PASE at its
+    address, then the commissioning steps."""
+    lab = dut.lab                                                                  # type: ignore[attr-defined]
+    lab.controller.call("as", name, "admin_ops:pase", *where, passcode, new_node)
+    lab.controller.call("as", name, "admin_ops:commission_after_pase", new_node, timeout=120)
+
+
+def read_as(dut: Dut, name: str, node: int, attribute: Any) -> Any:
+    return dut.lab.controller.call("as", name, "read", node, 0, attribute)        # type: ignore[attr-defined]
+
+
+def node_label_round_trip(dut: Dut, name: str | None, node: int, label: str) -> None:
+    """Write and read back NodeLabel, by our controller (name None) or administrator `name`."""
+    lab = dut.lab                                                                  # type: ignore[attr-defined]
+    if name is None:
+        dut.write(0, BI.Attributes.NodeLabel, label)
+        assert dut.read(0, BI.Attributes.NodeLabel) == label
+        return
+    assert lab.controller.call("as", name, "write", node, 0, BI.Attributes.NodeLabel(label)) == 0
+    assert read_as(dut, name, node, BI.Attributes.NodeLabel) == label
+
+
+def root_keys(dut: Dut) -> set[bytes]:
+    from chip.tlv import TLVReader
+    return {TLVReader(r).get()["Any"][9] for r in dut.read(0, OC.Attributes.TrustedRootCertificates)}
+
+
+def cluster_status(dut: Dut, command: Any) -> tuple[int, int | None]:
+    """The (status, cluster status) a timed AdministratorCommissioning command is refused with."""
+    with pytest.raises(DutStatusError) as err:
+        dut.invoke(0, command, timed_ms=5000)
+    return err.value.status, err.value.cluster_status
+
+
+def open_with(dut: Dut, iterations: int = 1000, salt: bytes = b"SPAKE2P Key Salt", discriminator: int = 3045,
+              timeout: int = 180) -> Any:
+    """OpenCommissioningWindow with our own verifier (passcode 20202021); out-of-range PBKDF
+    parameters go in the command as given (the verifier is made with valid ones)."""
+    valid_salt = salt if 16 <= len(salt) <= 32 else b"SPAKE2P Key Salt"
+    verifier = make_verifier(20202021, valid_salt, min(max(iterations, 1000), 100000))
+    return AC.Commands.OpenCommissioningWindow(commissioningTimeout=timeout, PAKEPasscodeVerifier=verifier,
+                                               discriminator=discriminator, iterations=iterations, salt=salt)
+
+
+def check_two_admins(dut: Dut, name: str, other_node: int, roots_before: set[bytes]) -> int:
+    """Each administrator's fabric-filtered Fabrics names its own root and the node id it gave;
+    the second administrator's fabric index."""
+    node = dut.node_id                                                             # type: ignore[attr-defined]
+    [ours] = dut.read(0, OC.Attributes.Fabrics)
+    assert ours.rootPublicKey in roots_before and ours.nodeID == node
+    [theirs] = read_as(dut, name, other_node, OC.Attributes.Fabrics)
+    assert theirs.nodeID == other_node and theirs.rootPublicKey in root_keys(dut) - roots_before
+    assert theirs.fabricIndex != ours.fabricIndex
+    return theirs.fabricIndex
+
+
+@pytest.mark.parametrize("dut", LIGHT, indirect=True)
+def test_TC_CADMIN_1_3(dut: Dut):
+    """Commissioning with ECM: a window as long as MaxCumulativeFailsafeSeconds, advertised with
+    CM=2; NodeLabel written and read by either administrator; a second administrator (its own
+    root) commissions the node, and each sees its own fabric; that administrator's window names
+    it (AdminFabricIndex, AdminVendorId); commissioning again into the first fabric fails at AddNOC
+    (FabricConflict), RevokeCommissioning cleans up; the first administrator removes the second."""
+    lab = dut.lab                                                                  # type: ignore[attr-defined]
+    node = dut.node_id                                                             # type: ignore[attr-defined]
+    where = dut.call("resolve")                                                    # type: ignore[attr-defined]
+    longest = dut.read(0, C.GeneralCommissioning.Attributes.BasicCommissioningInfo).maxCumulativeFailsafeSeconds
+    discriminator = discriminator_of(dut, 0x13)
+    opened = lab.controller.call("open_window", node, discriminator, True, longest)
+    beta, beta_node, again = f"cr2-{node}", node + 0x6000, f"cr1-again-{node}"
+    roots_before = root_keys(dut)
+    th2_index = None
+    try:
+        found = lab.controller.call("discover", discriminator, 4)
+        assert found and all(n["commissioningMode"] == 2 for n in found)
+        node_label_round_trip(dut, None, node, "cadmin 1.3")
+        second_admin(dut, beta, 0x13, 0x6001)
+        commission_as(dut, beta, where, opened["passcode"], beta_node)
+        th2_index = check_two_admins(dut, beta, beta_node, roots_before)
+        node_label_round_trip(dut, None, node, "written by CR1")
+        assert read_as(dut, beta, beta_node, BI.Attributes.NodeLabel) == "written by CR1"
+        node_label_round_trip(dut, beta, beta_node, "written by CR2")
+
+        # The second administrator's window names it; then the first administrator, commissioning
+        # again into its own fabric, is refused at AddNOC.
+        reopened = lab.controller.call("as", beta, "open_window", beta_node, discriminator_of(dut, 0x31), True, longest)
+        assert dut.read(0, AC.Attributes.WindowStatus) == WindowStatus.kEnhancedWindowOpen
+        assert dut.read(0, AC.Attributes.AdminFabricIndex) == th2_index
+        assert dut.read(0, AC.Attributes.AdminVendorId) == 0xFFF1
+        lab.controller.call("make_controller", again, 1, 0x6002)
+        with pytest.raises(ControllerError) as err:
+            commission_as(dut, again, where, reopened["passcode"], node + 0x6003)
+        assert "7E" in str(err.value).upper() or "conflict" in str(err.value).lower(), err.value
+        assert dut.read(0, OC.Attributes.CommissionedFabrics) == 2
+        revoke(dut)
+        assert dut.read(0, AC.Attributes.WindowStatus) == WindowStatus.kWindowNotOpen
+    finally:
+        if dut.read(0, AC.Attributes.WindowStatus) != WindowStatus.kWindowNotOpen:
+            revoke(dut)
+        if th2_index is not None:
+            removed = dut.invoke(0, OC.Commands.RemoveFabric(fabricIndex=th2_index))
+            assert removed.statusCode == OC.Enums.NodeOperationalCertStatusEnum.kOk
+        for name in (beta, again):
+            lab.controller.call("drop_controller", name)
+        dut.write(0, BI.Attributes.NodeLabel, "")
+    assert dut.read(0, OC.Attributes.CommissionedFabrics) == 1
+
+
+@pytest.mark.parametrize("dut", LIGHT, indirect=True)
+def test_TC_CADMIN_1_4(dut: Dut):
+    """Commissioning with BCM: OpenBasicCommissioningWindow (timed) opens a basic window
+    (WindowStatus, AdminFabricIndex), advertised with CM=1 and the node's own discriminator; a
+    second administrator commissions the node with the node's own passcode; each sees its own
+    fabric; the first administrator removes the second."""
+    lab = dut.lab                                                                  # type: ignore[attr-defined]
+    node = dut.node_id                                                             # type: ignore[attr-defined]
+    where = dut.call("resolve")                                                    # type: ignore[attr-defined]
+    twin = lab.twin("home")
+    [code] = [row for row in lab.controller.call("http_json", f"http://127.0.0.1:{twin.http}/codes")["codes"]
+              if row["device"] == dut.name]
+    dut.invoke(0, AC.Commands.OpenBasicCommissioningWindow(commissioningTimeout=180), timed_ms=5000)
+    beta, beta_node = f"bcm-{node}", node + 0x7000
+    roots_before = root_keys(dut)
+    th2_index = None
+    try:
+        assert dut.read(0, AC.Attributes.WindowStatus) == WindowStatus.kBasicWindowOpen
+        assert dut.read(0, AC.Attributes.AdminFabricIndex) == dut.read(0, OC.Attributes.CurrentFabricIndex)
+        found = lab.controller.call("discover", code["discriminator"], 4)
+        assert found and {n["commissioningMode"] for n in found} == {1}
+        node_label_round_trip(dut, None, node, "cadmin 1.4")
+        second_admin(dut, beta, 0x14, 0x7001)
+        commission_as(dut, beta, where, code["passcode"], beta_node)
+        assert dut.read(0, AC.Attributes.WindowStatus) == WindowStatus.kWindowNotOpen
+        th2_index = check_two_admins(dut, beta, beta_node, roots_before)
+        assert read_as(dut, beta, beta_node, BI.Attributes.NodeLabel) == "cadmin 1.4"
+        node_label_round_trip(dut, beta, beta_node, "written by CR2")
+    finally:
+        if dut.read(0, AC.Attributes.WindowStatus) != WindowStatus.kWindowNotOpen:
+            revoke(dut)
+        if th2_index is not None:
+            removed = dut.invoke(0, OC.Commands.RemoveFabric(fabricIndex=th2_index))
+            assert removed.statusCode == OC.Enums.NodeOperationalCertStatusEnum.kOk
+        lab.controller.call("drop_controller", beta)
+        dut.write(0, BI.Attributes.NodeLabel, "")
+    assert dut.read(0, OC.Attributes.CommissionedFabrics) == 1
+
+
+@pytest.mark.parametrize("dut", LIGHT, indirect=True)
+def test_TC_CADMIN_1_5(dut: Dut):
+    """ECM negative cases: a revoked window takes no PASE; RevokeCommissioning with no window is
+    WindowNotOpen; iterations 999 or 100001 and salts of 9 or 33 bytes are PAKEParameterError; a
+    second window while one is open is Busy; the open window still commissions a second
+    administrator, after which RevokeCommissioning is WindowNotOpen again; the first
+    administrator removes the second."""
+    lab = dut.lab                                                                  # type: ignore[attr-defined]
+    node = dut.node_id                                                             # type: ignore[attr-defined]
+    where = dut.call("resolve")                                                    # type: ignore[attr-defined]
+    beta, beta_node = f"neg-{node}", node + 0x8000
+    second_admin(dut, beta, 0x15, 0x8001)
+    th2_index = None
+    try:
+        revoked = window(dut, discriminator_of(dut, 0x15))
+        found = lab.controller.call("discover", discriminator_of(dut, 0x15), 4)
+        assert found and all(n["commissioningMode"] == 2 for n in found)
+        revoke(dut)
+        with pytest.raises(ControllerError):
+            lab.controller.call("as", beta, "admin_ops:pase", *where, revoked["passcode"], beta_node, timeout=60)
+        assert cluster_status(dut, AC.Commands.RevokeCommissioning()) == (Status.FAILURE, AdminStatus.kWindowNotOpen)
+        for bad in (open_with(dut, iterations=999), open_with(dut, iterations=100001),
+                    open_with(dut, salt=b"too_short"), open_with(dut, salt=b"this pake salt very very very long")):
+            assert cluster_status(dut, bad) == (Status.FAILURE, AdminStatus.kPAKEParameterError), bad
+        assert dut.read(0, AC.Attributes.WindowStatus) == WindowStatus.kWindowNotOpen
+        dut.invoke(0, open_with(dut, discriminator=discriminator_of(dut, 0x51)), timed_ms=5000)
+        assert cluster_status(dut, open_with(dut, discriminator=discriminator_of(dut, 0x52))) == \
+            (Status.FAILURE, AdminStatus.kBusy)
+        lab.controller.call("as", beta, "admin_ops:expire", beta_node)
+        commission_as(dut, beta, where, 20202021, beta_node)
+        th2_index = read_as(dut, beta, beta_node, OC.Attributes.CurrentFabricIndex)
+        assert cluster_status(dut, AC.Commands.RevokeCommissioning()) == (Status.FAILURE, AdminStatus.kWindowNotOpen)
+    finally:
+        if dut.read(0, AC.Attributes.WindowStatus) != WindowStatus.kWindowNotOpen:
+            revoke(dut)
+        if th2_index is not None:
+            removed = dut.invoke(0, OC.Commands.RemoveFabric(fabricIndex=th2_index))
+            assert removed.statusCode == OC.Enums.NodeOperationalCertStatusEnum.kOk
+        lab.controller.call("drop_controller", beta)
+    assert dut.read(0, OC.Attributes.CommissionedFabrics) == 1
+
+
+def test_TC_SC_3_1(tmp_path):
+    """CASE session establishment, message by message, against a node's own message layer (the
+    node runtime, in process): Sigma1, Sigma2, Sigma3 and the node's StatusReport
+    (SessionEstablishmentSuccess) go in that order on the unsecured session (session id 0,
+    unicast, not encrypted, Secure Channel protocol, opcodes 0x30/0x31/0x32/0x40); the
+    initiator's messages carry the I flag and the node's do not; Sigma2 holds a 32-byte random,
+    the node's session id, a 65-byte ephemeral key and the encrypted part; the new session then
+    carries an encrypted read. (Over the network, every test case of the suite reaches its node by
+    CASE established by the CHIP SDK controller, again after its sessions are expired in TC_SC_4_3.)"""
+    import random
+
+    import test_node_runtime as rt
+
+    from twin.protocol.case import CaseInitiator
+    from twin.protocol.exchange import Send
+    from twin.protocol.message import MessageHeader, PayloadHeader, SecureChannelOpcode, SessionType
+    from twin.protocol.pase import decode_struct
+    from twin.protocol.status_report import SecureChannelStatus
+
+    core, commissioning = rt.make_core(tmp_path)
+    node_fabric, ctrl_fabric = rt.make_fabric()
+    commissioning.table.add_pending(node_fabric)
+    commissioning.table.commit()
+    seen: list[tuple[str, MessageHeader, PayloadHeader, bytes]] = []
+
+    class Recording(rt.Wire):
+        def feed(self, actions: list[Any], to: str) -> None:
+            for action in actions:
+                if isinstance(action, Send):
+                    header, at = MessageHeader.decode(action.data)
+                    if header.session_id == 0:          # the handshake's unsecured messages
+                        payload_header, start = PayloadHeader.decode(action.data[at:])
+                        if not payload_header.is_standalone_ack:
+                            seen.append((to, header, payload_header, action.data[at + start:]))
+            super().feed(actions, to)
+
+    initiators: dict[Any, Any] = {}
+    reports: list[Any] = []
+    wire = Recording(core, rt.controller_side(initiators, reports))
+    initiator = CaseInitiator(ctrl_fabric, 0x55, wire.ctrl.sessions.allocate_id(), rng=random.Random(8))
+    initiators[rt.handshake(wire, initiator, reports)] = initiator
+    wire.run()
+    assert initiator.result is not None
+    Op = SecureChannelOpcode
+    assert [(to, p.opcode) for to, _, p, _ in seen] == [
+        ("node", Op.CASE_Sigma1), ("ctrl", Op.CASE_Sigma2), ("node", Op.CASE_Sigma3), ("ctrl", Op.StatusReport)]
+    for to, header, payload_header, _ in seen:
+        assert header.session_type == SessionType.UNICAST and not header.privacy and header.dest_group_id is None
+        assert payload_header.protocol_id == 0 and payload_header.vendor_id is None
+        assert payload_header.initiator == (to == "node")
+    sigma2 = decode_struct(seen[1][3], "Sigma2")
+    assert len(sigma2[1]) == 32 and 0 < sigma2[2] <= 0xFFFF and len(sigma2[3]) == 65 and len(sigma2[4]) > 16
+    assert [r.protocol_code for r in reports] == [SecureChannelStatus.SESSION_ESTABLISHMENT_SUCCESS]
+    secure = wire.ctrl.add_secure_session(initiator.result, rt.NODE, wire.now, local_node_id=0x1)
+    vendor = (0, C.BasicInformation.id, C.BasicInformation.Attributes.VendorID.attribute_id)
+    assert rt.read(wire, secure, vendor) == {vendor: 0xFFF1}

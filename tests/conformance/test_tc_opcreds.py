@@ -21,9 +21,7 @@ OC = C.OperationalCredentials
 NOT_APPLICABLE = {
     "TC_OPCREDS_3_9": "PQC device attestation is not in Matter 1.3",
 }
-NOT_COVERED = {
-    "TC_OPCREDS_3_2": "attestation and CSR requests checked field by field",
-}
+NOT_COVERED: dict[str, str] = {}
 NODES = [p for p in over_network(all_duts()) if p.values[0][1] in ("dimmable_light", "bridge")]
 #: The NOC flows run on one node: they exercise endpoint 0, the same server in every node.
 LIGHT = [p for p in NODES if p.values[0][1] == "dimmable_light"]
@@ -184,15 +182,17 @@ def test_TC_OPCREDS_3_4(dut: Dut):
     assert after.noc == noc and len(dut.read(0, OC.Attributes.TrustedRootCertificates)) == 1
 
 
-def add_fabric_over_case(dut: Dut, admin: str, admin_node: int, fabric_id: int, new_node: int) -> Any:
-    """Our controller adds a fabric for administrator `admin` over its CASE session: fail-safe,
-    CSR, `admin`'s root and NOC; the NOCResponse (the fail-safe stays armed when it is not Ok)."""
+def add_fabric_over_case(dut: Dut, admin: str, admin_node: int, fabric_id: int, new_node: int,
+                         vendor: int = 0xFFF1) -> Any:
+    """Our controller adds a fabric for administrator `admin` (a root of its own) over its CASE
+    session: fail-safe, CSR, `admin`'s root and NOC; the NOCResponse (the fail-safe stays armed
+    when it is not Ok)."""
     lab = dut.lab                                                                  # type: ignore[attr-defined]
-    lab.controller.call("admin_ops:new_admin", admin, fabric_id, admin_node, True)
+    lab.controller.call("admin_ops:new_admin", admin, fabric_id, admin_node, True, vendor)
     arm(dut, 60)
     issued = chain(dut, admin, csr(dut), new_node)
     dut.invoke(0, OC.Commands.AddTrustedRootCertificate(rootCACertificate=issued["rcac"]))
-    return dut.invoke(0, add_noc(issued, admin_node))
+    return dut.invoke(0, add_noc(issued, admin_node, vendor))
 
 
 def complete_as(dut: Dut, admin: str, new_node: int) -> int:
@@ -340,3 +340,36 @@ def test_TC_OPCREDS_3_1(dut: Dut):
         for name in (th1, fake):
             lab.controller.call("drop_controller", name)
     assert len(fabrics_unfiltered(dut)) == fabrics_before
+
+
+@pytest.mark.parametrize("dut", LIGHT, indirect=True)
+def test_TC_OPCREDS_3_2(dut: Dut):
+    """CurrentFabricIndex: two more administrators (roots, vendor ids and fabric ids of their
+    own) get fabrics from our controller over CASE; each reads back the FabricIndex its
+    NOCResponse gave as CurrentFabricIndex, and a fabric-filtered Fabrics of just its entry with
+    its root key, vendor id and fabric id; our controller removes both fabrics."""
+    lab = dut.lab                                                                  # type: ignore[attr-defined]
+    node = dut.node_id                                                             # type: ignore[attr-defined]
+    admins = {f"cr2-{node}": (0xFFF2, 2222, node + 0x9001), f"cr3-{node}": (0xFFF3, 3333, node + 0x9002)}
+    indexes: dict[str, int] = {}
+    try:
+        for k, (name, (vendor, fabric_id, new_node)) in enumerate(admins.items()):
+            response = add_fabric_over_case(dut, name, 0x9100 + k, fabric_id, new_node, vendor)
+            assert response.statusCode == NocStatus.kOk
+            indexes[name] = response.fabricIndex
+            done = invoke(dut, GC.Commands.CommissioningComplete(), via=(name, new_node))
+            assert done.errorCode == CommissioningError.kOk
+        roots = {root_public_key(r) for r in dut.read(0, OC.Attributes.TrustedRootCertificates)}
+        [ours] = dut.read(0, OC.Attributes.Fabrics)
+        for name, (vendor, fabric_id, new_node) in admins.items():
+            assert invoke_read(dut, name, new_node, OC.Attributes.CurrentFabricIndex) == indexes[name]
+            [fabric] = invoke_read(dut, name, new_node, OC.Attributes.Fabrics)
+            assert (fabric.fabricIndex, fabric.vendorID, fabric.fabricID, fabric.nodeID) == \
+                (indexes[name], vendor, fabric_id, new_node)
+            assert fabric.rootPublicKey in roots and fabric.rootPublicKey != ours.rootPublicKey
+    finally:
+        for index in indexes.values():
+            assert dut.invoke(0, OC.Commands.RemoveFabric(fabricIndex=index)).statusCode == NocStatus.kOk
+        for name in admins:
+            lab.controller.call("drop_controller", name)
+    assert dut.read(0, OC.Attributes.CommissionedFabrics) == 1
