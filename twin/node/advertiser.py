@@ -46,6 +46,7 @@ _SHARED_TTL = 4500                          # PTR/TXT TTL, RFC 6762 10 (as zeroc
 # interface and loopback.
 MDNS_RECEIVE_BUFFER = 4 * 1024 * 1024
 _MDNS_PORT = 5353
+_RECENT_LIMIT = 4096                        # records remembered as just multicast, before pruning
 
 
 def interface_addresses() -> list[str]:
@@ -234,24 +235,32 @@ class _SameHostMulticastZeroconf(Zeroconf):
     QU question (RFC 6762 5.4) from a controller on this host goes to that same address, port
     5353, and the kernel hands it to the most specific socket bound there: ours. The controller
     never sees the answer, asks again and again, and at a few hundred nodes the replies to its
-    browses overflow our own receive buffers. A multicast answer reaches every listener (6.7
-    lets a responder multicast instead); copies of one question asked on several interfaces
-    are merged by zeroconf's aggregating queue, as its own multicast answers are. Replies to
-    legacy queriers (source port other than 5353) stay unicast: nothing else listens there.
+    queries overflow our own receive buffers. A multicast answer reaches every listener (RFC 6762
+    5.4 itself multicasts a QU answer not multicast recently), through zeroconf's aggregating
+    queue and at most once a second per record. Replies to legacy queriers (source port other
+    than 5353) stay unicast: nothing else listens there.
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._own_addresses = {*interface_addresses(), "127.0.0.1", "::1"}
+        self._multicast_at: dict[Any, float] = {}      # record -> when we last multicast it
 
     def async_send(self, out: DNSOutgoing, addr: str | None = None, port: int = _MDNS_PORT,
                    v6_flow_scope: tuple = (), transport: Any = None) -> None:
         if addr is not None and port == _MDNS_PORT and _plain(addr) in self._own_addresses:
-            answers: dict = {record: set() for record, _ in out.answers}
+            assert self.loop is not None
+            now = self.loop.time()
+            if len(self._multicast_at) > _RECENT_LIMIT:
+                self._multicast_at = {r: t for r, t in self._multicast_at.items() if now - t < 1}
+            # RFC 6762 6: a record is multicast at most once a second. The same question
+            # reaches us several times (looped back, and on each interface joined).
+            answers: dict = {record: set() for record, _ in out.answers
+                             if now - self._multicast_at.get(record, float("-inf")) >= 1}
             if answers:
+                self._multicast_at.update(dict.fromkeys(answers, now))
                 next(iter(answers.values())).update(out.additionals)
-                assert self.loop is not None
-                self.out_queue.async_add(self.loop.time() * 1000, answers)
+                self.out_queue.async_add(now * 1000, answers)
             return
         super().async_send(out, addr, port, v6_flow_scope, transport)
 
