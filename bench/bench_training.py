@@ -6,7 +6,9 @@
    default home: `HomeEnv(advance_seconds=60)` over an episode whose home is the
    default home; the call alternates get_room_states and an OnOff toggle. Target >= 5,000.
 2. Reset cost: `Home.fork()` (what every reset does) of the default home and of a generated
-   135-device home.
+   135-device home. Forks copy devices only when touched (copy on write), so the deferred
+   work is shown too: reset + one step (a tool call, then 60 s), and a fork that touches
+   every device (what the fork alone cost before copy on write).
 3. The reference run of `--ray-episodes` episodes: thread-pool runner vs a local Ray with 1 and
    2 workers; per-episode overhead of Ray against the local runner (Ray's start-up reported
    apart), and whether results.jsonl sorted is byte-identical.
@@ -14,10 +16,12 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
@@ -26,12 +30,11 @@ from scenarios.gym_env import HomeEnv  # noqa: E402
 from scenarios.runner import RESULTS, make_agent, make_judge, run, start_ray  # noqa: E402
 from scenarios.schema import DEFAULT_EPISODES, Episode, InitialState, load_episodes  # noqa: E402
 from twin.generator import generate_home  # noqa: E402
-from twin.home import Home  # noqa: E402
-from twin.schema import parse_file  # noqa: E402
+from twin.schema import HomeSpec, parse_file  # noqa: E402
 
 
-def default_home_episode() -> Episode:
-    spec = parse_file(Path(__file__).resolve().parents[1] / "twin" / "default_home.yaml")
+def default_home_episode(spec: HomeSpec | None = None) -> Episode:
+    spec = spec or parse_file(Path(__file__).resolve().parents[1] / "twin" / "default_home.yaml")
     return Episode(id="default-home", category="QT1-F", query_type="QT1", feasible=True,
                    query="How warm is the living room?", initial=InitialState(home=spec, start_time=spec.start_time),
                    goals=[{"type": "room_state", "room_id": "living_room", "state": "temperature", "value": 0.0}])
@@ -52,15 +55,29 @@ def bench_steps(steps: int) -> None:
           f"{steps / cpu:,.0f} steps/s per core")
 
 
+def cpu_ms(run: Callable[[], object], rounds: int) -> float:
+    t0 = time.process_time()
+    for _ in range(rounds):
+        run()
+    return (time.process_time() - t0) / rounds * 1000
+
+
 def bench_fork(rounds: int = 100) -> None:
-    for label, home in (("the default home", Home.default()),
-                        ("a generated home", Home.from_spec(generate_home(1, 30, 135)))):
+    for label, spec in (("the default home", None), ("a generated home", generate_home(1, 30, 135))):
+        env = HomeEnv([default_home_episode(spec)], max_steps=10, advance_seconds=60)
+        env.reset(seed=0)
+        home = env._start
+        assert home is not None
         home.advance(60)
-        t0 = time.process_time()
-        for _ in range(rounds):
-            home.fork()
-        print(f"reset by fork: Home.fork() of {label} ({len(home.devices)} devices) "
-              f"{(time.process_time() - t0) / rounds * 1000:.2f} ms CPU")
+        light = next(d.id for d in home.devices.values() if d.type.key == "on_off_light")
+        toggle = "execute_command " + json.dumps({"device.id": light, "endpoint.id": 1, "cluster.id": "OnOff",
+                                                  "command.id": "Toggle", "args": {}})
+        fork = cpu_ms(home.fork, rounds)
+        every = cpu_ms(lambda: list(home.fork().devices.values()), rounds)  # noqa: B023 - run right here
+        reset_step = cpu_ms(lambda: (env.reset(seed=0), env.step(toggle)), rounds)  # noqa: B023
+        print(f"reset by fork, {label} ({len(home.devices)} devices): Home.fork() {fork:.2f} ms CPU; "
+              f"a fork touching every device {every:.2f} ms; reset + one step (toggle a light, "
+              f"advance 60 s) {reset_step:.2f} ms")
 
 
 def bench_ray(count: int) -> None:

@@ -10,6 +10,10 @@ mid-transition, CountdownTime, OnTime) are derived in `get()` from the anchors a
 current tick, never stored tick by tick. Discrete changes (a transition ending, a cycle
 completing) happen in `advance_to(tick)` at the tick `next_event_tick()` announced. So
 stepping every tick and fast-forwarding reach byte-identical state, DataVersion included.
+
+Changes: every method that changes a server from outside (`set`, `write`, `invoke`,
+`load_state`, `power_up`; the home calls `advance_to`) first calls `changing()`, so a
+home that lent the device to a fork copies it into the fork before it changes (twin/home.py).
 """
 from __future__ import annotations
 
@@ -190,6 +194,7 @@ class ClusterServer:
 
     def write(self, attribute: str | int, data: Any) -> None:
         """A client write: checks writability, type and constraints, then stores."""
+        self.changing()
         name = self.resolve_attribute(attribute)
         if name not in self.writable:
             raise MatterError(Status.UNSUPPORTED_WRITE,
@@ -208,6 +213,7 @@ class ClusterServer:
 
     def set(self, name: str, value: Any) -> None:
         """Internal store; notifies listeners and bumps DataVersion when the value changes."""
+        self.changing()
         if self._values.get(name, _MISSING) == value and type(self._values.get(name)) is type(value):
             return
         self._values[name] = value
@@ -225,6 +231,7 @@ class ClusterServer:
     # ---- commands ----------------------------------------------------------------
     def invoke(self, command: str | int, fields: Any = None) -> ClusterCommand | None:
         """Run a command. `fields` is a dict (JSON) or a chip command object."""
+        self.changing()
         name = self.resolve_command(command)
         cls = self.command_class(name)
         request = fields if isinstance(fields, cls) else from_json(cls, fields or {}, f"{self.name}.{name}")
@@ -239,13 +246,22 @@ class ClusterServer:
         for listener in list(getattr(self, "event_listeners", ())):
             listener(self, event)
 
+    def changing(self) -> None:
+        """Called before this server changes: lets the device's home copy it into forks
+        that still share it (`Device.before_change`)."""
+        endpoint = self.endpoint
+        if endpoint is not None and endpoint.device is not None and endpoint.device.before_change is not None:
+            endpoint.device.before_change(endpoint.device)
+
     # ---- time --------------------------------------------------------------------
     @property
     def now(self) -> int:
         return self.clock.tick
 
     def next_event_tick(self) -> int | None:
-        """Earliest future tick at which this server changes by itself, or None if idle."""
+        """Earliest future tick at which this server changes by itself, or None if idle.
+        Answered from the server's own state, without changing it (a fork asks the servers
+        it still shares with its parent)."""
         return None
 
     def advance_to(self, tick: int) -> None:
@@ -271,6 +287,7 @@ class ClusterServer:
         return {}
 
     def load_state(self, state: dict[str, Any]) -> None:
+        self.changing()
         self._values = {n: self._coerce(n, v) for n, v in state["attributes"].items()}
         self.data_version = state["data_version"]
         self.load_private_state(state)
@@ -295,6 +312,7 @@ class ClusterServer:
         (ones this server no longer has, or no longer accepts, are dropped), anything in
         motion stops where it was, then the cluster's StartUp attributes apply (`start_up`).
         DataVersion moves past the saved one, so no version names two different contents."""
+        self.changing()
         for name, value in saved.get("attributes", {}).items():
             if name not in self._values:
                 continue

@@ -117,9 +117,13 @@ class Device:
 
     `interceptor` (set by the home: its fault engine) sees every write and invoke before it
     runs, whoever calls (tools, workflows, the Matter node): it raises MatterError to fail the
-    call, or returns False to accept it without effect (a stuck actuator)."""
+    call, or returns False to accept it without effect (a stuck actuator).
+
+    `before_change` (set by a home that lends the device to its forks, see twin/home.py) is
+    called by the device's servers before anything in the device changes."""
 
     interceptor: Callable[[Device, str, ClusterServer, str], bool] | None = None
+    before_change: Callable[[Device], None] | None = None
 
     def __init__(self, device_id: str, device_type: DeviceType, endpoints: list[Endpoint],
                  root_servers: list[ClusterServer]):

@@ -168,6 +168,7 @@ class FanControlServer(ClusterServer):
 
     def write(self, attribute: str | int, data: Any) -> None:
         """FanMode and PercentSetting drive each other, so a write is applied as a whole."""
+        self.changing()
         name = self.resolve_attribute(attribute)
         if name not in self.writable:
             return super().write(name, data)  # answers UNSUPPORTED_WRITE

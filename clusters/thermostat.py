@@ -318,6 +318,7 @@ class ThermostatServer(ClusterServer):
 
     # ---- setpoint changes, hold and presets -----------------------------------------
     def write(self, attribute: str | int, data: Any) -> None:
+        self.changing()
         name = self.resolve_attribute(attribute)
         if name == "Presets":
             self._write_pending(self._coerce(name, data))

@@ -15,6 +15,7 @@ target), so both paths reach byte-identical snapshots.
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import enum
@@ -24,7 +25,8 @@ import importlib.resources
 import inspect
 import random
 import types
-from collections.abc import Callable
+import weakref
+from collections.abc import Callable, ItemsView, Iterator, MutableMapping, ValuesView
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -137,7 +139,7 @@ class Home:
         self.clock = VirtualClock(start)
         self.ambient = {"temperature": 26.0, "humidity": 55.0, "pm10": 25.0, **(ambient or {})}
         self.rooms: dict[str, Room] = {}
-        self.devices: dict[str, Device] = {}
+        self.devices = Devices(self)
         self.events: list[dict[str, Any]] = []
         self.workflows = Workflows(self.clock, self._run_step)
         self.faults = FaultEngine(self)
@@ -145,11 +147,11 @@ class Home:
         #: Device types cloned from real products (home files' `products`), by type key.
         self.products: dict[str, DeviceType] = {}
         self._room_devices: dict[str, list[str]] = {}
-        self._servers_cache: list[ClusterServer] | None = []  # settle order; None: rebuild
-        self._timed_cache: tuple[list[ClusterServer], list[ClusterServer]] | None = None
+        self._timed: dict[str, list[ClusterServer]] | None = {}  # see _timed_servers; None: rebuild
         # id(server) -> how many of its listeners belong to the device and the home; any
         # added later (a Matter node's reporting, say) stay behind when the home is forked.
         self._wired: dict[int, int] = {}
+        self._borrowers: weakref.WeakSet[Home] = weakref.WeakSet()  # forks that may share our devices
         self._dirty: set[str] = set()                     # rooms whose physics inputs changed
         self._next_flip: int | None = None
         # One bound-method object each, shared by every server (forks remap it once).
@@ -214,28 +216,21 @@ class Home:
         self.devices[device.id] = device
         self._meta[device.id] = _DeviceMeta(device.type.key, room_id, name, copy.deepcopy(options))
         self._room_devices[room_id].append(device.id)
-        self._servers_cache = None
+        self._timed = None
         self._dirty.add(room_id)
 
     @property
-    def _servers(self) -> list[ClusterServer]:
-        """All servers in settle order: device id, endpoint id, cluster id."""
-        if self._servers_cache is None:
-            self._servers_cache = [s for _, s in sorted(
-                ((d.id, ep.id, s.id), s) for d in self.devices.values()
-                for ep in d.endpoints.values() for s in ep.servers.values())]
-        return self._servers_cache
-
-    @property
-    def _timed_servers(self) -> list[ClusterServer]:
-        """The servers whose class can schedule events of its own (overrides `next_event_tick`),
-        in settle order: the only ones stepping asks, once per tick (most servers never
-        schedule anything, and a home of a thousand devices has thousands of them)."""
-        servers = self._servers
-        if self._timed_cache is None or self._timed_cache[0] is not servers:
-            self._timed_cache = (servers, [s for s in servers
-                                           if type(s).next_event_tick is not ClusterServer.next_event_tick])
-        return self._timed_cache[1]
+    def _timed_servers(self) -> dict[str, list[ClusterServer]]:
+        """device id -> its servers whose class can schedule events of its own (overrides
+        `next_event_tick`), in settle order (device id, endpoint id, cluster id): the only
+        ones stepping asks, once per tick (most servers never schedule anything, and a home
+        of a thousand devices has thousands of them). A borrowed device's are its lender's
+        objects (asking them changes nothing); `_adopt` swaps in the copy's."""
+        if self._timed is None:
+            objects = self.devices.objects
+            self._timed = {device_id: servers for device_id in sorted(objects)
+                           if (servers := _timed_of(objects[device_id]))}
+        return self._timed
 
     # ---- callbacks from servers ------------------------------------------------------
     def _on_change(self, server: ClusterServer, attribute: str) -> None:
@@ -287,17 +282,24 @@ class Home:
             raise StepFailed(str(exc)) from None
 
     def room_of(self, device_id: str) -> str:
-        return self._meta[self.device(device_id).id].room
+        self._check_device(device_id)
+        return self._meta[device_id].room
+
+    def _check_device(self, device_id: str) -> None:
+        """UnknownIdError unless `device_id` is a device here (without copying a borrowed one)."""
+        if not isinstance(device_id, str) or device_id not in self.devices:
+            self.device(device_id)
 
     def devices_in(self, room_id: str) -> list[Device]:
         self._check_room(room_id)
-        return [self.devices[d] for d in self._room_devices[room_id]]
+        objects, borrowed = self.devices.objects, self.devices.borrowed   # devices[d], without a call per device
+        return [self._adopt(d) if d in borrowed else objects[d] for d in self._room_devices[room_id]]
 
     def device_info(self, device_id: str) -> dict[str, Any]:
         """{"id", "type", "label", "room", "name", "options"} for one device."""
-        device = self.device(device_id)
+        self._check_device(device_id)
         meta = self._meta[device_id].to_json()
-        return {"id": device_id, "label": meta["name"] or device.type.label, **meta}
+        return {"id": device_id, "label": meta["name"] or self.devices.objects[device_id].type.label, **meta}
 
     # ---- time ----------------------------------------------------------------------
     def step(self, ticks: int = 1) -> None:
@@ -326,10 +328,11 @@ class Home:
         while self.clock.tick < target:
             nxt = target
             # After a settle nothing is due before the next tick, so one tick ahead needs no search.
-            for server in self._timed_servers if target > self.clock.tick + 1 else ():
-                tick = server.next_event_tick()
-                if tick is not None and tick < nxt:
-                    nxt = tick
+            for servers in self._timed_servers.values() if target > self.clock.tick + 1 else ():
+                for server in servers:
+                    tick = server.next_event_tick()
+                    if tick is not None and tick < nxt:
+                        nxt = tick
             tick = self.workflows.next_tick()
             if tick is not None and tick < nxt:
                 nxt = tick
@@ -345,16 +348,19 @@ class Home:
         tick = self.clock.tick
         self.faults.run_due(tick)   # faults starting now apply before anything else this tick
         for _ in range(_MAX_ROUNDS):
-            due = [s for s in self._timed_servers
+            due = [(device_id, s) for device_id, servers in self._timed_servers.items() for s in servers
                    if (t := s.next_event_tick()) is not None and t <= tick]
-            for server in due:
-                server.advance_to(tick)
+            for device_id, server in due:
+                # our own copy of the server (a borrowed device is copied in first), lent to no fork
+                mine = self.devices[device_id].endpoints[server.endpoint.id].servers[server.id]
+                mine.changing()
+                mine.advance_to(tick)
             ran = self.workflows.run_due(tick)
             if not due and not ran:
                 break
         else:
             raise RuntimeError(f"tick {tick}: server events keep rescheduling at the same tick: "
-                               + ", ".join(f"{s.endpoint.device.id}/{s.endpoint.id}/{s.name}" for s in due))
+                               + ", ".join(f"{d}/{s.endpoint.id}/{s.name}" for d, s in due))
         if self._dirty or (self._next_flip is not None and self._next_flip <= tick):
             self._update_physics(tick)
 
@@ -447,30 +453,61 @@ class Home:
     def fork(self) -> Home:
         """An independent copy that continues exactly like this home would.
 
-        Equivalent to `Home.restore(self.snapshot())` (tested) but copies the live object
-        graph instead of going through JSON: see `_GraphCopier`.
+        Equivalent to `Home.restore(self.snapshot())` (tested) but copies live objects instead
+        of going through JSON: the home's own state (rooms, clock, workflows, faults, rng) as
+        an object graph (`_GraphCopier`), and devices only when either side first touches
+        them (copy on write, see `Devices`).
         """
         copier = _GraphCopier(self._wired)
-        was_enabled = gc.isenabled()
-        gc.disable()  # thousands of new objects would otherwise trigger collections mid-copy
-        try:
-            return self._fork_with(copier)
-        finally:
-            if was_enabled:
-                gc.enable()
-
-    def _fork_with(self, copier: _GraphCopier) -> Home:
         # Records are shared, not copied: stored events, workflow steps and step results
         # are replaced or appended, never mutated; only the containers are copied.
         copier.share(self.events)
         for wf in self.workflows.list():
             copier.memo[id(wf)] = wf.copy()
-        home = copier.copy(self)
+        home = copier.memo[id(self)] = object.__new__(Home)
+        with _no_gc():
+            vars(home).update(copier.copy({k: v for k, v in vars(self).items() if k not in _NOT_FORKED}))
         home.events = list(self.events)
-        home._wired = {id(copier.memo[old]): n for old, n in self._wired.items()}
-        for server in home._servers:
-            server.event_sink = home._event_sink
+        home._wired = {}
+        home._borrowers = weakref.WeakSet()
+        home._timed = None if self._timed is None else dict(self._timed)  # same objects: valid as is
+        home.devices = self.devices.lend_to(home)
+        hook = self._unlend
+        for device_id, device in self.devices.objects.items():
+            if device_id not in self.devices.borrowed:
+                device.before_change = hook
+        for lender in {self, *self.devices.borrowed.values()}:
+            lender._borrowers.add(home)
         return home
+
+    def _wiring(self) -> tuple[Any, ...]:
+        """The home's own objects that its devices refer to (a copied device is rewired to the
+        copying home's)."""
+        return (self, self.clock, self.faults, self._listener, self._event_sink, self._intercept)
+
+    def _adopt(self, device_id: str) -> Device:
+        """Replace a borrowed device by a copy of our own (see `Devices`)."""
+        lender = self.devices.borrowed.pop(device_id)
+        theirs = self.devices.objects[device_id]
+        copier = _GraphCopier(lender._wired)
+        copier.memo.update(zip(map(id, lender._wiring()), self._wiring()))
+        with _no_gc():
+            mine = copier.copy(theirs)
+        mine.before_change = None   # lent to nobody yet
+        for old, new in zip(theirs.servers(), mine.servers()):
+            self._wired[id(new)] = lender._wired[id(old)]
+            new.event_sink = self._event_sink
+        self.devices.objects[device_id] = mine
+        if self._timed is not None and device_id in self._timed:
+            self._timed[device_id] = _timed_of(mine)
+        return mine
+
+    def _unlend(self, device: Device) -> None:
+        """`device` (ours) is about to change: forks still borrowing it copy it first."""
+        device.before_change = None
+        for fork in list(self._borrowers):
+            if fork.devices.borrowed.get(device.id) is self:
+                fork._adopt(device.id)
 
     # ---- home files ----------------------------------------------------------------
     @classmethod
@@ -514,10 +551,100 @@ class Home:
 
 
 _SERVER_SPECIAL = frozenset({"_values", "listeners", "event_sink", "event_listeners"})
+#: Home fields `fork` sets itself rather than copying: devices are lent, not copied.
+_NOT_FORKED = frozenset({"devices", "_timed", "_wired", "_borrowers"})
+
+
+@contextlib.contextmanager
+def _no_gc() -> Iterator[None]:
+    """Copies make many objects at once; collections mid-copy would only slow them down."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _timed_of(device: Device) -> list[ClusterServer]:
+    """A device's servers that can schedule events of their own, by endpoint then cluster id."""
+    return [s for _, s in sorted(((ep.id, s.id), s) for ep in device.endpoints.values()
+                                 for s in ep.servers.values())
+            if type(s).next_event_tick is not ClusterServer.next_event_tick]
+
+
+class Devices(MutableMapping[str, Device]):
+    """`Home.devices`: device id -> Device, in the order the devices were added.
+
+    A fork shares its parent's devices until either side changes one (copy on write):
+    - a fork starts out *borrowing* every device: `objects` holds the lender's object and
+      `borrowed` names the lender. Neither side changes a lent object;
+    - the fork copies a borrowed device in (`Home._adopt`) the first time it hands it out
+      (`devices[...]`, `values()`, `device()`, `devices_in()`: its physics and tools included)
+      or one of its events falls due; until then its settle only asks the lender's servers
+      `next_event_tick`, which changes nothing;
+    - the lender, before one of its lent devices changes (every server calls
+      `Device.before_change` first, see `ClusterServer.changing`), has every fork still
+      borrowing it copy it in first (`Home._unlend`).
+    So a fork costs a few dict copies, and each device is copied only if someone touches it.
+    """
+
+    def __init__(self, home: Home, objects: dict[str, Device] | None = None,
+                 borrowed: dict[str, Home] | None = None) -> None:
+        self._home = home
+        self.objects: dict[str, Device] = objects or {}   # ours, or the lender's if borrowed
+        self.borrowed: dict[str, Home] = borrowed or {}   # device id -> lender
+
+    def lend_to(self, fork: Home) -> Devices:
+        """The fork's table: every device borrowed, from us or from whom we borrow it."""
+        return Devices(fork, dict(self.objects), {**dict.fromkeys(self.objects, self._home), **self.borrowed})
+
+    def __getitem__(self, device_id: str) -> Device:
+        if device_id in self.borrowed:
+            return self._home._adopt(device_id)
+        return self.objects[device_id]
+
+    def __setitem__(self, device_id: str, device: Device) -> None:
+        self.borrowed.pop(device_id, None)
+        self.objects[device_id] = device
+        self._home._timed = None
+
+    def __delitem__(self, device_id: str) -> None:
+        del self.objects[device_id]
+        self.borrowed.pop(device_id, None)
+        self._home._timed = None
+
+    def __contains__(self, device_id: object) -> bool:
+        return device_id in self.objects
+
+    def values(self) -> ValuesView[Device]:  # type: ignore[override]
+        self._adopt_all()
+        return self.objects.values()
+
+    def items(self) -> ItemsView[str, Device]:  # type: ignore[override]
+        self._adopt_all()
+        return self.objects.items()
+
+    def _adopt_all(self) -> None:
+        if self.borrowed:
+            with _no_gc():   # one copy of many objects, like a whole fork
+                for device_id in list(self.borrowed):
+                    self._home._adopt(device_id)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.objects)
+
+    def __len__(self) -> int:
+        return len(self.objects)
+
+    def __repr__(self) -> str:
+        return f"Devices({list(self.objects)})"
 
 
 class _GraphCopier:
-    """Copies the home's object graph, rewiring every reference to the copies.
+    """Copies an object graph (a home without its devices, or one device), rewiring every
+    reference to the copies; `memo` can be seeded to map objects to existing ones.
 
     Plain objects (home, rooms, devices, endpoints, servers and their helpers) are copied
     field by field; containers are copied; closures, bound methods and partials that
@@ -634,7 +761,7 @@ class _GraphCopier:
         if kind == self.SET:
             return {cp(x) for x in v}
         if kind == self.RANDOM:
-            rng = random.Random()
+            rng = random.Random(0)   # not Random(): seeding from the OS is slow, and overwritten
             rng.setstate(v.getstate())
             self.memo[id(v)] = rng
             return rng

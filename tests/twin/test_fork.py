@@ -97,17 +97,19 @@ def mutate_everything(home):
 def test_a_fork_shares_no_mutable_object_with_its_parent():
     home = every_type_home()
     fork = home.fork()
+    list(fork.devices.values())   # handing devices out copies in the ones still shared (twin.home.Devices)
     shared = set(mutable_objects(home)) & set(mutable_objects(fork))
     assert not shared, [type(mutable_objects(home)[i]).__name__ for i in shared]
 
 
-@pytest.mark.parametrize("mutated", ["fork", "parent"])
+@pytest.mark.parametrize("mutated", ["fork", "parent", "parent of a fork that still borrows everything"])
 def test_mutating_every_device_type_leaves_the_other_side_untouched(mutated):
     home = every_type_home()
     fork = home.fork()
-    assert dumps(fork) == dumps(home)
+    if mutated in ("fork", "parent"):
+        assert dumps(fork) == dumps(home)   # a snapshot hands out, so copies in, every device
     changed, other = (fork, home) if mutated == "fork" else (home, fork)
-    before = dumps(other)
+    before = dumps(home)
     mutate_everything(changed)
     assert dumps(changed) != before
     assert dumps(other) == before
@@ -115,3 +117,97 @@ def test_mutating_every_device_type_leaves_the_other_side_untouched(mutated):
     restored = Home.restore(json.loads(before))
     restored.advance(3600)
     assert dumps(other) == dumps(restored)
+
+
+# ---- copy on write: a fork borrows its parent's devices until either side touches one ----------
+def light_home():
+    home = Home("lights", seed=3)
+    home.add_room("r", "Room")
+    for i in range(3):
+        home.add_device(f"light{i}", "on_off_light", "r")
+    home.advance(1)
+    return home
+
+
+def toggle(device):
+    device.invoke("OnOff", "Toggle", {}, endpoint_id=1)
+
+
+def is_on(device):
+    return device.read("OnOff", "OnOff", endpoint_id=1)
+
+
+def test_a_fork_copies_a_device_only_when_it_is_handed_out():
+    home = light_home()
+    fork = home.fork()
+    assert set(fork.devices.borrowed) == set(home.devices)
+    assert fork.room_of("light0") == "r" and fork.device_info("light0")["type"] == "on_off_light"
+    assert set(fork.devices.borrowed) == set(home.devices)   # metadata copies nothing
+    light = fork.device("light0")
+    assert light is not home.device("light0") and fork.device("light0") is light
+    assert set(fork.devices.borrowed) == {"light1", "light2"}
+    fork.advance(60)   # stepping alone copies nothing more
+    assert set(fork.devices.borrowed) == {"light1", "light2"}
+
+
+def test_when_the_parent_changes_a_lent_device_the_fork_keeps_the_old_state():
+    home = light_home()
+    held = home.device("light0")   # a reference from before the fork (a Matter node holds these)
+    server = home.device("light1").endpoint(1).server("OnOff")
+    fork = home.fork()
+    before = dumps(home)
+    toggle(held)
+    server.set("OnOff", True)
+    home.device("light2").write("OnOff", "OnTime", 7, endpoint_id=1)
+    home.advance(5)
+    assert dumps(home) != before
+    assert dumps(fork) == before
+    assert not is_on(fork.device("light2")) and fork.device("light0") is not held
+
+
+def test_a_fork_of_a_fork_borrows_from_the_first_lender_and_all_three_stay_apart():
+    home = light_home()
+    child = home.fork()
+    grandchild = child.fork()   # borrows light0..2 from `home`, through `child`
+    assert set(grandchild.devices.borrowed.values()) == {home}
+    toggle(home.device("light0"))
+    toggle(child.device("light1"))
+    grandchild.advance(30)
+    assert [is_on(h.device("light0")) for h in (home, child, grandchild)] == [True, False, False]
+    assert [is_on(h.device("light1")) for h in (home, child, grandchild)] == [False, True, False]
+    restored = Home.restore(child.snapshot())
+    for h in (child, restored):
+        toggle(h.device("light2"))
+        h.advance(60)
+    assert dumps(child) == dumps(restored)
+    assert not is_on(grandchild.device("light2"))
+
+
+def test_a_copied_device_is_wired_to_its_own_home():
+    home = light_home()
+    heard = []
+    parent_server = home.device("light0").endpoint(1).server("OnOff")
+    parent_server.listeners.append(lambda server, name: heard.append(name))   # an outside observer
+    fork = home.fork()
+    light = fork.device("light0")
+    server = light.endpoint(1).server("OnOff")
+    toggle(light)
+    assert heard == []                    # outside observers stay with the parent
+    assert fork._dirty == {"r"} and home._dirty == set()   # the fork's listener marked the fork's room
+    assert server.clock is fork.clock and server.event_sink.__self__ is fork
+    assert light.interceptor.__self__ is fork.faults
+    list(fork.devices.values())   # nothing borrowed left, so the walk below stays in the fork
+    reached = mutable_objects(light).values()
+    assert fork in reached and not any(obj is home or obj is home.clock or obj is home.faults for obj in reached)
+
+
+def test_an_event_due_in_a_borrowed_device_runs_in_the_fork_alone():
+    home = light_home()
+    home.device("light0").endpoint(1).server("Identify").invoke("Identify", {"identifyTime": 3})
+    fork = home.fork()
+    assert "light0" in fork.devices.borrowed
+    fork.advance(10)   # the Identify ends in the fork: it copies the device in first
+    assert fork.device("light0").read("Identify", "IdentifyTime", endpoint_id=1) == 0
+    assert home.device("light0").read("Identify", "IdentifyTime", endpoint_id=1) == 3
+    home.advance(10)
+    assert dumps(home) == dumps(fork)
