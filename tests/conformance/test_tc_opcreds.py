@@ -264,7 +264,10 @@ def test_TC_OPCREDS_3_1(dut: Dut):
     another root, InvalidAdminSubject for subject 0, Ok (then CONSTRAINT_ERROR once more) for the
     real chain, whose fabric shows as given; ArmFailSafe(0) rolls it all back; then a full
     commissioning by the same administrator leaves its fabric, its root and its Administer ACL
-    entry, and KeySetRead(0) answers."""
+    entry, and KeySetRead(0) answers. Over that fabric's CASE session: the installed root again
+    succeeds, AddNOC is MissingCsr without a CSR, InvalidPublicKey for an earlier CSR's key,
+    FabricConflict for a second node id on the same fabric; RemoveFabric of an unknown index is
+    InvalidFabricIndex."""
     lab = dut.lab                                                                  # type: ignore[attr-defined]
     node = dut.node_id                                                             # type: ignore[attr-defined]
     address, port = dut.call("resolve")                                            # type: ignore[attr-defined]
@@ -332,6 +335,28 @@ def test_TC_OPCREDS_3_1(dut: Dut):
         assert key_set.groupKeySet.groupKeySetID == 0
         assert invoke(dut, OC.Commands.UpdateFabricLabel(label="Label 1"), via).statusCode == NocStatus.kOk
         assert dut.invoke(0, OC.Commands.UpdateFabricLabel(label="Label 1")).statusCode == NocStatus.kLabelConflict
+
+        # Over TH1's CASE session now: AddNOC without a CSR, for a key of an earlier CSR, and for
+        # the fabric TH1 already has on the node (another node id).
+        arm(dut, failsafe_max, via)
+        invoke(dut, OC.Commands.AddTrustedRootCertificate(real["rcac"]), via)       # installed already
+        assert invoke(dut, add_noc(real, th1_node, th1_vendor), via).statusCode == NocStatus.kMissingCsr
+        arm(dut, 0, via)
+        arm(dut, failsafe_max, via)
+        csr(dut, via=via)
+        stale = chain(dut, fake, request, new_node)                               # the first CSR's key
+        invoke(dut, OC.Commands.AddTrustedRootCertificate(stale["rcac"]), via)
+        assert invoke(dut, add_noc(stale, th1_node, th1_vendor), via).statusCode == NocStatus.kInvalidPublicKey
+        arm(dut, 0, via)
+        arm(dut, failsafe_max, via)
+        conflict = chain(dut, th1, csr(dut, via=via), new_node + 1)
+        invoke(dut, OC.Commands.AddTrustedRootCertificate(conflict["rcac"]), via)
+        assert invoke(dut, add_noc(conflict, th1_node, th1_vendor), via).statusCode == NocStatus.kFabricConflict
+        arm(dut, 0, via)
+        assert len(roots()) == original_roots + 1
+        bogus = dut.invoke(0, OC.Commands.RemoveFabric(fabricIndex=th1_index + 5))
+        assert bogus.statusCode == NocStatus.kInvalidFabricIndex
+        assert len(fabrics_unfiltered(dut)) == fabrics_before + 1
     finally:
         if dut.read(0, C.AdministratorCommissioning.Attributes.WindowStatus) != 0:
             revoke(dut)
