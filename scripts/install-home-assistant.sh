@@ -9,7 +9,10 @@
 #         pins; the 7.0.0 server runs from its own venv, .cache/ha2025-server-venv (its [server]
 #         extra pins aiohttp, cryptography, orjson and zeroconf versions HA 2025.4.4 pins
 #         differently), as in a real home where the Matter server is a separate add-on.
-# Usage: install-home-assistant.sh [2024] [2025]   (no argument: both; or HA_SETS="2024 2025")
+#   8x    python-matter-server 8.1.2 (server; CHIP SDK wheel 2025.7.0) on Python 3.13 in
+#         .cache/ha2025-server8-venv, for HA 2025.4.4 (set 2025): no HA that installs here pins
+#         8.x, and 2025.4.4's 7.0.0 client speaks its schema (11).
+# Usage: install-home-assistant.sh [2024] [2025] [8x]   (no argument: all; or HA_SETS="2024 2025")
 # HA then runs with --skip-pip (offline), so the requirements of the integrations it always
 # loads are installed here, at the versions HA pins (read from the installed package by
 # tests/homeassistant/ha_requirements.py, with HA's package_constraints.txt as constraints).
@@ -19,7 +22,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 PY=${PYTHON:-python}
-SETS=${*:-${HA_SETS:-2024 2025}}
+SETS=${*:-${HA_SETS:-2024 2025 8x}}
 
 source scripts/steps.sh
 
@@ -41,11 +44,23 @@ python313() {
     return 1
 }
 
+# install_server VERSION PYTHON VENV: python-matter-server[server] in a venv of its own.
+install_server() {
+    local version=$1 py=$2 venv=$3 spy="$3/bin/python"
+    step "venv $(basename "$venv")" "test -x '$spy'" "'$py' -m venv '$venv' && pip_quiet '$spy' --upgrade pip"
+    step "matter-server==$version" \
+        "has_versions '$spy' python-matter-server==$version && '$spy' -c 'import matter_server.server.server'" \
+        "pip_quiet '$spy' 'python-matter-server[server]==$version'"
+    "$spy" -c 'import importlib.metadata as m, sys, matter_server.server.const
+print("python-matter-server (server)", m.version("python-matter-server"), "on Python", sys.version.split()[0] + ",",
+      "chip-core", m.version("home-assistant-chip-core"))'
+}
+
 # install_set HA_VERSION SERVER_VERSION PYTHON HA_VENV SERVER_VENV EXTRA_PINS...
 # SERVER_VENV may be HA_VENV (python-matter-server[server] installs beside HA).
 install_set() {
     local ha_version=$1 server_version=$2 py=$3 ha_venv=$4 server_venv=$5; shift 5
-    local vpy="$ha_venv/bin/python" spy="$server_venv/bin/python" extra=("$@") constraints
+    local vpy="$ha_venv/bin/python" extra=("$@") constraints
     step "venv $(basename "$ha_venv")" "test -x '$vpy'" "'$py' -m venv '$ha_venv' && pip_quiet '$vpy' --upgrade pip"
     if [ "$server_venv" = "$ha_venv" ]; then
         step "homeassistant==$ha_version" \
@@ -54,10 +69,6 @@ install_set() {
     else
         step "homeassistant==$ha_version" "has_versions '$vpy' homeassistant==$ha_version" \
             "pip_quiet '$vpy' 'homeassistant==$ha_version' ${extra[*]@Q}"
-        step "venv $(basename "$server_venv")" "test -x '$spy'" "'$py' -m venv '$server_venv' && pip_quiet '$spy' --upgrade pip"
-        step "matter-server==$server_version" \
-            "has_versions '$spy' python-matter-server==$server_version && '$spy' -c 'import matter_server.server.server'" \
-            "pip_quiet '$spy' 'python-matter-server[server]==$server_version'"
     fi
     # HA's own pins, read from the installed package: frontend, recorder, http, matter, ...
     constraints=$("$vpy" -c 'import homeassistant, pathlib; print(pathlib.Path(homeassistant.__file__).parent / "package_constraints.txt")')
@@ -67,13 +78,11 @@ install_set() {
     "$vpy" -c 'import importlib.metadata as m, sys, homeassistant.const
 print("homeassistant", m.version("homeassistant"), "on Python", sys.version.split()[0] + ",",
       "python-matter-server (client)", m.version("python-matter-server"))'
-    "$spy" -c 'import importlib.metadata as m, sys, matter_server.server.const
-print("python-matter-server (server)", m.version("python-matter-server"), "on Python", sys.version.split()[0] + ",",
-      "chip-core", m.version("home-assistant-chip-core"))'
+    install_server "$server_version" "$py" "$server_venv"
 }
 
 for set in $SETS; do
-    case $set in 2024|2025) ;; *) echo "install-home-assistant.sh: unknown set '$set' (2024 or 2025)" >&2; exit 2 ;; esac
+    case $set in 2024|2025|8x) ;; *) echo "install-home-assistant.sh: unknown set '$set' (2024, 2025 or 8x)" >&2; exit 2 ;; esac
 done
 step "iputils-ping (ping6)" "command -v ping6 || dpkg -s iputils-ping | grep -q 'Status: install ok installed'" \
     "apt_install iputils-ping"
@@ -85,5 +94,6 @@ for set in $SETS; do
     case $set in
         2024) install_set 2024.3.3 5.7.0 "$PY" "${HA_VENV:-$ROOT/.cache/ha-venv}" "${HA_VENV:-$ROOT/.cache/ha-venv}" 'josepy<2' ;;
         2025) install_set 2025.4.4 7.0.0 "$(python313)" "$ROOT/.cache/ha2025-venv" "$ROOT/.cache/ha2025-server-venv" ;;
+        8x) install_server 8.1.2 "$(python313)" "$ROOT/.cache/ha2025-server8-venv" ;;
     esac
 done

@@ -36,4 +36,4 @@ PYEOF
 step "@matter/main@$MATTERJS_VERSION" \
     "test \"\$(node -p \"require('$MATTERJS_DIR/node_modules/@matter/main/package.json').version\")\" = $MATTERJS_VERSION" \
     "mkdir -p '$MATTERJS_DIR' && (cd '$MATTERJS_DIR' && { test -f package.json || echo '{\"private\": true}' > package.json; } && npm install --silent --no-audit --no-fund @matter/main@$MATTERJS_VERSION)"
-PYTHON="$PY" bash scripts/install-home-assistant.sh 2024 2025  # HA 2024.3.3 (.cache/ha-venv) and 2025.4.4 (.cache/ha2025-venv)
+PYTHON="$PY" bash scripts/install-home-assistant.sh 2024 2025 8x  # HA 2024.3.3, HA 2025.4.4, python-matter-server 8.1.2

@@ -3,7 +3,8 @@ python-matter-server that release pins) onboards, adds Matter, commissions `twin
 nodes and drives them, all inside a network namespace the module creates per HA release.
 Every test runs against each of `ha_lab.INSTALLS` (the `lab` fixture's param):
 - HA core 2024.3.3 (Python 3.11) with python-matter-server 5.7.0;
-- HA core 2025.4.4 (Python 3.13) with python-matter-server 7.0.0 (its server in its own venv).
+- HA core 2025.4.4 (Python 3.13) with python-matter-server 7.0.0 (its server in its own venv);
+- HA core 2025.4.4 with a python-matter-server 8.1.2 server (no installable HA pins 8.x).
 
 - onboarding and the Matter config flow through HA's REST API;
 - the light and the heat pump (a Thermostat endpoint) commissioned by QR payload, the room's
@@ -14,7 +15,7 @@ Every test runs against each of `ha_lab.INSTALLS` (the `lab` fixture's param):
 - the twin restarts on the same --storage and HA follows within 15 s. python-matter-server 5.7.0
   runs no CASE responder, so it cannot take the resumed subscription; it notices the restart
   when the node's granted max interval (at most GRANTED_MAX_INTERVAL_S) passes without a report,
-  and subscribes anew. 7.0.0 takes the resumed subscription.
+  and subscribes anew. 7.0.0 and 8.1.2 take the resumed subscription.
 
 The home is tests/homeassistant/home.yaml: three nodes whose short discriminators differ, so
 the manual code (4 bits of discriminator) reaches the right node (see HOME below).
@@ -95,7 +96,7 @@ def twin_args() -> tuple[str, ...]:
 def lab(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[HaLab]:
     """One namespace, twin, python-matter-server and HA per HA release (the param)."""
     install = INSTALLS[request.param]
-    workdir = tmp_path_factory.mktemp(f"ha-{install.version}")
+    workdir = tmp_path_factory.mktemp(f"ha-{install.name}")
     with network_namespace("ha") as ns:
         server = start_matter_server(ns, workdir, install)
         hass = start_hass(ns, workdir, install)

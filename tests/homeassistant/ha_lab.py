@@ -27,24 +27,34 @@ from netns import REPO, Netns
 
 @dataclass(frozen=True)
 class HaInstall:
-    """One Home Assistant release and the python-matter-server it pins, as installed by
+    """One Home Assistant release and a python-matter-server beside it, as installed by
     `scripts/install-home-assistant.sh SET`."""
 
     version: str
-    matter_server: str    # the python-matter-server version the release's Matter integration pins
-    python: str           # the Python it runs on
+    matter_server: str    # the python-matter-server server version
+    python: str           # the Python both run on
     install_set: str      # install-home-assistant.sh's argument
-    venv: Path            # hass (and HA's python-matter-server client)
+    venv: Path            # hass (and HA's python-matter-server client, the version HA pins)
     server_venv: Path     # matter-server (the same venv where [server] installs beside HA)
+    pinned: bool = True   # the server is the version HA's Matter integration pins
+
+    @property
+    def name(self) -> str:
+        """The test id: the HA version, plus the server's where HA pins another."""
+        return self.version if self.pinned else f"{self.version}-server-{self.matter_server}"
 
 
-_HA_2024_VENV = Path(os.environ.get("HA_VENV", REPO / ".cache" / "ha-venv"))
-INSTALLS = {i.version: i for i in (
+_CACHE = REPO / ".cache"
+_HA_2024_VENV = Path(os.environ.get("HA_VENV", _CACHE / "ha-venv"))
+INSTALLS = {i.name: i for i in (
     HaInstall("2024.3.3", "5.7.0", "3.11", "2024", _HA_2024_VENV, _HA_2024_VENV),
     # python-matter-server 7.0.0[server] pins aiohttp/cryptography/orjson/zeroconf other than
     # HA 2025.4.4 does: its server has a venv of its own (a separate add-on in a real home).
-    HaInstall("2025.4.4", "7.0.0", "3.13", "2025", REPO / ".cache" / "ha2025-venv",
-              REPO / ".cache" / "ha2025-server-venv"),
+    HaInstall("2025.4.4", "7.0.0", "3.13", "2025", _CACHE / "ha2025-venv", _CACHE / "ha2025-server-venv"),
+    # No HA that installs here pins 8.x; HA 2025.4.4's 7.0.0 client speaks its schema (11), as
+    # a home whose Matter server add-on was updated before HA itself.
+    HaInstall("2025.4.4", "8.1.2", "3.13", "8x", _CACHE / "ha2025-venv", _CACHE / "ha2025-server8-venv",
+              pinned=False),
 )}
 HA_PORT = 8123
 HA_URL = f"http://127.0.0.1:{HA_PORT}"
