@@ -213,9 +213,9 @@ class ClusterServer:
 
     def set(self, name: str, value: Any) -> None:
         """Internal store; notifies listeners and bumps DataVersion when the value changes."""
-        self.changing()
         if self._values.get(name, _MISSING) == value and type(self._values.get(name)) is type(value):
             return
+        self.changing()
         self._values[name] = value
         self.data_version = (self.data_version + 1) & 0xFFFFFFFF
         for listener in self.listeners:

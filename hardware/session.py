@@ -595,6 +595,7 @@ class LabSession:
         with self.twin.lock:
             self.twin.catch_up()
             start = self.twin.home.fork()
+            start.own_devices()   # the live home keeps changing in the reporting threads
         self._event("episode_start", None, {"episode_id": episode.id, "category": episode.category,
                                             "query": episode.query, "agent": agent.name})
         session, out, error = self._drive(agent, episode.query, max_steps)
@@ -602,6 +603,7 @@ class LabSession:
         with self.twin.lock:
             self.twin.catch_up()
             acted = self.twin.home.fork()
+            acted.own_devices()
         answer = session.answer if session.answer is not None else getattr(out, "answer", None)
         record = {"episode_id": episode.id, "category": episode.category, "agent": agent.name,
                   **score(episode, start, acted, session, judge, answer), "agent_error": error}

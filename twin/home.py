@@ -480,6 +480,12 @@ class Home:
             lender._borrowers.add(home)
         return home
 
+    def own_devices(self) -> None:
+        """Copy in every device still borrowed from the home this was forked from, so that
+        the two share nothing: a fork that another thread uses while its parent keeps
+        changing calls this first, under the parent's lock (see `Devices`)."""
+        self.devices.adopt_all()
+
     def _wiring(self) -> tuple[Any, ...]:
         """The home's own objects that its devices refer to (a copied device is rewired to the
         copying home's)."""
@@ -588,6 +594,8 @@ class Devices(MutableMapping[str, Device]):
       `Device.before_change` first, see `ClusterServer.changing`), has every fork still
       borrowing it copy it in first (`Home._unlend`).
     So a fork costs a few dict copies, and each device is copied only if someone touches it.
+    A lender's changes copy devices into its forks, so a fork used from another thread while
+    its lender keeps changing first takes its own copies (`Home.own_devices`).
     """
 
     def __init__(self, home: Home, objects: dict[str, Device] | None = None,
@@ -619,14 +627,14 @@ class Devices(MutableMapping[str, Device]):
         return device_id in self.objects
 
     def values(self) -> ValuesView[Device]:  # type: ignore[override]
-        self._adopt_all()
+        self.adopt_all()
         return self.objects.values()
 
     def items(self) -> ItemsView[str, Device]:  # type: ignore[override]
-        self._adopt_all()
+        self.adopt_all()
         return self.objects.items()
 
-    def _adopt_all(self) -> None:
+    def adopt_all(self) -> None:
         if self.borrowed:
             with _no_gc():   # one copy of many objects, like a whole fork
                 for device_id in list(self.borrowed):

@@ -211,3 +211,13 @@ def test_an_event_due_in_a_borrowed_device_runs_in_the_fork_alone():
     assert home.device("light0").read("Identify", "IdentifyTime", endpoint_id=1) == 3
     home.advance(10)
     assert dumps(home) == dumps(fork)
+
+
+def test_own_devices_leaves_nothing_borrowed_for_the_parent_to_touch():
+    home = light_home()
+    fork = home.fork()
+    fork.own_devices()
+    assert not fork.devices.borrowed
+    objects = dict(fork.devices.objects)
+    toggle(home.device("light0"))   # the parent's change no longer reaches into the fork
+    assert fork.devices.objects == objects and not is_on(fork.device("light0"))
