@@ -329,9 +329,10 @@ def test_TC_SC_3_1(tmp_path):
     (SessionEstablishmentSuccess) go in that order on the unsecured session (session id 0,
     unicast, not encrypted, Secure Channel protocol, opcodes 0x30/0x31/0x32/0x40); the
     initiator's messages carry the I flag and the node's do not; Sigma2 holds a 32-byte random,
-    the node's session id, a 65-byte ephemeral key and the encrypted part; the new session then
-    carries an encrypted read. (Over the network, every test case of the suite reaches its node by
-    CASE established by the CHIP SDK controller, again after its sessions are expired in TC_SC_4_3.)"""
+    the node's session id, a 65-byte ephemeral key, the encrypted part and the node's MRP
+    intervals; the new session then carries an encrypted read. (Over the network, every test case
+    of the suite reaches its node by CASE established by the CHIP SDK controller, again after its
+    sessions are expired in TC_SC_4_3.)"""
     import random
 
     import test_node_runtime as rt
@@ -375,6 +376,7 @@ def test_TC_SC_3_1(tmp_path):
         assert payload_header.initiator == (to == "node")
     sigma2 = decode_struct(seen[1][3], "Sigma2")
     assert len(sigma2[1]) == 32 and 0 < sigma2[2] <= 0xFFFF and len(sigma2[3]) == 65 and len(sigma2[4]) > 16
+    assert sigma2[5][1] > 0 and sigma2[5][2] > 0        # the node's MRP idle and active intervals
     assert [r.protocol_code for r in reports] == [SecureChannelStatus.SESSION_ESTABLISHMENT_SUCCESS]
     secure = wire.ctrl.add_secure_session(initiator.result, rt.NODE, wire.now, local_node_id=0x1)
     vendor = (0, C.BasicInformation.id, C.BasicInformation.Attributes.VendorID.attribute_id)
