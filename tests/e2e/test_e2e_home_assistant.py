@@ -1,6 +1,6 @@
-"""Acceptance, end to end: a real Home Assistant (its Matter integration and the
-python-matter-server that release pins) onboards, adds Matter, commissions `twin run`'s
-nodes and drives them, all inside a network namespace the module creates per HA release.
+"""Acceptance, end to end: a real Home Assistant (its Matter integration and a real
+python-matter-server) onboards, adds Matter, commissions `twin run`'s nodes and drives them,
+all inside a network namespace the module creates per install.
 Every test runs against each of `ha_lab.INSTALLS` (the `lab` fixture's param):
 - HA core 2024.3.3 (Python 3.11) with python-matter-server 5.7.0;
 - HA core 2025.4.4 (Python 3.13) with python-matter-server 7.0.0 (its server in its own venv);
@@ -21,7 +21,7 @@ The home is tests/homeassistant/home.yaml: three nodes whose short discriminator
 the manual code (4 bits of discriminator) reaches the right node (see HOME below).
 
 Needs scripts/install-home-assistant.sh (run by scripts/install-test-deps.sh): a missing
-piece fails loudly, never skips. The tests share one module-scoped lab per HA release and run
+piece fails loudly, never skips. The tests share one module-scoped lab per install and run
 in file order within it (pytest groups a module-scoped param's tests together).
 """
 from __future__ import annotations
@@ -94,7 +94,7 @@ def twin_args() -> tuple[str, ...]:
 
 @pytest.fixture(scope="module", params=list(INSTALLS))
 def lab(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[HaLab]:
-    """One namespace, twin, python-matter-server and HA per HA release (the param)."""
+    """One namespace, twin, python-matter-server and HA per install (the param)."""
     install = INSTALLS[request.param]
     workdir = tmp_path_factory.mktemp(f"ha-{install.name}")
     with network_namespace("ha") as ns:
