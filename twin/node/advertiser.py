@@ -16,8 +16,9 @@ through `async_register_service`) so nothing probes or announces SRV/TXT twice, 
 subtype sends a goodbye for its PTR only: the instance itself stays up.
 
 At a thousand nodes on one host: instances are not probed (see `publish`), a controller on the
-same host gets its QU answers by multicast (see `_SameHostMulticastZeroconf`), and our sockets ask
-for a larger receive buffer.
+same host gets its QU answers by multicast, a record is multicast at most once a second however
+many copies of a question arrive together (see `_SameHostMulticastZeroconf`), and our sockets
+ask for a larger receive buffer.
 """
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import ifaddr
-from zeroconf import DNSOutgoing, DNSPointer, InterfaceChoice, IPVersion, ServiceInfo, Zeroconf
+from zeroconf import DNSIncoming, DNSOutgoing, DNSPointer, InterfaceChoice, IPVersion, ServiceInfo, Zeroconf
 from zeroconf.asyncio import AsyncZeroconf
 
 from twin.protocol.mdns import Operational, Service
@@ -263,6 +264,14 @@ class _SameHostMulticastZeroconf(Zeroconf):
                 self.out_queue.async_add(now * 1000, answers)
             return
         super().async_send(out, addr, port, v6_flow_scope, transport)
+        if addr is None and out.is_response():
+            # zeroconf learns that it multicast a record when its own copy comes back into its
+            # cache, and only then holds back the next multicast of it (RFC 6762 6). Questions
+            # that arrive before that (the CHIP SDK asks one AAAA question on each of its
+            # interfaces at once, and each reaches us on several sockets) were each answered
+            # by multicast: 40 copies of one host's addresses in 10 ms. Hear ourselves at once.
+            for packet in out.packets():
+                self.record_manager.async_updates_from_response(DNSIncoming(packet))
 
 
 def _plain(address: str) -> str:
