@@ -31,16 +31,23 @@ pip_quiet() { local py=$1; shift; "$py" -m pip install -q "$@" 2>&1 | { grep -v 
 # True when every NAME==VERSION is what the venv's python has installed.
 has_versions() { "$1" -c 'import importlib.metadata as m, sys; sys.exit(not all(m.version(n) == v for n, v in (a.split("==") for a in sys.argv[1:])))' "${@:2}"; }
 
-# A Python 3.13 for the 2025 set: on PATH, or pyenv's (these machines have 3.13.0).
+# A Python 3.13 for the 2025 and 8x sets: on PATH, pyenv's (these machines have 3.13.0), or,
+# where there is none (Debian 12 ships 3.11), one that uv installs (uv from PyPI; it fetches a
+# standalone CPython build into ~/.local/share/uv).
 python313() {
     local p
-    for p in "${PYTHON313:-}" "$(command -v python3.13 || true)" "$HOME"/.pyenv/versions/3.13.*/bin/python; do
+    for p in "${PYTHON313:-}" "$(command -v python3.13 || true)" "$HOME"/.pyenv/versions/3.13.*/bin/python \
+             "$("$PY" -m uv python find 3.13 2>/dev/null || true)"; do
         # (pyenv's shim is on PATH even where it cannot run 3.13: try each one)
         if [ -n "$p" ] && "$p" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 13))' 2>/dev/null; then
             echo "$p"; return
         fi
     done
-    echo "install-home-assistant.sh: HA 2025.4.4 needs Python 3.13 (set PYTHON313, or 'pyenv install 3.13.0')" >&2
+    if pip_quiet "$PY" uv >&2 && "$PY" -m uv python install 3.13 >&2 && p=$("$PY" -m uv python find 3.13); then
+        echo "$p"; return
+    fi
+    echo "install-home-assistant.sh: HA 2025.4.4 needs Python 3.13, and uv could not install one" \
+         "(set PYTHON313 to a Python 3.13, or 'pyenv install 3.13')" >&2
     return 1
 }
 
@@ -93,7 +100,9 @@ step "/data (chip-core ini files)" "test -d /data -a -w /data" "mkdir -p /data"
 for set in $SETS; do
     case $set in
         2024) install_set 2024.3.3 5.7.0 "$PY" "${HA_VENV:-$ROOT/.cache/ha-venv}" "${HA_VENV:-$ROOT/.cache/ha-venv}" 'josepy<2' ;;
-        2025) install_set 2025.4.4 7.0.0 "$(python313)" "$ROOT/.cache/ha2025-venv" "$ROOT/.cache/ha2025-server-venv" ;;
-        8x) install_server 8.1.2 "$(python313)" "$ROOT/.cache/ha2025-server8-venv" ;;
+        2025) PY313=${PY313:-$(python313)}   # an assignment, so a failure stops the script here
+              install_set 2025.4.4 7.0.0 "$PY313" "$ROOT/.cache/ha2025-venv" "$ROOT/.cache/ha2025-server-venv" ;;
+        8x) PY313=${PY313:-$(python313)}
+            install_server 8.1.2 "$PY313" "$ROOT/.cache/ha2025-server8-venv" ;;
     esac
 done
