@@ -194,6 +194,8 @@ def test_a_copied_device_is_wired_to_its_own_home():
     toggle(light)
     assert heard == []                    # outside observers stay with the parent
     assert fork._dirty == {"r"} and home._dirty == set()   # the fork's listener marked the fork's room
+    toggle(home.device("light0"))
+    assert heard == ["OnOff"]             # and still hear it (a Matter node serving the parent, say)
     assert server.clock is fork.clock and server.event_sink.__self__ is fork
     assert light.interceptor.__self__ is fork.faults
     list(fork.devices.values())   # nothing borrowed left, so the walk below stays in the fork
