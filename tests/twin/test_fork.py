@@ -14,8 +14,11 @@ from chip.clusters.Types import Nullable
 
 from clusters.devices import DEVICE_TYPES
 from clusters.status import MatterError
-from twin.home import Home
+from twin.clock import VirtualClock
+from twin.faults import FaultEngine
+from twin.home import Home, Room
 from twin.physics import Trajectory
+from twin.workflows import Workflows
 
 # Trajectories are immutable by convention: physics replaces them, never mutates them.
 _IMMUTABLE = (int, float, str, bytes, type(None), enum.Enum, datetime, frozenset, type, Nullable, Trajectory)
@@ -34,14 +37,18 @@ def every_type_home():
     return home
 
 
-def mutable_objects(home):
+def mutable_objects(home, leaves=()):
     """id -> object of every mutable object reachable from the home's devices, rooms, clock,
-    rng, workflows and faults. Attribute values (replaced, never mutated), frozen records and
-    stored events (appended, never mutated) are shared on purpose and not walked."""
+    rng, workflows and faults (objects of types `leaves` are listed but not walked). Attribute
+    values (replaced, never mutated), frozen records and stored events (appended, never
+    mutated) are shared on purpose and not walked."""
     seen, stack = {}, [home]
     while stack:
         obj = stack.pop()
         if isinstance(obj, _IMMUTABLE) or isinstance(obj, ClusterObject) or id(obj) in seen:
+            continue
+        if isinstance(obj, leaves):
+            seen[id(obj)] = obj
             continue
         if dataclasses.is_dataclass(obj) and type(obj).__dataclass_params__.frozen:
             continue
@@ -223,3 +230,15 @@ def test_own_devices_leaves_nothing_borrowed_for_the_parent_to_touch():
     objects = dict(fork.devices.objects)
     toggle(home.device("light0"))   # the parent's change no longer reaches into the fork
     assert fork.devices.objects == objects and not is_on(fork.device("light0"))
+
+
+def test_every_device_type_copied_into_a_fork_reaches_only_the_forks_home_objects():
+    home = every_type_home()
+    fork = home.fork()
+    fork.own_devices()
+    homewide = (Home, Room, VirtualClock, FaultEngine, Workflows, random.Random)
+    allowed = {id(fork), id(fork.clock), id(fork.faults), id(fork.workflows), id(fork.rng),
+               *map(id, fork.rooms.values())}
+    for device in fork.devices.values():
+        reached = [o for o in mutable_objects(device, leaves=homewide).values() if isinstance(o, homewide)]
+        assert reached and all(id(o) in allowed for o in reached), (device.id, reached)
