@@ -7,6 +7,7 @@ commissioning by one python-matter-server, and a soak with changes.
     python bench/bench_scale.py --devices 960 --rooms 40 --commission -1        # 1,000 nodes
     python bench/bench_scale.py --devices 960 --rooms 40 --commission -1 --commission-minutes 30   # time-boxed
     python bench/bench_scale.py --devices 60 --rooms 5 --commission -1 --soak 60 --seconds 20   # a quick look
+    python bench/bench_scale.py --devices 960 --rooms 40 --commission -1 --keep /tmp/scale-run   # keep the logs
 
 Inside a network namespace this script creates (mDNS stays on this machine): `twin run --speed 1
 --open-windows none` on `twin home generate`, every device and room sensor a node with its own UDP
@@ -47,7 +48,7 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
-from netns import Netns, network_namespace, test_folders, wait_for_line  # noqa: E402
+from netns import Netns, NetnsCallError, network_namespace, test_folders, wait_for_line  # noqa: E402
 
 sys.path[:0] = [str(folder) for folder in test_folders()]   # the e2e helpers live in tests/e2e
 from test_e2e_matter_server import HTTP_URL, controller_session, start_server, stop, tail  # noqa: E402
@@ -291,14 +292,25 @@ def main() -> None:
                         help="python-matter-server's CHIP SDK log level (its default, error; progress logs "
                              "every message, which at a few hundred subscriptions costs its CHIP thread "
                              "more than it has, see README)")
+    parser.add_argument("--keep", type=Path, default=None,
+                        help="work in this new directory and keep it afterwards (the twin's and "
+                             "python-matter-server's logs, the commissioning progress)")
     args = parser.parse_args()
     if args.soak < 0 or args.rate <= 0 or args.seconds <= 0:
         parser.error("--soak must be >= 0, --rate and --seconds > 0")
+    if args.keep is not None:
+        try:
+            args.keep.mkdir(parents=True)
+        except OSError as err:
+            parser.error(f"--keep {args.keep}: {err.strerror} (give a new directory)")
+    stopped = None          # why commissioning stopped early, if it did
     rows: list[tuple[str, dict[str, float]]] = []
     files: list[tuple[str, tuple[int, int]]] = []
     drops: list[tuple[float, int, dict[str, int]]] = []
     result = soaked = samples = None
-    with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp, network_namespace("mts") as ns:
+    workspace = (contextlib.nullcontext(str(args.keep.resolve())) if args.keep is not None
+                 else tempfile.TemporaryDirectory(prefix="bench-scale-"))
+    with workspace as tmp, network_namespace("mts") as ns:
         workdir = Path(tmp)
         home = workdir / "home.yaml"
         subprocess.run([sys.executable, "-m", "matter_twin.cli", "home", "generate", "--seed", "1", "--rooms",
@@ -326,9 +338,16 @@ def main() -> None:
                     result = wait_with_progress(ns.start(bench_scale.commission, args.commission, str(progress),
                                                          args.commission_minutes),
                                                 total, progress, timeout=4 * 3600)
+                except NetnsCallError as err:   # e.g. the controller stopped answering: report it
+                    words = progress.read_text().split() if progress.exists() else ["0", "0", "0"]
+                    stopped = (f"commissioning stopped after {words[-2]} nodes ({words[-1]} failed): "
+                               f"{str(err).strip().splitlines()[-1]}\npython-matter-server's last log lines:\n"
+                               + tail(workdir / "server.log"))
                 finally:
                     stop_drops.set()
                     sampler.join()
+            if stopped is None and args.commission:
+                assert result is not None
                 time.sleep(5)
                 rows.append((f"idle, {result['commissioned']} commissioned and subscribed",
                              idle_window(twin.pid, args.seconds, server.pid if server is not None else None)))
@@ -372,6 +391,8 @@ def main() -> None:
                 last = by_process
     if server is not None:
         print(f"\npython-matter-server logged {resubscriptions} failed subscriptions (resubscription attempts)")
+    if stopped is not None:
+        print(f"\n{stopped}")
     for name, f in rows:
         if "controller cpu %" in f:
             print(f"python-matter-server CPU, {name}: {f['controller cpu %']:.1f} % of one core")
