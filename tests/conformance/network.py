@@ -160,6 +160,15 @@ class NetworkLab:
                                               "--seed", "1")
         return self.twins[mode]
 
+    def restart(self, mode: str) -> None:
+        """Reboot the nodes of twin process `mode` ("home" or "bridge"): stop it and start it again
+        on the same storage, so fabrics, ACLs and the rest come back from what the nodes saved."""
+        old = self.twins.pop(mode)
+        old.stop()
+        self.twin(mode).node_ids = old.node_ids
+        for node_id in old.node_ids.values():   # their CASE sessions died with the process
+            self.controller.call("expire_sessions", node_id)
+
     def node_id(self, device: str) -> int:
         """The node id of `device` (a node name of `twin run`'s codes, or BRIDGE_ID), commissioning
         it on first use."""

@@ -16,7 +16,7 @@ from clusters.status import Status
 from twin.node.access import ADMINISTER, MANAGE, OPERATE, VIEW, required_privilege, subject_matches
 from twin.node.commissioning import NodeCommissioning
 from twin.node.fabrics import Fabric
-from twin.node.values import encode_value, list_item_type
+from twin.node.values import decode_typed, encode_value, list_item_type
 from twin.protocol import certs
 from twin.protocol.exchange import MessageLayer
 from twin.protocol.interaction import (
@@ -202,7 +202,11 @@ def test_privilege_table():
     assert required_privilege("read", AC.id, AC.Attributes.SubjectsPerAccessControlEntry.attribute_id) == VIEW
     assert required_privilege("invoke", C.OperationalCredentials.id, 0x06) == ADMINISTER
     assert required_privilege("invoke", C.AdministratorCommissioning.id, 0x00) == ADMINISTER
-    assert required_privilege("write", BASIC, C.BasicInformation.Attributes.Location.attribute_id) == MANAGE
+    assert required_privilege("write", BASIC, C.BasicInformation.Attributes.NodeLabel.attribute_id) == MANAGE
+    # The spec's exceptions within a cluster (TC_ACE_1_1): Location is "RW VA", NOCs "R F A".
+    assert required_privilege("write", BASIC, C.BasicInformation.Attributes.Location.attribute_id) == ADMINISTER
+    assert required_privilege("read", C.OperationalCredentials.id,
+                              C.OperationalCredentials.Attributes.NOCs.attribute_id) == ADMINISTER
     assert subject_matches(0x42, 0x42, ()) and not subject_matches(0x42, 0x43, ())
     with pytest.raises(ValueError):
         required_privilege("delete", ON_OFF, 0)
@@ -211,7 +215,7 @@ def test_privilege_table():
 def test_acl_change_events_go_to_their_own_fabric_only(node):
     device, commissioning = node
     admin_a, admin_b = Peer(device, ADMIN_A, 1), Peer(device, ADMIN_B, 2)
-    entries = [Entry(privilege=ADMINISTER, authMode=CASE, subjects=[ADMIN_A], targets=NullValue, fabricIndex=1)]
+    entries = [Entry(privilege=ADMINISTER, authMode=CASE, subjects=[ADMIN_A, 0x99], targets=NullValue, fabricIndex=1)]
     assert write_acl(admin_a, entries) == Status.SUCCESS
     changed = (AC.id, AC.Events.AccessControlEntryChanged.event_id)
 
@@ -219,8 +223,50 @@ def test_acl_change_events_go_to_their_own_fabric_only(node):
         (message,) = link.request(ReadRequest(event_requests=[EventPath(0, AC.id)]))
         return [(r.event_data.path.cluster, r.event_data.path.event) for r in message.event_reports or ()
                 if r.event_data]
-    assert acl_events(admin_a) == [changed, changed]   # the old entry removed, the new one added
+    assert acl_events(admin_a) == [changed]   # the one entry changed
     assert acl_events(admin_b) == []
+
+
+def acl_change_events(link):
+    """(ChangeType, subjects, adminNodeID) of every AccessControlEntryChanged the peer may read."""
+    (message,) = link.request(ReadRequest(event_requests=[EventPath(0, AC.id, AC.Events.AccessControlEntryChanged.event_id)]))
+    out = []
+    for report in message.event_reports or ():
+        event = decode_typed(AC.Events.AccessControlEntryChanged, report.event_data.data, "event")
+        out.append((event.changeType, event.latestValue.subjects, event.adminNodeID))
+    return out
+
+
+def test_acl_change_events_entry_by_entry(node):
+    """TC_ACL_2_6 / 2_8: one event per entry added, changed or removed, naming the admin; the
+    SDK's chunked write (replace with [], then one append per entry) is Removed, then one Added
+    per entry; an entry written again unchanged is no event; a refused write is none either."""
+    device, commissioning = node
+    admin = Peer(device, ADMIN_A, 1)
+    typ = AC.Attributes.Acl.attribute_type.Type
+    item = list_item_type(typ)
+    path = AttributePath(0, AC.id, AC.Attributes.Acl.attribute_id)
+    append = AttributePath(0, AC.id, AC.Attributes.Acl.attribute_id, list_index=NullValue)
+    admin_entry = Entry(privilege=ADMINISTER, authMode=CASE, subjects=[ADMIN_A], targets=NullValue, fabricIndex=1)
+    view_entry = Entry(privilege=VIEW, authMode=CASE, subjects=[USER_A], targets=NullValue, fabricIndex=1)
+    (response,) = admin.request(WriteRequest([
+        AttributeData(path, decode_tlv(encode_value(typ, []))),
+        AttributeData(append, decode_tlv(encode_value(item, admin_entry))),
+        AttributeData(append, decode_tlv(encode_value(item, view_entry)))]))
+    assert [r.status.status for r in response.write_responses] == [Status.SUCCESS] * 3
+    Change = AC.Enums.ChangeTypeEnum
+    assert acl_change_events(admin) == [(Change.kRemoved, [ADMIN_A], ADMIN_A), (Change.kAdded, [ADMIN_A], ADMIN_A),
+                                        (Change.kAdded, [USER_A], ADMIN_A)]
+    # One list in one AttributeDataIB: the admin entry is unchanged, the second one changes.
+    operate = Entry(privilege=OPERATE, authMode=CASE, subjects=[USER_A], targets=NullValue, fabricIndex=1)
+    assert write_acl(admin, [admin_entry, operate]) == Status.SUCCESS
+    assert acl_change_events(admin)[3:] == [(Change.kChanged, [USER_A], ADMIN_A)]
+    assert write_acl(admin, [admin_entry]) == Status.SUCCESS
+    assert acl_change_events(admin)[4:] == [(Change.kRemoved, [USER_A], ADMIN_A)]
+    bad = Entry(privilege=VIEW, authMode=AC.Enums.AccessControlEntryAuthModeEnum.kGroup, subjects=[0],
+                targets=NullValue, fabricIndex=1)
+    assert write_acl(admin, [admin_entry, bad]) == Status.CONSTRAINT_ERROR
+    assert len(acl_change_events(admin)) == 5
 
 
 def test_a_subscription_to_nothing_the_peer_may_read_is_refused(node):

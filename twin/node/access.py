@@ -53,7 +53,7 @@ _BY_CLUSTER: dict[tuple[str, int], Privilege] = {
     ("write", _C.NetworkCommissioning.id): ADMINISTER,          # InterfaceEnabled
     ("invoke", _C.GroupKeyManagement.id): ADMINISTER,
     ("write", _C.GroupKeyManagement.id): MANAGE,                # GroupKeyMap
-    ("write", _C.BasicInformation.id): MANAGE,                  # NodeLabel, Location, LocalConfigDisabled
+    ("write", _C.BasicInformation.id): MANAGE,                  # NodeLabel, LocalConfigDisabled
     ("invoke", _C.Identify.id): MANAGE,                         # Identify, TriggerEffect
     ("write", _C.Identify.id): MANAGE,
     ("write", _C.Binding.id): MANAGE,
@@ -63,6 +63,8 @@ _BY_CLUSTER: dict[tuple[str, int], Privilege] = {
 _BY_ITEM: dict[tuple[str, int, int], Privilege] = {
     ("read", _C.AccessControl.id, _C.AccessControl.Attributes.Acl.attribute_id): ADMINISTER,
     ("read", _C.AccessControl.id, _C.AccessControl.Attributes.Extension.attribute_id): ADMINISTER,
+    ("read", _C.OperationalCredentials.id, _C.OperationalCredentials.Attributes.NOCs.attribute_id): ADMINISTER,
+    ("write", _C.BasicInformation.id, _C.BasicInformation.Attributes.Location.attribute_id): ADMINISTER,
     ("invoke", _C.GeneralDiagnostics.id, _C.GeneralDiagnostics.Commands.TestEventTrigger.command_id): MANAGE,
     ("write", _C.OnOff.id, _C.OnOff.Attributes.StartUpOnOff.attribute_id): MANAGE,
     ("write", _C.LevelControl.id, _C.LevelControl.Attributes.StartUpCurrentLevel.attribute_id): MANAGE,

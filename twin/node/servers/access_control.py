@@ -55,6 +55,18 @@ def _check_acl_entry(entry, where: str) -> None:
             raise bad(f"target cluster {cluster:#x} is not a cluster id")
 
 
+def acl_changes(old: list, new: list) -> list[tuple[ChangeType, Any]]:
+    """The AccessControlEntryChanged events of replacing a fabric's entries `old` by `new`, entry
+    by entry (Core 9.10.7.1: one event per added, changed or removed entry): Changed where the
+    entry at an index differs, Added for indices past the old list, Removed for those past the
+    new one (with the removed entry as LatestValue). An append (a chunked write's ListIndex null)
+    is thus one Added, and an entry written again unchanged is no event."""
+    changes = [(ChangeType.kChanged, n) for o, n in zip(old, new) if o != n]
+    changes += [(ChangeType.kAdded, n) for n in new[len(old):]]
+    changes += [(ChangeType.kRemoved, o) for o in old[len(new):]]
+    return changes
+
+
 class AccessControlServer(NodeServer):
     cluster = AC
     revision = 1
@@ -96,7 +108,5 @@ class AccessControlServer(NodeServer):
         fabric.acl = entries
         self.node.table.save()
         self.touch("Acl")
-        for entry in old:
-            self.node.acl_changed(fabric.fabric_index, ChangeType.kRemoved, entry)
-        for entry in entries:
-            self.node.acl_changed(fabric.fabric_index, ChangeType.kAdded, entry)
+        for change, entry in acl_changes(old, entries):
+            self.node.acl_changed(fabric.fabric_index, change, entry)
