@@ -200,34 +200,57 @@ class SecondAdmin:
 
 
 _second_fabrics = itertools.count(0x300)
+#: dut node id -> its second administrator, shared by the test cases that need one: each new
+#: controller takes a fabric of the SDK's own (small) fabric table in the one controller process.
+_second_admins: dict[int, tuple[Dut, SecondAdmin]] = {}
 
 
-@contextmanager
-def second_admin(dut: Dut) -> Iterator[SecondAdmin]:
-    """Commission the dut into a new fabric (an enhanced window opened by our admin, then PASE at
-    its address and the commissioning steps by another administrator); afterwards our admin's
-    ACL is restored and it removes that fabric."""
+def second_admin(dut: Dut) -> SecondAdmin:
+    """The dut's second administrator (TH2 of the plans): the one already on it, or a new one that
+    commissions the dut into a fabric of its own (an enhanced window opened by our admin, then
+    PASE at the node's address and the commissioning steps, TC_CADMIN_1_1's way)."""
     node = dut.node_id                                                     # type: ignore[attr-defined]
+    if node in _second_admins:
+        return _second_admins[node][1]
     fabric_id = next(_second_fabrics)
     name, other_node = f"acl-{node}-{fabric_id}", node + 0x2000
     address, port = dut.call("resolve")                                    # type: ignore[attr-defined]
     opened = dut.call("open_window", (node % 16) << 8 | 0x3C, timeout=60)  # type: ignore[attr-defined]
-    try:
-        controller_call(dut, "commission_other_fabric", name, fabric_id, other_node, address, port,
-                        opened["passcode"], timeout=120)
-        index = controller_call(dut, "as", name, "read", other_node, 0, OC.Attributes.CurrentFabricIndex)
-        yield SecondAdmin(name, ADMIN_NODE + fabric_id, other_node, index)
-    finally:
-        dut.write(0, A.Attributes.Acl, [ADMIN])
-        window = C.AdministratorCommissioning.Attributes.WindowStatus
-        if dut.read(0, window) != C.AdministratorCommissioning.Enums.CommissioningWindowStatusEnum.kWindowNotOpen:
-            dut.invoke(0, C.AdministratorCommissioning.Commands.RevokeCommissioning(), timed_ms=5000)
-        own = dut.read(0, OC.Attributes.CurrentFabricIndex)
-        fabrics = dut.call("read_paths", [(0, OC.Attributes.Fabrics)],   # type: ignore[attr-defined]
-                           fabric_filtered=False)[0]["OperationalCredentials"]["Fabrics"]
-        for other in [f.fabricIndex for f in fabrics if f.fabricIndex != own]:   # what the test case left
-            dut.invoke(0, OC.Commands.RemoveFabric(fabricIndex=other))
-        controller_call(dut, "drop_controller", name)
+    admin = SecondAdmin(name, ADMIN_NODE + fabric_id, other_node, 0)
+    _second_admins[node] = (dut, admin)
+    controller_call(dut, "commission_other_fabric", name, fabric_id, other_node, address, port,
+                    opened["passcode"], timeout=120)
+    admin.fabric_index = controller_call(dut, "as", name, "read", other_node, 0, OC.Attributes.CurrentFabricIndex)
+    return admin
+
+
+def retire_second_admin(dut: Dut) -> None:
+    """Our admin (its ACL restored) removes the second administrator's fabric, unless the test
+    case did, and its controller is shut; the window is closed if a commissioning failed."""
+    _, admin = _second_admins.pop(dut.node_id)                             # type: ignore[attr-defined]
+    dut.write(0, A.Attributes.Acl, [ADMIN])
+    window = C.AdministratorCommissioning.Attributes.WindowStatus
+    if dut.read(0, window) != C.AdministratorCommissioning.Enums.CommissioningWindowStatusEnum.kWindowNotOpen:
+        dut.invoke(0, C.AdministratorCommissioning.Commands.RevokeCommissioning(), timed_ms=5000)
+    if admin.fabric_index and dut.read(0, OC.Attributes.CommissionedFabrics) > 1:
+        dut.invoke(0, OC.Commands.RemoveFabric(fabricIndex=admin.fabric_index))
+    controller_call(dut, "drop_controller", admin.name)
+    assert dut.read(0, OC.Attributes.CommissionedFabrics) == 1, "the second fabric was left on the node"
+
+
+#: name -> (lab, node id) of TC_ACE_1_3's controllers, made once for both duts.
+_cat_controllers: dict[str, tuple[Any, int]] = {}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _leave_no_controllers() -> Iterator[None]:
+    """At the end of the module: second administrators and extra controllers are gone."""
+    yield
+    for dut, _ in list(_second_admins.values()):
+        retire_second_admin(dut)
+    for name, (lab, _) in list(_cat_controllers.items()):
+        lab.controller.call("drop_controller", name)
+        del _cat_controllers[name]
 
 
 # ---- TC_ACL -----------------------------------------------------------------------------------------
@@ -277,84 +300,6 @@ def test_TC_ACL_2_6(dut: Dut):
         assert not [e for _, e in acl_events(dut, last + 1) if 0 in (e.latestValue.subjects or [])]
 
 
-@pytest.mark.parametrize("dut", NODES, indirect=True)
-def test_TC_ACL_2_8(dut: Dut):
-    """ACL multi-fabric: each administrator writes its fabric's ACL (one Administer entry with two
-    subjects); each reads back its own entry only, and the AccessControlEntryChanged events each
-    reads are its fabric's: its commissioning's Added and its own write's."""
-    f1 = dut.read(0, OC.Attributes.CurrentFabricIndex)
-    with second_admin(dut) as th2:
-        f2 = th2.fabric_index
-        assert f2 != f1
-        mine, theirs = entry(ADMINISTER, [ADMIN_NODE, 1111]), entry(ADMINISTER, [th2.subject, 2222])
-        dut.write(0, A.Attributes.Acl, [mine])
-        th2.write(dut, A.Attributes.Acl, [theirs])
-        for acl, written, fabric in ((dut.read(0, A.Attributes.Acl), mine, f1),
-                                     (th2.call(dut, "read", 0, A.Attributes.Acl), theirs, f2)):
-            assert [(e.privilege, e.authMode, e.subjects, e.targets, e.fabricIndex) for e in acl] == [
-                (written.privilege, written.authMode, written.subjects, NullValue, fabric)]
-        for events, fabric, admin, subjects in (
-                (acl_events(dut), f1, ADMIN_NODE, [ADMIN_NODE, 1111]),
-                (acl_events(dut, who=th2.name, node=th2.node), f2, th2.subject, [th2.subject, 2222])):
-            assert all(e.fabricIndex == fabric and e.latestValue.fabricIndex == fabric for _, e in events), events
-            assert [e for _, e in events if e.changeType == Change.kAdded and e.adminPasscodeID == 0
-                    and e.adminNodeID == NullValue and e.latestValue.privilege == ADMINISTER]
-            wrote = [e for _, e in events if e.adminNodeID == admin and e.latestValue.subjects == subjects]
-            assert wrote and wrote[-1].changeType in (Change.kAdded, Change.kChanged), events
-
-
-@pytest.mark.parametrize("dut", NODES, indirect=True)
-def test_TC_ACL_2_9(dut: Dut):
-    """Cluster access: an administrator (TH1 of the plan: here a second fabric's, so our own keeps
-    its node) writes its ACL down to Manage; then reading or writing the ACL and reading
-    AccessControlEntryChanged are UNSUPPORTED_ACCESS, and the limits still read (View), at
-    their minima. (Steps 5, 6 and 11, on the Extension attribute and its event, are PICS
-    ACL.S.A0001 / ACL.S.E01: not served.)"""
-    with second_admin(dut) as th1:
-        th1.write(dut, A.Attributes.Acl, [entry(MANAGE, [th1.subject])])
-        with pytest.raises(DutStatusError) as err:
-            th1.call(dut, "read", 0, A.Attributes.Acl)
-        assert err.value.status == Status.UNSUPPORTED_ACCESS
-        assert th1.call(dut, "write", 0, A.Attributes.Acl([entry(ADMINISTER, [th1.subject])])) == \
-            Status.UNSUPPORTED_ACCESS
-        for attribute, minimum in ((A.Attributes.SubjectsPerAccessControlEntry, 4),
-                                   (A.Attributes.TargetsPerAccessControlEntry, 3),
-                                   (A.Attributes.AccessControlEntriesPerFabric, 4)):
-            assert th1.call(dut, "read", 0, attribute) >= minimum
-        records = th1.call(dut, "acl_controller:read_events", ENTRY_CHANGED)
-        assert [(number, status) for number, status, _ in records] == [(None, Status.UNSUPPORTED_ACCESS)], records
-
-
-@pytest.mark.parametrize("dut", NODES, indirect=True)
-def test_TC_ACL_2_10(dut: Dut):
-    """Persistence: two administrators each write two entries (Administer for two subjects,
-    Operate for a group); the node reboots (its `twin run` process stops and starts again on
-    the same storage); each reads back its own two entries only; after our admin removes the
-    second fabric, ours are still there. (Steps 7, 8, 11, 13 and 16, on the Extension
-    attribute, are PICS ACL.S.A0001: not served.)"""
-    f1 = dut.read(0, OC.Attributes.CurrentFabricIndex)
-    def group_entry(subject: int) -> Any:
-        return A.Structs.AccessControlEntryStruct(privilege=OPERATE, authMode=GROUP, subjects=[subject],
-                                                  targets=NullValue)
-
-    def summary(acl: list[Any]) -> list[tuple]:
-        return [(e.privilege, e.authMode, e.subjects, e.fabricIndex) for e in acl]
-
-    with second_admin(dut) as th2:
-        mine = [entry(ADMINISTER, [ADMIN_NODE, 1111]), group_entry(3333)]
-        theirs = [entry(ADMINISTER, [th2.subject, 2222]), group_entry(4444)]
-        dut.write(0, A.Attributes.Acl, mine)
-        th2.write(dut, A.Attributes.Acl, theirs)
-        expected_mine = [(e.privilege, e.authMode, e.subjects, f1) for e in mine]
-        expected_theirs = [(e.privilege, e.authMode, e.subjects, th2.fabric_index) for e in theirs]
-        dut.lab.restart("bridge" if dut.device_type == "bridge" else "home")   # type: ignore[attr-defined]
-        th2.call(dut, "expire_sessions")
-        assert summary(dut.read(0, A.Attributes.Acl)) == expected_mine
-        assert summary(th2.call(dut, "read", 0, A.Attributes.Acl)) == expected_theirs
-        dut.invoke(0, OC.Commands.RemoveFabric(fabricIndex=th2.fabric_index))
-        assert summary(dut.read(0, A.Attributes.Acl)) == expected_mine
-
-
 # ---- TC_ACE -----------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dut", NODES, indirect=True)
@@ -400,21 +345,18 @@ def test_TC_ACE_1_3(dut: Dut):
     node = dut.node_id                                                     # type: ignore[attr-defined]
     for th, cats in ths.items():
         controller_call(dut, "acl_controller:make_cat_controller", names[th], node_ids[th], cats)
+        _cat_controllers[names[th]] = (dut.lab, node_ids[th])                  # type: ignore[attr-defined]
     cases: list[tuple[list[int], set[int]]] = [([], {1, 2, 3})]
     for group in ([1], [2], [3], [1, 2], [1, 3], [2, 3], [1, 2, 3]):
         cases.append(([node_ids[th] for th in group], set(group)))
     for cat, version, holders in ((cat1, 1, {1, 2, 3}), (cat1, 2, {1, 2}), (cat1, 3, {1}),
                                   (cat2, 1, {2, 3}), (cat2, 2, {3}), (cat2, 3, set())):
         cases.append(([cat_subject(cat | version)], holders))
-    try:
-        with narrowed(dut):
-            for subjects, readers in cases:
-                dut.write(0, A.Attributes.Acl, [ACL_ADMIN, entry(VIEW, subjects, [target(0)])])
-                got = {th for th in ths if reads(dut, 0, C.Descriptor.Attributes.DeviceTypeList, names[th], node)}
-                assert got == readers, (subjects, got)
-    finally:
-        for name in names.values():
-            controller_call(dut, "drop_controller", name)
+    with narrowed(dut):
+        for subjects, readers in cases:
+            dut.write(0, A.Attributes.Acl, [ACL_ADMIN, entry(VIEW, subjects, [target(0)])])
+            got = {th for th in ths if reads(dut, 0, C.Descriptor.Attributes.DeviceTypeList, names[th], node)}
+            assert got == readers, (subjects, got)
 
 
 def app_endpoint(dut: Dut) -> tuple[int, int]:
@@ -461,15 +403,106 @@ def test_TC_ACE_1_4(dut: Dut):
         assert ep in wildcard and 0 not in wildcard
 
 
+# ---- test cases with a second administrator: 2_8 and ACE_1_5 share one per dut, 2_10 removes
+# ---- its fabric as the plan does, and 2_9 (which cuts its administrator off) has its own.
+
+@pytest.mark.parametrize("dut", NODES, indirect=True)
+def test_TC_ACL_2_8(dut: Dut):
+    """ACL multi-fabric: each administrator writes its fabric's ACL (one Administer entry with two
+    subjects); each reads back its own entry only, and the AccessControlEntryChanged events each
+    reads are its fabric's: its commissioning's Added and its own write's."""
+    f1 = dut.read(0, OC.Attributes.CurrentFabricIndex)
+    th2 = second_admin(dut)
+    f2 = th2.fabric_index
+    assert f2 != f1
+    mine, theirs = entry(ADMINISTER, [ADMIN_NODE, 1111]), entry(ADMINISTER, [th2.subject, 2222])
+    with narrowed(dut):
+        dut.write(0, A.Attributes.Acl, [mine])
+        th2.write(dut, A.Attributes.Acl, [theirs])
+        for acl, written, fabric in ((dut.read(0, A.Attributes.Acl), mine, f1),
+                                     (th2.call(dut, "read", 0, A.Attributes.Acl), theirs, f2)):
+            assert [(e.privilege, e.authMode, e.subjects, e.targets, e.fabricIndex) for e in acl] == [
+                (written.privilege, written.authMode, written.subjects, NullValue, fabric)]
+        for events, fabric, admin, subjects in (
+                (acl_events(dut), f1, ADMIN_NODE, [ADMIN_NODE, 1111]),
+                (acl_events(dut, who=th2.name, node=th2.node), f2, th2.subject, [th2.subject, 2222])):
+            assert all(e.fabricIndex == fabric and e.latestValue.fabricIndex == fabric for _, e in events), events
+            assert [e for _, e in events if e.changeType == Change.kAdded and e.adminPasscodeID == 0
+                    and e.adminNodeID == NullValue and e.latestValue.privilege == ADMINISTER]
+            wrote = [e for _, e in events if e.adminNodeID == admin and e.latestValue.subjects == subjects]
+            assert wrote and wrote[-1].changeType in (Change.kAdded, Change.kChanged), events
+
+
 @pytest.mark.parametrize("dut", NODES, indirect=True)
 def test_TC_ACE_1_5(dut: Dut):
     """Multi-fabric: our fabric's ACL lets every subject view endpoint 0's Descriptor, the second
     fabric's its Basic Information; each administrator reads what its own fabric's entries
     grant and is refused the other's."""
-    with second_admin(dut) as th2:
+    th2 = second_admin(dut)
+    types, vendor = C.Descriptor.Attributes.DeviceTypeList, C.BasicInformation.Attributes.VendorID
+    with narrowed(dut):
         dut.write(0, A.Attributes.Acl, [ACL_ADMIN, entry(VIEW, [], [target(0, C.Descriptor.id)])])
         th2.write(dut, A.Attributes.Acl, [entry(ADMINISTER, [th2.subject], [target(0, A.id)]),
                                           entry(VIEW, [], [target(0, C.BasicInformation.id)])])
-        types, vendor = C.Descriptor.Attributes.DeviceTypeList, C.BasicInformation.Attributes.VendorID
         assert reads(dut, 0, types) and not reads(dut, 0, vendor)
         assert not reads(dut, 0, types, th2.name, th2.node) and reads(dut, 0, vendor, th2.name, th2.node)
+
+
+@pytest.mark.parametrize("dut", NODES, indirect=True)
+def test_TC_ACL_2_10(dut: Dut):
+    """Persistence: two administrators each write two entries (Administer for two subjects,
+    Operate for a group); the node reboots (its `twin run` process stops and starts again on
+    the same storage); each reads back its own two entries only; after our admin removes the
+    second fabric, ours are still there. (Steps 7, 8, 11, 13 and 16, on the Extension
+    attribute, are PICS ACL.S.A0001: not served.)"""
+    f1 = dut.read(0, OC.Attributes.CurrentFabricIndex)
+
+    def group_entry(subject: int) -> Any:
+        return A.Structs.AccessControlEntryStruct(privilege=OPERATE, authMode=GROUP, subjects=[subject],
+                                                  targets=NullValue)
+
+    def summary(acl: list[Any]) -> list[tuple]:
+        return [(e.privilege, e.authMode, e.subjects, e.fabricIndex) for e in acl]
+
+    th2 = second_admin(dut)
+    mine = [entry(ADMINISTER, [ADMIN_NODE, 1111]), group_entry(3333)]
+    theirs = [entry(ADMINISTER, [th2.subject, 2222]), group_entry(4444)]
+    try:
+        with narrowed(dut):
+            dut.write(0, A.Attributes.Acl, mine)
+            th2.write(dut, A.Attributes.Acl, theirs)
+            expected_mine = [(e.privilege, e.authMode, e.subjects, f1) for e in mine]
+            expected_theirs = [(e.privilege, e.authMode, e.subjects, th2.fabric_index) for e in theirs]
+            dut.lab.restart("bridge" if dut.device_type == "bridge" else "home")   # type: ignore[attr-defined]
+            th2.call(dut, "expire_sessions")
+            assert summary(dut.read(0, A.Attributes.Acl)) == expected_mine
+            assert summary(th2.call(dut, "read", 0, A.Attributes.Acl)) == expected_theirs
+            dut.invoke(0, OC.Commands.RemoveFabric(fabricIndex=th2.fabric_index))
+            assert summary(dut.read(0, A.Attributes.Acl)) == expected_mine
+    finally:
+        retire_second_admin(dut)
+
+
+@pytest.mark.parametrize("dut", NODES, indirect=True)
+def test_TC_ACL_2_9(dut: Dut):
+    """Cluster access: an administrator (TH1 of the plan: here a second fabric's, so our own keeps
+    its node) writes its ACL down to Manage; then reading or writing the ACL and reading
+    AccessControlEntryChanged are UNSUPPORTED_ACCESS, and the limits still read (View), at
+    their minima. (Steps 5, 6 and 11, on the Extension attribute and its event, are PICS
+    ACL.S.A0001 / ACL.S.E01: not served.)"""
+    th1 = second_admin(dut)
+    try:
+        th1.write(dut, A.Attributes.Acl, [entry(MANAGE, [th1.subject])])
+        with pytest.raises(DutStatusError) as err:
+            th1.call(dut, "read", 0, A.Attributes.Acl)
+        assert err.value.status == Status.UNSUPPORTED_ACCESS
+        assert th1.call(dut, "write", 0, A.Attributes.Acl([entry(ADMINISTER, [th1.subject])])) == \
+            Status.UNSUPPORTED_ACCESS
+        for attribute, minimum in ((A.Attributes.SubjectsPerAccessControlEntry, 4),
+                                   (A.Attributes.TargetsPerAccessControlEntry, 3),
+                                   (A.Attributes.AccessControlEntriesPerFabric, 4)):
+            assert th1.call(dut, "read", 0, attribute) >= minimum
+        records = th1.call(dut, "acl_controller:read_events", ENTRY_CHANGED)
+        assert [(number, status) for number, status, _ in records] == [(None, Status.UNSUPPORTED_ACCESS)], records
+    finally:
+        retire_second_admin(dut)
