@@ -229,7 +229,8 @@ def test_acl_change_events_go_to_their_own_fabric_only(node):
 
 def acl_change_events(link):
     """(ChangeType, subjects, adminNodeID) of every AccessControlEntryChanged the peer may read."""
-    (message,) = link.request(ReadRequest(event_requests=[EventPath(0, AC.id, AC.Events.AccessControlEntryChanged.event_id)]))
+    path = EventPath(0, AC.id, AC.Events.AccessControlEntryChanged.event_id)
+    (message,) = link.request(ReadRequest(event_requests=[path]))
     out = []
     for report in message.event_reports or ():
         event = decode_typed(AC.Events.AccessControlEntryChanged, report.event_data.data, "event")
