@@ -64,11 +64,20 @@ class ControllerClient:
             self.close()
             raise AssertionError(f"the CHIP controller did not start:\n{tail(self.log)}") from None
         self.conn: Connection = Client(str(socket), family="AF_UNIX")
+        self._late = 0   # requests that timed out, whose answers are still to come
 
     def call(self, name: str, *args: Any, timeout: float = 120, **kwargs: Any) -> Any:
         """Run `name` (an op of chip_controller.py, or "module:function") in the controller."""
+        # The answers of requests that timed out come later, in order: they are not the next
+        # request's (without this, one timeout shifted every later answer by one).
+        while self._late:
+            if not self.conn.poll(timeout):
+                raise ControllerError(f"{name}: an earlier request still has no answer\n{tail(self.log)}")
+            self.conn.recv()
+            self._late -= 1
         self.conn.send((name, args, kwargs))
         if not self.conn.poll(timeout):
+            self._late += 1
             raise ControllerError(f"{name}: no answer in {timeout} s\n{tail(self.log)}")
         answer = self.conn.recv()
         if answer[0] == "status":
