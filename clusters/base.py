@@ -50,6 +50,8 @@ class AccessContext:
     session: Any = None             # the node runtime's session object
     fabric_filtered: bool = True    # False in a read that is not fabric-filtered: a fabric-scoped
                                     # list without fabric-sensitive fields (Fabrics) shows every fabric
+    list_append: bool = False       # True in a write that appends one item (ListIndex null): the value
+                                    # written is the list as it was with the item at its end
 
 
 current_access: contextvars.ContextVar[AccessContext | None] = contextvars.ContextVar(

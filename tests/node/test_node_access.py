@@ -239,9 +239,10 @@ def acl_change_events(link):
 
 
 def test_acl_change_events_entry_by_entry(node):
-    """TC_ACL_2_6 / 2_8: one event per entry added, changed or removed, naming the admin; the
-    SDK's chunked write (replace with [], then one append per entry) is Removed, then one Added
-    per entry; an entry written again unchanged is no event; a refused write is none either."""
+    """TC_ACL_2_6 / 2_8: one event per entry, naming the admin: the SDK's chunked write (replace
+    with [], then one append per entry) is Removed, then one Added per entry; a list written in
+    one piece is Changed at each index both lists have (written again unchanged too, as the plan
+    expects), Added or Removed past the end; a refused write is no event."""
     device, commissioning = node
     admin = Peer(device, ADMIN_A, 1)
     typ = AC.Attributes.Acl.attribute_type.Type
@@ -258,16 +259,18 @@ def test_acl_change_events_entry_by_entry(node):
     Change = AC.Enums.ChangeTypeEnum
     assert acl_change_events(admin) == [(Change.kRemoved, [ADMIN_A], ADMIN_A), (Change.kAdded, [ADMIN_A], ADMIN_A),
                                         (Change.kAdded, [USER_A], ADMIN_A)]
-    # One list in one AttributeDataIB: the admin entry is unchanged, the second one changes.
+    # One list in one AttributeDataIB.
     operate = Entry(privilege=OPERATE, authMode=CASE, subjects=[USER_A], targets=NullValue, fabricIndex=1)
     assert write_acl(admin, [admin_entry, operate]) == Status.SUCCESS
-    assert acl_change_events(admin)[3:] == [(Change.kChanged, [USER_A], ADMIN_A)]
+    assert acl_change_events(admin)[3:] == [(Change.kChanged, [ADMIN_A], ADMIN_A),
+                                            (Change.kChanged, [USER_A], ADMIN_A)]
     assert write_acl(admin, [admin_entry]) == Status.SUCCESS
-    assert acl_change_events(admin)[4:] == [(Change.kRemoved, [USER_A], ADMIN_A)]
+    assert acl_change_events(admin)[5:] == [(Change.kChanged, [ADMIN_A], ADMIN_A),
+                                            (Change.kRemoved, [USER_A], ADMIN_A)]
     bad = Entry(privilege=VIEW, authMode=AC.Enums.AccessControlEntryAuthModeEnum.kGroup, subjects=[0],
                 targets=NullValue, fabricIndex=1)
     assert write_acl(admin, [admin_entry, bad]) == Status.CONSTRAINT_ERROR
-    assert len(acl_change_events(admin)) == 5
+    assert len(acl_change_events(admin)) == 7
 
 
 def test_a_subscription_to_nothing_the_peer_may_read_is_refused(node):

@@ -1049,6 +1049,7 @@ class InteractionModelServer:
                 # written per fabric; entries of other fabrics are the server's to keep).
                 current = self._as(access, self.device.read, server.id, name, path.endpoint)
                 value = [v for v in current if _fabric_index(v) in (None, access.fabric_index)] + item
+                access = dataclasses.replace(access, list_append=True)   # AccessControl's events tell
             else:
                 raise MatterError(Status.INVALID_ACTION, f"{what}: only ListIndex null (append) is writable")
             self._as(access, self.device.write, server.id, name, to_json(value), path.endpoint)

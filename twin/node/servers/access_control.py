@@ -5,7 +5,7 @@ from typing import Any
 
 from chip.clusters.Types import NullValue
 
-from clusters.base import MatterError, Status
+from clusters.base import MatterError, Status, current_access
 from twin.node.fabrics import (
     is_cat_subject,
     is_operational_node_id,
@@ -55,13 +55,15 @@ def _check_acl_entry(entry, where: str) -> None:
             raise bad(f"target cluster {cluster:#x} is not a cluster id")
 
 
-def acl_changes(old: list, new: list) -> list[tuple[ChangeType, Any]]:
-    """The AccessControlEntryChanged events of replacing a fabric's entries `old` by `new`, entry
-    by entry (Core 9.10.7.1: one event per added, changed or removed entry): Changed where the
-    entry at an index differs, Added for indices past the old list, Removed for those past the
-    new one (with the removed entry as LatestValue). An append (a chunked write's ListIndex null)
-    is thus one Added, and an entry written again unchanged is no event."""
-    changes = [(ChangeType.kChanged, n) for o, n in zip(old, new) if o != n]
+def acl_changes(old: list, new: list, appended: bool = False) -> list[tuple[ChangeType, Any]]:
+    """The AccessControlEntryChanged events of a write of a fabric's entries (Core 9.10.7.1, one
+    per entry), as the plans (TC_ACL_2_6, 2_8) expect: a list written whole is Changed for each
+    index both lists have, Added past the old list's end, Removed past the new one's (with the
+    removed entry); an appended entry (`appended`: ListIndex null) is one Added. So the SDK's
+    chunked write, [] then one append per entry, is Removed for each old entry, then Added."""
+    if appended:
+        return [(ChangeType.kAdded, n) for n in new[len(old):]]
+    changes = [(ChangeType.kChanged, n) for n in new[:len(old)]]
     changes += [(ChangeType.kAdded, n) for n in new[len(old):]]
     changes += [(ChangeType.kRemoved, o) for o in old[len(new):]]
     return changes
@@ -108,5 +110,6 @@ class AccessControlServer(NodeServer):
         fabric.acl = entries
         self.node.table.save()
         self.touch("Acl")
-        for change, entry in acl_changes(old, entries):
+        access = current_access.get()
+        for change, entry in acl_changes(old, entries, appended=access is not None and access.list_append):
             self.node.acl_changed(fabric.fabric_index, change, entry)
