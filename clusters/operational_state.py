@@ -8,8 +8,8 @@ each at its own tick, so stepping tick by tick and fast-forwarding give identica
 
 The RVC variant shares the machinery and adds the trip back to the dock: GoHome (or the end of a
 cycle) starts a second timed leg in SeekingCharger that ends Docked. GoHome in the middle of a
-cycle suspends the cycle; Resume from the dock continues it (the SDK treats Docked and Charging as
-resume-compatible states).
+cycle suspends the cycle while the robot heads home (Pause and GoHome again work on the way);
+docking ends it, and RVC Run Mode returns to Idle (the test plan's TC_RVCOPSTATE_2_5).
 """
 from __future__ import annotations
 
@@ -380,7 +380,7 @@ class RvcOperationalStateServer(OperationalStateServer):
     commands = ("Pause", "Resume", "GoHome")
     notes = ("Runs are started and stopped through RVC Run Mode (Idle vs Cleaning/Mapping).",
              "At the end of a cycle, or on GoHome, the robot seeks its charger and then is Docked. "
-             "GoHome mid-cycle suspends the cycle; Resume from the dock continues it.")
+             "GoHome mid-cycle ends the cycle once docked, and RVC Run Mode returns to Idle.")
     states = (0, 1, 2, 3, 0x40, 0x41, 0x42)  # + SeekingCharger, Charging, Docked
 
     def __init__(self, cycle: Iterable[Any] | None = None, home_seconds: int = 60, **initial: Any):
@@ -470,12 +470,17 @@ class RvcOperationalStateServer(OperationalStateServer):
         return super().next_event_tick()
 
     def _fire(self, due: int) -> None:
-        if self._home is not None:
-            self._home = None
+        if self._home is None:
+            super()._fire(due)
+            return
+        self._home = None
+        if self._run is not None:
+            # Docked after GoHome: the cleaning run it interrupted is over (OperationCompletion),
+            # so RVC Run Mode goes back to Idle (TC_RVCOPSTATE_2_5, as the SDK's RVC app does).
+            self._end_run(due, idle_state=self.E.kDocked)
+        else:
             self.set("OperationalState", self.E.kDocked)
             self._store_derived()
-        else:
-            super()._fire(due)
 
     def private_state(self) -> dict[str, Any]:
         return {**super().private_state(), "home": self._home.to_json() if self._home else None}

@@ -315,26 +315,26 @@ def test_rvc_run_mode_starts_cycle_and_robot_returns_to_dock():
     assert ops.read("OperationalState") == S.kDocked and ops.next_event_tick() is None
 
 
-def test_rvc_go_home_mid_run_then_resume_from_dock():
+def test_rvc_go_home_mid_run_ends_the_run_once_docked():
     device, ops, run, clean, clock, events = rvc()
     S = RVC.Enums.OperationalStateEnum
     run.invoke("ChangeToMode", {"newMode": 1})
     move(clock, [ops], 6000)
     assert error_id(ops.invoke("GoHome")) == ERR.kNoError
     assert ops.read("OperationalState") == S.kSeekingCharger and ops.in_operation
-    assert run.read("CurrentMode") == 1  # the cleaning run is suspended, not over
+    assert run.read("CurrentMode") == 1  # the cleaning run is suspended while it heads home
     assert error_id(ops.invoke("Pause")) == ERR.kNoError  # pausable on the way home
     assert error_id(ops.invoke("GoHome")) == ERR.kNoError  # GoHome again resumes the trip
     assert ops.read("OperationalState") == S.kSeekingCharger
     move(clock, [ops], 6300)
-    assert ops.read("OperationalState") == S.kDocked
+    # Docked: the run is over and RVC Run Mode is Idle again (TC_RVCOPSTATE_2_5 step 10)
+    assert ops.read("OperationalState") == S.kDocked and not ops.in_operation
+    assert run.read("CurrentMode") == 0
+    assert events[-1][1] == RVC.Events.OperationCompletion(completionErrorCode=0, totalOperationalTime=630,
+                                                           pausedTime=30)   # suspended for the 30 s trip
     assert error_id(ops.invoke("GoHome")) == ERR.kCommandInvalidInState
-    assert error_id(ops.invoke("Resume")) == ERR.kNoError
-    assert ops.read("OperationalState") == S.kRunning
-    assert ops.next_event_tick() == 18000 + 300  # 30 s away from the cycle
-    move(clock, [ops], 18300)
-    assert events[-1][1] == RVC.Events.OperationCompletion(completionErrorCode=0, totalOperationalTime=1830,
-                                                           pausedTime=30)
+    assert error_id(ops.invoke("Resume")) == ERR.kUnableToStartOrResume
+    assert ops.next_event_tick() is None
 
 
 def test_rvc_commands_invalid_in_state():

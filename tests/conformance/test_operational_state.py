@@ -40,9 +40,6 @@ NOT_APPLICABLE = {
     "TC_OPSTATE_2_5": "operation completion events over a subscription: events are covered by "
                       "tests/node/test_node_events.py, the Dut interface has no event reads",
     "TC_OPSTATE_2_6": "CountdownTime reporting over a subscription: the Dut interface has no subscriptions",
-    "TC_RVCOPSTATE_2_5": "not run yet: the plan's GoHome steps read RVC Run Mode after docking (an Idle mode); "
-                         "the twin keeps a cycle that GoHome interrupted resumable from the dock, so Run Mode "
-                         "stays in its cleaning mode: which one the spec wants is an open question",
     "TC_RVCOPSTATE_2_2": "Start/Stop: the RVC device type does not serve them (X in RVC Operational State)",
 }
 
@@ -165,4 +162,25 @@ def test_TC_RVCOPSTATE_2_4(dut):
         assert dut.read(endpoint, state) in (0x40, 0x41, 0x42)   # SeekingCharger, Charging, Docked
         dut.wait(600)
         assert dut.read(endpoint, state) in (0x41, 0x42)
+
+
+@pytest.mark.parametrize("dut", serving(RVCOPSTATE, kinds=IN_PROCESS), indirect=True)
+def test_TC_RVCOPSTATE_2_5(dut):
+    """GoHome and RVC Run Mode: from an Idle mode to the cleaning mode (CurrentMode follows, its mode
+    carries the Cleaning tag), GoHome answers NoError and the robot is SeekingCharger; once docked,
+    CurrentMode is a mode with the Idle tag."""
+    run_mode, state = C.RvcRunMode.Attributes.CurrentMode, RVCOPSTATE.Attributes.OperationalState
+    for endpoint in endpoints_with(dut, RVCOPSTATE):
+        modes = dut.read(endpoint, C.RvcRunMode.Attributes.SupportedModes)
+        assert len(modes) >= 2
+        tags = {m.mode: {t.value for t in m.modeTags} for m in modes}
+        assert 0x4000 in tags[dut.read(endpoint, run_mode)]          # starts Idle
+        _clean(dut, endpoint)
+        dut.wait(1)
+        assert 0x4001 in tags[dut.read(endpoint, run_mode)]          # Cleaning
+        assert dut.invoke(endpoint, RVCOPSTATE.Commands.GoHome()).commandResponseState.errorStateID == NO_ERROR
+        assert dut.read(endpoint, state) == 0x40                      # SeekingCharger
+        dut.wait(600)
+        assert dut.read(endpoint, state) in (0x41, 0x42)              # docked
+        assert 0x4000 in tags[dut.read(endpoint, run_mode)]          # Idle again
 
