@@ -10,6 +10,7 @@ Attributes, commands and values are `chip.clusters.Objects` types both ways, e.g
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 
@@ -20,6 +21,35 @@ class DutStatusError(Exception):
         super().__init__(f"{what}: status 0x{status:02X}" if what else f"status 0x{status:02X}")
         self.status = status   # chip.interaction_model.Status value (e.g. 0x87 CONSTRAINT_ERROR)
         self.cluster_status = cluster_status   # the cluster-specific status, when the DUT gave one
+
+
+@dataclass
+class DutEvent:
+    """One event record as a controller decodes it."""
+    endpoint: int
+    event: Any        # the Objects event class (e.g. C.OperationalState.Events.OperationCompletion)
+    number: int       # the node's event number
+    priority: int     # 0 DEBUG, 1 INFO, 2 CRITICAL
+    data: Any         # the decoded event (an instance of `event`)
+
+
+@dataclass
+class AttributeReport:
+    """One attribute value a subscription reported."""
+    endpoint: int
+    attribute: Any    # the Objects attribute class
+    value: Any
+
+
+class DutSubscription(Protocol):
+    max_interval: int   # the max interval the DUT granted, in seconds
+
+    def poll(self, timeout: float) -> list[AttributeReport | DutEvent]:
+        """What the DUT reported since the last poll (priming report included), waiting up to
+        `timeout` seconds of the DUT's time for the first item; [] if nothing came."""
+
+    def close(self) -> None:
+        """End the subscription."""
 
 
 class Dut(Protocol):
@@ -43,3 +73,13 @@ class Dut(Protocol):
 
     def wait(self, seconds: float) -> None:
         """Let `seconds` of the DUT's time pass (in process: advance the home's clock; network: sleep)."""
+
+    def read_events(self, endpoint: int, event: Any, event_min: int | None = None,
+                    fabric_filtered: bool = True) -> list[DutEvent]:
+        """The events the DUT holds for one event path (an Objects event class), oldest first;
+        with `event_min`, only those numbered from it on (an EventFilter)."""
+
+    def subscribe(self, paths: list[tuple[int, Any]], min_interval: int, max_interval: int,
+                  event_min: int | None = None) -> DutSubscription:
+        """Subscribe to (endpoint, Objects attribute or event class) paths; `event_min` is the
+        EventFilter's minimum event number."""

@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from chip.clusters import Objects as C
-from chip.clusters.ClusterObjects import ALL_GENERATED_COMMANDS
+from chip.clusters.ClusterObjects import ALL_CLUSTERS, ALL_GENERATED_COMMANDS, ClusterEvent
 from chip.clusters.Types import NullValue
-from dut import DutStatusError
+from dut import AttributeReport, DutEvent, DutStatusError
 from test_node_im_server import Link
 
 from twin.node.values import Typed, decode_typed
@@ -22,11 +22,15 @@ from twin.protocol.interaction import (
     AttributePath,
     CommandData,
     CommandPath,
+    EventFilter,
+    EventPath,
     InvokeRequest,
     InvokeResponse,
     ReadRequest,
     ReportData,
     StatusResponse,
+    SubscribeRequest,
+    SubscribeResponse,
     TimedRequest,
     WriteRequest,
     WriteResponse,
@@ -94,6 +98,31 @@ class InProcessDut:
     def endpoints(self) -> list[int]:
         return [0, *self.read(0, C.Descriptor.Attributes.PartsList)]
 
+    # ---- events and subscriptions ---------------------------------------------------------
+    def read_events(self, endpoint: int, event: Any, event_min: int | None = None,
+                    fabric_filtered: bool = True) -> list[DutEvent]:
+        filters = None if event_min is None else [EventFilter(event_min=event_min)]
+        request = ReadRequest(event_requests=[EventPath(endpoint, event.cluster_id, event.event_id)],
+                              event_filters=filters, fabric_filtered=fabric_filtered)
+        messages = self.link.request(request)
+        if not messages or not all(isinstance(m, ReportData) for m in messages):
+            raise DutStatusError(_status_of(messages), f"read events {event.__qualname__}")
+        return [item for m in messages for item in _decoded(m) if isinstance(item, DutEvent)]
+
+    def subscribe(self, paths: list[tuple[int, Any]], min_interval: int, max_interval: int,
+                  event_min: int | None = None) -> InProcessSubscription:
+        attributes = [AttributePath(e, p.cluster_id, p.attribute_id) for e, p in paths if hasattr(p, "attribute_id")]
+        events = [EventPath(e, p.cluster_id, p.event_id) for e, p in paths if hasattr(p, "event_id")]
+        request = SubscribeRequest(min_interval, max_interval, keep_subscriptions=True,
+                                   attribute_requests=attributes or None, event_requests=events or None,
+                                   event_filters=None if event_min is None else [EventFilter(event_min=event_min)],
+                                   fabric_filtered=True)
+        start = len(self.link.inbox)
+        messages = self.link.request(request)
+        if not messages or not isinstance(messages[-1], SubscribeResponse):
+            raise DutStatusError(_status_of(messages), "subscribe")
+        return InProcessSubscription(self, messages[-1].subscription_id, messages[-1].max_interval, start)
+
     # ---- writes and invokes ---------------------------------------------------------------
     def _timed(self, timed_ms: int | None) -> Any:
         """The exchange to send the action on: a new one, or the one a TimedRequest opened."""
@@ -136,6 +165,59 @@ class InProcessDut:
     def wait(self, seconds: float) -> None:
         self.home.advance(seconds)
         self.link.advance(seconds * 1000)
+
+
+class InProcessSubscription:
+    """A subscription of an InProcessDut: its reports are the link's inbox messages carrying its id."""
+
+    def __init__(self, dut: InProcessDut, subscription_id: int, max_interval: int, seen: int) -> None:
+        self.dut = dut
+        self.id = subscription_id
+        self.max_interval = max_interval
+        self.seen = seen   # inbox messages before this index are polled already
+
+    def poll(self, timeout: float) -> list[AttributeReport | DutEvent]:
+        waited = 0.0
+        while True:
+            inbox = self.dut.link.inbox
+            got = [item for _, m in inbox[self.seen:]
+                   if isinstance(m, ReportData) and m.subscription_id == self.id for item in _decoded(m)]
+            self.seen = len(inbox)
+            if got or waited >= timeout:
+                return got
+            step = min(1.0, timeout - waited)   # one virtual second at a time, so the first report ends the wait
+            self.dut.wait(step)
+            waited += step
+
+    def close(self) -> None:
+        # What a controller that forgets a subscription causes: the node drops it.
+        self.dut.link.im.subscriptions.pop(self.id, None)
+
+
+def _decoded(report: ReportData) -> list[AttributeReport | DutEvent]:
+    """A ReportData's attribute values and events, decoded with the Objects classes."""
+    out: list[AttributeReport | DutEvent] = []
+    for a in report.attribute_reports or []:
+        if a.attribute_data is None:
+            continue
+        path = a.attribute_data.path
+        attribute = _attribute_classes(ALL_CLUSTERS[path.cluster]).get(path.attribute)
+        if attribute is not None and path.list_index is not NullValue:
+            value = decode_typed(attribute.attribute_type.Type, a.attribute_data.data, attribute.__qualname__)
+            out.append(AttributeReport(path.endpoint, attribute, value))
+    for e in report.event_reports or []:
+        if e.event_status is not None:
+            raise DutStatusError(e.event_status.status.status, f"event {e.event_status.path}")
+        data = e.event_data
+        event = _event_class(data.path.cluster, data.path.event)
+        out.append(DutEvent(data.path.endpoint, event, data.event_number, data.priority,
+                            decode_typed(event, data.data, event.__qualname__)))
+    return out
+
+
+def _event_class(cluster_id: int, event_id: int) -> Any:
+    events = vars(ALL_CLUSTERS[cluster_id].Events).values()
+    return next(c for c in events if isinstance(c, type) and issubclass(c, ClusterEvent) and c.event_id == event_id)
 
 
 def _status_of(messages: list[Any]) -> int:

@@ -37,9 +37,6 @@ RVC_SPEC = _spec(RVCOPSTATE, range(1, 4),
 NOT_APPLICABLE = {
     "TC_OPSTATE_2_4": "error states are injected by the plan's manufacturer-specific steps; the twin's are "
                       "driven by its fault engine (tests/twin/test_faults.py)",
-    "TC_OPSTATE_2_5": "operation completion events over a subscription: events are covered by "
-                      "tests/node/test_node_events.py, the Dut interface has no event reads",
-    "TC_OPSTATE_2_6": "CountdownTime reporting over a subscription: the Dut interface has no subscriptions",
     "TC_RVCOPSTATE_2_2": "Start/Stop: the RVC device type does not serve them (X in RVC Operational State)",
 }
 
@@ -184,3 +181,80 @@ def test_TC_RVCOPSTATE_2_5(dut):
         assert dut.read(endpoint, state) in (0x41, 0x42)              # docked
         assert 0x4000 in tags[dut.read(endpoint, run_mode)]          # Idle again
 
+
+
+def _completions(subscription, wait):
+    return [r.data for r in subscription.poll(wait) if getattr(r, "event", None) is OPSTATE.Events.OperationCompletion]
+
+
+@pytest.mark.parametrize("dut", serving(OPSTATE, kinds=IN_PROCESS), indirect=True)
+def test_TC_OPSTATE_2_5(dut):
+    """OperationCompletion over a subscription: a run left for its whole countdown then stopped ends
+    with one event (NoError, TotalOperationalTime within 1 s of the countdown, PausedTime 0); a run
+    paused for half the countdown reports that pause in PausedTime."""
+    for endpoint in endpoints_with(dut, OPSTATE):
+        subscription = dut.subscribe([(endpoint, OPSTATE.Events.OperationCompletion)], 1, 5)
+        subscription.poll(0)   # the priming report (events of earlier runs, if any)
+        assert _start(dut, endpoint).commandResponseState.errorStateID == NO_ERROR
+        countdown = dut.read(endpoint, OPSTATE.Attributes.CountdownTime)
+        if countdown == NullValue:
+            subscription.close()
+            continue   # the plan ends here for a DUT without a countdown
+        assert dut.read(endpoint, OPSTATE.Attributes.OperationalState) == RUNNING
+        dut.wait(countdown)
+        assert dut.invoke(endpoint, OPSTATE.Commands.Stop()).commandResponseState.errorStateID == NO_ERROR
+        (done,) = _completions(subscription, 10)
+        assert done.completionErrorCode == NO_ERROR and done.pausedTime == 0
+        assert done.totalOperationalTime == NullValue or abs(done.totalOperationalTime - countdown) <= 1
+        assert dut.read(endpoint, OPSTATE.Attributes.OperationalState) == STOPPED
+
+        assert _start(dut, endpoint).commandResponseState.errorStateID == NO_ERROR
+        countdown = dut.read(endpoint, OPSTATE.Attributes.CountdownTime)
+        assert dut.invoke(endpoint, OPSTATE.Commands.Pause()).commandResponseState.errorStateID == NO_ERROR
+        assert dut.read(endpoint, OPSTATE.Attributes.OperationalState) == PAUSED
+        dut.wait(countdown // 2)
+        assert dut.invoke(endpoint, OPSTATE.Commands.Resume()).commandResponseState.errorStateID == NO_ERROR
+        assert dut.read(endpoint, OPSTATE.Attributes.OperationalState) == RUNNING
+        dut.wait(countdown)
+        assert dut.invoke(endpoint, OPSTATE.Commands.Stop()).commandResponseState.errorStateID == NO_ERROR
+        (done,) = _completions(subscription, 10)
+        assert done.completionErrorCode == NO_ERROR
+        assert done.pausedTime == NullValue or abs(done.pausedTime - countdown // 2) <= 1
+        subscription.close()
+
+
+def _countdown_reports(subscription, wait):
+    reports = subscription.poll(wait)
+    return [r.value for r in reports if getattr(r, "attribute", None) is OPSTATE.Attributes.CountdownTime]
+
+
+@pytest.mark.parametrize("dut", serving(OPSTATE, kinds=IN_PROCESS), indirect=True)
+def test_TC_OPSTATE_2_6(dut):
+    """CountdownTime over a subscription (its Q quality): reported when a run starts, at most 5
+    times in 10 s of running, reported again when the run ends, and when it is paused."""
+    countdown, state = OPSTATE.Attributes.CountdownTime, OPSTATE.Attributes.OperationalState
+    for endpoint in endpoints_with(dut, OPSTATE):
+        subscription = dut.subscribe([(endpoint, countdown)], 0, 30)
+        subscription.poll(0)   # the priming report
+        _start(dut, endpoint)
+        dut.wait(1)
+        assert dut.read(endpoint, state) == RUNNING
+        left = dut.read(endpoint, countdown)
+        if left == NullValue:
+            subscription.close()
+            continue   # the plan's reporting steps need a countdown
+        assert _countdown_reports(subscription, 0), "no CountdownTime report when the run started"
+        assert len(_countdown_reports(subscription, 10)) <= 5
+        dut.wait(dut.read(endpoint, countdown) + 1)        # until the run ends
+        assert dut.read(endpoint, state) == STOPPED
+        ended = _countdown_reports(subscription, 0)
+        assert ended and ended[-1] in (0, NullValue), ended
+        _start(dut, endpoint)
+        dut.wait(1)
+        assert dut.read(endpoint, state) == RUNNING
+        assert _countdown_reports(subscription, 0), "no CountdownTime report when the second run started"
+        dut.wait(3)
+        subscription.poll(0)
+        assert dut.invoke(endpoint, OPSTATE.Commands.Pause()).commandResponseState.errorStateID == NO_ERROR
+        assert _countdown_reports(subscription, 1), "no CountdownTime report when the run paused"
+        subscription.close()
