@@ -53,6 +53,16 @@ def test_no_fault_passes_everything_at_once_and_counts_retransmissions():
     assert link.counts["received"] == 4 and link.counts["sent"] == 2
 
 
+def test_retransmission_memory_stays_small_however_long_the_link_runs():
+    _, link = _link()
+    for n in range(10_000):            # hours of keepalives on one node's link
+        link.verdict(_datagram(n), outbound=True)
+        link.verdict(_datagram(n), outbound=False)
+    assert all(len(seen) <= 64 for seen in link._seen.values())
+    link.verdict(_datagram(9_990), outbound=True)      # a recent one sent again: still recognised
+    assert link.counts["retransmissions out"] == 1
+
+
 def test_offline_and_reboot_drop_both_ways_until_recovery():
     home, link = _link({"device": LIGHT, "kind": "offline", "at": 1, "duration": 2},
                        {"device": LIGHT, "kind": "reboot", "at": 5, "duration": 1})
