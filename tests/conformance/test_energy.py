@@ -90,8 +90,6 @@ SPECS = {
 }
 
 NOT_APPLICABLE = {
-    "TC_EEM_3_1": "cumulative energy events over a subscription: the Dut interface has no event reads",
-    "TC_EEM_3_2": "periodic energy events over a subscription: the Dut interface has no event reads",
     "TC_EPM_2_2": "needs the plan's test event triggers (a load applied to the meter) the twin does not serve",
     "TC_DEM_2_3": "Start Time Adjustment feature (STA) is not served",
     "TC_DEM_2_4": "Pausable feature (PAU) is not served",
@@ -100,7 +98,6 @@ NOT_APPLICABLE = {
     "TC_DEM_2_7": "Start Time Adjustment and Forecast Adjustment features (STA, FA) are not served",
     "TC_DEM_2_8": "Constraint-Based and Start Time Adjustment features (CON, STA) are not served",
     "TC_DEM_2_9": "State Forecast Reporting (SFR) is not served",
-    "TC_DEM_2_10": "events over a subscription: the Dut interface has no event reads",
     "TC_PS_2_2": "manual: the plan's steps change the physical power source",
 }
 
@@ -220,3 +217,74 @@ def test_TC_PWRTL_2_1(dut):
     for values in check_attributes(dut, SPECS[PWRTL]).values():
         assert set(values.get("AvailableEndpoints", [])) <= endpoints
         assert set(values.get("ActiveEndpoints", [])) <= set(values.get("AvailableEndpoints", []))
+
+
+def _events(subscription, event, wait):
+    return [r for r in subscription.poll(wait) if getattr(r, "event", None) is event]
+
+
+#: The longest energy measurement period the test cases wait through (the twin's is 15 minutes).
+PERIOD_WAIT_S = 16 * 60
+
+
+def _measured_events(dut, event, attribute):
+    """TC_EEM_3_x: over a subscription to `event`, two successive measurements arrive; each
+    equals the matching attribute read right after it; the second ends later than the first."""
+    for endpoint in endpoints_with(dut, EEM):
+        subscription = dut.subscribe([(endpoint, event)], 0, 60)
+        subscription.poll(0)   # the priming report
+        measured = []
+        for _ in range(2):
+            (record,) = _events(subscription, event, PERIOD_WAIT_S)
+            assert record.priority == 1   # INFO
+            measured.append(record.data.energyImported)
+            assert dut.read(endpoint, attribute) == record.data.energyImported
+        first, second = measured
+        assert second.endSystime > first.endSystime and second.energy >= 0
+        if event is EEM.Events.CumulativeEnergyMeasured:
+            assert second.energy >= first.energy       # cumulative energy never decreases
+        else:
+            assert second.startSystime == first.endSystime   # periods follow one another
+        subscription.close()
+
+
+@pytest.mark.parametrize("dut", _duts(EEM, feature=0x1 | 0x4), indirect=True)
+def test_TC_EEM_3_1(dut):
+    _measured_events(dut, EEM.Events.CumulativeEnergyMeasured, EEM.Attributes.CumulativeEnergyImported)
+
+
+@pytest.mark.parametrize("dut", _duts(EEM, feature=0x1 | 0x8), indirect=True)
+def test_TC_EEM_3_2(dut):
+    _measured_events(dut, EEM.Events.PeriodicEnergyMeasured, EEM.Attributes.PeriodicEnergyImported)
+
+
+@pytest.mark.parametrize("dut", _duts(DEM, feature=0x1), indirect=True)
+def test_TC_DEM_2_10(dut):
+    """DEM events over a subscription: PowerAdjustRequest gives PowerAdjustStart; Cancel gives
+    PowerAdjustEnd(Cancelled); an adjustment left to its end gives PowerAdjustEnd(NormalCompletion)
+    with its duration and the energy used meanwhile."""
+    E = DEM.Enums
+    for endpoint in endpoints_with(dut, DEM):
+        subscription = dut.subscribe([(endpoint, DEM.Events.PowerAdjustStart),
+                                      (endpoint, DEM.Events.PowerAdjustEnd)], 0, 60)
+        subscription.poll(0)
+        offer = dut.read(endpoint, DEM.Attributes.PowerAdjustmentCapability).powerAdjustCapability[0]
+        request = DEM.Commands.PowerAdjustRequest(power=offer.maxPower, duration=offer.minDuration,
+                                                  cause=E.AdjustmentCauseEnum.kLocalOptimization)
+        dut.invoke(endpoint, request)
+        (started,) = subscription.poll(5)
+        assert started.event is DEM.Events.PowerAdjustStart and started.priority == 1
+        dut.wait(2)
+        dut.invoke(endpoint, DEM.Commands.CancelPowerAdjustRequest())
+        (ended,) = subscription.poll(5)
+        assert ended.event is DEM.Events.PowerAdjustEnd and ended.number > started.number
+        assert ended.data.cause == E.CauseEnum.kCancelled and 2 <= ended.data.duration <= 3
+        assert ended.data.energyUse >= 0
+
+        dut.invoke(endpoint, request)
+        assert [r.event for r in subscription.poll(5)] == [DEM.Events.PowerAdjustStart]
+        (ended,) = _events(subscription, DEM.Events.PowerAdjustEnd, offer.minDuration + 5)
+        assert ended.data.cause == E.CauseEnum.kNormalCompletion
+        assert abs(ended.data.duration - offer.minDuration) <= 1 and ended.data.energyUse >= 0
+        assert dut.read(endpoint, DEM.Attributes.ESAState) == E.ESAStateEnum.kOnline
+        subscription.close()
