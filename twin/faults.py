@@ -316,6 +316,7 @@ class FaultEngine:
             self._record(fault, "FaultEnded", len(fault.occurrences()) - 1, tick)
             if fault.spec.kind == "reboot" and fault.spec.device in self.home.devices:
                 self._reboot(fault, starting=False)
+            self._mark_reachable(fault, tick)
 
     # ---- time --------------------------------------------------------------------------------
     def next_tick(self) -> int | None:
@@ -336,6 +337,17 @@ class FaultEngine:
                 fault.stale = {q: self._true_value(fault.spec.device, q) for q in self._quantities(fault.spec.device)}
             if fault.spec.kind == "reboot" and fault.spec.device in self.home.devices:
                 self._reboot(fault, starting=name == "FaultStarted")
+            self._mark_reachable(fault, t)
+
+    def _mark_reachable(self, fault: _Fault, tick: int) -> None:
+        """BasicInformation Reachable follows the device's offline and reboot faults (a bridge
+        mirrors it into Bridged Device Basic Information, which emits ReachableChanged)."""
+        device_id = fault.spec.device
+        if fault.spec.kind not in ("offline", "reboot") or device_id not in self.home.devices:
+            return
+        basic = self.home.devices[device_id].endpoint(0).servers.get(Clusters.BasicInformation.id)
+        if basic is not None:
+            basic.set("Reachable", not any(self.active(device_id, kind, tick) for kind in ("offline", "reboot")))
 
     def _record(self, fault: _Fault, name: str, occurrence: int, tick: int) -> None:
         spec = fault.spec

@@ -12,6 +12,7 @@ from dut import DutStatusError
 from steps import IN_PROCESS, ClusterSpec, at_most, check_attributes, check_global_attributes, endpoints_with
 
 from clusters.status import Status
+from twin.faults import parse_fault
 
 HEPA, ACF = C.HepaFilterMonitoring, C.ActivatedCarbonFilterMonitoring
 DISHALM, REFALM = C.DishwasherAlarm, C.RefrigeratorAlarm
@@ -107,7 +108,6 @@ NOT_APPLICABLE = {
     "TC_REFALM_2_2": "manual: the operator opens the refrigerator door",
     "TC_REFALM_2_3": "manual: the operator opens the door and leaves it open",
     "TC_SEAR_1_4": "Maps feature (MAPS) is not served",
-    "TC_BRBINFO_2_2": "Reachable / Leave events on a bridged device: needs the Dut interface's event reads",
     "TC_BRBINFO_2_3": "manual: the operator changes the bridged device's software version",
     "TC_BRBINFO_3_1": "Bridged ICD Support feature (BIS) is not served",
 }
@@ -353,3 +353,30 @@ def test_TC_BRBINFO_2_1(dut):
             dut.write(endpoint, BRBINFO.Attributes.NodeLabel, "x" * 33)
         assert error.value.status == Status.CONSTRAINT_ERROR
     assert len(set(unique)) == len(unique)
+
+
+def _bridged_device(dut, endpoint):
+    """The id of the home device a bridged endpoint stands for (matched by UniqueID)."""
+    unique = dut.read(endpoint, BRBINFO.Attributes.UniqueID)
+    (device_id,) = [d.id for d in dut.home.devices.values() if d.read("BasicInformation", "UniqueID") == unique]
+    return device_id
+
+
+@pytest.mark.parametrize("dut", _duts(BRBINFO), indirect=True)
+def test_TC_BRBINFO_2_2(dut):
+    """ReachableChanged over a subscription: a bridged device going offline (the twin's offline
+    fault) gives ReachableChanged(false) and Reachable false; coming back gives ReachableChanged(true)."""
+    endpoint = next(e for e in endpoints_with(dut, BRBINFO) if e != 0)
+    device_id = _bridged_device(dut, endpoint)
+    subscription = dut.subscribe([(endpoint, BRBINFO.Events.ReachableChanged)], 0, 60)
+    subscription.poll(0)
+    assert dut.read(endpoint, BRBINFO.Attributes.Reachable) is True
+    dut.home.faults.add(parse_fault({"id": "away", "device": device_id, "kind": "offline", "at": 1, "duration": 10}))
+    (gone,) = subscription.poll(5)
+    assert gone.event is BRBINFO.Events.ReachableChanged and gone.priority == 1   # INFO
+    assert gone.data.reachableNewValue is False
+    assert dut.read(endpoint, BRBINFO.Attributes.Reachable) is False
+    (back,) = subscription.poll(15)
+    assert back.data.reachableNewValue is True and back.number > gone.number
+    assert dut.read(endpoint, BRBINFO.Attributes.Reachable) is True
+    subscription.close()

@@ -87,6 +87,20 @@ def test_offline_tools_answer_unavailable_and_recover_with_events():
         [("FaultStarted", 100, LIGHT), ("FaultEnded", 300, LIGHT)]
 
 
+def test_offline_and_reboot_faults_clear_basic_information_reachable_while_in_effect():
+    home = _home({"faults": [{"id": "away", "device": LIGHT, "kind": "offline", "at": 10, "duration": 20},
+                             {"id": "boot", "device": LIGHT, "kind": "reboot", "at": 60, "duration": 5}]})
+    reachable = []
+    for _ in range(8):
+        reachable.append(home.devices[LIGHT].read("BasicInformation", "Reachable"))
+        home.advance(10)
+    assert reachable == [True, False, False, True, True, True, False, True]
+    home.faults.add(parse_fault({"id": "gone", "device": LIGHT, "kind": "offline"}))
+    assert home.devices[LIGHT].read("BasicInformation", "Reachable") is False
+    home.faults.clear("gone")
+    assert home.devices[LIGHT].read("BasicInformation", "Reachable") is True
+
+
 def test_command_failure_status_and_stuck_actuator_through_every_caller():
     home = _home({"faults": [{"device": LIGHT, "kind": "command_failure", "status": "BUSY"},
                              {"device": "bedroom_light", "kind": "stuck"}]})
