@@ -155,6 +155,70 @@ async def op_subscribe_change(c: Controller, node_id: int, endpoint: int, attrib
         subscription.Shutdown()
 
 
+#: Subscriptions the test process holds (op_subscribe): id -> (the SDK's transaction, queued reports).
+SUBSCRIPTIONS: dict[int, tuple[Any, list[tuple]]] = {}
+
+
+def event_record(result: Any) -> tuple:
+    """An EventReadResult as ("event", endpoint, cluster id, event id, number, priority, data)."""
+    header = result.Header
+    return ("event", header.EndpointId, header.ClusterId, header.EventId, header.EventNumber, header.Priority.value,
+            result.Data)
+
+
+async def op_read_event_records(c: Controller, node_id: int, endpoint: int, event: Any, event_min: int | None = None,
+                                fabric_filtered: bool = True) -> list[tuple]:
+    """Every event record the node holds for one event path (event_record tuples), with an
+    optional event number filter."""
+    records = await c.dev.ReadEvent(node_id, [(endpoint, event, 0)], eventNumberFilter=event_min,
+                                    fabricFiltered=fabric_filtered)
+    return [event_record(r) for r in records]
+
+
+async def op_subscribe(c: Controller, node_id: int, paths: list[tuple[int, Any]], min_interval: int,
+                       max_interval: int, event_min: int | None = None) -> tuple[int, int]:
+    """Subscribe to (endpoint, attribute or event class) paths and queue every report here, the
+    priming one first, until op_subscription_poll takes them: (subscription id, granted max)."""
+    loop = asyncio.get_running_loop()
+    attributes = [(e, p) for e, p in paths if hasattr(p, "attribute_id")]
+    events = [(e, p, 0) for e, p in paths if hasattr(p, "event_id")]
+    subscription = await c.dev.Read(node_id, attributes=attributes or None, events=events or None,
+                                    eventNumberFilter=event_min, reportInterval=(min_interval, max_interval),
+                                    keepSubscriptions=True, autoResubscribe=False)
+    queued: list[tuple] = []
+    for endpoint, clusters in subscription.GetAttributes().items():
+        for attributes_of in clusters.values():
+            queued += [("attribute", endpoint, a, v) for a, v in attributes_of.items() if hasattr(a, "attribute_id")]
+    queued += [event_record(r) for r in subscription.GetEvents()]
+
+    def on_attribute(path: Any, transaction: Any) -> None:
+        item = ("attribute", path.Path.EndpointId, path.AttributeType, transaction.GetAttribute(path))
+        loop.call_soon_threadsafe(queued.append, item)
+
+    subscription.SetAttributeUpdateCallback(on_attribute)
+    subscription.SetEventUpdateCallback(lambda result, _: loop.call_soon_threadsafe(queued.append,
+                                                                                    event_record(result)))
+    key = subscription.subscriptionId
+    SUBSCRIPTIONS[key] = (subscription, queued)
+    return key, subscription.GetReportingIntervalsSeconds()[1]
+
+
+async def op_subscription_poll(c: Controller, key: int, timeout: float) -> list[tuple]:
+    """The reports queued for subscription `key`, waiting up to `timeout` s for the first."""
+    _, queued = SUBSCRIPTIONS[key]
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not queued and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.1)
+    taken = list(queued)
+    del queued[:len(taken)]
+    return taken
+
+
+async def op_subscription_close(c: Controller, key: int) -> None:
+    subscription, _ = SUBSCRIPTIONS.pop(key)
+    subscription.Shutdown()
+
+
 def second_controller(c: Controller, name: str, fabric_id: int, node_id: int) -> Any:
     """Another controller, made once: on fabric 1 (a second subject of the same admin) or on a
     fabric of its own (another administrator)."""

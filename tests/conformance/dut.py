@@ -41,6 +41,13 @@ class AttributeReport:
     value: Any
 
 
+def event_class(cluster_id: int, event_id: int) -> Any:
+    """The Objects event class of a cluster's event id."""
+    from chip.clusters.ClusterObjects import ALL_CLUSTERS, ClusterEvent
+    events = vars(ALL_CLUSTERS[cluster_id].Events).values()
+    return next(c for c in events if isinstance(c, type) and issubclass(c, ClusterEvent) and c.event_id == event_id)
+
+
 class DutSubscription(Protocol):
     max_interval: int   # the max interval the DUT granted, in seconds
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from chip.clusters import Objects as C
-from chip.clusters.ClusterObjects import ALL_CLUSTERS, ALL_GENERATED_COMMANDS, ClusterEvent
+from chip.clusters.ClusterObjects import ALL_CLUSTERS, ALL_GENERATED_COMMANDS
 from chip.clusters.Types import NullValue
-from dut import AttributeReport, DutEvent, DutStatusError
+from dut import AttributeReport, DutEvent, DutStatusError, event_class
 from test_node_im_server import Link
 
 from twin.node.values import Typed, decode_typed
@@ -209,15 +209,10 @@ def _decoded(report: ReportData) -> list[AttributeReport | DutEvent]:
         if e.event_status is not None:
             raise DutStatusError(e.event_status.status.status, f"event {e.event_status.path}")
         data = e.event_data
-        event = _event_class(data.path.cluster, data.path.event)
+        event = event_class(data.path.cluster, data.path.event)
         out.append(DutEvent(data.path.endpoint, event, data.event_number, data.priority,
                             decode_typed(event, data.data, event.__qualname__)))
     return out
-
-
-def _event_class(cluster_id: int, event_id: int) -> Any:
-    events = vars(ALL_CLUSTERS[cluster_id].Events).values()
-    return next(c for c in events if isinstance(c, type) and issubclass(c, ClusterEvent) and c.event_id == event_id)
 
 
 def _status_of(messages: list[Any]) -> int:

@@ -19,7 +19,7 @@ from multiprocessing.connection import Client, Connection
 from pathlib import Path
 from typing import Any
 
-from dut import DutStatusError
+from dut import AttributeReport, DutEvent, DutStatusError, event_class
 from netns import REPO, Netns, test_folders, wait_for_line
 
 HERE = Path(__file__).resolve().parent
@@ -234,6 +234,16 @@ class NetworkDut:
     def wait(self, seconds: float) -> None:
         time.sleep(seconds)
 
+    def read_events(self, endpoint: int, event: Any, event_min: int | None = None,
+                    fabric_filtered: bool = True) -> list[DutEvent]:
+        records = self.call("read_event_records", endpoint, event, event_min, fabric_filtered)
+        return [item for item in map(_report_item, records) if isinstance(item, DutEvent)]
+
+    def subscribe(self, paths: list[tuple[int, Any]], min_interval: int, max_interval: int,
+                  event_min: int | None = None) -> NetworkSubscription:
+        key, granted = self.call("subscribe", paths, min_interval, max_interval, event_min)
+        return NetworkSubscription(self.lab.controller, key, granted)
+
     def read_node(self) -> dict[int, dict[int, dict[int, Any]]]:
         """A wildcard read of every attribute of the node, by ids (chunked by the node)."""
         return self.call("read_node", timeout=180)
@@ -242,3 +252,27 @@ class NetworkDut:
         """Run `module:function(controller, node_id, *args)` inside the controller process."""
         return self.lab.controller.call(function, self.node_id, *args, timeout=timeout, **kwargs)
 
+
+
+class NetworkSubscription:
+    """A subscription held by the controller process; its reports queue there until polled."""
+
+    def __init__(self, controller: ControllerClient, key: int, max_interval: int) -> None:
+        self.controller = controller
+        self.key = key
+        self.max_interval = max_interval
+
+    def poll(self, timeout: float) -> list[AttributeReport | DutEvent]:
+        records = self.controller.call("subscription_poll", self.key, timeout, timeout=timeout + 60)
+        return [_report_item(r) for r in records]
+
+    def close(self) -> None:
+        self.controller.call("subscription_close", self.key)
+
+
+def _report_item(record: tuple) -> AttributeReport | DutEvent:
+    """A queued report of chip_controller.py (an attribute value or an event_record)."""
+    if record[0] == "attribute":
+        return AttributeReport(*record[1:])
+    _, endpoint, cluster_id, event_id, number, priority, data = record
+    return DutEvent(endpoint, event_class(cluster_id, event_id), number, priority, data)

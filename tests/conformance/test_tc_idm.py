@@ -22,8 +22,6 @@ from clusters.status import Status
 NOT_APPLICABLE = {
     "TC_IDM_1_3": "batched invokes: MaxPathsPerInvoke is 1, so a request with several paths is "
                   "refused as a whole (checked in TC_IDM_1_4)",
-    "TC_IDM_6_2": "events with an event number filter over a subscription: the SDK controller "
-                  "exposes no event-number filter on subscribe; reads with a filter are TC_IDM_6_1",
     "TC_IDM_8_1": "fabric-sensitive data across two fabrics: see TC_CADMIN and TC_ACL (second fabric)",
 }
 
@@ -248,6 +246,36 @@ def test_TC_IDM_6_1(dut: Dut):
     """Event reads: a concrete event path gives records with increasing event numbers."""
     events = dut.call("read_events", 0, C.BasicInformation.Events.StartUp)   # type: ignore[attr-defined]
     assert events and all(hasattr(e, "softwareVersion") for e in events)
+
+
+@pytest.mark.parametrize("dut", [p for p in all_duts() if p.values[0][1] in ON_OFF_DUTS], indirect=True)
+def test_TC_IDM_6_2(dut: Dut):
+    """Events over a subscription with an event number filter: the priming report holds the
+    records numbered from the filter on, and none below it; past the newest number, none."""
+    startup = C.BasicInformation.Events.StartUp
+    records = dut.read_events(0, startup)
+    assert records and [r.number for r in records] == sorted({r.number for r in records})
+    newest = records[-1]
+    assert newest.priority == 2   # CRITICAL
+    assert newest.data.softwareVersion == dut.read(0, C.BasicInformation.Attributes.SoftwareVersion)
+    assert [r.number for r in dut.read_events(0, startup, event_min=newest.number)] == [newest.number]
+    subscription = dut.subscribe([(0, startup)], 0, 10, event_min=newest.number)
+    try:
+        primed = subscription.poll(5)
+        assert [(r.event, r.number) for r in primed] == [(startup, newest.number)]
+    finally:
+        subscription.close()
+    # Past the newest number no event is primed; an attribute on the same subscription still is,
+    # and so is its later change.
+    ep, on_off = on_off_endpoint(dut), C.OnOff.Attributes.OnOff
+    before = dut.read(ep, on_off)
+    subscription = dut.subscribe([(0, startup), (ep, on_off)], 0, 10, event_min=newest.number + 1)
+    try:
+        assert [(r.attribute, r.value) for r in subscription.poll(5)] == [(on_off, before)]
+        dut.invoke(ep, C.OnOff.Commands.Toggle())
+        assert [(r.attribute, r.value) for r in subscription.poll(5)] == [(on_off, not before)]
+    finally:
+        subscription.close()
 
 
 @pytest.mark.parametrize("dut", [p for p in over_network(all_duts()) if p.values[0][1] == "bridge"], indirect=True)
