@@ -250,11 +250,15 @@ def _measured_events(dut, event, attribute):
 
 @pytest.mark.parametrize("dut", _duts(EEM, feature=0x1 | 0x4), indirect=True)
 def test_TC_EEM_3_1(dut):
+    """CumulativeEnergyMeasured over a subscription: two successive events, each equal to
+    CumulativeEnergyImported read after it, never decreasing."""
     _measured_events(dut, EEM.Events.CumulativeEnergyMeasured, EEM.Attributes.CumulativeEnergyImported)
 
 
 @pytest.mark.parametrize("dut", _duts(EEM, feature=0x1 | 0x8), indirect=True)
 def test_TC_EEM_3_2(dut):
+    """PeriodicEnergyMeasured over a subscription: two successive events, each equal to
+    PeriodicEnergyImported read after it, the second period starting where the first ended."""
     _measured_events(dut, EEM.Events.PeriodicEnergyMeasured, EEM.Attributes.PeriodicEnergyImported)
 
 
