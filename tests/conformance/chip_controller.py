@@ -122,12 +122,6 @@ async def op_read_node(c: Controller, node_id: int) -> dict[int, dict[int, dict[
     return out
 
 
-async def op_read_events(c: Controller, node_id: int, endpoint: int, event: Any) -> list[Any]:
-    """The event records the node still holds for one event path, oldest first (their data)."""
-    records = await c.dev.ReadEvent(node_id, [(endpoint, event, 0)])
-    return [record.Data for record in records]
-
-
 async def op_subscribe_change(c: Controller, node_id: int, endpoint: int, attribute: Any, command: Any,
                               min_interval: int, max_interval: int, wait: float) -> dict[str, Any]:
     """Subscribe to one attribute, invoke `command` (which changes it), and collect the reports:

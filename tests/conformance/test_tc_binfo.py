@@ -92,6 +92,6 @@ def writes(dut: Dut) -> None:
 @pytest.mark.parametrize("dut", over_network(all_duts()), indirect=True)
 def test_TC_BINFO_2_2(dut: Dut):
     """Events: the node's StartUp event (critical priority) carries its SoftwareVersion."""
-    events = dut.call("read_events", 0, C.BasicInformation.Events.StartUp)   # type: ignore[attr-defined]
+    events = dut.read_events(0, C.BasicInformation.Events.StartUp)
     assert events, "no StartUp event"
-    assert events[-1].softwareVersion == dut.read(0, B.SoftwareVersion)
+    assert events[-1].priority == 2 and events[-1].data.softwareVersion == dut.read(0, B.SoftwareVersion)

@@ -244,8 +244,9 @@ def test_TC_IDM_4_3(dut: Dut):
 @pytest.mark.parametrize("dut", over_network(all_duts()), indirect=True)
 def test_TC_IDM_6_1(dut: Dut):
     """Event reads: a concrete event path gives records with increasing event numbers."""
-    events = dut.call("read_events", 0, C.BasicInformation.Events.StartUp)   # type: ignore[attr-defined]
-    assert events and all(hasattr(e, "softwareVersion") for e in events)
+    events = dut.read_events(0, C.BasicInformation.Events.StartUp)
+    assert events and all(hasattr(e.data, "softwareVersion") for e in events)
+    assert [e.number for e in events] == sorted({e.number for e in events})
 
 
 @pytest.mark.parametrize("dut", [p for p in all_duts() if p.values[0][1] in ON_OFF_DUTS], indirect=True)
