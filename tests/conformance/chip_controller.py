@@ -310,6 +310,22 @@ async def op_http_json(c: Controller, url: str) -> Any:
     return await asyncio.get_running_loop().run_in_executor(None, get)
 
 
+async def op_http_post_json(c: Controller, url: str, body: Any) -> Any:
+    """POST a JSON body inside the namespace (the twin's tool API and /faults); its JSON answer,
+    error statuses included."""
+    from urllib.error import HTTPError
+    from urllib.request import Request
+
+    def post() -> Any:
+        request = Request(url, json.dumps(body).encode(), {"Content-Type": "application/json"})
+        try:
+            with urlopen(request, timeout=30) as response:
+                return json.loads(response.read())
+        except HTTPError as err:
+            return json.loads(err.read())
+    return await asyncio.get_running_loop().run_in_executor(None, post)
+
+
 async def op_fabric_index(c: Controller) -> int:
     return c.dev.GetFabricIndexInternal()
 

@@ -248,6 +248,11 @@ class NetworkDut:
         """A wildcard read of every attribute of the node, by ids (chunked by the node)."""
         return self.call("read_node", timeout=180)
 
+    def twin_post(self, path: str, body: Any) -> Any:
+        """POST a JSON body to the HTTP API of the twin process serving this node (e.g. /faults)."""
+        twin = self.lab.twin("bridge" if self.name == BRIDGE_ID else "home")
+        return self.lab.controller.call("http_post_json", f"http://127.0.0.1:{twin.http}{path}", body)
+
     def run(self, function: str, *args: Any, timeout: float = 120, **kwargs: Any) -> Any:
         """Run `module:function(controller, node_id, *args)` inside the controller process."""
         return self.lab.controller.call(function, self.node_id, *args, timeout=timeout, **kwargs)
