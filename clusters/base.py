@@ -49,7 +49,7 @@ class AccessContext:
     peer_node_id: int | None
     session: Any = None             # the node runtime's session object
     fabric_filtered: bool = True    # False in a read that is not fabric-filtered: a fabric-scoped
-                                    # list without fabric-sensitive fields (Fabrics) shows every fabric
+                                    # list shows every fabric's entries
     list_append: bool = False       # True in a write that appends one item (ListIndex null): the value
                                     # written is the list as it was with the item at its end
 

@@ -278,6 +278,42 @@ def test_the_getter_hears_whether_a_read_is_fabric_filtered():
     assert [e[0xFE] for e in values(read(link, path, fabric_filtered=False))[(0, path.cluster, 1)]] == [1, 2]
 
 
+def test_unfiltered_read_omits_other_fabrics_sensitive_fields():
+    """A read that is not fabric-filtered shows every fabric's ACL and NOCs entries; those of other
+    fabrics carry only their FabricIndex (their other fields are fabric-sensitive)."""
+    class Both(ClusterServer):
+        cluster = C.AccessControl
+        attributes = ("Acl",)
+
+        def defaults(self):
+            return {"Acl": []}
+
+    class Nocs(ClusterServer):
+        cluster = C.OperationalCredentials
+        attributes = ("NOCs",)
+
+        def defaults(self):
+            return {"NOCs": []}
+
+    device = light()
+    entry = C.AccessControl.Structs.AccessControlEntryStruct
+    device.endpoint(0).add(Both()).set("Acl", [
+        entry(privilege=5, authMode=2, subjects=[f], targets=NullValue, fabricIndex=f) for f in (1, 2)])
+    noc = C.OperationalCredentials.Structs.NOCStruct
+    device.endpoint(0).add(Nocs()).set("NOCs", [
+        noc(noc=bytes([f]) * 8, icac=NullValue, fabricIndex=f) for f in (1, 2)])
+    link = Link(device)
+    acl = values(read(link, AttributePath(0, C.AccessControl.id, 0), fabric_filtered=False))
+    assert acl[(0, C.AccessControl.id, 0)] == [
+        {1: 5, 2: 2, 3: [1], 4: None, 0xFE: 1},   # the reader's fabric: whole
+        {0xFE: 2}]                                # another fabric's: FabricIndex only
+    nocs = values(read(link, AttributePath(0, C.OperationalCredentials.id, 0), fabric_filtered=False))
+    assert nocs[(0, C.OperationalCredentials.id, 0)] == [{1: bytes([1]) * 8, 2: None, 0xFE: 1}, {0xFE: 2}]
+    # Fabric-filtered: the reader's entry alone, whole.
+    acl = values(read(link, AttributePath(0, C.AccessControl.id, 0), fabric_filtered=True))
+    assert acl[(0, C.AccessControl.id, 0)] == [{1: 5, 2: 2, 3: [1], 4: None, 0xFE: 1}]
+
+
 def test_fabric_filtered_read_keeps_only_the_accessing_fabric():
     class Acl(ClusterServer):
         cluster = C.AccessControl

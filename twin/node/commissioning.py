@@ -16,8 +16,8 @@ What the servers need from the caller (set by the Interaction Model in `clusters
     to the PASE session it arrived on, and `fabric_for_session(session)` / the accessing fabric
     of later commands on that session report it.
   - `fabric_filtered` (default True; False in a read that is not fabric-filtered) lets a read of
-    Fabrics show every fabric;
-    NOCs and ACL (fabric-sensitive) always show only the accessing fabric's entries.
+    a fabric-scoped list (Fabrics, NOCs, ACL, GroupKeyMap) show every fabric's entries; the IM
+    leaves the fabric-sensitive fields of other fabrics' entries out (values.FABRIC_SENSITIVE).
 Without an access context (local callers) fabric-scoped attributes show every fabric and
 session-bound commands answer UNSUPPORTED_ACCESS.
 
@@ -151,12 +151,12 @@ class NodeCommissioning:
             return access.fabric_index
         return self.fabric_for_session(access.session)
 
-    def visible_fabrics(self, sensitive: bool = True) -> list[Fabric]:
-        """Whose entries a fabric-scoped list shows: all of them to local callers; over Matter the
-        accessing fabric's, or every fabric's for a read that is not fabric-filtered (the IM may set
-        `fabric_filtered=False` on its access context) of a list without fabric-sensitive fields."""
+    def visible_fabrics(self) -> list[Fabric]:
+        """Whose entries a fabric-scoped list shows: all of them to local callers and to a read that
+        is not fabric-filtered (the IM sets `fabric_filtered=False` on its access context, and omits
+        the fabric-sensitive fields of other fabrics' entries); otherwise the accessing fabric's."""
         access = current_access.get()
-        if access is None or (not sensitive and not access.fabric_filtered):
+        if access is None or not access.fabric_filtered:
             return list(self.table)
         fabric = self.table.get(self.accessing_fabric())
         return [fabric] if fabric is not None else []

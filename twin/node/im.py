@@ -77,7 +77,7 @@ from clusters.device import Device
 from clusters.status import MatterError, Status
 from clusters.values import to_json
 from twin.node.access import AclCheck
-from twin.node.values import Typed, decode_typed, encode_value, list_item_type
+from twin.node.values import Typed, decode_typed, encode_value, list_item_type, without_sensitive
 from twin.protocol.exchange import ExchangeError
 from twin.protocol.interaction import (
     FABRIC_INDEX_TAG,
@@ -584,8 +584,7 @@ class InteractionModelServer:
                fabric_filtered: bool) -> bytes:
         """The attribute's current value, TLV-encoded by its declared type (raises MatterError)."""
         value = self._as(_read_access(access, fabric_filtered), self.device.read, server.id, name, ep)
-        if fabric_filtered and isinstance(value, list):
-            value = [v for v in value if _fabric_index(v) in (None, access.fabric_index)]
+        value = _for_reader(value, access, fabric_filtered)
         typ = server.attribute_class(name).attribute_type.Type
         try:
             return encode_value(typ, value)
@@ -616,9 +615,7 @@ class InteractionModelServer:
             return [self._status_item(path, Status.RESOURCE_EXHAUSTED)]
         append = dataclasses.replace(path, list_index=NullValue)
         pieces = [AttributeReport(attribute_data=AttributeData(path, Raw(encode_value(typ, [])), version)).element()]
-        for v in value:
-            if fabric_filtered and _fabric_index(v) not in (None, access.fabric_index):
-                continue
+        for v in _for_reader(value, access, fabric_filtered):
             piece = AttributeReport(attribute_data=AttributeData(
                 append, Raw(encode_value(item_typ, v)), version)).element()
             if len(piece) > self._item_budget:
@@ -1167,6 +1164,16 @@ def _read_access(access: AccessContext, fabric_filtered: bool) -> AccessContext:
     """The access a read's attribute getter runs under: it says whether the read is fabric-filtered."""
     return access if access.fabric_filtered == fabric_filtered else dataclasses.replace(
         access, fabric_filtered=fabric_filtered)
+
+
+def _for_reader(value: Any, access: AccessContext, fabric_filtered: bool) -> Any:
+    """A fabric-scoped list as the reader sees it: its own fabric's entries in a fabric-filtered
+    read; every fabric's otherwise, other fabrics' without their fabric-sensitive fields."""
+    if not isinstance(value, list):
+        return value
+    if fabric_filtered:
+        return [v for v in value if _fabric_index(v) in (None, access.fabric_index)]
+    return without_sensitive(value, access.fabric_index)
 
 
 def _fabric_index(value: Any) -> int | None:

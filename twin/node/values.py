@@ -8,12 +8,14 @@ in the node glue and not in the pure TLV codec: it needs the cluster value model
 """
 from __future__ import annotations
 
+import dataclasses
 import enum
 import types
 import typing
 from dataclasses import dataclass
 from typing import Any
 
+from chip.clusters import Objects as Clusters
 from chip.clusters.ClusterObjects import ClusterObject
 from chip.clusters.Types import Nullable, NullValue
 from chip.tlv import float32, uint
@@ -22,6 +24,40 @@ from clusters.status import MatterError, Status
 from clusters.values import from_json, type_name
 from twin.protocol.interaction import FABRIC_INDEX_TAG
 from twin.protocol.tlv import ARRAY, STRUCT, CodecError, Struct, TLVWriter
+
+#: The fabric-sensitive fields of fabric-scoped structs (Matter Core spec data model, fabric
+#: quality "S"; chip.clusters.Objects does not mark them). A read that is not fabric-filtered
+#: shows other fabrics' entries without them, as the CHIP SDK's attribute encoder does.
+FABRIC_SENSITIVE: dict[type, frozenset[str]] = {
+    Clusters.AccessControl.Structs.AccessControlEntryStruct:
+        frozenset({"privilege", "authMode", "subjects", "targets"}),
+    Clusters.AccessControl.Structs.AccessControlExtensionStruct: frozenset({"data"}),
+    Clusters.OperationalCredentials.Structs.NOCStruct: frozenset({"noc", "icac"}),
+}
+
+
+class _Omitted:
+    """A struct field left out of the encoding (a fabric-sensitive field of another fabric)."""
+
+    def __repr__(self) -> str:
+        return "OMITTED"
+
+
+OMITTED: Any = _Omitted()
+
+
+def without_sensitive(value: Any, accessing_fabric: int | None) -> Any:
+    """`value` (a fabric-scoped list) as another fabric may see it: entries of fabrics other than
+    `accessing_fabric` (None: no fabric) with their fabric-sensitive fields OMITTED."""
+    if not isinstance(value, list):
+        return value
+    out = []
+    for v in value:
+        hidden = FABRIC_SENSITIVE.get(type(v))
+        if hidden and getattr(v, "fabricIndex", None) != accessing_fabric:
+            v = dataclasses.replace(v, **dict.fromkeys(hidden, OMITTED))
+        out.append(v)
+    return out
 
 
 @dataclass(frozen=True)
@@ -89,6 +125,8 @@ def encode_typed(w: TLVWriter, tag: int | None, typ: Any, value: Any, what: str 
         w.start(tag, STRUCT)
         for f in typ.descriptor.Fields:
             v = getattr(value, f.Label, None)
+            if v is OMITTED:
+                continue
             parts = _union_parts(f.Type)
             if v is None:
                 if parts and parts[1]:

@@ -41,7 +41,8 @@ class OperationalCredentialsServer(NodeServer):
                   "CurrentFabricIndex")
     commands = ("AttestationRequest", "CertificateChainRequest", "CSRRequest", "AddNOC", "UpdateNOC",
                 "UpdateFabricLabel", "RemoveFabric", "AddTrustedRootCertificate")
-    notes = ("NOCs shows only the accessing fabric's entry (its fields are fabric-sensitive).",)
+    notes = ("A read that is not fabric-filtered shows every fabric's NOCs entry, other fabrics' "
+             "without NOC and ICAC (fabric-sensitive).",)
 
     def defaults(self) -> dict[str, Any]:
         return {"NOCs": [], "Fabrics": [], "SupportedFabrics": 0, "CommissionedFabrics": 0,
@@ -55,7 +56,7 @@ class OperationalCredentialsServer(NodeServer):
         if name == "Fabrics":
             return [OC.Structs.FabricDescriptorStruct(
                 rootPublicKey=f.root_public_key, vendorID=f.vendor_id, fabricID=f.fabric_id, nodeID=f.node_id,
-                label=f.label, fabricIndex=f.fabric_index) for f in node.visible_fabrics(sensitive=False)]
+                label=f.label, fabricIndex=f.fabric_index) for f in node.visible_fabrics()]
         if name == "SupportedFabrics":
             return table.max_fabrics
         if name == "CommissionedFabrics":
