@@ -449,6 +449,73 @@ def test_TC_ACE_1_5(dut: Dut):
         assert not reads(dut, 0, types, th2.name, th2.node) and reads(dut, 0, vendor, th2.name, th2.node)
 
 
+def unfiltered(dut: Dut, attribute: Any, admin: SecondAdmin | None = None) -> list[Any]:
+    """Endpoint 0's `attribute` (a fabric-scoped list) read without fabric filtering, by our
+    administrator or by `admin`."""
+    paths = [(0, attribute)]
+    if admin is None:
+        got = dut.call("read_paths", paths, fabric_filtered=False)         # type: ignore[attr-defined]
+    else:
+        got = controller_call(dut, "as", admin.name, "read_paths", admin.node, paths, fabric_filtered=False)
+    cluster = next(c for c in (A, OC, C.GroupKeyManagement) if c.id == attribute.cluster_id)
+    return got[0][cluster.__name__][attribute.__name__]
+
+
+def check_masked(entries: list[Any], own: int) -> int:
+    """Entries of fabrics other than `own` carry their FabricIndex and nothing fabric-sensitive
+    (the controller fills the fields the node left out with their defaults); their count."""
+    others = [e for e in entries if e.fabricIndex != own]
+    for e in others:
+        assert e == type(e)(fabricIndex=e.fabricIndex), f"fabric-sensitive fields of fabric {e.fabricIndex} shown: {e}"
+    return len(others)
+
+
+@pytest.mark.parametrize("dut", NODES, indirect=True)
+def test_TC_IDM_8_1(dut: Dut):
+    """Fabric-scoped data across two fabrics (TC_IDM_8_1, here for the second administrator): an
+    unfiltered read of the ACL shows both administrators every fabric's entries, the other
+    fabric's without its fabric-sensitive fields; a write on one fabric leaves the other's
+    filtered read as it was; UpdateFabricLabel on one fabric changes only its label in both
+    unfiltered Fabrics reads; the other fabric-scoped lists (NOCs, GroupKeyMap) read filtered
+    show the reader's entries only and unfiltered mask the other's. (Its subscription and event
+    steps are TC_IDM_4_x / TC_ACL_2_8's.)"""
+    f1 = dut.read(0, OC.Attributes.CurrentFabricIndex)
+    th2 = second_admin(dut)
+    f2 = th2.fabric_index
+    # Step 1: the ACL, unfiltered.
+    acl1, acl2 = unfiltered(dut, A.Attributes.Acl), unfiltered(dut, A.Attributes.Acl, th2)
+    assert len(acl1) == len(acl2) and {e.fabricIndex for e in acl1} == {f1, f2}
+    assert check_masked(acl1, f1) > 0 and check_masked(acl2, f2) > 0
+    assert [e for e in acl1 if e.fabricIndex == f1] == dut.read(0, A.Attributes.Acl)
+    # Step 2: a write on our fabric, filtered reads before and after.
+    before1, before2 = dut.read(0, A.Attributes.Acl), th2.call(dut, "read", 0, A.Attributes.Acl)
+    viewer = entry(VIEW, [VIEWER_NODE])
+    with narrowed(dut):
+        dut.write(0, A.Attributes.Acl, [*before1, viewer])
+        after1 = dut.read(0, A.Attributes.Acl)
+        assert len(after1) == len(before1) + 1 and after1[-1].subjects == [VIEWER_NODE]
+        assert th2.call(dut, "read", 0, A.Attributes.Acl) == before2
+    # Step 3: UpdateFabricLabel on our fabric, seen by both in unfiltered Fabrics reads.
+    label1 = next(f.label for f in unfiltered(dut, OC.Attributes.Fabrics) if f.fabricIndex == f1)
+    label2 = next(f.label for f in unfiltered(dut, OC.Attributes.Fabrics, th2) if f.fabricIndex == f2)
+    try:
+        dut.invoke(0, OC.Commands.UpdateFabricLabel(label="TC-IDM-8.1 F1"))
+        for reader in (None, th2):
+            labels = {f.fabricIndex: f.label for f in unfiltered(dut, OC.Attributes.Fabrics, reader)}
+            assert labels == {f1: "TC-IDM-8.1 F1", f2: label2}, labels
+    finally:
+        dut.invoke(0, OC.Commands.UpdateFabricLabel(label=label1))
+    # Step 4: the other fabric-scoped lists, filtered and not.
+    for attribute in (OC.Attributes.NOCs, C.GroupKeyManagement.Attributes.GroupKeyMap):
+        for reader, own in ((None, f1), (th2, f2)):
+            filtered = dut.read(0, attribute) if reader is None else th2.call(dut, "read", 0, attribute)
+            assert all(e.fabricIndex == own for e in filtered), (attribute, filtered)
+            check_masked(unfiltered(dut, attribute, reader), own)
+    nocs = unfiltered(dut, OC.Attributes.NOCs)
+    assert sorted(n.fabricIndex for n in nocs) == sorted([f1, f2]) and check_masked(nocs, f1) == 1
+    assert [n.noc for n in nocs if n.fabricIndex == f1] == [n.noc for n in dut.read(0, OC.Attributes.NOCs)]
+
+
 @pytest.mark.parametrize("dut", NODES, indirect=True)
 def test_TC_ACL_2_10(dut: Dut):
     """Persistence: two administrators each write two entries (Administer for two subjects,

@@ -22,7 +22,6 @@ from clusters.status import Status
 NOT_APPLICABLE = {
     "TC_IDM_1_3": "batched invokes: MaxPathsPerInvoke is 1, so a request with several paths is "
                   "refused as a whole (checked in TC_IDM_1_4)",
-    "TC_IDM_8_1": "fabric-sensitive data across two fabrics: see TC_CADMIN and TC_ACL (second fabric)",
 }
 
 ON_OFF_DUTS = ("dimmable_light", "on_off_light", "bridge")
