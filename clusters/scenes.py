@@ -29,7 +29,9 @@ MAX_SCENE_NAME = 16
 MAX_TRANSITION_MS = 60_000_000
 GROUP_CAPACITY = 8        # per fabric (the spec asks for at least 4 groups per fabric)
 SCENE_TABLE_SIZE = 16     # the spec's minimum SceneTableSize
-SCENES_PER_FABRIC = 8     # at most half the table per fabric (spec: fabric share)
+#: What one fabric may hold: the spec's MaxRemainingCapacity, (SceneTableSize - 1) / 2 (TC_S_2_6
+#: fills two fabrics to it and expects the rest, SceneTableSize - 2 * that, for a third).
+SCENES_PER_FABRIC = (SCENE_TABLE_SIZE - 1) // 2
 
 
 def _fabric() -> int:
@@ -229,17 +231,20 @@ class ScenesManagementServer(ClusterServer):
     def get(self, name: str) -> Any:
         if name == "FabricSceneInfo":
             access = current_access.get()
-            fabrics = sorted(set(self._scenes) | set(self._current))
-            if access is not None and access.fabric_index:   # fabric-filtered: the reader's own
-                fabrics = [f for f in fabrics if f == access.fabric_index]
-            return [self._info(f) for f in fabrics]
+            fabrics = set(self._scenes) | set(self._current)
+            if access is not None:   # over Matter: the reader's own entry (even with no scenes),
+                # and in a read that is not fabric-filtered other fabrics' too (the IM filters)
+                fabrics = (fabrics if not access.fabric_filtered else set()) - {LOCAL_FABRIC}
+                fabrics |= {access.fabric_index} if access.fabric_index else set()
+            return [self._info(f) for f in sorted(fabrics)]
         return super().get(name)
 
     def _info(self, fabric: int) -> Any:
         group, scene, valid = self._current.get(fabric, (0, 0, False))
         count = len(self._scenes.get(fabric, {}))
+        free = SCENE_TABLE_SIZE - sum(len(t) for t in self._scenes.values())   # the table is shared
         return SM.Structs.SceneInfoStruct(sceneCount=count, currentScene=scene, currentGroup=group,
-                                          sceneValid=valid, remainingCapacity=SCENES_PER_FABRIC - count,
+                                          sceneValid=valid, remainingCapacity=min(SCENES_PER_FABRIC - count, free),
                                           fabricIndex=fabric)
 
     def _changed(self) -> None:

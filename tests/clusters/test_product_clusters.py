@@ -132,7 +132,7 @@ def test_scene_store_and_recall_on_a_dimmable_light():
     level.invoke("MoveToLevel", {"level": 40, "transitionTime": 0, "optionsMask": 0, "optionsOverride": 0})
     assert scenes.invoke("StoreScene", {"groupID": 0, "sceneID": 1}).status == Status.SUCCESS
     info = scenes.read("FabricSceneInfo")[0]
-    assert (info.sceneCount, info.currentScene, info.sceneValid, info.remainingCapacity) == (1, 1, True, 7)
+    assert (info.sceneCount, info.currentScene, info.sceneValid, info.remainingCapacity) == (1, 1, True, 6)
     view = scenes.invoke("ViewScene", {"groupID": 0, "sceneID": 1})
     stored = {fs.clusterID: {p.attributeID: p for p in fs.attributeValueList} for fs in view.extensionFieldSets}
     assert stored[Clusters.OnOff.id][0].valueUnsigned8 == 1 and stored[Clusters.LevelControl.id][0].valueUnsigned8 == 40
@@ -182,11 +182,51 @@ def test_scene_add_groups_copy_and_remove():
     assert scenes.read("FabricSceneInfo")[0].sceneCount == 1
     assert scenes.invoke("RemoveScene", {"groupID": 0, "sceneID": 5}).status == Status.SUCCESS
     assert scenes.invoke("RemoveScene", {"groupID": 0, "sceneID": 5}).status == Status.NOT_FOUND
-    for s in range(8):
+    for s in range(7):   # (SceneTableSize - 1) / 2 per fabric
         assert scenes.invoke("StoreScene", {"groupID": 0, "sceneID": s}).status == Status.SUCCESS
-    assert scenes.invoke("StoreScene", {"groupID": 0, "sceneID": 8}).status == Status.RESOURCE_EXHAUSTED
+    assert scenes.invoke("StoreScene", {"groupID": 0, "sceneID": 7}).status == Status.RESOURCE_EXHAUSTED
     assert scenes.invoke("RemoveAllScenes", {"groupID": 0}).status == Status.SUCCESS
     assert scenes.read("FabricSceneInfo")[0].sceneCount == 0
+
+
+def test_scene_table_shared_by_three_fabrics():
+    """Each fabric may fill (SceneTableSize - 1) / 2 entries; its RemainingCapacity is also bounded
+    by what the others left of the shared table; FabricSceneInfo always has the reader's entry,
+    and other fabrics' in a read that is not fabric-filtered (TC_S_2_6)."""
+    device, _ = make("on_off_light")
+    scenes = device.endpoint(1).server("ScenesManagement")
+    size = scenes.read("SceneTableSize")
+    per_fabric = (size - 1) // 2
+
+    def as_fabric(fabric, call, *args, filtered=True):
+        token = current_access.set(AccessContext("case", fabric, 0x1234, fabric_filtered=filtered))
+        try:
+            return call(*args)
+        finally:
+            current_access.reset(token)
+
+    def capacity(fabric, filtered=True):
+        infos = as_fabric(fabric, scenes.read, "FabricSceneInfo", filtered=filtered)
+        return {i.fabricIndex: i.remainingCapacity for i in infos}
+
+    def add(fabric, scene):
+        request = {"groupID": 0, "sceneID": scene, "transitionTime": 0, "sceneName": "", "extensionFieldSets": []}
+        return as_fabric(fabric, scenes.invoke, "AddScene", request).status
+
+    assert capacity(1) == {1: per_fabric} and capacity(3) == {3: per_fabric}
+    for fabric in (1, 2):
+        for scene in range(per_fabric):
+            assert add(fabric, scene + 1) == Status.SUCCESS
+        assert capacity(fabric) == {fabric: 0} and add(fabric, 99) == Status.RESOURCE_EXHAUSTED
+    assert capacity(3) == {3: size - 2 * per_fabric}
+    assert capacity(3, filtered=False) == {1: 0, 2: 0, 3: size - 2 * per_fabric}
+    for scene in range(size - 2 * per_fabric):
+        assert add(3, scene + 1) == Status.SUCCESS
+    assert capacity(3) == {3: 0} and add(3, 99) == Status.RESOURCE_EXHAUSTED
+    stored = as_fabric(3, scenes.invoke, "StoreScene", {"groupID": 0, "sceneID": 0xFE})
+    assert stored.status == Status.RESOURCE_EXHAUSTED
+    assert as_fabric(1, scenes.invoke, "RemoveAllScenes", {"groupID": 0}).status == Status.SUCCESS
+    assert capacity(1) == {1: per_fabric} and capacity(2) == {2: 0}
 
 
 def test_scenes_survive_a_restart_but_are_not_valid():
