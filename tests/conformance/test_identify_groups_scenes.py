@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 from chip.clusters import Objects as C
-from conftest import serving
+from conftest import over_network, serving
 from dut import DutStatusError
 from steps import IN_PROCESS, ClusterSpec, at_most, check_attributes, check_global_attributes, endpoints_with
 
@@ -36,7 +36,6 @@ NOT_APPLICABLE = {
     "TC_G_2_3": "group messages (multicast to a group id) are not modelled (membership is)",
     "TC_S_2_4": "scenes recalled by group messages: group messaging is not modelled",
     "TC_S_2_5": "RemoveAllScenes through group messages: group messaging is not modelled",
-    "TC_S_2_6": "scene table sharing across two fabrics: needs a second commissioned fabric (network only)",
 }
 
 
@@ -176,3 +175,86 @@ def test_TC_S_2_2(dut):
         removed = dut.invoke(endpoint, S.Commands.RemoveAllScenes(groupID=1))
         assert removed.status == Status.SUCCESS
         assert dut.invoke(endpoint, S.Commands.GetSceneMembership(groupID=1)).sceneList == []
+
+
+def _admin_of_own_fabric(dut, name: str, fabric_id: int) -> tuple[int, int]:
+    """Commission `dut` into a new fabric of administrator `name` (a root of its own), through an
+    enhanced window our admin opens (TC_CADMIN_1_1's way): (its node id there, the fabric index)."""
+    call = dut.lab.controller.call
+    node = dut.node_id + fabric_id
+    address, port = dut.call("resolve")
+    opened = dut.call("open_window", (fabric_id % 16) << 8 | 0x5A, timeout=60)
+    call("commission_other_fabric", name, fabric_id, node, address, port, opened["passcode"], timeout=120)
+    return node, call("as", name, "read", node, 0, C.OperationalCredentials.Attributes.CurrentFabricIndex)
+
+
+@pytest.mark.parametrize("dut", [p for p in over_network(serving(S)) if p.values[0][1] == "dimmable_light"],
+                         indirect=True)
+def test_TC_S_2_6(dut):
+    """RemainingCapacity across three fabrics (TH1 ours, TH2 and TH3 commissioned here): each fills
+    its share, (SceneTableSize - 1) / 2, down to RESOURCE_EXHAUSTED; the third gets what is left
+    of the shared table; StoreScene and CopyScene into a full table are refused; RemoveAllScenes
+    gives a fabric its capacity back and leaves the others'. (The plan watches RemainingCapacity
+    through subscriptions; here each step reads it, not fabric-filtered.)"""
+    [endpoint] = endpoints_with(dut, S)[:1]
+    call = dut.lab.controller.call
+    f1 = dut.read(0, C.OperationalCredentials.Attributes.CurrentFabricIndex)
+    ths = {"TH1": (None, dut.node_id, f1)}
+    try:
+        for i, th in enumerate(("TH2", "TH3")):
+            name = f"scenes-{th}-{dut.node_id}"
+            ths[th] = (name, *_admin_of_own_fabric(dut, name, 0x400 + i))
+
+        def invoke(th, command):
+            name, node, _ = ths[th]
+            if name is None:
+                return dut.invoke(endpoint, command)
+            return call("as", name, "invoke", node, endpoint, command)
+
+        def capacity(th):
+            name, node, fabric = ths[th]
+            paths = [(endpoint, S.Attributes.FabricSceneInfo)]
+            got = (dut.call("read_paths", paths, fabric_filtered=False) if name is None
+                   else call("as", name, "read_paths", node, paths, fabric_filtered=False))
+            [mine] = [i for i in got[endpoint]["ScenesManagement"]["FabricSceneInfo"] if i.fabricIndex == fabric]
+            return mine.remainingCapacity
+
+        def add(th, scene):
+            return invoke(th, S.Commands.AddScene(groupID=0, sceneID=scene, transitionTime=20, sceneName=th,
+                                                  extensionFieldSets=[]))
+
+        def fill(th):
+            scene = 1
+            while (left := capacity(th)) > 0:
+                response = add(th, scene)
+                assert (response.status, response.groupID, response.sceneID) == (Status.SUCCESS, 0, scene)
+                assert capacity(th) == left - 1
+                scene += 1
+            assert add(th, scene).status == Status.RESOURCE_EXHAUSTED
+            return scene - 1
+
+        for th in ths:
+            assert invoke(th, S.Commands.RemoveAllScenes(groupID=0)).status == Status.SUCCESS
+        size = dut.read(endpoint, S.Attributes.SceneTableSize)
+        share = (size - 1) // 2
+        baseline = {th: capacity(th) for th in ths}
+        assert all(rc >= share for rc in baseline.values()), baseline
+        assert fill("TH1") == baseline["TH1"]
+        assert fill("TH2") == baseline["TH2"]
+        assert capacity("TH3") == size - 2 * share
+        assert fill("TH3") == size - 2 * share
+        assert invoke("TH3", S.Commands.StoreScene(groupID=0, sceneID=0xFE)).status == Status.RESOURCE_EXHAUSTED
+        copied = invoke("TH1", S.Commands.CopyScene(mode=0, groupIdentifierFrom=0, sceneIdentifierFrom=1,
+                                                    groupIdentifierTo=0, sceneIdentifierTo=0xF0))
+        assert (copied.status, copied.groupIdentifierFrom, copied.sceneIdentifierFrom) == (
+            Status.RESOURCE_EXHAUSTED, 0, 1)
+        assert invoke("TH1", S.Commands.RemoveAllScenes(groupID=0)).status == Status.SUCCESS
+        assert capacity("TH1") == baseline["TH1"] and capacity("TH2") == 0
+        assert invoke("TH2", S.Commands.RemoveAllScenes(groupID=0)).status == Status.SUCCESS
+        assert capacity("TH2") == baseline["TH2"]
+        invoke("TH3", S.Commands.RemoveAllScenes(groupID=0))
+    finally:
+        for name, _, fabric in list(ths.values())[1:]:
+            dut.invoke(0, C.OperationalCredentials.Commands.RemoveFabric(fabricIndex=fabric))
+            call("drop_controller", name)
+    assert dut.read(0, C.OperationalCredentials.Attributes.CommissionedFabrics) == 1
