@@ -10,7 +10,7 @@ import pytest
 from chip.clusters import Objects as C
 from chip.clusters.Types import NullValue
 
-from clusters.base import ClusterServer, current_access
+from clusters.base import AccessContext, ClusterServer, current_access
 from clusters.device import DEVICE_TYPES
 from clusters.devices import create_device
 from clusters.status import Status
@@ -213,9 +213,14 @@ def test_whole_node_wildcard_read_is_chunked_and_complete(key):
     expected = {(ep.id, s.id, s.attribute_class(n).attribute_id): (s, n)
                 for ep in device.endpoints.values() for s in ep.servers.values() for n in s.attribute_names()}
     assert set(got) == set(expected)
-    for key_, (server, name) in expected.items():
-        typ = server.attribute_class(name).attribute_type.Type
-        assert decode_typed(typ, got[key_]) == device.read(server.id, name, key_[0]), (server.name, name)
+    # As the link's CASE peer sees them (FabricSceneInfo has the reader's fabric's entry).
+    token = current_access.set(AccessContext("case", 1, 0x1111))
+    try:
+        for key_, (server, name) in expected.items():
+            typ = server.attribute_class(name).attribute_type.Type
+            assert decode_typed(typ, got[key_]) == device.read(server.id, name, key_[0]), (server.name, name)
+    finally:
+        current_access.reset(token)
 
 
 def test_long_list_is_split_into_list_items_across_chunks():
