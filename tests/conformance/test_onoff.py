@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 from chip.clusters import Objects as C
 from chip.clusters.Types import NullValue
-from conftest import over_network, serving
+from conftest import serving
 from steps import (
     IN_PROCESS,
     ClusterSpec,
@@ -29,7 +29,7 @@ SPEC = ClusterSpec(
     constraints={"StartUpOnOff": lambda v, _: v == NullValue or v in (0, 1, 2)},
 )
 
-NOT_APPLICABLE: dict[str, str] = {}
+NOT_APPLICABLE: dict[str, str] = {}   # TC_OO_2_4 (power cycles) is in test_tc_restarts.py
 
 DUTS = serving(OO, kinds=IN_PROCESS)
 
@@ -109,32 +109,6 @@ def test_TC_OO_2_3(dut):
         dut.invoke(endpoint, OO.Commands.Off())
         assert dut.read(endpoint, A.OnOff) is False and dut.read(endpoint, A.OnTime) == 0
     assert lit, f"{dut.name} was selected for the Lighting feature"
-
-
-#: A light of the home twin and the bridge: every step reboots a whole `twin run` process (~4 s).
-POWER_CYCLED = [p for p in over_network(serving(OO, feature=0x1)) if p.values[0][1] in ("dimmable_light", "bridge")]
-
-
-@pytest.mark.parametrize("dut", POWER_CYCLED, indirect=True)
-def test_TC_OO_2_4(dut):
-    """StartUpOnOff after a power cycle (the node's `twin run` stops and starts again on the same
-    storage): 0 comes up Off, 1 On, 2 toggled from before the reboot, null as it was."""
-    [endpoint] = [ep for ep in endpoints_with(dut, OO) if _lighting(dut, ep)][:1]
-
-    def power_cycle(start_up, before):
-        dut.write(endpoint, A.StartUpOnOff, start_up)
-        dut.invoke(endpoint, OO.Commands.On() if before else OO.Commands.Off())
-        dut.lab.restart("bridge" if dut.device_type == "bridge" else "home")
-        assert dut.read(endpoint, A.StartUpOnOff) == start_up
-        return dut.read(endpoint, A.OnOff)
-
-    try:
-        assert power_cycle(0, True) is False
-        assert power_cycle(1, False) is True
-        assert power_cycle(2, True) is False
-        assert power_cycle(NullValue, True) is True
-    finally:
-        dut.write(endpoint, A.StartUpOnOff, NullValue)
 
 
 def _with_scenes(params):
