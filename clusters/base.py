@@ -273,6 +273,15 @@ class ClusterServer:
     def attach(self) -> None:
         """Called once the whole device is composed: subscribe to siblings here."""
 
+    def forget_fabric(self, fabric_index: int) -> None:
+        """RemoveFabric took `fabric_index` away: its entries of fabric-scoped lists go with it
+        (Core spec: a removed fabric's fabric-scoped data is deleted). Servers that keep
+        fabric-scoped tables of their own extend this."""
+        for name, value in list(self._values.items()):
+            if isinstance(value, list) and any(getattr(v, "fabricIndex", None) == fabric_index for v in value):
+                self.changing()
+                self.set(name, [v for v in value if getattr(v, "fabricIndex", None) != fabric_index])
+
     def sibling(self, cluster: type[Cluster]) -> ClusterServer | None:
         """Another server on the same endpoint, if present."""
         if self.endpoint is None:

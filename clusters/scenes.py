@@ -116,6 +116,11 @@ class GroupsServer(ClusterServer):
         for group in self._table.pop(_fabric(), {}):
             self._drop_scenes(group)
 
+    def forget_fabric(self, fabric_index: int) -> None:
+        super().forget_fabric(fabric_index)
+        self.changing()
+        self._table.pop(fabric_index, None)   # its scenes go in ScenesManagement's forget_fabric
+
     def _drop_scenes(self, group: int) -> None:
         scenes = self.sibling(SM)
         if isinstance(scenes, ScenesManagementServer):
@@ -308,6 +313,14 @@ class ScenesManagementServer(ClusterServer):
         if self._current.get(fabric, (None,))[0] == group:
             self._current[fabric] = (0, 0, False)
         self._changed()
+
+    def forget_fabric(self, fabric_index: int) -> None:
+        super().forget_fabric(fabric_index)
+        if fabric_index in self._scenes or fabric_index in self._current:
+            self.changing()
+            self._scenes.pop(fabric_index, None)
+            self._current.pop(fabric_index, None)
+            self._changed()
 
     def _field_sets(self, scene: _Scene) -> list[Any]:
         out = []

@@ -540,6 +540,11 @@ def test_remove_fabric(node):
     commission(node, a)
     node.window.open_basic(node.now_ms(), 180)
     commission(node, b)
+    groups, scenes = node.device.endpoint(1).server("Groups"), node.device.endpoint(1).server("ScenesManagement")
+    for ctl in (a, b):   # a group and a scene of each fabric
+        with acting(ctl.case()):
+            groups.invoke("AddGroup", {"groupID": 5, "groupName": "g"})
+            assert scenes.invoke("StoreScene", {"groupID": 5, "sceneID": 1}).status == 0
     with acting(a.case()):
         assert invoke(node, "OperationalCredentials", "RemoveFabric",
                       {"fabricIndex": 7}).statusCode == NocStatus.kInvalidFabricIndex
@@ -548,6 +553,9 @@ def test_remove_fabric(node):
     assert sorted(node.table.fabrics) == [1] and events[-1].kind == "fabric_removed"
     assert [f.fabric_index for f in FabricTable.load(node.storage_dir)] == [1]
     assert all(e.fabricIndex == 1 for e in read(node, "AccessControl", "ACL"))
+    # The removed fabric's groups and scenes went with it (its share of the scene table is free).
+    assert groups.groups(2) == {} and groups.groups(1) == {5: "g"}
+    assert [(i.fabricIndex, i.sceneCount) for i in scenes.read("FabricSceneInfo")] == [(1, 1)]
     # Removing the last fabric reopens the initial window so the node can be commissioned again.
     assert not node.window.is_open
     with acting(a.case()):

@@ -245,6 +245,8 @@ class NodeCommissioning:
         if fs.updated_fabric == fabric_index:
             fs.updated_fabric = None
         self.table.save()
+        for server in self.device.servers():   # the fabric's groups, scenes, bindings, ... go too
+            server.forget_fabric(fabric_index)
         self.operational_credentials._changed()
         self.access_control.touch("Acl")
         self.group_keys.touch("GroupKeyMap")
