@@ -79,8 +79,6 @@ NOT_APPLICABLE = {
     "TC_RH_2_2": "manual: as TC_TMP_2_2 for humidity",
     "TC_ILL_2_2": "manual: as TC_TMP_2_2 for illuminance",
     "TC_AIRQUAL_2_2": "manual: the operator changes the air around the sensor and watches AirQuality follow",
-    "TC_TCTL_2_3": "Temperature Level feature with a manufacturer-chosen level list: covered by TC_TCTL_2_2's "
-                   "level steps",
 }
 
 
@@ -179,3 +177,17 @@ def test_TC_TCTL_2_2(dut):
             with pytest.raises(DutStatusError) as error:
                 dut.invoke(endpoint, TCTL.Commands.SetTemperature(targetTemperatureLevel=len(levels)))
             assert error.value.status == Status.CONSTRAINT_ERROR
+
+
+@pytest.mark.parametrize("dut", serving(TCTL, feature=0x2), indirect=True)
+def test_TC_TCTL_2_3(dut):
+    """Temperature Level feature: SelectedTemperatureLevel within 0..31, SupportedTemperatureLevels
+    a list of at most 32 strings of at most 16 bytes each, and the selected level one of them."""
+    for endpoint in endpoints_with(dut, TCTL):
+        if not dut.read(endpoint, TCTL.Attributes.FeatureMap) & 0x2:
+            continue
+        selected = dut.read(endpoint, TCTL.Attributes.SelectedTemperatureLevel)
+        levels = dut.read(endpoint, TCTL.Attributes.SupportedTemperatureLevels)
+        assert 0 <= selected <= 31 and selected < len(levels)
+        assert 0 < len(levels) <= 32
+        assert all(isinstance(level, str) and len(level.encode("utf-8")) <= 16 for level in levels)
