@@ -34,6 +34,13 @@ from clusters.values import from_json, to_json, type_name
 TICKS_PER_SECOND = 10
 GLOBAL_ATTRIBUTES = ("GeneratedCommandList", "AcceptedCommandList", "AttributeList",
                      "FeatureMap", "ClusterRevision")
+#: (cluster id, attribute id) of attributes whose value depends on who reads: the accessing fabric's
+#: index, and FabricSceneInfo, which holds the reader's own entry even before its first scene. In
+#: process there is no reader fabric, so comparisons across paths or products leave them out.
+PER_READER = frozenset({
+    (Clusters.OperationalCredentials.id, Clusters.OperationalCredentials.Attributes.CurrentFabricIndex.attribute_id),
+    (Clusters.ScenesManagement.id, Clusters.ScenesManagement.Attributes.FabricSceneInfo.attribute_id),
+})
 
 
 @dataclass(frozen=True)

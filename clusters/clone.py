@@ -49,7 +49,7 @@ from chip.clusters.ClusterObjects import ALL_ATTRIBUTES, ALL_CLUSTERS, ClusterOb
 from chip.clusters.Types import Nullable, NullValue
 
 import clusters.devices  # noqa: F401 - registers every server class we have
-from clusters.base import ClusterServer
+from clusters.base import PER_READER, ClusterServer
 from clusters.constraints import check_attribute
 from clusters.device import Device, DeviceType, Endpoint
 from clusters.status import MatterError, Status
@@ -678,8 +678,11 @@ def export_attributes(device: Any) -> dict[str, Any]:
 
 
 def comparable(attributes: dict[str, Any]) -> dict[str, Any]:
-    """The attributes a round trip must keep: all but those of SESSION_CLUSTERS."""
-    return {k: v for k, v in attributes.items() if int(k.split("/")[1]) not in SESSION_CLUSTERS}
+    """The attributes a round trip must keep: all but those of SESSION_CLUSTERS and PER_READER."""
+    def kept(key: str) -> bool:
+        _, cluster, attribute = (int(p) for p in key.split("/"))
+        return cluster not in SESSION_CLUSTERS and (cluster, attribute) not in PER_READER
+    return {k: v for k, v in attributes.items() if kept(k)}
 
 
 def differences(expected: dict[str, Any], actual: dict[str, Any]) -> list[str]:

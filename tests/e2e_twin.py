@@ -65,6 +65,14 @@ def attribute_classes(cluster_name: str, attribute_name: str) -> tuple[Any, Any]
     return cluster, getattr(cluster.Attributes, attribute_name)
 
 
+def per_reader(cluster_name: str, attribute_name: str) -> bool:
+    """True for an attribute whose value depends on the reader's fabric (clusters.base.PER_READER):
+    the tool API reads with none, the controller with its own."""
+    from clusters.base import PER_READER
+    cluster, attribute = attribute_classes(cluster_name, attribute_name)
+    return (cluster.id, attribute.attribute_id) in PER_READER
+
+
 def server_value_json(node: Any, endpoint: int, cluster_name: str, attribute_name: str) -> tuple[bool, Any]:
     """(present, value as the twin's JSON) of one attribute in python-matter-server's node."""
     from clusters.values import to_json

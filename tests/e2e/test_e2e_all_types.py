@@ -16,7 +16,7 @@ import time
 from typing import Any
 
 import pytest
-from e2e_twin import server_value_json, twin_lab
+from e2e_twin import per_reader, server_value_json, twin_lab
 
 pytestmark = pytest.mark.e2e   # a namespace, python-matter-server or matter.js
 
@@ -119,7 +119,8 @@ async def twin_attributes(twin: Any, device: str) -> dict[str, Any]:
 
 async def commission_all(client: Any, twin: Any, state: Any) -> dict[str, Any]:
     codes = {row["device"]: row for row in (await twin.get("/codes"))["codes"]}
-    out: dict[str, Any] = {"node_ids": {}, "compared": {}, "moved": {}, "wrong": [], "seconds": {}}
+    out: dict[str, Any] = {"node_ids": {}, "compared": {}, "moved": {}, "wrong": [], "seconds": {},
+                           "per reader": {}}
     for device in ONE_OF_EACH:
         before = await twin_attributes(twin, device)
         started = time.monotonic()
@@ -136,9 +137,9 @@ async def commission_all(client: Any, twin: Any, state: Any) -> dict[str, Any]:
                 out["wrong"].append((device, key, "missing"))
             elif before.get(key) != value:
                 moved += 1        # physics or a clock moved it during the interview
-            elif attribute == "CurrentFabricIndex":
-                # The accessing fabric's index: the controller's 1, the tool API's (no fabric) 0.
-                out["fabric index"] = (got, value)
+            elif per_reader(cluster, attribute):
+                # The controller reads as fabric 1, the tool API as no fabric.
+                out["per reader"].setdefault(attribute, []).append((got, value))
             elif got != value:
                 out["wrong"].append((device, key, got, value))
             else:
@@ -174,7 +175,12 @@ def test_every_device_type_is_interviewed_and_controlled(lab):
     print(json.dumps(first, indent=1, default=str))
     assert set(first["node_ids"]) == set(ONE_OF_EACH) and len(set(ONE_OF_EACH.values())) == 17
     assert first["wrong"] == []
-    assert tuple(first["fabric index"]) == (1, 0)
+    # Per-reader attributes: the controller (fabric 1) sees its own, the tool API (no fabric) none.
+    readers = first["per reader"]
+    assert {tuple(pair) for pair in readers["CurrentFabricIndex"]} == {(1, 0)}
+    assert readers["FabricSceneInfo"] and all(
+        local == [] and [(e["fabricIndex"], e["sceneCount"]) for e in got] == [(1, 0)]
+        for got, local in readers["FabricSceneInfo"]), readers["FabricSceneInfo"]
     for device in ONE_OF_EACH:
         assert first["compared"][device] >= 20, (device, first["compared"][device])   # root + app endpoints
 
