@@ -72,10 +72,9 @@ def test_offline_and_reboot_drop_both_ways_until_recovery():
     home.advance(2)
     assert link.verdict(_datagram(4), False) == 0
     home.advance(2)
-    assert link.verdict(_datagram(5), False) is None    # rebooting
-    link.flushing = True                                 # the manager's last turn (ShutDown)
-    assert link.verdict(_datagram(6), True) == 0
-    link.flushing = False
+    assert link.verdict(_datagram(5), True) == 0        # rebooting: the node's last turn (ShutDown)
+    link.boots += 1                                      # the manager: the last turn is over
+    assert link.verdict(_datagram(6), False) is None
     home.advance(1)
     assert link.verdict(_datagram(7), False) == 0
     assert link.counts["dropped in"] == 2 and link.counts["dropped out"] == 1

@@ -4,6 +4,8 @@ The engine says what is wrong with a device now; `LinkFaults` turns that into a 
 datagram, in both directions, at the node's transport (twin/node/transport.py):
 
 - offline, or down in a reboot: every datagram is dropped (the node neither hears nor answers);
+  a reboot takes the link down only once the node has had its last turn (`boots` caught up
+  with the engine's), so a graceful reboot's ShutDown report goes out first;
 - loss: each datagram is dropped with the fault's probability, so the peers' MRP really
   retransmits (and ours does too);
 - latency: each datagram waits the fault's milliseconds;
@@ -41,27 +43,33 @@ _REMEMBERED = 64
 
 class LinkFaults:
     """The fault verdicts of one node's link. `verdict(data, outbound)` is None to drop the
-    datagram, else the delay in ms (0: at once). `flushing` lets everything through for a
-    moment (a rebooting node's last ShutDown report)."""
+    datagram, else the delay in ms (0: at once). `boots` counts the reboots the node has gone
+    through; the node manager raises it once a rebooting node's last turn is over."""
 
     def __init__(self, engine: Any, device_id: str, seed: int):
         self.engine = engine
         self.device_id = device_id
         self.rng = random.Random(f"matter-twin link|{seed}|{device_id}")
-        self.flushing = False
+        self.boots = engine.boots(device_id)
         self.counts = {"received": 0, "sent": 0, "dropped in": 0, "dropped out": 0, "delayed": 0,
                        "retransmissions in": 0, "retransmissions out": 0}
         self._seen: dict[bool, collections.OrderedDict[tuple[int, int | None, int], None]] = {
             False: collections.OrderedDict(), True: collections.OrderedDict()}
 
+    def down(self) -> bool:
+        """Offline, or down in a reboot the node has begun (its last turn is over)."""
+        engine, device = self.engine, self.device_id
+        return bool(engine.active(device, "offline")) or (
+            bool(engine.active(device, "reboot")) and self.boots >= engine.boots(device))
+
     def verdict(self, data: bytes, outbound: bool) -> float | None:
         way = "out" if outbound else "in"
         self.counts["sent" if outbound else "received"] += 1
         pase = self._inspect(data, outbound)
-        if self.flushing or not self.engine.faults:
+        if not self.engine.faults:
             return 0.0
         engine, device = self.engine, self.device_id
-        if engine.unreachable(device) is not None or (pase and engine.active(device, "commissioning_failure")):
+        if self.down() or (pase and engine.active(device, "commissioning_failure")):
             self.counts[f"dropped {way}"] += 1
             return None
         loss = engine.strength(device, "loss")

@@ -422,6 +422,10 @@ class InteractionModelServer:
         if basic is not None:
             self._on_event(basic, Clusters.BasicInformation.Events.ShutDown(), urgent=True)
 
+    def reporting(self) -> bool:
+        """Whether a subscription has a report unanswered or events still to send."""
+        return any(sub.busy is not None or sub.events_due for sub in self.subscriptions.values())
+
     def _basic_information(self) -> ClusterServer | None:
         root = self.device.endpoints.get(0)
         return root.servers.get(Clusters.BasicInformation.id) if root is not None else None

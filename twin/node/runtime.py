@@ -69,6 +69,9 @@ SHORT_DISCRIMINATORS = 16
 # A PASE/CASE handshake that stops halfway is abandoned after this long, so a vanished
 # commissioner cannot keep the node BUSY forever.
 HANDSHAKE_TIMEOUT_MS = 60_000
+#: How long a gracefully rebooting node waits at most for its subscribers to answer its last
+#: reports (ShutDown among them) before it goes down.
+SHUTDOWN_GRACE_S = 1.0
 # At most this many PASE/CASE handshakes in progress per node; beyond it, a new one that got past
 # its first message evicts the oldest other one (issue #12 item 2). Each one holds a reserved local
 # session id, an ephemeral key pair and an exchange, so this also bounds reserved session ids.
@@ -740,7 +743,7 @@ class NodeManager:
         self._reconcilers: dict[str, asyncio.Task] = {}
         #: Nodes whose records may have changed since the last sync (added to from any thread).
         self._touched: set[str] = set()
-        self._boots: dict[str, int] = {}      # reboots (fault engine) each node has gone through
+        self._shutting_down: dict[str, float] = {}   # rebooting node -> when its last turn ends at the latest
         self._unreachable: set[str] = set()   # nodes an offline or reboot fault holds down now
         self._home_bridged = set(home.devices)     # bridge mode: the home devices bridged
         self._unstepped: list[Any] = []
@@ -939,7 +942,6 @@ class NodeManager:
                 node = MatterNode(device, core, self.base_port + index, self.host)
                 await node.start()
                 node.link = LinkFaults(self.home.faults, device_id, self.home.seed)
-                self._boots[device_id] = self.home.faults.boots(device_id)
                 # Listeners fire in whatever thread changed the attribute (HTTP tools too).
                 core.im.on_dirty = node.wake
                 self._adopt(device_id, node)
@@ -1023,24 +1025,34 @@ class NodeManager:
             return
         for device_id, node in self.nodes.items():
             boots = engine.boots(device_id)
-            if boots > self._boots.get(device_id, 0):
-                self._boots[device_id] = boots
-                log.info("%s: rebooting (fault)", device_id)
-                if engine.graceful_reboot(device_id):
-                    with self.lock:
-                        node.core.im.shutdown()   # logged and made due at once for its subscribers
-                node.link.flushing = True
-                try:
-                    node.poll()
-                finally:
-                    node.link.flushing = False
-                if node.transport is not None:
-                    node.transport.execute(node.core.reboot(node.transport.now_ms()))
+            if boots > node.link.boots:
+                self._reboot(device_id, node, boots)
             down = engine.unreachable(device_id) is not None
             if down != (device_id in self._unreachable):
                 self._unreachable.symmetric_difference_update({device_id})
                 if not down:
                     self._reannounce(device_id)
+
+    def _reboot(self, device_id: str, node: MatterNode, boots: int) -> None:
+        """A reboot began: a graceful one logs ShutDown, made due at once, and the node keeps
+        its link for last turns until its subscribers have answered every report (a report
+        still unanswered would hold ShutDown back) or SHUTDOWN_GRACE_S passed. Then the link
+        goes down and the core restarts: its sessions and subscriptions end."""
+        deadline = self._shutting_down.get(device_id)
+        if deadline is None:
+            log.info("%s: rebooting (fault)", device_id)
+            graceful = self.home.faults.graceful_reboot(device_id)
+            if graceful:
+                with self.lock:
+                    node.core.im.shutdown()
+            deadline = self._shutting_down[device_id] = time.monotonic() + (SHUTDOWN_GRACE_S if graceful else 0)
+        node.poll()
+        if node.core.im.reporting() and time.monotonic() < deadline:
+            return   # the next poll tries again
+        del self._shutting_down[device_id]
+        node.link.boots = boots
+        if node.transport is not None:
+            node.transport.execute(node.core.reboot(node.transport.now_ms()))
 
     def _reannounce(self, device_id: str) -> None:
         """Back on the network: withdraw the node's records and publish them again, as a device
