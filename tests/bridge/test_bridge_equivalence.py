@@ -24,8 +24,8 @@ import time
 from typing import Any
 
 import pytest
-from matterjs.lab import SERVER_URL, lab
 from e2e_twin import per_reader
+from matterjs.lab import SERVER_URL, lab
 from netns import REPO, wait_for_line
 
 pytestmark = pytest.mark.e2e   # a namespace, python-matter-server or matter.js
