@@ -107,9 +107,19 @@ def test_second_administrator_by_ecm(dut: Dut):
     try:
         commission_second_admin(dut, node, (address, port), opened["passcode"], own_index)
     finally:
-        if dut.read(0, AC.Attributes.WindowStatus) != AC.Enums.CommissioningWindowStatusEnum.kWindowNotOpen:
-            revoke(dut)      # a failed attempt must not leave the window open for later tests
-        dut.lab.controller.call("drop_controller", f"beta-{node}")   # type: ignore[attr-defined]
+        end_second_admin(dut, None, f"beta-{node}")
+
+
+def end_second_admin(dut: Dut, th2_index: int | None, *controllers: str) -> None:
+    """A test's cleanup: no window left open for later tests, the second administrator's fabric
+    (if it joined) removed, its controllers dropped."""
+    if dut.read(0, AC.Attributes.WindowStatus) != AC.Enums.CommissioningWindowStatusEnum.kWindowNotOpen:
+        revoke(dut)
+    if th2_index is not None:
+        removed = dut.invoke(0, OC.Commands.RemoveFabric(fabricIndex=th2_index))
+        assert removed.statusCode == OC.Enums.NodeOperationalCertStatusEnum.kOk
+    for name in controllers:
+        dut.lab.controller.call("drop_controller", name)                      # type: ignore[attr-defined]
 
 
 def commission_second_admin(dut: Dut, node: int, where: tuple[str, int], passcode: int, own_index: int) -> None:
@@ -235,13 +245,7 @@ def test_TC_CADMIN_1_3(dut: Dut):
         revoke(dut)
         assert dut.read(0, AC.Attributes.WindowStatus) == WindowStatus.kWindowNotOpen
     finally:
-        if dut.read(0, AC.Attributes.WindowStatus) != WindowStatus.kWindowNotOpen:
-            revoke(dut)
-        if th2_index is not None:
-            removed = dut.invoke(0, OC.Commands.RemoveFabric(fabricIndex=th2_index))
-            assert removed.statusCode == OC.Enums.NodeOperationalCertStatusEnum.kOk
-        for name in (beta, again):
-            lab.controller.call("drop_controller", name)
+        end_second_admin(dut, th2_index, beta, again)
         dut.write(0, BI.Attributes.NodeLabel, "")
     assert dut.read(0, OC.Attributes.CommissionedFabrics) == 1
 
@@ -275,12 +279,7 @@ def test_TC_CADMIN_1_4(dut: Dut):
         assert read_as(dut, beta, beta_node, BI.Attributes.NodeLabel) == "cadmin 1.4"
         node_label_round_trip(dut, beta, beta_node, "written by CR2")
     finally:
-        if dut.read(0, AC.Attributes.WindowStatus) != WindowStatus.kWindowNotOpen:
-            revoke(dut)
-        if th2_index is not None:
-            removed = dut.invoke(0, OC.Commands.RemoveFabric(fabricIndex=th2_index))
-            assert removed.statusCode == OC.Enums.NodeOperationalCertStatusEnum.kOk
-        lab.controller.call("drop_controller", beta)
+        end_second_admin(dut, th2_index, beta)
         dut.write(0, BI.Attributes.NodeLabel, "")
     assert dut.read(0, OC.Attributes.CommissionedFabrics) == 1
 
@@ -318,12 +317,7 @@ def test_TC_CADMIN_1_5(dut: Dut):
         th2_index = read_as(dut, beta, beta_node, OC.Attributes.CurrentFabricIndex)
         assert cluster_status(dut, AC.Commands.RevokeCommissioning()) == (Status.FAILURE, AdminStatus.kWindowNotOpen)
     finally:
-        if dut.read(0, AC.Attributes.WindowStatus) != WindowStatus.kWindowNotOpen:
-            revoke(dut)
-        if th2_index is not None:
-            removed = dut.invoke(0, OC.Commands.RemoveFabric(fabricIndex=th2_index))
-            assert removed.statusCode == OC.Enums.NodeOperationalCertStatusEnum.kOk
-        lab.controller.call("drop_controller", beta)
+        end_second_admin(dut, th2_index, beta)
     assert dut.read(0, OC.Attributes.CommissionedFabrics) == 1
 
 
