@@ -73,6 +73,12 @@ def per_reader(cluster_name: str, attribute_name: str) -> bool:
     return (cluster.id, attribute.attribute_id) in PER_READER
 
 
+def only_the_readers_entry(got: Any, local: Any) -> bool:
+    """A per-reader list (FabricSceneInfo) as the controller (fabric 1) read it, `got`, and as the
+    tool API (no fabric) did, `local`: the controller's own entry alone, and nothing."""
+    return local == [] and [e["fabricIndex"] for e in got] == [1]
+
+
 def server_value_json(node: Any, endpoint: int, cluster_name: str, attribute_name: str) -> tuple[bool, Any]:
     """(present, value as the twin's JSON) of one attribute in python-matter-server's node."""
     from clusters.values import to_json
