@@ -334,10 +334,13 @@ class MatterDevice:
         except MatterError as err:
             raise ToolError(err.status.name, err.message) from None
         node, what = self.node_id, f"{cname}.{cls.__name__} on {self.spec.id}"
-        timed = int(self.conn.timeout * 1000) if getattr(cls, "must_use_timed_invoke", False) else None
+        timeout_ms = int(self.conn.timeout * 1000)
+        timed = timeout_ms if getattr(cls, "must_use_timed_invoke", False) else None
         node_ep = self._node_ep.get(ep, ep)
-        raw = self.conn.call(lambda c: c.send_device_command(node, node_ep, request, timed_request_timeout_ms=timed),
-                             what, node)
+        # The configured timeout bounds the controller's wait too: the SDK's default (one request's
+        # MRP budget plus 2 s) gives up on a lossy link while retransmissions would still succeed.
+        raw = self.conn.call(lambda c: c.send_device_command(node, node_ep, request, timed_request_timeout_ms=timed,
+                                                             interaction_timeout_ms=timeout_ms), what, node)
         out: dict[str, Any] = {"endpoint_id": ep, "cluster": cname, "command": cls.__name__, "response": None}
         response_cls = getattr(ALL_CLUSTERS[cid].Commands, cls.response_type, None) if cls.response_type else None
         if response_cls is not None and raw is not None:
