@@ -346,32 +346,38 @@ def _room_sensor(**_: Any) -> list[Endpoint]:
 _WASHER_TEMPERATURES = dict(SupportedTemperatureLevels=["Cold", "20°C", "30°C", "40°C", "60°C", "90°C"],
                             SelectedTemperatureLevel=3)
 
+#: (key, label, device type, builder, ProductID). A ProductID is fixed for good once given:
+#: controllers remember it (and the DAC and CD carry it), so a type keeps its number however
+#: the list grows. Ranges: 0x8001-0x80FF the SimuHome types, room_sensor (0x8012) and the
+#: bridge (0x8013, clusters/aggregator.py); 0x8100-0x813F locks and access control;
+#: 0x8140-0x81BF appliances. Take the next free number in your range, never reuse one;
+#: tests/clusters/test_devices.py pins every one.
 _TYPES = [
-    ("air_conditioner", "Air Conditioner", ROOM_AIR_CONDITIONER, _air_conditioner),
-    ("air_purifier", "Air Purifier", AIR_PURIFIER, _air_purifier),
-    ("dehumidifier", "Dehumidifier", FAN, _humidity_fan),
-    ("dimmable_light", "Dimmable Light", DIMMABLE_LIGHT, _dimmable_light),
-    ("dishwasher", "Dishwasher", DISHWASHER, _dishwasher),
-    ("electrical_sensor", "Electrical Sensor", ELECTRICAL_SENSOR, _electrical_sensor),
-    ("fan", "Fan", FAN, _fan_device),
-    ("freezer", "Freezer", REFRIGERATOR, _freezer),
-    ("heat_pump", "Heat Pump", HEAT_PUMP, _heat_pump),
-    ("humidifier", "Humidifier", FAN, _humidity_fan),
-    ("laundry_dryer", "Laundry Dryer", LAUNDRY_DRYER, _laundry_dryer),
-    ("laundry_washer", "Laundry Washer", LAUNDRY_WASHER, _laundry_washer),
-    ("on_off_light", "On/Off Light", ON_OFF_LIGHT, _on_off_light),
-    ("refrigerator", "Refrigerator", REFRIGERATOR, _refrigerator),
-    ("robot_vacuum_cleaner", "Robot Vacuum Cleaner", ROBOTIC_VACUUM_CLEANER, _robot_vacuum_cleaner),
-    ("tv", "TV", BASIC_VIDEO_PLAYER, _tv),
-    ("window_covering", "Window Covering", WINDOW_COVERING, _window_covering),
+    ("air_conditioner", "Air Conditioner", ROOM_AIR_CONDITIONER, _air_conditioner, 0x8001),
+    ("air_purifier", "Air Purifier", AIR_PURIFIER, _air_purifier, 0x8002),
+    ("dehumidifier", "Dehumidifier", FAN, _humidity_fan, 0x8003),
+    ("dimmable_light", "Dimmable Light", DIMMABLE_LIGHT, _dimmable_light, 0x8004),
+    ("dishwasher", "Dishwasher", DISHWASHER, _dishwasher, 0x8005),
+    ("electrical_sensor", "Electrical Sensor", ELECTRICAL_SENSOR, _electrical_sensor, 0x8006),
+    ("fan", "Fan", FAN, _fan_device, 0x8007),
+    ("freezer", "Freezer", REFRIGERATOR, _freezer, 0x8008),
+    ("heat_pump", "Heat Pump", HEAT_PUMP, _heat_pump, 0x8009),
+    ("humidifier", "Humidifier", FAN, _humidity_fan, 0x800A),
+    ("laundry_dryer", "Laundry Dryer", LAUNDRY_DRYER, _laundry_dryer, 0x800B),
+    ("laundry_washer", "Laundry Washer", LAUNDRY_WASHER, _laundry_washer, 0x800C),
+    ("on_off_light", "On/Off Light", ON_OFF_LIGHT, _on_off_light, 0x800D),
+    ("refrigerator", "Refrigerator", REFRIGERATOR, _refrigerator, 0x800E),
+    ("robot_vacuum_cleaner", "Robot Vacuum Cleaner", ROBOTIC_VACUUM_CLEANER, _robot_vacuum_cleaner, 0x800F),
+    ("tv", "TV", BASIC_VIDEO_PLAYER, _tv, 0x8010),
+    ("window_covering", "Window Covering", WINDOW_COVERING, _window_covering, 0x8011),
 ]
-for _product_id, (_key, _label, (_dt, _rev), _build) in enumerate(_TYPES, start=0x8001):
+for _key, _label, (_dt, _rev), _build, _product_id in _TYPES:
     register(DeviceType(_key, _label, _dt, _rev, _build, product_id=_product_id))
 
 #: Device types served as Matter nodes that are not SimuHome devices (see the module docstring).
 NODE_ONLY_TYPES: dict[str, DeviceType] = {
     "room_sensor": DeviceType("room_sensor", "Room Sensor", *TEMPERATURE_SENSOR, _room_sensor,
-                              product_id=0x8001 + len(_TYPES)),
+                              product_id=0x8012),
 }
 
 

@@ -150,3 +150,25 @@ def test_rules_reference_real_clusters_and_operations():
             assert (hasattr(getattr(cluster, "Commands", None), op)
                     or hasattr(cluster.Attributes, op)), (rule.cluster, op)
         assert set(rule.device_types) <= SIMUHOME_TYPES
+
+
+#: Every ProductID the twin gives its own device types. Controllers remember a node's ProductID
+#: (and its DAC and CD carry it): a number once given never changes, and adding a type must not
+#: move another. Add a new type here with the next free number of its range (clusters/devices.py).
+PRODUCT_IDS = {
+    "air_conditioner": 0x8001, "air_purifier": 0x8002, "dehumidifier": 0x8003, "dimmable_light": 0x8004,
+    "dishwasher": 0x8005, "electrical_sensor": 0x8006, "fan": 0x8007, "freezer": 0x8008, "heat_pump": 0x8009,
+    "humidifier": 0x800A, "laundry_dryer": 0x800B, "laundry_washer": 0x800C, "on_off_light": 0x800D,
+    "refrigerator": 0x800E, "robot_vacuum_cleaner": 0x800F, "tv": 0x8010, "window_covering": 0x8011,
+    "room_sensor": 0x8012, "bridge": 0x8013,
+}
+
+
+def test_product_ids_are_stable_and_unique():
+    from clusters.aggregator import BRIDGE_TYPE
+    from clusters.devices import NODE_ONLY_TYPES
+    own = [t for t in DEVICE_TYPES.values() if t.root is None] + list(NODE_ONLY_TYPES.values()) + [BRIDGE_TYPE]
+    assert {t.key: t.product_id for t in own} == PRODUCT_IDS
+    assert len(set(PRODUCT_IDS.values())) == len(PRODUCT_IDS)
+    # and the node carries it in BasicInformation.ProductID
+    assert create_device("d", "tv").read("BasicInformation", "ProductID", 0) == 0x8010
