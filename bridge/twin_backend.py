@@ -102,12 +102,15 @@ class TwinBackend:
 
     # ---- rooms ---------------------------------------------------------------------
     def rooms(self) -> list[dict[str, Any]]:
-        return [{"room_id": rid, "name": room.name} for rid, room in self.home.rooms.items()]
+        # Floor, kind and parent only where the home has a layout (SimuHome's homes have none).
+        return [{"room_id": rid, "name": room.name, **room.layout()} for rid, room in self.home.rooms.items()]
 
     def _summary(self, device: Any) -> dict[str, Any]:
-        return {"device_id": device.id, "name": self.home.device_info(device.id)["label"],
+        info = self.home.device_info(device.id)
+        return {"device_id": device.id, "name": info["label"],
                 "device_type": device.type.key, "label": device.type.label,
-                "endpoints": sorted(e for e in device.endpoints if e != 0)}
+                "endpoints": sorted(e for e in device.endpoints if e != 0),
+                **{k: info[k] for k in ("tags", "category") if k in info}}
 
     def room_devices(self, room_id: str) -> list[dict[str, Any]]:
         self._room(room_id)

@@ -43,6 +43,7 @@ from clusters.values import to_json
 from twin import physics
 from twin.clock import DEFAULT_START, TICKS_PER_SECOND, VirtualClock, parse_time
 from twin.faults import FaultEngine
+from twin.layout import category_of
 from twin.physics import VARIABLES, Trajectory
 from twin.schema import HomeSpec, UnknownIdError, UserFileError, parse_file
 from twin.workflows import StepFailed, Workflows
@@ -61,10 +62,15 @@ class _DeviceMeta:
     room: str
     name: str | None
     options: dict[str, Any]  # never mutated; handed out as copies
+    tags: tuple[str, ...] = ()
+    category: str | None = None   # None: the type's (twin/layout.py)
 
     def to_json(self) -> dict[str, Any]:
+        # Tags and category only when set: snapshots of homes without them stay as they were.
         return {"type": self.type, "room": self.room, "name": self.name,
-                "options": copy.deepcopy(self.options)}
+                "options": copy.deepcopy(self.options),
+                **({"tags": list(self.tags)} if self.tags else {}),
+                **({"category": self.category} if self.category else {})}
 
 
 class InitialAttributeError(ValueError):
@@ -80,13 +86,22 @@ class Room:
     """Read-only view of a room; values are at the home's current tick, natural units."""
 
     def __init__(self, home: Home, room_id: str, name: str, daylight_lux: float,
-                 trajectories: dict[str, Trajectory], indoor_lux: float = 0.0):
+                 trajectories: dict[str, Trajectory], indoor_lux: float = 0.0,
+                 floor: int = 0, kind: str | None = None, parent: str | None = None):
         self._home = home
         self.id = room_id
         self.name = name
         self.daylight_lux = float(daylight_lux)
         self.indoor_lux = float(indoor_lux)
+        #: Layout: storey (0 ground), room type, and the room it lies inside or opens off.
+        self.floor = int(floor)
+        self.kind = kind
+        self.parent = parent
         self._traj = trajectories
+
+    def layout(self) -> dict[str, Any]:
+        """{"floor", "kind", "parent"}, each only when set (views and snapshots use it)."""
+        return {k: v for k, v in (("floor", self.floor), ("kind", self.kind), ("parent", self.parent)) if v}
 
     @property
     def temperature(self) -> float:
@@ -162,13 +177,17 @@ class Home:
     # ---- building ------------------------------------------------------------------
     def add_room(self, room_id: str, name: str | None = None, temperature: float = 24.0,
                  humidity: float = 50.0, pm10: float = 20.0, daylight_lux: float = 300.0,
-                 indoor_lux: float = 0.0) -> Room:
+                 indoor_lux: float = 0.0, floor: int = 0, kind: str | None = None,
+                 parent: str | None = None) -> Room:
         if room_id in self.rooms or room_id in self.devices:
             raise ValueError(f"id {room_id!r} is already used in this home")
+        if parent is not None:
+            self._check_room(parent)
         initial = {"temperature": temperature, "humidity": humidity, "pm10": pm10}
         terms = physics.room_terms([], self.ambient, self.coefficients)
         room = Room(self, room_id, name or room_id, daylight_lux,
-                    {v: Trajectory(initial[v], self.clock.tick, terms[v]) for v in VARIABLES}, indoor_lux)
+                    {v: Trajectory(initial[v], self.clock.tick, terms[v]) for v in VARIABLES}, indoor_lux,
+                    floor, kind, parent)
         self.rooms[room_id] = room
         self._room_devices[room_id] = []
         self._refresh_next_flip()
@@ -183,7 +202,8 @@ class Home:
 
     def add_device(self, device_id: str, type_key: str, room_id: str, name: str | None = None,
                    options: dict[str, Any] | None = None,
-                   attributes: dict[str, Any] | None = None) -> Device:
+                   attributes: dict[str, Any] | None = None,
+                   tags: list[str] | tuple[str, ...] = (), category: str | None = None) -> Device:
         """Create a device of a registered type in a room, with optional initial attributes.
 
         Raises MatterError for an unknown type, InitialAttributeError for a bad attribute;
@@ -200,10 +220,11 @@ class Home:
             server.clock = self.clock  # initial values may start anchored behaviour
         for key, value in (attributes or {}).items():
             _apply_initial(device, key, value)
-        self._place(device, room_id, name, options)
+        self._place(device, room_id, name, options, tuple(tags), category)
         return device
 
-    def _place(self, device: Device, room_id: str, name: str | None, options: dict[str, Any]) -> None:
+    def _place(self, device: Device, room_id: str, name: str | None, options: dict[str, Any],
+               tags: tuple[str, ...] = (), category: str | None = None) -> None:
         for server in device.servers():
             server.clock = self.clock
             server.event_sink = self._event_sink
@@ -214,7 +235,8 @@ class Home:
                 server.sensor_source = functools.partial(self.sensed, device.id, room_id, quantity)
         device.interceptor = self._intercept   # faults: failing, stuck, unreachable calls
         self.devices[device.id] = device
-        self._meta[device.id] = _DeviceMeta(device.type.key, room_id, name, copy.deepcopy(options))
+        self._meta[device.id] = _DeviceMeta(device.type.key, room_id, name, copy.deepcopy(options),
+                                            tags, category)
         self._room_devices[room_id].append(device.id)
         self._timed = None
         self._dirty.add(room_id)
@@ -296,10 +318,33 @@ class Home:
         return [self._adopt(d) if d in borrowed else objects[d] for d in self._room_devices[room_id]]
 
     def device_info(self, device_id: str) -> dict[str, Any]:
-        """{"id", "type", "label", "room", "name", "options"} for one device."""
+        """{"id", "type", "label", "room", "name", "options"} for one device, plus "tags" and
+        "category" where the home file gave them."""
         self._check_device(device_id)
         meta = self._meta[device_id].to_json()
         return {"id": device_id, "label": meta["name"] or self.devices.objects[device_id].type.label, **meta}
+
+    def tags_of(self, device_id: str) -> tuple[str, ...]:
+        self._check_device(device_id)
+        return self._meta[device_id].tags
+
+    def category_of(self, device_id: str) -> str:
+        """The device's category: its own, else its type's Matter device library chapter."""
+        self._check_device(device_id)
+        meta = self._meta[device_id]
+        return meta.category or category_of(self.devices.objects[device_id].type)
+
+    def rooms_inside(self, room_id: str) -> list[str]:
+        """Ids of the rooms inside (or opening off) `room_id`, nested ones included, in home order."""
+        self._check_room(room_id)
+        inside, grew = {room_id}, True
+        while grew:   # a file may list a child before its parent
+            grew = False
+            for rid, room in self.rooms.items():
+                if room.parent in inside and rid not in inside:
+                    inside.add(rid)
+                    grew = True
+        return [rid for rid in self.rooms if rid in inside and rid != room_id]
 
     # ---- time ----------------------------------------------------------------------
     def step(self, ticks: int = 1) -> None:
@@ -398,7 +443,7 @@ class Home:
             "clock": self.clock.state(),
             "ambient": dict(self.ambient),
             "rooms": [{"id": r.id, "name": r.name, "daylight_lux": r.daylight_lux,
-                       **({"indoor_lux": r.indoor_lux} if r.indoor_lux else {}),
+                       **({"indoor_lux": r.indoor_lux} if r.indoor_lux else {}), **r.layout(),
                        "physics": {v: tr.state() for v, tr in r._traj.items()}}
                       for r in self.rooms.values()],
             "devices": [{"id": d.id, **self._meta[d.id].to_json(),
@@ -430,7 +475,7 @@ class Home:
         for r in snapshot["rooms"]:
             home.rooms[r["id"]] = Room(home, r["id"], r["name"], r["daylight_lux"],
                                        {v: Trajectory.from_state(s) for v, s in r["physics"].items()},
-                                       r.get("indoor_lux", 0.0))
+                                       r.get("indoor_lux", 0.0), r.get("floor", 0), r.get("kind"), r.get("parent"))
             home._room_devices[r["id"]] = []
         for d in snapshot["devices"]:
             # Identity (serials) comes back with the server state, so this rng is throwaway.
@@ -439,7 +484,8 @@ class Home:
             for key, state in d["servers"].items():
                 ep, name = key.split("/", 1)
                 device.endpoint(int(ep)).server(name).load_state(state)
-            home._place(device, d["room"], d["name"], copy.deepcopy(d["options"]))
+            home._place(device, d["room"], d["name"], copy.deepcopy(d["options"]),
+                        tuple(d.get("tags", ())), d.get("category"))
         home.workflows.load_state(copy.deepcopy(snapshot["workflows"]))
         home.events = copy.deepcopy(snapshot["events"])
         version, internal, gauss = snapshot["rng"]
@@ -530,12 +576,15 @@ class Home:
                 raise UserFileError(source, f"products.{key}", str(exc)) from None
         for room in spec.rooms:
             home.add_room(room.id, room.name, room.temperature, room.humidity, room.pm10,
-                          room.daylight_lux, room.indoor_lux)
+                          room.daylight_lux, room.indoor_lux, room.floor, room.kind)
+        for room in spec.rooms:   # parents may come after their children in the file
+            home.rooms[room.id].parent = room.parent
         for i, room in enumerate(spec.rooms):
             for j, dev in enumerate(room.devices):
                 where = f"rooms[{i}].devices[{j}]"
                 try:
-                    home.add_device(dev.id, dev.type, room.id, dev.name, dev.options, dev.attributes)
+                    home.add_device(dev.id, dev.type, room.id, dev.name, dev.options, dev.attributes,
+                                    dev.tags, dev.category)
                 except InitialAttributeError as exc:
                     raise UserFileError(source, f"{where}.attributes.{exc.key}", exc.message) from None
                 except (MatterError, TypeError, ValueError) as exc:

@@ -112,6 +112,25 @@ class DeviceSpec(_Model):
     options: dict[str, Any] = Field(default_factory=dict)
     #: Initial attribute values, flat: {"<endpoint>/<Cluster>/<Attribute>": value}.
     attributes: dict[str, Any] = Field(default_factory=dict)
+    #: Free labels for finding devices together ("bedside", "kids", "security").
+    tags: list[str] = Field(default_factory=list, description="free labels, e.g. bedside")
+    #: The device's category; default: the Matter device library chapter of its type
+    #: (twin/layout.py CATEGORIES: lighting, hvac, appliances, ...).
+    category: str | None = Field(None, pattern=ID_PATTERN)
+
+    @field_validator("tags")
+    @classmethod
+    def _tags(cls, value: list[str]) -> list[str]:
+        for tag in value:
+            if not re.match(ID_PATTERN, tag):
+                raise ValueError(f"tag {tag!r} must be letters, digits, _ . - (starting with a letter or digit)")
+        if len(set(value)) != len(value):
+            raise ValueError(f"tags repeat: {value}")
+        return value
+
+    @model_serializer(mode="wrap")
+    def _layout_only_when_set(self, handler: Any) -> dict[str, Any]:
+        return _drop_unset(handler(self), ("tags", "category"))
 
     @field_validator("type")
     @classmethod
@@ -163,7 +182,26 @@ class RoomSpec(_Model):
     #: Light the twin does not model (lamps off the network, a skylight): added to the
     #: room's illuminance whatever its blinds and lights do.
     indoor_lux: float = Field(0.0, ge=0, le=200000, description="lux from unmodelled sources")
+    #: Layout (optional): the storey (0 = ground floor, negative = basement), what kind of
+    #: room it is (bedroom, bathroom, balcony, ...) and the room it opens off or lies inside
+    #: (an ensuite's bedroom, a balcony's living room).
+    floor: int = Field(0, ge=-5, le=200, description="storey, 0 = ground floor")
+    kind: str | None = Field(None, pattern=ID_PATTERN, description="room type, e.g. bedroom")
+    parent: str | None = Field(None, description="id of the room this one lies inside or opens off")
     devices: list[DeviceSpec] = Field(default_factory=list)
+
+    @model_serializer(mode="wrap")
+    def _layout_only_when_set(self, handler: Any) -> dict[str, Any]:
+        return _drop_unset(handler(self), ("floor", "kind", "parent"))
+
+
+def _drop_unset(data: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    """Layout fields at their defaults are left out of dumps, so homes and episodes written
+    before they existed stay byte-identical."""
+    for key in keys:
+        if not data.get(key):
+            data.pop(key, None)
+    return data
 
 
 class AmbientSpec(_Model):
@@ -275,6 +313,19 @@ class HomeSpec(_Model):
             people[resident.id] = i
             if resident.bedroom is not None and resident.bedroom not in rooms:
                 raise ValueError(f"residents[{i}].bedroom: no room {resident.bedroom!r}; rooms: {', '.join(rooms)}")
+        parents = {room.id: room.parent for room in self.rooms}
+        for i, room in enumerate(self.rooms):
+            if room.parent is None:
+                continue
+            if room.parent not in parents:
+                raise ValueError(f"rooms[{i}].parent: no room {room.parent!r}; rooms: {', '.join(rooms)}")
+            seen_chain, at = [room.id], room.parent
+            while at is not None:
+                if at in seen_chain:
+                    raise ValueError(f"rooms[{i}].parent: rooms lie inside each other in a loop: "
+                                     + " -> ".join(seen_chain + [at]))
+                seen_chain.append(at)
+                at = parents[at]
         return self
 
 

@@ -1,0 +1,253 @@
+"""Home-wide tools beyond SimuHome's 17: one query over the whole home, and automations.
+
+They are extra tools: not in `bridge.tools.TOOL_MODELS` (SimuHome's table stays as the paper
+has it). A suite that offers them registers `HOME_TOOLS` (name -> (argument model, handler))
+through the suites' one registration mechanism; `call_home_tool` runs one on its own, with
+the same result shape as `bridge.tools.call_tool` ({"ok": true, ...} or {"ok": false,
+"error": {...}}), never raising.
+
+`query_home` is written against `Backend`, so it answers over Matter as in process: it reads
+rooms, devices, room states and attributes through the backend's ordinary calls.
+"""
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any, Literal
+
+from pydantic import Field
+
+from bridge.backend import INVALID_ARGUMENT, UNAVAILABLE, UNKNOWN_TOOL, Backend, ToolError
+from bridge.tools import Session
+from clusters.devices import DEVICE_TYPES
+from clusters.status import MatterError
+from twin.commands import ArgumentError, Arguments, Id, Integer, JsonObject, Text, parameters_schema, parse_arguments
+from twin.compare import OPS, check_operand, compare
+from twin.layout import category_of
+
+ROOM_STATES = ("temperature", "humidity", "illuminance", "pm10")
+Op = Literal["==", "!=", ">", ">=", "<", "<=", "in", "between"]
+
+
+class RoomCondition(Arguments):
+    """A condition on a room's state, in natural units: temperature °C, humidity %RH,
+    illuminance lux, pm10 µg/m³."""
+    state: Literal["temperature", "humidity", "illuminance", "pm10"]
+    op: Op
+    value: Any = Field(description="A number; [low, high] for between.")
+
+
+class AttributeCondition(Arguments):
+    """A condition on a device attribute, as get_attribute reads it (devices without the
+    attribute do not match)."""
+    cluster_id: Id = Field(description="Cluster name or id, e.g. \"OnOff\".")
+    attribute_id: Id = Field(description="Attribute name or id, e.g. \"OnOff\".")
+    endpoint_id: Id = Field(None, description="Endpoint; default: the first that has the cluster.")
+    op: Op
+    value: Any = Field(description="JSON value; a list for in; [low, high] for between.")
+
+
+class OrderBy(Arguments):
+    """Sort the matching devices by an attribute (devices without it go last) and keep the top N."""
+    cluster_id: Id
+    attribute_id: Id
+    descending: bool = True
+    limit: Integer = Field(None, ge=1, description="Keep this many (top N).")
+
+
+class QueryHome(Arguments):
+    """Find devices and rooms across the whole home in one call: filter by device type,
+    category, tag, room (id, kind, floor, exclusions, conditions on its temperature,
+    humidity, illuminance or PM10) and device attribute conditions; optionally read
+    attributes of every match and keep the top N by an attribute. Every filter is optional;
+    all given filters must hold."""
+    device_type: list[Text] = Field(None, description="Device type keys, e.g. [\"dimmable_light\"]; any of them.")
+    category: list[Text] = Field(None, description="Categories (lighting, hvac, sensors, closures, "
+                                 "appliances, media, energy, ...); any of them.")
+    tags: list[Text] = Field(None, description="Device tags; a device must have all of them.")
+    rooms: list[Text] = Field(None, description="Room ids; rooms inside them (an ensuite) count too.")
+    exclude_rooms: list[Text] = Field(None, description="Room ids left out (rooms inside them too).")
+    room_kind: list[Text] = Field(None, description="Room kinds, e.g. [\"bedroom\"]; any of them.")
+    floor: Integer = Field(None, description="Only rooms on this floor (0 = ground floor).")
+    room_where: list[RoomCondition] = Field(None, description="Conditions on room state; all must hold.")
+    where: list[AttributeCondition] = Field(None, description="Conditions on device attributes; all must hold.")
+    read: list[Text] = Field(None, description="Attributes to report for each device, \"Cluster.Attribute\" "
+                             "(e.g. \"OnOff.OnOff\").")
+    order_by: OrderBy = Field(None)
+    rooms_only: bool = Field(False, description="Report only the matching rooms (with their states), no devices.")
+
+
+def _error(err: ArgumentError) -> ToolError:
+    return ToolError(INVALID_ARGUMENT, err.message, err.accepted)
+
+
+def _read(backend: Backend, device_id: str, endpoint: Any, cluster: Any, attribute: Any) -> Any:
+    """An attribute's JSON value; raises KeyError if the device lacks it, ToolError(UNAVAILABLE)
+    if it does not answer."""
+    try:
+        return backend.read_attribute(device_id, endpoint, cluster, attribute)["value"]
+    except ToolError as err:
+        if err.code == UNAVAILABLE:
+            raise
+        raise KeyError(err.message) from None
+    except MatterError as err:
+        raise KeyError(err.message) from None
+
+
+def _query_home(backend: Backend, args: dict[str, Any], session: Session) -> dict[str, Any]:
+    q = QueryHome.model_validate(args)
+    for cond in (q.room_where or []) + (q.where or []):
+        problem = check_operand(cond.op, cond.value)
+        if problem:
+            raise ToolError(INVALID_ARGUMENT, problem, accepted=list(OPS))
+    rooms = backend.rooms()
+    known = {r["room_id"] for r in rooms}
+    for name, given in (("rooms", q.rooms), ("exclude_rooms", q.exclude_rooms)):
+        unknown = sorted(set(given or ()) - known)
+        if unknown:
+            raise ToolError("NOT_FOUND", f"{name}: no room {', '.join(map(repr, unknown))}", accepted=sorted(known))
+    if q.device_type:
+        unknown = sorted(set(q.device_type) - set(DEVICE_TYPES))
+        if unknown:
+            raise ToolError(INVALID_ARGUMENT, f"device_type: unknown {', '.join(map(repr, unknown))}",
+                            accepted=sorted(DEVICE_TYPES))
+    reads = []
+    for spec in q.read or []:
+        cluster, sep, attribute = spec.partition(".")
+        if not sep or not cluster or not attribute:
+            raise ToolError(INVALID_ARGUMENT, f"read: {spec!r} is not \"Cluster.Attribute\"")
+        reads.append((spec, cluster, attribute))
+
+    parent = {r["room_id"]: r.get("parent") for r in rooms}
+
+    def under(room_id: str, roots: list[str]) -> bool:
+        at: str | None = room_id
+        while at is not None:
+            if at in roots:
+                return True
+            at = parent.get(at)
+        return False
+
+    matched_rooms = []
+    for room in rooms:
+        rid = room["room_id"]
+        if q.rooms and not under(rid, q.rooms):
+            continue
+        if q.exclude_rooms and under(rid, q.exclude_rooms):
+            continue
+        if q.room_kind and room.get("kind") not in q.room_kind:
+            continue
+        if q.floor is not None and room.get("floor", 0) != q.floor:
+            continue
+        states = backend.room_states(rid)
+        if not all(compare(states[c.state], c.op, c.value) for c in q.room_where or []):
+            continue
+        matched_rooms.append({**room, "states": {k: round(states[k], 2) for k in ROOM_STATES}})
+    if q.rooms_only:
+        return {"rooms": matched_rooms, "count": len(matched_rooms),
+                "units": {"temperature": "°C", "humidity": "%RH", "illuminance": "lux", "pm10": "µg/m³"}}
+    out: dict[str, Any] = {}
+
+    devices, unreachable = [], []
+    for room in matched_rooms:
+        for dev in backend.room_devices(room["room_id"]):
+            key = dev["device_type"]
+            category = dev.get("category") or (category_of(DEVICE_TYPES[key]) if key in DEVICE_TYPES else "other")
+            if q.device_type and key not in q.device_type:
+                continue
+            if q.category and category not in q.category:
+                continue
+            if q.tags and not set(q.tags) <= set(dev.get("tags", ())):
+                continue
+            entry = {"device_id": dev["device_id"], "name": dev["name"], "device_type": key,
+                     "room_id": room["room_id"], "category": category, "tags": dev.get("tags", [])}
+            try:
+                ok = True
+                for c in q.where or []:
+                    try:
+                        value = _read(backend, dev["device_id"], c.endpoint_id, c.cluster_id, c.attribute_id)
+                    except KeyError:
+                        ok = False
+                        break
+                    if not compare(value, c.op, c.value):
+                        ok = False
+                        break
+                if not ok:
+                    continue
+                values = {}
+                for spec, cluster, attribute in reads:
+                    try:
+                        values[spec] = _read(backend, dev["device_id"], None, cluster, attribute)
+                    except KeyError:
+                        continue   # not every device has every attribute asked for
+                if reads:
+                    entry["values"] = values
+                if q.order_by is not None:
+                    try:
+                        entry["_key"] = _read(backend, dev["device_id"], None, q.order_by.cluster_id,
+                                              q.order_by.attribute_id)
+                    except KeyError:
+                        entry["_key"] = None
+            except ToolError as err:
+                if err.code != UNAVAILABLE:
+                    raise
+                unreachable.append(dev["device_id"])
+                continue
+            devices.append(entry)
+    if q.order_by is not None:
+        numbered = [d for d in devices if isinstance(d["_key"], (int, float)) and not isinstance(d["_key"], bool)]
+        rest = [d for d in devices if d not in numbered]
+        numbered.sort(key=lambda d: d["_key"], reverse=q.order_by.descending)   # stable: home order on ties
+        devices = numbered + rest
+        if q.order_by.limit is not None:
+            devices = devices[:q.order_by.limit]
+        for d in devices:
+            d["order_value"] = d.pop("_key")
+    out["devices"] = devices
+    out["count"] = len(devices)
+    if unreachable:
+        out["unreachable"] = unreachable
+    return out
+
+
+Handler = Callable[[Backend, dict[str, Any], Session], dict[str, Any]]
+
+#: The extra tools: name -> (argument model, handler(backend, args, session)). Args reach the
+#: handler validated and dumped by alias (dotted ids), as bridge.tools hands them to its own.
+HOME_TOOLS: dict[str, tuple[type[Arguments], Handler]] = {
+    "query_home": (QueryHome, _query_home),
+}
+
+
+def home_tool_schemas(names: list[str] | None = None) -> list[dict[str, Any]]:
+    """OpenAI function-calling schemas of the extra tools (all, or those named)."""
+    return [{"type": "function", "function": {
+        "name": name, "description": " ".join((model.__doc__ or "").split()),
+        "parameters": parameters_schema(model)}}
+        for name, (model, _) in HOME_TOOLS.items() if names is None or name in names]
+
+
+def call_home_tool(backend: Backend, name: str, args: Any = None, session: Session | None = None) -> dict:
+    """Run one extra tool; never raises (the result shape of bridge.tools.call_tool), and the
+    call is recorded in the session's history."""
+    session = session if session is not None else Session()
+    try:
+        if name not in HOME_TOOLS:
+            raise ToolError(UNKNOWN_TOOL, f"there is no tool {name!r}", accepted=sorted(HOME_TOOLS))
+        model, handler = HOME_TOOLS[name]
+        try:
+            parsed = parse_arguments(model, args, name)
+        except ArgumentError as err:
+            raise _error(err) from None
+        result = {"ok": True, **handler(backend, parsed.model_dump(by_alias=True, exclude_unset=True), session)}
+    except ToolError as err:
+        result = {"ok": False, "error": err.to_json()}
+    except MatterError as err:
+        result = {"ok": False, "error": {"code": err.status.name, "message": err.message}}
+    except Exception as err:  # the boundary: an agent gets data, never a traceback
+        result = {"ok": False, "error": {"code": "INTERNAL_ERROR", "message": f"{type(err).__name__}: {err}"}}
+    session.history.append({"tool": name, "args": copy.deepcopy(args), "result": result})
+    return result
+
+
+__all__ = ["HOME_TOOLS", "call_home_tool", "home_tool_schemas", "JsonObject"]
