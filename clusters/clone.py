@@ -30,21 +30,23 @@ export(clone(dump)) == dump attribute for attribute.
 """
 from __future__ import annotations
 
+import ast
 import base64
 import binascii
 import enum
 import functools
+import importlib.util
 import inspect
 import math
 import types
 import typing
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from chip import tlv
 from chip.clusters import Objects as Clusters
-from chip.clusters.CHIPClusters import ChipClusters
 from chip.clusters.ClusterObjects import ALL_ATTRIBUTES, ALL_CLUSTERS, ClusterObject
 from chip.clusters.Types import Nullable, NullValue
 
@@ -235,13 +237,34 @@ def opaque_name(attribute_id: int) -> str:
     return GLOBAL_IDS.get(attribute_id) or f"Attribute0x{attribute_id:04X}"
 
 
-@functools.cache
 def _writable_ids(cluster_id: int) -> frozenset[int]:
     """Attribute ids the data model marks writable (CHIPClusters is generated from it)."""
-    for info in vars(ChipClusters).values():
-        if isinstance(info, dict) and info.get("clusterId") == cluster_id:
-            return frozenset(a for a, meta in info.get("attributes", {}).items() if meta.get("writable"))
-    return frozenset()
+    return _writable_table().get(cluster_id, frozenset())
+
+
+@functools.cache
+def _writable_table() -> dict[int, frozenset[int]]:
+    """cluster id -> writable attribute ids, from the `ChipClusters` tables of
+    home-assistant-chip-clusters' CHIPClusters.py. The file is read, not imported: importing
+    it needs `chip.exceptions`, which only the CHIP SDK's controller (chip-core) ships, and the
+    base install has the data model without the controller."""
+    spec = importlib.util.find_spec("chip.clusters")
+    assert spec is not None and spec.submodule_search_locations
+    source = Path(next(iter(spec.submodule_search_locations)), "CHIPClusters.py").read_text()
+    table: dict[int, frozenset[int]] = {}
+    for cls in ast.parse(source).body:
+        if not (isinstance(cls, ast.ClassDef) and cls.name == "ChipClusters"):
+            continue
+        for node in cls.body:
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict):
+                try:
+                    info = ast.literal_eval(node.value)
+                except ValueError:   # not a literal table (the ctypes delegates)
+                    continue
+                if isinstance(info, dict) and "clusterId" in info:
+                    table[info["clusterId"]] = frozenset(
+                        a for a, meta in info.get("attributes", {}).items() if meta.get("writable"))
+    return table
 
 
 @dataclass

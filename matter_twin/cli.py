@@ -44,6 +44,7 @@ from matter_twin.console import (
     print_device_code,
     room_table,
 )
+from matter_twin.extras import require
 from matter_twin.http import create_app
 from matter_twin.mqtt import DEFAULT_EMBEDDED, MqttSettings
 from twin import generator
@@ -68,6 +69,23 @@ home_app = TwinApp(name="home", no_args_is_help=True, rich_markup_mode="markdown
                         "    twin home generate --seed 7 --rooms 4 --devices 12 -o home.yaml\n\n"
                         "    twin run --home home.yaml")
 app.optional_values = {"--mqtt": "embedded"}   # `twin run --mqtt [URL]`
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+        try:
+            print(f"twin (matter-twin) {version('matter-twin')}")
+        except PackageNotFoundError:   # run from a source tree that pip never installed
+            print("twin (matter-twin) not installed: run from a source tree")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(show_version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+                                            help="Print the version and exit.")) -> None:
+    pass
+
 app.add_typer(home_app, name="home")
 app.add_typer(bench_app, name="bench")
 app.add_typer(bridge_app, name="bridge")
@@ -232,6 +250,7 @@ def run(home_file: Path | None = HomeOption, seed: int | None = SeedOption,
         raise CliError(f"--window-timeout {window_timeout}: the spec allows 180..900 seconds")
     mqtt_settings = None
     if mqtt is not None:
+        require("mqtt", "--mqtt")
         if factor is None:
             raise CliError("--mqtt needs a real-time run (--speed N); --speed max only fast-forwards")
         if not 0.1 <= mqtt_sample <= 3600:

@@ -14,6 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from matter_twin.cli_personal import personal_app
 from matter_twin.console import CliError, by_category, one_line
+from matter_twin.extras import require, require_for_model
 from matter_twin.sandbox import SERVER_URL, matter_sandbox, missing_requirements, python_command
 from scenarios.agreement import DEFAULT_LABELS, agreement_table, judge_labels, load_labels
 from scenarios.export import ExportError, chat_examples, preference_pairs
@@ -131,6 +132,8 @@ def judge_agreement(labels: Path = typer.Option(None, help="Labelled answers JSO
     """
     if (llm_url is None) != (model is None):
         raise CliError("--llm-url and --model go together")
+    if model is not None:
+        require("llm", "an LLM judge (--model)")
     try:
         rows = load_labels(labels or DEFAULT_LABELS)
     except (OSError, ValueError) as exc:
@@ -186,6 +189,12 @@ def run(agent: str = typer.Option(..., help="reference | null | openai:MODEL"),
 
         twin bench run --agent reference --out runs/cluster --ray ray://head.example:10001
     """
+    require_for_model(agent, f"--agent {agent}")
+    require_for_model(judge, f"--judge {judge}")
+    if ray is not None:
+        require("ray", "--ray")
+    if over_matter:
+        require("matter-server", "--over-matter")
     items = _episodes(episodes, category, limit)
     if matter_server is not None and not over_matter:
         raise CliError("--matter-server goes with --over-matter")
@@ -277,6 +286,9 @@ def lifelong(scenario: list[str] = typer.Option(["pref-r", "tool-r", "mixed-r"],
 
         twin bench lifelong --scenario mixed --policy openai:gpt-4o-mini --seeds 1 --no-frontier --out runs/llm
     """
+    require("plots", "twin bench lifelong (its report's plots)")
+    for name in policy:
+        require_for_model(name, f"--policy {name}")
     try:
         scenarios = [scenario_named(s) for s in scenario]
         routines_for(Home.load(home) if home is not None else Home.default())
@@ -392,6 +404,7 @@ def report(dirs: list[Path] = typer.Argument(..., help="Run directories (one age
 
         twin bench report runs/reference runs/mini --out reports/
     """
+    require("plots", "twin bench report (its charts)")
     try:
         path = write_report(dirs, out)
     except ValueError as exc:

@@ -16,11 +16,12 @@ import uvicorn
 import yaml
 
 from bridge.backend import ToolError
-from bridge.config import parse_config
+from bridge.config import load_config, parse_config
 from bridge.matter_connection import MatterConnection
 from bridge.mixed import load_backend
 from bridge.tools import Session, call_tool
 from matter_twin.console import CliError
+from matter_twin.extras import require
 from matter_twin.http import create_app
 from matter_twin.mcp_server import run_http, run_stdio
 from twin.schema import UserFileError
@@ -38,6 +39,11 @@ def open_backend(config_path: Path) -> Any:
     if not config_path.exists():
         raise CliError(f"{config_path}: no such file")
     try:
+        config = load_config(config_path).config
+        # a sensor's node lives on a server unless it names a configured device
+        if any(d.matter is not None for d in config.devices) or \
+                any(s.device is None for r in config.rooms for s in r.sensors.values()):
+            require("matter-server", f"{config_path}: its Matter nodes")
         return load_backend(config_path)
     except UserFileError as err:
         raise CliError(str(err)) from None
@@ -104,6 +110,9 @@ def init(server: str = typer.Option("ws://127.0.0.1:5580/ws", "--server",
 
         twin tool --backend bridge.yaml get_rooms '{}'
     """
+    require("matter-server", "twin bridge init")
+    if output is not None and output.exists() and not force:
+        raise CliError(f"{output} exists; use --force to overwrite it")
     data, notes = config_from_server(server)
     try:
         parse_config(data, "(generated)")

@@ -28,6 +28,7 @@ from clusters.clone import (
 )
 from clusters.devices import create_device
 from matter_twin.console import CliError, load_home
+from matter_twin.extras import require
 
 device_app = typer.Typer(name="device", no_args_is_help=True, rich_markup_mode="markdown",
                          help="Clone real products from node dumps; export any node as a dump.\n\n"
@@ -162,6 +163,7 @@ def export(device: str | None = typer.Argument(None, help="A twin device id (fro
         twin device export --server ws://127.0.0.1:5580/ws --node 4 -o plug.json
     """
     if server is not None:
+        require("matter-server", "twin device export --server")
         if node is None or device is not None:
             raise CliError("--server exports one real node: give --node ID and no DEVICE")
         _write(real_node_dump(server, node), output, force)

@@ -21,6 +21,7 @@ from hardware.network import NetworkError
 from hardware.recording import RecordingError
 from hardware.session import LabError, LabSession
 from matter_twin.console import CliError, err_console
+from matter_twin.extras import require, require_for_model
 from twin.schema import UserFileError
 
 lab_app = typer.Typer(
@@ -116,6 +117,13 @@ def _run(lab_file: Path, recording: Path | None, shadow: bool, http: int | None 
         lab = load_lab(lab_file)
     except ERRORS as err:
         raise CliError(str(err)) from None
+    if lab.spec.devices:   # real devices come through python-matter-server
+        require("matter-server", "a lab with devices")
+        if lab.spec.controller.start is not None:
+            require("lab", "controller.start (a managed python-matter-server)")
+    for who in (lab.spec.session.agent, lab.spec.session.episodes):
+        require_for_model(getattr(who, "agent", None), "the lab session's agent")
+        require_for_model(getattr(who, "judge", None), "the lab session's judge")
     if lab.spec.session.episodes is not None:
         if http is not None:
             raise CliError(f"{lab_file}: --http shows one session's home; episodes run one home each "
@@ -272,6 +280,7 @@ def demo(folder: Path = typer.Option(Path("lab-demo"), "--folder", help="Where t
 
         sudo twin lab demo --folder /tmp/lab-demo
     """
+    require("lab", "twin lab demo")
     from hardware.demo import DemoError, run_demo
     if os.geteuid() != 0:
         raise CliError("twin lab demo needs root: it creates a network namespace (run it with sudo)")

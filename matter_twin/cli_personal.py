@@ -13,6 +13,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from matter_twin.console import CliError, by_category, one_line
+from matter_twin.extras import require_for_model
 from scenarios.personal.evaluate import PersonalJudge, make_agent, summarize
 from scenarios.personal.evaluate import run as run_all
 from scenarios.personal.evaluate import validate as check
@@ -123,6 +124,8 @@ def run(agent: str = typer.Option(..., help="reference | null | openai:MODEL"),
 
         twin bench personal run --agent openai:gpt-4o-mini --judge openai:gpt-4o --out runs/personal-mini --limit 3
     """
+    require_for_model(agent, f"--agent {agent}")
+    require_for_model(judge, f"--judge {judge}")
     items = _tasks(tasks, category, limit)
     try:
         make_agent(agent, items[0] if items else PersonalTask(id="-", category="IG", household="-", at="-",

@@ -247,3 +247,15 @@ def test_a_cloned_colour_light_lights_the_room_as_a_dimmable_one():
     assert home.rooms["r"].illuminance == 100.0
     bulb.invoke("OnOff", "On", {}, 1)
     assert home.rooms["r"].illuminance == pytest.approx(100.0 + home.coefficients["light_lux"]["dimmable_light"])
+
+
+def test_writable_flags_read_from_the_data_model_file_match_the_imported_tables():
+    # The base install reads CHIPClusters.py without importing it (its import needs the SDK's
+    # controller); with the SDK present both views must agree cluster for cluster.
+    from chip.clusters.CHIPClusters import ChipClusters
+
+    from clusters.clone import _writable_table
+    imported = {info["clusterId"]: frozenset(a for a, m in info["attributes"].items() if m.get("writable"))
+                for info in vars(ChipClusters).values() if isinstance(info, dict) and "clusterId" in info}
+    assert len(imported) > 100
+    assert _writable_table() == imported
