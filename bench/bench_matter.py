@@ -262,7 +262,7 @@ def main() -> None:
             started = start_matterjs(ns, workdir)
             peers: dict[str, dict[str, Any]] = {"twin": {"kind": "twin"}}
             if started is not None:
-                from twin.protocol.pairing import SetupPayload
+                from matter_protocol.pairing import SetupPayload
                 matterjs, fifo = started
                 peers["matter.js"] = {"kind": "matter.js", "fifo": str(fifo), "code": SetupPayload(
                     passcode=MATTERJS_PASSCODE, discriminator=MATTERJS_DISCRIMINATOR, vendor_id=0xFFF1,

@@ -55,6 +55,7 @@ from clusters.base import PER_READER, ClusterServer
 from clusters.constraints import check_attribute
 from clusters.device import Device, DeviceType, Endpoint
 from clusters.status import MatterError, Status
+from matter_protocol.tlv import Struct
 
 GLOBAL_IDS = {0xFFF8: "GeneratedCommandList", 0xFFF9: "AcceptedCommandList", 0xFFFA: "EventList",
               0xFFFB: "AttributeList", 0xFFFC: "FeatureMap", 0xFFFD: "ClusterRevision"}
@@ -88,7 +89,6 @@ class Opaque:
 
 
 def _generic(value: Any) -> Any:
-    from twin.protocol.tlv import Struct  # noqa: PLC0415 - twin.protocol sits below clusters/
     if isinstance(value, dict):
         return Struct({int(k): _generic(v) for k, v in value.items()})
     if isinstance(value, list):

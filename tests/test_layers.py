@@ -1,8 +1,8 @@
 """The house rules, checked on the code: layers import one way and no module closes a circle.
 
-Layers, lowest first (README "Layout"). A module may import its own layer and the layers
-below it, never above. Every import counts: top-level, inside functions and under
-TYPE_CHECKING, so an upward dependency cannot hide in a lazy import.
+Every folder is one layer; LAYERS lists them lowest first (README "Layout"). A module may
+import its own layer and the layers below it, never above. Every import counts: top-level,
+inside functions and under TYPE_CHECKING, so an upward dependency cannot hide in a lazy import.
 """
 from __future__ import annotations
 
@@ -12,26 +12,28 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-PACKAGES = ("twin", "clusters", "bridge", "scenarios", "hardware", "matter_twin")
-#: (module prefix, rank); the longest matching prefix decides a module's layer.
+#: The layers, lowest first, each a folder; a module's layer is the deepest folder holding it.
 LAYERS = (
-    ("twin.protocol", 0),   # pure Matter protocol: no IO, nothing of clusters/ or twin/
-    ("clusters", 1),        # cluster servers and device compositions
-    ("twin", 2),            # the home: rooms, clock, physics, workflows, snapshots
-    ("twin.node", 3),       # node glue: runtime, IM server, commissioning, storage, transport
-    ("bridge", 4),          # the agent-facing tool API and its backends
-    ("scenarios", 5),       # the benchmark
-    ("hardware", 6),        # lab sessions (may run benchmark episodes)
-    ("matter_twin", 7),     # the application: CLI, HTTP and MCP assembly; nothing imports it
+    "matter_protocol",  # pure Matter protocol: no IO, imports no other layer
+    "clusters",         # cluster servers and device compositions
+    "twin",             # the home: rooms, clock, physics, workflows, snapshots
+    "twin/node",        # node glue: runtime, IM server, commissioning, storage, transport
+    "bridge",           # the agent-facing tool API and its backends
+    "scenarios",        # the benchmarks
+    "hardware",         # lab sessions (may run benchmark episodes)
+    "matter_twin",      # the application: CLI, HTTP and MCP assembly; nothing imports it
 )
+PACKAGES = tuple(folder for folder in LAYERS if "/" not in folder)
 #: Standard-library and third-party modules that do IO: the protocol package may not import them.
 IO_MODULES = {"socket", "asyncio", "zeroconf", "ifaddr", "subprocess", "shutil", "tempfile", "os", "pathlib",
               "threading", "selectors"}
 
 
 def layer(module: str) -> int:
-    best = max((p for p, _ in LAYERS if module == p or module.startswith(p + ".")), key=len)
-    return dict(LAYERS)[best]
+    """The rank of the deepest layer folder that holds `module` (a dotted name)."""
+    path = module.replace(".", "/")
+    return max((rank for rank, folder in enumerate(LAYERS) if path == folder or path.startswith(folder + "/")),
+               key=lambda rank: len(LAYERS[rank]))
 
 
 def project_modules(root: Path = REPO) -> dict[str, Path]:
@@ -77,7 +79,7 @@ def upward_imports(edges: dict[str, dict[str, int]], mods: dict[str, Path]) -> l
         for target, line in targets.items():
             if target in mods and target != mod and layer(target) > layer(mod):
                 bad.append(f"{mods[mod]}:{line}: {mod} (layer {layer(mod)}) imports {target} (layer {layer(target)})")
-            # The protocol package stands alone: nothing of clusters/ or the rest of twin/.
+            # The protocol package stands alone: it imports no other layer.
             if layer(mod) == 0 and target in mods and layer(target) != 0:
                 bad.append(f"{mods[mod]}:{line}: the protocol module {mod} imports {target}")
     return bad
@@ -129,6 +131,12 @@ def test_no_import_runs_against_the_layer_order():
     assert upward_imports(edges, mods) == []
 
 
+def test_every_package_is_a_layer():
+    """A new top-level package must take its place in LAYERS (tests/ and bench/ are no packages)."""
+    packages = {p.parent.name for p in REPO.glob("*/__init__.py")}
+    assert packages == set(PACKAGES)
+
+
 def test_no_circles():
     edges, _ = graph()
     assert circles(edges) == []
@@ -152,19 +160,17 @@ def fake_tree(tmp_path: Path) -> Path:
     for package in PACKAGES:
         (tmp_path / package).mkdir()
         (tmp_path / package / "__init__.py").write_text("")
-    (tmp_path / "twin" / "protocol").mkdir()
-    (tmp_path / "twin" / "protocol" / "__init__.py").write_text("")
     return tmp_path
 
 
 def test_the_checker_catches_an_upward_import_even_inside_a_function(fake_tree: Path):
     (fake_tree / "clusters" / "a.py").write_text("def f():\n    from bridge import b\n")
     (fake_tree / "bridge" / "b.py").write_text("")
-    (fake_tree / "twin" / "protocol" / "p.py").write_text("from clusters import a\nimport socket\n")
+    (fake_tree / "matter_protocol" / "p.py").write_text("from clusters import a\nimport socket\n")
     edges, mods = graph(fake_tree)
     bad = "\n".join(upward_imports(edges, mods))
     assert "clusters.a (layer 1) imports bridge.b (layer 4)" in bad
-    assert "the protocol module twin.protocol.p imports clusters.a" in bad
+    assert "the protocol module matter_protocol.p imports clusters.a" in bad
 
 
 def test_the_checker_catches_a_circle_even_under_type_checking(fake_tree: Path):

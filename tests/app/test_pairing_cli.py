@@ -16,11 +16,11 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from bridge.twin_backend import TwinBackend
+from matter_protocol.pairing import parse_qr_code
 from matter_twin.cli import app
 from matter_twin.console import codes_rows, print_codes, print_device_code, qr_matrix, qr_text
 from matter_twin.http import create_app
 from twin.home import Home
-from twin.protocol.pairing import parse_qr_code
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -16,8 +16,7 @@ from chip.clusters.Types import NullValue
 from dut import AttributeReport, DutEvent, DutStatusError, event_class
 from test_node_im_server import Link
 
-from twin.node.values import Typed, decode_typed
-from twin.protocol.interaction import (
+from matter_protocol.interaction import (
     AttributeData,
     AttributePath,
     CommandData,
@@ -35,6 +34,7 @@ from twin.protocol.interaction import (
     WriteRequest,
     WriteResponse,
 )
+from twin.node.values import Typed, decode_typed
 
 SUCCESS = 0
 

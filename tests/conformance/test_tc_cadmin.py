@@ -16,7 +16,7 @@ from dut import Dut, DutStatusError
 from network import ControllerError
 
 from clusters.status import Status
-from twin.protocol.spake2p import make_verifier
+from matter_protocol.spake2p import make_verifier
 
 AC = C.AdministratorCommissioning
 NOT_APPLICABLE = {
@@ -335,11 +335,11 @@ def test_TC_SC_3_1(tmp_path):
 
     import test_node_runtime as rt
 
-    from twin.protocol.case import CaseInitiator
-    from twin.protocol.exchange import Send
-    from twin.protocol.message import MessageHeader, PayloadHeader, SecureChannelOpcode, SessionType
-    from twin.protocol.pase import decode_struct
-    from twin.protocol.status_report import SecureChannelStatus
+    from matter_protocol.case import CaseInitiator
+    from matter_protocol.exchange import Send
+    from matter_protocol.message import MessageHeader, PayloadHeader, SecureChannelOpcode, SessionType
+    from matter_protocol.pase import decode_struct
+    from matter_protocol.status_report import SecureChannelStatus
 
     core, commissioning = rt.make_core(tmp_path)
     node_fabric, ctrl_fabric = rt.make_fabric()

@@ -285,7 +285,7 @@ async def _notify(condition: asyncio.Condition) -> None:
 async def _wrong_passcode(client: Any, code: str) -> dict[str, Any]:
     """Commission with `code` but a wrong passcode; chip-core tries every address the node
     advertises (each fails at Pake2) until it gives up."""
-    from twin.protocol.pairing import SetupPayload, parse_manual_code
+    from matter_protocol.pairing import SetupPayload, parse_manual_code
     right = parse_manual_code(code)
     wrong_passcode = right.passcode + 1 if right.passcode < 99999990 else right.passcode - 1
     wrong = SetupPayload(passcode=wrong_passcode, discriminator=right.discriminator,

@@ -114,7 +114,7 @@ def _cached(fn: Callable[[], list[bytes]]) -> Callable[[], list[bytes]]:
 # --- structure-aware TLV ---------------------------------------------------------------------------
 
 def tlv_values() -> st.SearchStrategy[Any]:
-    from twin.protocol.tlv import Struct
+    from matter_protocol.tlv import Struct
     scalars = (st.none() | st.booleans() | st.integers(-2**63, 2**64 - 1) | st.binary(max_size=40)
                | st.text(max_size=8) | st.floats(allow_nan=False, width=64))
     return st.recursive(scalars, lambda inner: (
@@ -123,7 +123,7 @@ def tlv_values() -> st.SearchStrategy[Any]:
 
 
 def _encode_or_empty(value: Any) -> bytes:
-    from twin.protocol.tlv import CodecError, encode_tlv
+    from matter_protocol.tlv import CodecError, encode_tlv
     try:
         return encode_tlv(value)
     except CodecError:
@@ -143,8 +143,8 @@ def headed_tlv(count: int) -> Callable[[], st.SearchStrategy[bytes]]:
 
 @_cached
 def _tlv_seeds() -> list[bytes]:
-    from twin.protocol.interaction import AttributePath, InvokeRequest, ReadRequest
-    from twin.protocol.tlv import Struct, encode_tlv
+    from matter_protocol.interaction import AttributePath, InvokeRequest, ReadRequest
+    from matter_protocol.tlv import Struct, encode_tlv
     return [b"\x15\x18", b"\x16\x18", b"\x17\x18", b"\x14", b"\x08", b"\x09",
             encode_tlv(Struct({0: 1, 1: "text", 2: b"\x00\x01", 3: [1, 2, -3], 4: Struct({0: None, 1: True}),
                                5: 1.5, 6: 2**40, 7: -2**40})),
@@ -154,7 +154,7 @@ def _tlv_seeds() -> list[bytes]:
 
 
 def run_tlv(data: bytes) -> None:
-    from twin.protocol.tlv import CodecError, decode_tlv, encode_tlv
+    from matter_protocol.tlv import CodecError, decode_tlv, encode_tlv
     for ordered in (False, True):
         try:
             value = decode_tlv(data, ordered=ordered)
@@ -175,7 +175,7 @@ def run_tlv(data: bytes) -> None:
 
 @_cached
 def _header_seeds() -> list[bytes]:
-    from twin.protocol.message import MessageHeader, PayloadHeader
+    from matter_protocol.message import MessageHeader, PayloadHeader
     out = [MessageHeader(session_id=0, message_counter=7, source_node_id=0x1122334455667788).encode(),
            MessageHeader(session_id=0x1234, message_counter=2**32 - 1).encode(),
            MessageHeader(session_id=0, message_counter=1, source_node_id=5, dest_node_id=9).encode(),
@@ -184,7 +184,7 @@ def _header_seeds() -> list[bytes]:
 
 
 def run_message_header(data: bytes) -> None:
-    from twin.protocol.message import MessageFormatError, MessageHeader, PayloadHeader
+    from matter_protocol.message import MessageFormatError, MessageHeader, PayloadHeader
     try:
         header, n = MessageHeader.decode(data)
     except MessageFormatError:
@@ -218,7 +218,7 @@ SC_OPCODES = [0x00, 0x01, 0x10, 0x20, 0x21, 0x22, 0x23, 0x24, 0x30, 0x31, 0x32, 
 
 @functools.cache
 def _pase_verifier() -> bytes:
-    from twin.protocol.spake2p import make_verifier
+    from matter_protocol.spake2p import make_verifier
     return make_verifier(PASSCODE, SALT, 1000)
 
 
@@ -236,8 +236,8 @@ def _case_fabrics() -> tuple[Any, Any]:
 def advanced(state: int) -> tuple[Any, list[tuple[int, bytes]]]:
     """A fresh handshake pair driven into STATES[state]: the side whose turn it is, and the valid
     messages it would now receive."""
-    from twin.protocol.case import CaseInitiator, CaseResponder
-    from twin.protocol.pase import PaseInitiator, PaseResponder
+    from matter_protocol.case import CaseInitiator, CaseResponder
+    from matter_protocol.pase import PaseInitiator, PaseResponder
     kind, steps = STATES[state]
     rng = random.Random(steps)
     if kind == "pase":
@@ -269,7 +269,7 @@ HANDSHAKE_FAILURES = {"CodecError", "MessageFormatError", "HandshakeError", "Cer
 
 
 def run_handshake(data: bytes) -> None:
-    from twin.protocol.status_report import SecureChannelStatus
+    from matter_protocol.status_report import SecureChannelStatus
     if len(data) < 2:
         return
     side, valid = advanced(data[0] % len(STATES))
@@ -321,7 +321,7 @@ class _Node:
                 sys.path.insert(0, str(folder))
         from test_node_runtime import make_core
 
-        from twin.protocol.session_types import EstablishedSession, SessionKeys
+        from matter_protocol.session_types import EstablishedSession, SessionKeys
         self.dir = Path(tempfile.mkdtemp(prefix="fuzz-node-"))
         self.core, self.commissioning = make_core(self.dir)
         self.now = 1.0
@@ -329,7 +329,7 @@ class _Node:
         logging.getLogger("twin").addHandler(self.errors)
         # A PASE session the fuzzer holds the keys of (as if a commissioner had just paired).
         keys = SessionKeys(i2r_key=bytes(range(16)), r2i_key=bytes(range(16, 32)), attestation_challenge=bytes(16))
-        from twin.protocol.session import SecureSession
+        from matter_protocol.session import SecureSession
         self.secure = self.core.layer.add_secure_session(EstablishedSession(700, 800, keys, False, None, None, None),
                                                          CTRL_ADDR, 0)
         self.peer = SecureSession(EstablishedSession(800, 700, keys, True, None, None, None), NODE_ADDR, 0,
@@ -383,8 +383,8 @@ def _node() -> _Node:
 
 
 def _first_message(opcode: int, payload: bytes, seed: int) -> bytes:
-    from twin.protocol.exchange import MessageLayer, Send
-    from twin.protocol.message import ProtocolId
+    from matter_protocol.exchange import MessageLayer, Send
+    from matter_protocol.message import ProtocolId
     sender = MessageLayer(random.Random(seed))
     exchange = sender.new_exchange(sender.open_unsecured(NODE_ADDR, 0), ProtocolId.SECURE_CHANNEL)
     (datagram,) = [a.data for a in sender.send(exchange, opcode, payload, 0) if isinstance(a, Send)]
@@ -408,7 +408,7 @@ def run_node_unsecured(data: bytes) -> None:
 
 @_cached
 def _secured_plain_seeds() -> list[bytes]:
-    from twin.protocol.message import PayloadHeader
+    from matter_protocol.message import PayloadHeader
     out = []
     for n, (opcode, payload) in enumerate(_im_messages()):
         out.append(PayloadHeader(exchange_id=100 + n, protocol_id=1, opcode=opcode, initiator=True,
@@ -430,7 +430,7 @@ def run_node_secured(data: bytes) -> None:
 def _im_messages() -> list[tuple[int, bytes]]:
     from chip.clusters import Objects as C
 
-    from twin.protocol.interaction import (
+    from matter_protocol.interaction import (
         AttributeData,
         AttributePath,
         AttributeReport,
@@ -450,7 +450,7 @@ def _im_messages() -> list[tuple[int, bytes]]:
         WriteRequest,
         WriteResponse,
     )
-    from twin.protocol.tlv import Struct, encode_tlv
+    from matter_protocol.tlv import Struct, encode_tlv
     on_off, level = C.OnOff.id, C.LevelControl.id
     messages = [
         StatusResponse(0),
@@ -489,8 +489,8 @@ def _im_seeds() -> list[bytes]:
 
 
 def run_im_decode(data: bytes) -> None:
-    from twin.protocol.interaction import decode_message
-    from twin.protocol.tlv import CodecError
+    from matter_protocol.interaction import decode_message
+    from matter_protocol.tlv import CodecError
     if not data:
         return
     opcode = IM_OPCODES[data[0] % len(IM_OPCODES)] if data[0] < 200 else data[0]   # unknown opcodes too

@@ -24,9 +24,9 @@ from netns import REPO
 
 from hardware.recording import Recording
 from hardware.replay import replay_session, write_report
+from matter_protocol.pairing import SetupPayload
 from twin.clock import TICKS_PER_SECOND
 from twin.home import Home
-from twin.protocol.pairing import SetupPayload
 
 pytestmark = pytest.mark.e2e
 

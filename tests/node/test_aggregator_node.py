@@ -22,10 +22,7 @@ from clusters.aggregator import (
 )
 from clusters.devices import DEVICE_TYPES, NODE_ONLY_TYPES, create_device
 from clusters.status import MatterError, Status
-from twin.aggregator import BRIDGE_ID, build_bridge
-from twin.home import Home
-from twin.node.values import encode_value
-from twin.protocol.interaction import (
+from matter_protocol.interaction import (
     AttributeData,
     AttributePath,
     CommandData,
@@ -35,6 +32,9 @@ from twin.protocol.interaction import (
     SubscribeResponse,
     WriteRequest,
 )
+from twin.aggregator import BRIDGE_ID, build_bridge
+from twin.home import Home
+from twin.node.values import encode_value
 from twin.room_sensors import room_sensor_id
 
 ON_OFF, DESC, BDBI = C.OnOff.id, C.Descriptor.id, C.BridgedDeviceBasicInformation.id

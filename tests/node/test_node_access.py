@@ -13,13 +13,9 @@ from test_node_im_server import CTRL, IM, KEYS, NODE, Link, values
 
 from clusters.devices import create_device
 from clusters.status import Status
-from twin.node.access import ADMINISTER, MANAGE, OPERATE, VIEW, required_privilege, subject_matches
-from twin.node.commissioning import NodeCommissioning
-from twin.node.fabrics import Fabric
-from twin.node.values import decode_typed, encode_value, list_item_type
-from twin.protocol import certs
-from twin.protocol.exchange import MessageLayer
-from twin.protocol.interaction import (
+from matter_protocol import certs
+from matter_protocol.exchange import MessageLayer
+from matter_protocol.interaction import (
     AttributeData,
     AttributePath,
     CommandData,
@@ -31,8 +27,12 @@ from twin.protocol.interaction import (
     SubscribeRequest,
     WriteRequest,
 )
-from twin.protocol.session_types import EstablishedSession
-from twin.protocol.tlv import Struct, decode_tlv
+from matter_protocol.session_types import EstablishedSession
+from matter_protocol.tlv import Struct, decode_tlv
+from twin.node.access import ADMINISTER, MANAGE, OPERATE, VIEW, required_privilege, subject_matches
+from twin.node.commissioning import NodeCommissioning
+from twin.node.fabrics import Fabric
+from twin.node.values import decode_typed, encode_value, list_item_type
 
 AC = C.AccessControl
 Entry, Target = AC.Structs.AccessControlEntryStruct, AC.Structs.AccessControlTargetStruct

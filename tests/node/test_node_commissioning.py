@@ -18,14 +18,14 @@ from cryptography import x509
 from clusters.base import AccessContext, current_access
 from clusters.devices import create_device
 from clusters.status import MatterError, Status
+from matter_protocol import certs
+from matter_protocol.attestation import decode_certification_declaration, verify_attestation_signature
+from matter_protocol.case import CaseInitiator, CaseResponder, FabricInfo
+from matter_protocol.pase import PaseInitiator, PaseResponder
+from matter_protocol.spake2p import make_verifier
 from twin.node.commissioning import CommissioningWindow, NodeCommissioning, PakeParameters
 from twin.node.credentials import DeviceCredentials, development_cd_signing_cert
 from twin.node.fabrics import FABRICS_FILE, FabricStorageError, FabricTable
-from twin.protocol import certs
-from twin.protocol.attestation import decode_certification_declaration, verify_attestation_signature
-from twin.protocol.case import CaseInitiator, CaseResponder, FabricInfo
-from twin.protocol.pase import PaseInitiator, PaseResponder
-from twin.protocol.spake2p import make_verifier
 
 GC, OC, AC = C.GeneralCommissioning, C.OperationalCredentials, C.AccessControl
 GKM, ADC, GD, NC = C.GroupKeyManagement, C.AdministratorCommissioning, C.GeneralDiagnostics, C.NetworkCommissioning

@@ -5,6 +5,8 @@ import random
 
 import pytest
 
+from matter_protocol import certs
+from matter_protocol.crypto import Crypto_GenerateKeypair
 from twin.node.fabrics import (
     FABRICS_FILE,
     Fabric,
@@ -16,8 +18,6 @@ from twin.node.fabrics import (
     check_root_certificate,
     is_cat_subject,
 )
-from twin.protocol import certs
-from twin.protocol.crypto import Crypto_GenerateKeypair
 
 IPK = bytes(16)
 

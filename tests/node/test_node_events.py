@@ -11,11 +11,7 @@ from chip.clusters.ClusterObjects import ALL_CLUSTERS, ClusterEvent
 from test_node_im_server import Link, values
 
 from clusters.devices import create_device
-from twin.home import Home
-from twin.node import im as im_module
-from twin.node.im import CRITICAL, INFO
-from twin.node.values import decode_typed
-from twin.protocol.interaction import (
+from matter_protocol.interaction import (
     AttributePath,
     ClusterPath,
     DataVersionFilter,
@@ -26,6 +22,10 @@ from twin.protocol.interaction import (
     SubscribeRequest,
     SubscribeResponse,
 )
+from twin.home import Home
+from twin.node import im as im_module
+from twin.node.im import CRITICAL, INFO
+from twin.node.values import decode_typed
 
 OPSTATE = C.OperationalState
 BASIC = C.BasicInformation

@@ -9,8 +9,8 @@ import test_node_im_matterjs as base
 from test_node_im_matterjs import MATTERJS, MatterJs, ask
 from test_node_im_server import Link
 
+from matter_protocol.interaction import Opcode, SubscribeResponse
 from twin.home import Home
-from twin.protocol.interaction import Opcode, SubscribeResponse
 
 pytestmark = pytest.mark.e2e   # a namespace, python-matter-server or matter.js
 

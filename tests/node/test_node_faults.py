@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from bridge.twin_backend import TwinBackend
 from clusters.status import MatterError, Status
+from matter_protocol.message import MessageHeader, PayloadHeader, ProtocolId, SecureChannelOpcode
 from matter_twin.cli import app as cli_app
 from matter_twin.http import create_app
 from twin.faults import parse_fault
@@ -20,7 +21,6 @@ from twin.home import Home
 from twin.node.commissioning import NodeCommissioning
 from twin.node.credentials import DeviceCredentials
 from twin.node.faults import FaultTriggers, LinkFaults, trigger_code
-from twin.protocol.message import MessageHeader, PayloadHeader, ProtocolId, SecureChannelOpcode
 
 LIGHT = "kitchen_light"
 

@@ -22,8 +22,8 @@ BURST = 300   # datagrams of each kind
 def junk_datagrams(seed: int) -> list[bytes]:
     """First handshake messages from fresh ephemeral node ids whose payloads are no valid TLV
     structure: a structure that never ends (b'\\x15'), an empty one, a truncated field."""
-    from twin.protocol.exchange import MessageLayer, Send
-    from twin.protocol.message import ProtocolId, SecureChannelOpcode
+    from matter_protocol.exchange import MessageLayer, Send
+    from matter_protocol.message import ProtocolId, SecureChannelOpcode
 
     rng = random.Random(seed)
     out = []

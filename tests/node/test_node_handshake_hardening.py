@@ -14,13 +14,13 @@ import random
 import pytest
 from test_node_runtime import CTRL, NODE, PAIRING, Wire, controller_side, handshake, make_core, make_fabric, pase
 
+from matter_protocol import pase as pase_module
+from matter_protocol.case import CaseInitiator
+from matter_protocol.exchange import MessageLayer, Send
+from matter_protocol.message import ProtocolId, SecureChannelOpcode
+from matter_protocol.pase import PaseInitiator
+from matter_protocol.status_report import GeneralCode, SecureChannelStatus, StatusReport
 from twin.node.runtime import HANDSHAKE_TIMEOUT_MS, MAX_HANDSHAKES
-from twin.protocol import pase as pase_module
-from twin.protocol.case import CaseInitiator
-from twin.protocol.exchange import MessageLayer, Send
-from twin.protocol.message import ProtocolId, SecureChannelOpcode
-from twin.protocol.pase import PaseInitiator
-from twin.protocol.status_report import GeneralCode, SecureChannelStatus, StatusReport
 
 
 def raw_first_message(opcode: int, payload: bytes, seed: int) -> bytes:

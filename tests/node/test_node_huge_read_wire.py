@@ -31,7 +31,7 @@ class Client:
     """A blocking controller over UDP: our own MessageLayer and PASE initiator, one node."""
 
     def __init__(self, port: int, seed: int):
-        from twin.protocol.exchange import MessageLayer
+        from matter_protocol.exchange import MessageLayer
         self.address = ("::1", port)
         self.sock = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
         self.sock.bind(("::1", 0))
@@ -46,14 +46,14 @@ class Client:
         return time.monotonic() * 1000
 
     def out(self, actions) -> None:
-        from twin.protocol.exchange import Send
+        from matter_protocol.exchange import Send
         for action in actions:
             if isinstance(action, Send):
                 self.sock.sendto(action.data, self.address)
 
     def next_delivery(self):
         """The next message for one of our exchanges; None once the node closed the session."""
-        from twin.protocol.exchange import Deliver, SessionClosed
+        from matter_protocol.exchange import Deliver, SessionClosed
         while True:
             data = self.sock.recv(2048)
             actions = self.layer.receive(data, self.address, self.now())
@@ -66,8 +66,8 @@ class Client:
                     return action
 
     def pase(self) -> None:
-        from twin.protocol.message import ProtocolId
-        from twin.protocol.pase import PaseInitiator
+        from matter_protocol.message import ProtocolId
+        from matter_protocol.pase import PaseInitiator
         initiator = PaseInitiator(PASSCODE, self.layer.sessions.allocate_id(), rng=random.Random(self.seed))
         exchange = self.layer.new_exchange(self.layer.open_unsecured(self.address, self.now()),
                                            ProtocolId.SECURE_CHANNEL)
@@ -85,14 +85,14 @@ class Client:
         """One ReadRequest, every chunk acknowledged; (the last message, chunks), or None if the
         session closed meanwhile."""
         from clusters.status import Status
-        from twin.protocol.interaction import (
+        from matter_protocol.interaction import (
             Opcode,
             ReadRequest,
             ReportData,
             StatusResponse,
             decode_message,
         )
-        from twin.protocol.message import ProtocolId
+        from matter_protocol.message import ProtocolId
         exchange = self.layer.new_exchange(self.secure, ProtocolId.INTERACTION_MODEL)
         self.out(self.layer.send(exchange, Opcode.ReadRequest, ReadRequest(attribute_requests=paths).encode(),
                                  self.now()))
@@ -115,8 +115,8 @@ def huge_reader(port: int, seconds: float) -> None:
     """Node A's client: the 600-wildcard read, then full-wildcard reads back to back until the
     node closes the session (or `seconds`); prints what it saw as one JSON line."""
     from clusters.status import Status
+    from matter_protocol.interaction import AttributePath, StatusResponse
     from twin.node.im import MAX_PATHS_PER_REQUEST
-    from twin.protocol.interaction import AttributePath, StatusResponse
     client = Client(port, seed=21)
     client.pase()
     opened = time.monotonic()
@@ -134,7 +134,7 @@ def huge_reader(port: int, seconds: float) -> None:
 
 def prober(port: int, seconds: float) -> None:
     """Node B's client: one small read every 20 ms for `seconds`; prints (start, latency) pairs."""
-    from twin.protocol.interaction import AttributePath
+    from matter_protocol.interaction import AttributePath
     client = Client(port, seed=22)
     client.pase()
     print("ready", flush=True)

@@ -15,8 +15,7 @@ from test_node_im_server import Link, reports
 
 from clusters.devices import create_device
 from clusters.status import Status
-from twin.node import im as im_module
-from twin.protocol.interaction import (
+from matter_protocol.interaction import (
     AttributePath,
     EventPath,
     Opcode,
@@ -26,6 +25,7 @@ from twin.protocol.interaction import (
     SubscribeRequest,
     SubscribeResponse,
 )
+from twin.node import im as im_module
 
 WILDCARDS = [AttributePath()] * im_module.MAX_PATHS_PER_REQUEST   # the most one request may carry
 

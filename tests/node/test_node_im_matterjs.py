@@ -18,8 +18,8 @@ from test_node_im_server import Link
 
 from clusters.device import DEVICE_TYPES
 from clusters.devices import create_device
+from matter_protocol.interaction import InvokeResponse, Opcode, ReportData, SubscribeResponse, WriteResponse
 from twin.node.im import GRANTED_MAX_INTERVAL_S
-from twin.protocol.interaction import InvokeResponse, Opcode, ReportData, SubscribeResponse, WriteResponse
 
 pytestmark = pytest.mark.e2e   # matter.js
 

@@ -14,10 +14,8 @@ from clusters.base import AccessContext, ClusterServer, current_access
 from clusters.device import DEVICE_TYPES
 from clusters.devices import create_device
 from clusters.status import Status
-from twin.node.im import GRANTED_MAX_INTERVAL_S, InteractionModelServer
-from twin.node.values import decode_typed, encode_value
-from twin.protocol.exchange import Deliver, MessageLayer, Send, SessionClosed
-from twin.protocol.interaction import (
+from matter_protocol.exchange import Deliver, MessageLayer, Send, SessionClosed
+from matter_protocol.interaction import (
     AttributeData,
     AttributePath,
     ClusterPath,
@@ -38,9 +36,11 @@ from twin.protocol.interaction import (
     WriteResponse,
     decode_message,
 )
-from twin.protocol.message import ProtocolId
-from twin.protocol.session_types import EstablishedSession, SessionKeys
-from twin.protocol.tlv import Struct, decode_tlv, encode_tlv
+from matter_protocol.message import ProtocolId
+from matter_protocol.session_types import EstablishedSession, SessionKeys
+from matter_protocol.tlv import Struct, decode_tlv, encode_tlv
+from twin.node.im import GRANTED_MAX_INTERVAL_S, InteractionModelServer
+from twin.node.values import decode_typed, encode_value
 
 IM = ProtocolId.INTERACTION_MODEL
 KEYS = SessionKeys(i2r_key=bytes(range(16)), r2i_key=bytes(range(16, 32)), attestation_challenge=bytes(16))
@@ -868,7 +868,7 @@ def test_bad_requests_get_invalid_action(opcode, payload):
 
 
 def test_unsecured_sessions_get_no_interaction_model():
-    from twin.protocol.session import UnsecuredSession
+    from matter_protocol.session import UnsecuredSession
     im = InteractionModelServer(light(), random.Random(1))
     closed = []
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from netns import append_line, wait_for_line
 
+from matter_protocol.mdns import Commissionable, Mrp, Operational
 from twin.node.advertiser import Advertiser
-from twin.protocol.mdns import Commissionable, Mrp, Operational
 
 CFID = bytes.fromhex("87E1B004E235A130")
 LIGHT = Commissionable(port=5540, discriminator=3840, vendor_id=0xFFF1, product_id=0x8000,

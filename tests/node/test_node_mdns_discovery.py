@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from netns import append_line, wait_for_line
 
+from matter_protocol.mdns import Commissionable
 from twin.node.advertiser import Advertiser
-from twin.protocol.mdns import Commissionable
 
 pytestmark = pytest.mark.e2e   # a namespace, python-matter-server or matter.js
 

@@ -13,8 +13,8 @@ import time
 import pytest
 from netns import ADDRESSES_V4
 
+from matter_protocol.mdns import Operational
 from twin.node.advertiser import Advertiser
-from twin.protocol.mdns import Operational
 
 FABRIC_A = bytes.fromhex("87E1B004E235A130")
 FABRIC_B = bytes.fromhex("1122334455667788")

@@ -5,10 +5,10 @@ import random
 
 import pytest
 
+from matter_protocol.exchange import Deliver, ExchangeFailed, MessageLayer
+from matter_protocol.message import ProtocolId
+from matter_protocol.session_types import EstablishedSession, SessionKeys
 from twin.node.transport import UdpTransport, _make_socket
-from twin.protocol.exchange import Deliver, ExchangeFailed, MessageLayer
-from twin.protocol.message import ProtocolId
-from twin.protocol.session_types import EstablishedSession, SessionKeys
 
 KEYS = SessionKeys(i2r_key=bytes(range(16)), r2i_key=bytes(range(16, 32)), attestation_challenge=bytes(16))
 IM = ProtocolId.INTERACTION_MODEL

@@ -10,19 +10,19 @@ from chip.clusters import Objects as Clusters
 from chip.clusters.Types import NullValue
 
 from clusters.devices import create_device
+from matter_protocol import certs
+from matter_protocol.case import CaseInitiator, FabricInfo
+from matter_protocol.exchange import Deliver, MessageLayer, Send, SessionClosed
+from matter_protocol.interaction import AttributePath, Opcode, ReadRequest, decode_message
+from matter_protocol.message import ProtocolId, SecureChannelOpcode
+from matter_protocol.pairing import parse_manual_code, parse_qr_code
+from matter_protocol.pase import PaseInitiator
+from matter_protocol.status_report import GeneralCode, SecureChannelStatus, StatusReport
 from twin.home import Home
 from twin.node.commissioning import NodeCommissioning
 from twin.node.fabrics import Fabric
 from twin.node.im import InteractionModelServer
 from twin.node.runtime import HANDSHAKE_TIMEOUT_MS, NodeCore, Pairing, home_pairings, served_devices
-from twin.protocol import certs
-from twin.protocol.case import CaseInitiator, FabricInfo
-from twin.protocol.exchange import Deliver, MessageLayer, Send, SessionClosed
-from twin.protocol.interaction import AttributePath, Opcode, ReadRequest, decode_message
-from twin.protocol.message import ProtocolId, SecureChannelOpcode
-from twin.protocol.pairing import parse_manual_code, parse_qr_code
-from twin.protocol.pase import PaseInitiator
-from twin.protocol.status_report import GeneralCode, SecureChannelStatus, StatusReport
 
 AC = Clusters.AccessControl
 

@@ -9,9 +9,9 @@ import random
 from chip.clusters import Objects as C
 from test_node_runtime import make_fabric
 
+from matter_protocol.mdns import Commissionable, Operational
 from twin.home import Home
 from twin.node.runtime import MatterNode, NodeManager, run_home
-from twin.protocol.mdns import Commissionable, Operational
 
 
 def small_home() -> Home:

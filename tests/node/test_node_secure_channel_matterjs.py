@@ -15,11 +15,11 @@ import threading
 import pytest
 from test_secure_channel_case import EPOCH_KEY, make_fabric
 
-from twin.protocol.case import CaseInitiator, CaseResponder
-from twin.protocol.crypto import public_key_bytes
-from twin.protocol.pase import PaseInitiator, PaseResponder
-from twin.protocol.spake2p import make_verifier
-from twin.protocol.status_report import SecureChannelStatus as ProtocolCode
+from matter_protocol.case import CaseInitiator, CaseResponder
+from matter_protocol.crypto import public_key_bytes
+from matter_protocol.pase import PaseInitiator, PaseResponder
+from matter_protocol.spake2p import make_verifier
+from matter_protocol.status_report import SecureChannelStatus as ProtocolCode
 
 pytestmark = pytest.mark.e2e   # matter.js
 

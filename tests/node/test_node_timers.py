@@ -127,10 +127,10 @@ def run_flood(tmp: str, timeout_ms: int, flood_s: float) -> dict:
     from test_node_runtime import make_core
 
     import twin.node.runtime as runtime
+    from matter_protocol.exchange import MessageLayer, Send
+    from matter_protocol.message import ProtocolId
+    from matter_protocol.pase import PaseInitiator
     from twin.node.runtime import MatterNode
-    from twin.protocol.exchange import MessageLayer, Send
-    from twin.protocol.message import ProtocolId
-    from twin.protocol.pase import PaseInitiator
 
     runtime.HANDSHAKE_TIMEOUT_MS = timeout_ms
 

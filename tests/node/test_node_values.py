@@ -10,9 +10,9 @@ from chip.clusters.Types import NullValue
 from clusters.device import DEVICE_TYPES
 from clusters.devices import create_device
 from clusters.status import MatterError, Status
+from matter_protocol.interaction import AttributeData, AttributePath
+from matter_protocol.tlv import Struct, decode_tlv
 from twin.node.values import Typed, decode_typed, encode_value
-from twin.protocol.interaction import AttributeData, AttributePath
-from twin.protocol.tlv import Struct, decode_tlv
 
 
 def h(text: str) -> bytes:

@@ -6,10 +6,10 @@ import random
 from types import SimpleNamespace
 
 from clusters.devices import create_device
+from matter_protocol.interaction import AttributePath, EventPath
 from twin.node.files import MemoryStorage
 from twin.node.im import InteractionModelServer, Subscription
 from twin.node.resumption import MAX_RESUMED, SubscriptionStore, record_of, subscription_of
-from twin.protocol.interaction import AttributePath, EventPath
 
 
 def case_session(**kw):

@@ -14,7 +14,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from twin.protocol.certs import (
+from matter_protocol.certs import (
     BasicConstraints,
     CertificateError,
     MatterCertificate,
@@ -25,7 +25,7 @@ from twin.protocol.certs import (
     mint_root,
     verify_chain,
 )
-from twin.protocol.crypto import public_key_bytes
+from matter_protocol.crypto import public_key_bytes
 
 DATA = Path(__file__).parents[1] / "data" / "certs"
 NAMES = ["Root01", "ICA01", "Node01_02", "Root02", "ICA02", "Node02_01", "Node02_02"]

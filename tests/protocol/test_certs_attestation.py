@@ -1,4 +1,4 @@
-"""Device attestation (twin/protocol/attestation.py, credentials on disk in twin/node/credentials.py):
+"""Device attestation (matter_protocol/attestation.py, credentials on disk in twin/node/credentials.py):
 DAC chain, CD, attestation and CSR elements."""
 
 import os
@@ -10,8 +10,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from twin.node.credentials import DEV_CREDENTIALS_DIR, TEST_PAA_CERT_PATH, DeviceCredentials, write_paa_trust_store
-from twin.protocol.attestation import (
+from matter_protocol.attestation import (
     OID_PRODUCT_ID,
     OID_VENDOR_ID,
     AttestationError,
@@ -26,9 +25,10 @@ from twin.protocol.attestation import (
     sign_attestation_elements,
     verify_attestation_signature,
 )
-from twin.protocol.certs import mint_noc, mint_root, verify_chain
-from twin.protocol.certs import tlv_tree as _read_tlv
-from twin.protocol.crypto import public_key_bytes
+from matter_protocol.certs import mint_noc, mint_root, verify_chain
+from matter_protocol.certs import tlv_tree as _read_tlv
+from matter_protocol.crypto import public_key_bytes
+from twin.node.credentials import DEV_CREDENTIALS_DIR, TEST_PAA_CERT_PATH, DeviceCredentials, write_paa_trust_store
 
 DATA = Path(__file__).parents[1] / "data" / "certs"
 CD_CERT = x509.load_pem_x509_certificate((DEV_CREDENTIALS_DIR / "Chip-Test-CD-Signing-Cert.pem").read_bytes())

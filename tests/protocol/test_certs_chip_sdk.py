@@ -11,7 +11,7 @@ import random
 import subprocess
 import sys
 
-from twin.protocol.certs import mint_icac, mint_noc, mint_root
+from matter_protocol.certs import mint_icac, mint_noc, mint_root
 
 CHILD = r"""
 import ctypes, json, sys

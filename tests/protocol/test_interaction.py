@@ -10,8 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from clusters.status import Status
-from twin.node.values import encode_value
-from twin.protocol.interaction import (
+from matter_protocol.interaction import (
     INTERACTION_MODEL_REVISION,
     MESSAGES,
     AttributeData,
@@ -43,7 +42,8 @@ from twin.protocol.interaction import (
     WriteResponse,
     decode_message,
 )
-from twin.protocol.tlv import CodecError, Fields, Raw, Struct, TagList, TLVWriter, decode_tlv, encode_tlv, retag
+from matter_protocol.tlv import CodecError, Fields, Raw, Struct, TagList, TLVWriter, decode_tlv, encode_tlv, retag
+from twin.node.values import encode_value
 
 REV = "24ff0b"  # InteractionModelRevision: context tag 0xFF, uint8 11
 

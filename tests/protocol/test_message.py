@@ -5,8 +5,8 @@ import struct
 import pytest
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
-from twin.protocol.exchange import MessageLayer
-from twin.protocol.message import (
+from matter_protocol.exchange import MessageLayer
+from matter_protocol.message import (
     COUNTER_INIT_MAX,
     MAX_UINT32,
     CounterExhausted,
@@ -20,9 +20,9 @@ from twin.protocol.message import (
     SecureChannelOpcode,
     SessionType,
 )
-from twin.protocol.session import SecureSession, SessionTable, make_nonce
-from twin.protocol.session_types import EstablishedSession, SessionKeys
-from twin.protocol.status_report import GeneralCode, SecureChannelStatus, StatusReport
+from matter_protocol.session import SecureSession, SessionTable, make_nonce
+from matter_protocol.session_types import EstablishedSession, SessionKeys
+from matter_protocol.status_report import GeneralCode, SecureChannelStatus, StatusReport
 
 H = bytes.fromhex
 

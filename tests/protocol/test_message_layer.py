@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from twin.protocol.exchange import (
+from matter_protocol.exchange import (
     MAX_UDP_MESSAGE_SIZE,
     Deliver,
     Dropped,
@@ -16,8 +16,8 @@ from twin.protocol.exchange import (
     Send,
     SessionClosed,
 )
-from twin.protocol.message import MessageHeader, PayloadHeader, ProtocolId, SecureChannelOpcode
-from twin.protocol.mrp import (
+from matter_protocol.message import MessageHeader, PayloadHeader, ProtocolId, SecureChannelOpcode
+from matter_protocol.mrp import (
     MRP_BACKOFF_BASE,
     MRP_BACKOFF_MARGIN,
     MRP_MAX_TRANSMISSIONS,
@@ -26,7 +26,7 @@ from twin.protocol.mrp import (
     backoff_ms,
     base_interval,
 )
-from twin.protocol.session_types import EstablishedSession, SessionKeys
+from matter_protocol.session_types import EstablishedSession, SessionKeys
 
 IM = ProtocolId.INTERACTION_MODEL
 KEYS = SessionKeys(i2r_key=bytes(range(16)), r2i_key=bytes(range(16, 32)), attestation_challenge=bytes(16))

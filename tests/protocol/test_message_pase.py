@@ -3,10 +3,10 @@ an unsecured session (with MRP acks and a lossy first attempt), then an encrypte
 resulting secure session using the peer's announced MRP parameters."""
 import random
 
-from twin.protocol.exchange import Deliver, MessageLayer, Send
-from twin.protocol.message import MessageHeader, ProtocolId
-from twin.protocol.pase import PaseInitiator, PaseResponder
-from twin.protocol.spake2p import make_verifier
+from matter_protocol.exchange import Deliver, MessageLayer, Send
+from matter_protocol.message import MessageHeader, ProtocolId
+from matter_protocol.pase import PaseInitiator, PaseResponder
+from matter_protocol.spake2p import make_verifier
 
 SALT, ITER, PASSCODE = b"SPAKE2P Key Salt", 1000, 20202021
 CTRL, NODE = ("fd00::1", 5541), ("fd00::2", 5540)

@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from twin.protocol.pairing import (
+from matter_protocol.pairing import (
     CommissioningFlow,
     DiscoveryCapabilities,
     PairingCodeError,
@@ -129,7 +129,7 @@ def test_malformed_codes_are_rejected(text, message):
 def test_manual_code_first_digit_must_agree_with_length():
     eleven = SetupPayload(passcode=20202021, discriminator=3840).manual_code()
     digits = "7" + eleven[1:10]                                 # claims VID/PID, has none
-    from twin.protocol.pairing import _verhoeff_check_digit
+    from matter_protocol.pairing import _verhoeff_check_digit
     with pytest.raises(PairingCodeError, match="says 21 digits but it has 11"):
         parse_manual_code(digits + str(_verhoeff_check_digit(digits)))
     digits = "8" + eleven[1:10]

@@ -4,14 +4,14 @@ import random
 import pytest
 from chip.tlv import uint
 
-from twin.protocol import case as case_mod
-from twin.protocol import certs
-from twin.protocol.case import CaseInitiator, CaseResponder, FabricInfo, destination_id
-from twin.protocol.crypto import Crypto_GenerateKeypair
-from twin.protocol.message import SecureChannelOpcode as Opcode
-from twin.protocol.pase import decode_struct, encode_struct
-from twin.protocol.status_report import GeneralCode, StatusReport
-from twin.protocol.status_report import SecureChannelStatus as ProtocolCode
+from matter_protocol import case as case_mod
+from matter_protocol import certs
+from matter_protocol.case import CaseInitiator, CaseResponder, FabricInfo, destination_id
+from matter_protocol.crypto import Crypto_GenerateKeypair
+from matter_protocol.message import SecureChannelOpcode as Opcode
+from matter_protocol.pase import decode_struct, encode_struct
+from matter_protocol.status_report import GeneralCode, StatusReport
+from matter_protocol.status_report import SecureChannelStatus as ProtocolCode
 
 h = bytes.fromhex
 FABRIC_ID = 0x2906C908D115D362

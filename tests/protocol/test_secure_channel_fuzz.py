@@ -5,11 +5,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_secure_channel_case import make_fabric
 
-from twin.protocol.case import CaseInitiator, CaseResponder
-from twin.protocol.message import SecureChannelOpcode as Opcode
-from twin.protocol.pase import PaseInitiator, PaseResponder, encode_struct
-from twin.protocol.spake2p import make_verifier
-from twin.protocol.status_report import SecureChannelStatus
+from matter_protocol.case import CaseInitiator, CaseResponder
+from matter_protocol.message import SecureChannelOpcode as Opcode
+from matter_protocol.pase import PaseInitiator, PaseResponder, encode_struct
+from matter_protocol.spake2p import make_verifier
+from matter_protocol.status_report import SecureChannelStatus
 
 SALT = b"SPAKE2P Key Salt"
 VERIFIER = make_verifier(20202021, SALT, 1000)

@@ -4,11 +4,11 @@ import random
 import pytest
 from chip.tlv import uint
 
-from twin.protocol.message import SecureChannelOpcode as Opcode
-from twin.protocol.pase import PaseInitiator, PaseResponder, decode_struct, encode_struct
-from twin.protocol.spake2p import make_verifier
-from twin.protocol.status_report import GeneralCode, StatusReport
-from twin.protocol.status_report import SecureChannelStatus as ProtocolCode
+from matter_protocol.message import SecureChannelOpcode as Opcode
+from matter_protocol.pase import PaseInitiator, PaseResponder, decode_struct, encode_struct
+from matter_protocol.spake2p import make_verifier
+from matter_protocol.status_report import GeneralCode, StatusReport
+from matter_protocol.status_report import SecureChannelStatus as ProtocolCode
 
 SALT = b"SPAKE2P Key Salt"
 ITER = 1000

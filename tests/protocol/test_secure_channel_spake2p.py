@@ -5,8 +5,8 @@ SPAKE2P_RFC_test_vectors.h) and the CHIP SDK's PASE test verifier for passcode 2
 """
 import pytest
 
-from twin.protocol import crypto, spake2p
-from twin.protocol.spake2p import Spake2pError, Spake2pProver, Spake2pVerifier, make_verifier
+from matter_protocol import crypto, spake2p
+from matter_protocol.spake2p import Spake2pError, Spake2pProver, Spake2pVerifier, make_verifier
 
 h = bytes.fromhex
 CONTEXT = b"SPAKE2+-P256-SHA256-HKDF draft-01"

@@ -1,6 +1,6 @@
 """DNS-SD advertisement of Matter nodes over python-zeroconf (Matter Core spec 4.3).
 
-What a node advertises is plain data (`twin.protocol.mdns`: `Commissionable`, `Operational`).
+What a node advertises is plain data (`matter_protocol.mdns`: `Commissionable`, `Operational`).
 `Advertiser` is the thin asyncio shell that publishes them through one `AsyncZeroconf` for any
 number of nodes.
 
@@ -34,7 +34,7 @@ import ifaddr
 from zeroconf import DNSIncoming, DNSOutgoing, DNSPointer, InterfaceChoice, IPVersion, ServiceInfo, Zeroconf
 from zeroconf.asyncio import AsyncZeroconf
 
-from twin.protocol.mdns import Operational, Service
+from matter_protocol.mdns import Operational, Service
 
 __all__ = ["Advertiser", "interface_addresses", "multicast_interfaces"]
 

@@ -10,7 +10,7 @@ their attributes in `get()`.
 What the servers need from the caller (set by the Interaction Model in `clusters.base.current_access`):
   - `auth_mode` "pase" or "case"; `fabric_index` (None on PASE until AddNOC, see below);
     `peer_node_id` (CASE) for AccessControlEntryChanged events;
-  - `session.keys.attestation_challenge` (16 bytes, `twin.protocol.session_types.EstablishedSession`
+  - `session.keys.attestation_challenge` (16 bytes, `matter_protocol.session_types.EstablishedSession`
     shape) for AttestationRequest and CSRRequest, which sign elements || challenge with the DAC;
   - the same `session` object for every command of one session: AddNOC binds the new fabric
     to the PASE session it arrived on, and `fabric_for_session(session)` / the accessing fabric
@@ -42,6 +42,10 @@ from chip.clusters.Types import NullValue
 
 from clusters.base import AccessContext, Clusters, ClusterServer, MatterError, Status, current_access
 from clusters.device import Device
+from matter_protocol.spake2p import (
+    PBKDF_MAX_SALT_LEN,
+    make_verifier,
+)
 from twin.node.credentials import DeviceCredentials
 from twin.node.fabrics import (
     DEFAULT_FAILSAFE_EXPIRY_S,
@@ -62,10 +66,6 @@ from twin.node.servers.group_key_management import GroupKeyManagementServer
 from twin.node.servers.network_commissioning import NetworkCommissioningServer
 from twin.node.servers.operational_credentials import OperationalCredentialsServer
 from twin.node.window import CommissioningWindow, NodeEvent, PakeParameters
-from twin.protocol.spake2p import (
-    PBKDF_MAX_SALT_LEN,
-    make_verifier,
-)
 
 __all__ = ["NodeCommissioning", "CommissioningWindow", "PakeParameters", "NodeEvent",
            "GeneralCommissioningServer", "NetworkCommissioningServer", "OperationalCredentialsServer",

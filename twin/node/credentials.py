@@ -5,7 +5,7 @@ CD is signed by the public test CD signing key (both in `dev_credentials/`, priv
 published by the CSA). Controllers accept this only in development/test mode, with the test
 PAA in their trust store. Our PAI (VID 0xFFF1) and each node's DAC are generated on first use
 and kept in the node's storage directory, so a node attests with the same DAC across restarts.
-The attestation formats themselves are pure protocol (`twin.protocol.attestation`).
+The attestation formats themselves are pure protocol (`matter_protocol.attestation`).
 """
 from __future__ import annotations
 
@@ -19,8 +19,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from twin.node.files import write_atomic
-from twin.protocol.attestation import (
+from matter_protocol.attestation import (
     TEST_VENDOR_ID,
     AttestationError,
     certification_declaration,
@@ -30,6 +29,7 @@ from twin.protocol.attestation import (
     sign_attestation_elements,
     vendor_product_ids,
 )
+from twin.node.files import write_atomic
 
 DEV_CREDENTIALS_DIR = Path(__file__).parent / "dev_credentials"
 TEST_PAA_CERT_PATH = DEV_CREDENTIALS_DIR / "Chip-Test-PAA-NoVID-Cert.pem"

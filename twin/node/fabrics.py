@@ -33,10 +33,10 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from clusters.values import from_json, to_json
+from matter_protocol.case import FabricInfo
+from matter_protocol.certs import CertificateError, MatterCertificate, compressed_fabric_id, verify_chain
+from matter_protocol.crypto import public_key_bytes
 from twin.node.files import FileStorage, Storage
-from twin.protocol.case import FabricInfo
-from twin.protocol.certs import CertificateError, MatterCertificate, compressed_fabric_id, verify_chain
-from twin.protocol.crypto import public_key_bytes
 
 __all__ = ["Fabric", "FabricTable", "FailSafe", "FabricError", "FabricStorageError", "NocStatus",
            "FABRICS_FILE", "MIN_FABRIC_INDEX", "MAX_FABRIC_INDEX", "IPK_KEY_SET_ID",

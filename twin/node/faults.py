@@ -24,8 +24,8 @@ import collections
 import random
 from typing import Any
 
+from matter_protocol.message import MessageFormatError, MessageHeader, PayloadHeader, ProtocolId, SecureChannelOpcode
 from twin.faults import FAULT_KINDS, parse_fault
-from twin.protocol.message import MessageFormatError, MessageHeader, PayloadHeader, ProtocolId, SecureChannelOpcode
 
 __all__ = ["LinkFaults", "FaultTriggers", "TEST_EVENT_BASE", "trigger_code"]
 

@@ -76,10 +76,8 @@ from clusters.base import TICKS_PER_SECOND, AccessContext, ClusterServer, curren
 from clusters.device import Device
 from clusters.status import MatterError, Status
 from clusters.values import to_json
-from twin.node.access import AclCheck
-from twin.node.values import Typed, decode_typed, encode_value, list_item_type, without_sensitive
-from twin.protocol.exchange import ExchangeError
-from twin.protocol.interaction import (
+from matter_protocol.exchange import ExchangeError
+from matter_protocol.interaction import (
     FABRIC_INDEX_TAG,
     AttributeData,
     AttributePath,
@@ -108,8 +106,10 @@ from twin.protocol.interaction import (
     WriteResponse,
     decode_message,
 )
-from twin.protocol.message import ProtocolId
-from twin.protocol.tlv import CodecError, Raw, Struct
+from matter_protocol.message import ProtocolId
+from matter_protocol.tlv import CodecError, Raw, Struct
+from twin.node.access import AclCheck
+from twin.node.values import Typed, decode_typed, encode_value, list_item_type, without_sensitive
 
 log = logging.getLogger(__name__)
 

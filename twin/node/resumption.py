@@ -17,9 +17,9 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
+from matter_protocol.interaction import AttributePath, EventPath
 from twin.node.files import Storage
 from twin.node.im import Subscription
-from twin.protocol.interaction import AttributePath, EventPath
 
 log = logging.getLogger(__name__)
 

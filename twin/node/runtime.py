@@ -33,6 +33,14 @@ from typing import Any
 
 from chip.clusters import Objects as Clusters
 
+from matter_protocol.case import CaseInitiator, CaseResponder
+from matter_protocol.exchange import Deliver, Exchange, ExchangeFailed, MessageLayer, Send, SessionClosed
+from matter_protocol.mdns import Commissionable, Mrp, Operational
+from matter_protocol.message import ProtocolId, SecureChannelOpcode
+from matter_protocol.pairing import DiscoveryCapabilities, SetupPayload, passcode_and_discriminator
+from matter_protocol.pase import PaseResponder
+from matter_protocol.session import UnsecuredSession
+from matter_protocol.status_report import GeneralCode, SecureChannelStatus, StatusReport
 from twin.aggregator import BRIDGE_ID, build_bridge
 from twin.clock import TICKS_PER_SECOND, Pace, Pacer
 from twin.node.advertiser import Advertiser
@@ -46,14 +54,6 @@ from twin.node.im import EventNumbers, InteractionModelServer
 from twin.node.resumption import SubscriptionStore, record_of, subscription_of
 from twin.node.transport import MATTER_PORT, UdpTransport
 from twin.node.window import CommissioningWindow, WindowStatus
-from twin.protocol.case import CaseInitiator, CaseResponder
-from twin.protocol.exchange import Deliver, Exchange, ExchangeFailed, MessageLayer, Send, SessionClosed
-from twin.protocol.mdns import Commissionable, Mrp, Operational
-from twin.protocol.message import ProtocolId, SecureChannelOpcode
-from twin.protocol.pairing import DiscoveryCapabilities, SetupPayload, passcode_and_discriminator
-from twin.protocol.pase import PaseResponder
-from twin.protocol.session import UnsecuredSession
-from twin.protocol.status_report import GeneralCode, SecureChannelStatus, StatusReport
 from twin.room_sensors import room_sensor_devices
 
 log = logging.getLogger(__name__)

@@ -14,7 +14,7 @@ import socket
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from twin.protocol.exchange import Action, Exchange, MessageLayer, Send
+from matter_protocol.exchange import Action, Exchange, MessageLayer, Send
 
 log = logging.getLogger(__name__)
 MATTER_PORT = 5540

@@ -22,8 +22,8 @@ from chip.tlv import float32, uint
 
 from clusters.status import MatterError, Status
 from clusters.values import from_json, type_name
-from twin.protocol.interaction import FABRIC_INDEX_TAG
-from twin.protocol.tlv import ARRAY, STRUCT, CodecError, Struct, TLVWriter
+from matter_protocol.interaction import FABRIC_INDEX_TAG
+from matter_protocol.tlv import ARRAY, STRUCT, CodecError, Struct, TLVWriter
 
 #: The fabric-sensitive fields of fabric-scoped structs (Matter Core spec data model, fabric
 #: quality "S"; chip.clusters.Objects does not mark them). A read that is not fabric-filtered

@@ -6,14 +6,7 @@ from typing import Any
 from chip.clusters.Types import NullValue
 
 from clusters.base import MatterError, Status
-from twin.node.servers.base import (
-    ADC,
-    AdminStatus,
-    NodeServer,
-    WindowStatus,
-)
-from twin.node.window import CommissioningWindow, PakeParameters
-from twin.protocol.spake2p import (
+from matter_protocol.spake2p import (
     PBKDF_MAX_ITERATIONS,
     PBKDF_MAX_SALT_LEN,
     PBKDF_MIN_ITERATIONS,
@@ -21,6 +14,13 @@ from twin.protocol.spake2p import (
     Spake2pError,
     parse_verifier,
 )
+from twin.node.servers.base import (
+    ADC,
+    AdminStatus,
+    NodeServer,
+    WindowStatus,
+)
+from twin.node.window import CommissioningWindow, PakeParameters
 
 
 class AdministratorCommissioningServer(NodeServer):

@@ -8,6 +8,8 @@ from cryptography.hazmat.primitives.serialization import Encoding
 
 from clusters.base import MatterError, Status, current_access
 from clusters.constraints import utf8_length
+from matter_protocol.attestation import attestation_elements, generate_csr, nocsr_elements
+from matter_protocol.certs import CertificateError
 from twin.node.fabrics import (
     Fabric,
     FabricError,
@@ -30,8 +32,6 @@ from twin.node.servers.base import (
     set_session_fabric,
 )
 from twin.node.window import NodeEvent
-from twin.protocol.attestation import attestation_elements, generate_csr, nocsr_elements
-from twin.protocol.certs import CertificateError
 
 
 class OperationalCredentialsServer(NodeServer):

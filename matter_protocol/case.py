@@ -35,8 +35,8 @@ from typing import Any
 from chip.tlv import uint
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from twin.protocol.certs import CertificateError, MatterCertificate, compressed_fabric_id, verify_chain
-from twin.protocol.crypto import (
+from matter_protocol.certs import CertificateError, MatterCertificate, compressed_fabric_id, verify_chain
+from matter_protocol.crypto import (
     Crypto_AEAD_DecryptVerify,
     Crypto_AEAD_GenerateEncrypt,
     Crypto_ECDH,
@@ -50,8 +50,8 @@ from twin.protocol.crypto import (
     constant_time_equal,
     public_key_bytes,
 )
-from twin.protocol.message import SecureChannelOpcode
-from twin.protocol.pase import (
+from matter_protocol.message import SecureChannelOpcode
+from matter_protocol.pase import (
     RANDOM_SIZE,
     Handshake,
     HandshakeError,
@@ -62,9 +62,9 @@ from twin.protocol.pase import (
     field_bytes,
     field_uint,
 )
-from twin.protocol.session_types import EstablishedSession
-from twin.protocol.status_report import SecureChannelStatus
-from twin.protocol.tlv import Tag
+from matter_protocol.session_types import EstablishedSession
+from matter_protocol.status_report import SecureChannelStatus
+from matter_protocol.tlv import Tag
 
 IPK_SIZE = 16
 RESUMPTION_ID_SIZE = 16

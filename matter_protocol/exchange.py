@@ -20,7 +20,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from twin.protocol.message import (
+from matter_protocol.message import (
     UNSPECIFIED_NODE_ID,
     CounterExhausted,
     MessageFormatError,
@@ -30,10 +30,10 @@ from twin.protocol.message import (
     SecureChannelOpcode,
     SessionType,
 )
-from twin.protocol.mrp import MRP_MAX_TRANSMISSIONS, ReliableState, base_interval
-from twin.protocol.session import MIC_LENGTH, SecureSession, Session, SessionTable, UnsecuredSession
-from twin.protocol.session_types import EstablishedSession
-from twin.protocol.status_report import GeneralCode, SecureChannelStatus, StatusReport
+from matter_protocol.mrp import MRP_MAX_TRANSMISSIONS, ReliableState, base_interval
+from matter_protocol.session import MIC_LENGTH, SecureSession, Session, SessionTable, UnsecuredSession
+from matter_protocol.session_types import EstablishedSession
+from matter_protocol.status_report import GeneralCode, SecureChannelStatus, StatusReport
 
 # Spec: a message over UDP must fit the IPv6 minimum MTU.
 MAX_UDP_MESSAGE_SIZE = 1280

@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 from chip.clusters.Types import NullValue
 
-from twin.protocol.tlv import ARRAY, LIST, STRUCT, CodecError, Raw, Struct, TagList, TLVWriter, decode_tlv
+from matter_protocol.tlv import ARRAY, LIST, STRUCT, CodecError, Raw, Struct, TagList, TLVWriter, decode_tlv
 
 INTERACTION_MODEL_REVISION = 11
 REVISION_TAG = 0xFF

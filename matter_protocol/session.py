@@ -17,8 +17,8 @@ from typing import Any, ClassVar, Literal
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESCCM
 
-from twin.protocol.message import UNSPECIFIED_NODE_ID, CounterMode, MessageCounter, MessageHeader, ReceptionState
-from twin.protocol.session_types import EstablishedSession
+from matter_protocol.message import UNSPECIFIED_NODE_ID, CounterMode, MessageCounter, MessageHeader, ReceptionState
+from matter_protocol.session_types import EstablishedSession
 
 MIC_LENGTH = 16
 NONCE_LENGTH = 13

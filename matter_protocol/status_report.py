@@ -9,7 +9,7 @@ import enum
 import struct
 from dataclasses import dataclass
 
-from twin.protocol.message import MessageFormatError, ProtocolId
+from matter_protocol.message import MessageFormatError, ProtocolId
 
 _FIXED = struct.Struct("<HIH")
 

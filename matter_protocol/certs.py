@@ -30,9 +30,9 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature, encode_dss_signature
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-from twin.protocol.crypto import Crypto_GenerateKeypair, CryptoError, load_public_key, public_key_bytes
-from twin.protocol.der import DerError, DerReader, der_element, der_int, der_oid, der_seq, read_oid
-from twin.protocol.tlv import ARRAY, END_OF_CONTAINER, LIST, STRUCT, CodecError, Fields, Tag, TLVReader, TLVWriter
+from matter_protocol.crypto import Crypto_GenerateKeypair, CryptoError, load_public_key, public_key_bytes
+from matter_protocol.der import DerError, DerReader, der_element, der_int, der_oid, der_seq, read_oid
+from matter_protocol.tlv import ARRAY, END_OF_CONTAINER, LIST, STRUCT, CodecError, Fields, Tag, TLVReader, TLVWriter
 
 __all__ = [
     "CertificateError", "MatterCertificate", "BasicConstraints", "verify_chain",

@@ -20,7 +20,7 @@ import struct
 import ecdsa
 from ecdsa.ellipticcurve import INFINITY, PointJacobi
 
-from twin.protocol.crypto import (
+from matter_protocol.crypto import (
     CRYPTO_GROUP_SIZE_BYTES,
     CRYPTO_PUBLIC_KEY_SIZE_BYTES,
     Crypto_Hash,

@@ -28,10 +28,10 @@ from typing import Any, Literal, overload
 
 from chip.tlv import uint
 
-from twin.protocol.crypto import Crypto_Hash, Crypto_KDF, default_rng
-from twin.protocol.message import MessageFormatError, ProtocolId, SecureChannelOpcode
-from twin.protocol.session_types import EstablishedSession, SessionKeys
-from twin.protocol.spake2p import (
+from matter_protocol.crypto import Crypto_Hash, Crypto_KDF, default_rng
+from matter_protocol.message import MessageFormatError, ProtocolId, SecureChannelOpcode
+from matter_protocol.session_types import EstablishedSession, SessionKeys
+from matter_protocol.spake2p import (
     Spake2pError,
     Spake2pProver,
     Spake2pVerifier,
@@ -39,8 +39,8 @@ from twin.protocol.spake2p import (
     compute_w0_w1,
     parse_verifier,
 )
-from twin.protocol.status_report import GeneralCode, SecureChannelStatus, StatusReport
-from twin.protocol.tlv import CodecError, Struct, Tag, decode_tlv, encode_tlv
+from matter_protocol.status_report import GeneralCode, SecureChannelStatus, StatusReport
+from matter_protocol.tlv import CodecError, Struct, Tag, decode_tlv, encode_tlv
 
 SPAKE2P_CONTEXT_PREFIX = b"CHIP PAKE V1 Commissioning"
 SESSION_KEYS_INFO = b"SessionKeys"

@@ -20,10 +20,10 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature, encode_dss_signature
 from cryptography.x509.oid import NameOID
 
-from twin.protocol.certs import CertificateError, tlv_tree
-from twin.protocol.crypto import Crypto_GenerateKeypair
-from twin.protocol.der import DerError, DerReader, der_element, der_int, der_oid, der_seq, read_oid
-from twin.protocol.tlv import ARRAY, STRUCT, TLVWriter
+from matter_protocol.certs import CertificateError, tlv_tree
+from matter_protocol.crypto import Crypto_GenerateKeypair
+from matter_protocol.der import DerError, DerReader, der_element, der_int, der_oid, der_seq, read_oid
+from matter_protocol.tlv import ARRAY, STRUCT, TLVWriter
 
 __all__ = [
     "AttestationError", "CertificationDeclaration", "certification_declaration",
