@@ -403,3 +403,7 @@ def create_device(device_id: str, type_key: str | DeviceType, rng: random.Random
         # example.com (RFC 2606): the twin has no product page of its own
         ProductURL=f"https://example.com/matter-twin/{device_type.key}")
     return Device(device_id, device_type, device_type.build(**options), root_servers=[identity])
+
+
+# ---- the rest of the device library (issue #27): registered by its own module ---------------
+import clusters.devices_appl  # noqa: E402,F401 - after the constants it imports from here

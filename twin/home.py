@@ -31,6 +31,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from chip.clusters import Objects as Clusters
 from chip.clusters.ClusterObjects import ClusterEvent, ClusterObject
 from chip.clusters.Types import Nullable
 
@@ -39,6 +40,7 @@ from clusters.clone import DumpError, Product, load_product, product_of, product
 from clusters.device import Device, DeviceType
 from clusters.devices import DEVICE_TYPES, create_device
 from clusters.status import MatterError
+from clusters.switches import controller_commands
 from clusters.values import to_json
 from twin import physics
 from twin.clock import DEFAULT_START, TICKS_PER_SECOND, VirtualClock, parse_time
@@ -346,6 +348,41 @@ class Home:
                     grew = True
         return [rid for rid in self.rooms if rid in inside and rid != room_id]
 
+    # ---- a hand on a device ------------------------------------------------------------
+    def press(self, device_id: str, action: str = "press", presses: int = 1, hold_seconds: float = 0.2,
+              position: int = 1, value: Any = None) -> dict[str, Any]:
+        """A hand operates a switch: a Generic Switch's button (`presses`, each held
+        `hold_seconds`; a latching switch moves to `position`), or a light switch's `action`
+        (toggle, on, off, brighter, dimmer, hue, color_temperature with `value`), whose
+        commands go to the devices the switch is bound to (its `bound_to` option), through
+        their servers like any caller's. Answers what was sent and each target's result;
+        ValueError/MatterError for a device that is no switch or an action it lacks."""
+        device = self.device(device_id)
+        for ep in device.endpoints.values():
+            server = ep.servers.get(Clusters.Switch.id)
+            if server is not None and action == "press":
+                server.press(presses=presses, hold_seconds=hold_seconds, position=position)
+                self._settle()
+                return {"device": device_id, "endpoint": ep.id, "presses": presses, "hold_seconds": hold_seconds}
+        controller = next((ep for ep in device.endpoints.values() if Clusters.Binding.id in ep.servers
+                           and Clusters.OnOff.id in ep.client_clusters), None)
+        if controller is None:
+            raise ValueError(f"device {device_id!r} is not a switch a hand can press "
+                             "(a Generic Switch, or an On/Off, Dimmer or Color Dimmer Switch)")
+        commands = controller_commands(controller.client_clusters, action, value)
+        results = []
+        for target in self._meta[device_id].options.get("bound_to") or []:
+            target_id, _, endpoint = target.partition(":")
+            for cluster, command, fields in commands:
+                try:
+                    self.device(target_id).invoke(cluster, command, fields,
+                                                  endpoint_id=int(endpoint) if endpoint else None)
+                    results.append({"target": target, "command": f"{cluster}.{command}", "status": "SUCCESS"})
+                except (MatterError, UnknownIdError, ValueError) as exc:
+                    results.append({"target": target, "command": f"{cluster}.{command}", "error": str(exc)})
+        self._settle()
+        return {"device": device_id, "action": action, "sent": results}
+
     # ---- time ----------------------------------------------------------------------
     def step(self, ticks: int = 1) -> None:
         """Tick-by-tick reference path: settle every single tick."""
@@ -590,6 +627,12 @@ class Home:
                 except (MatterError, TypeError, ValueError) as exc:
                     # create_device rejected the type or its options
                     raise UserFileError(source, f"{where}.options", str(exc)) from None
+        for i, room in enumerate(spec.rooms):   # a switch's targets may come after it
+            for j, dev in enumerate(room.devices):
+                for target in dev.options.get("bound_to") or []:
+                    if target.partition(":")[0] not in home.devices:
+                        raise UserFileError(source, f"rooms[{i}].devices[{j}].options.bound_to",
+                                            f"no device {target.partition(':')[0]!r} in this home")
         home._settle()
         return home
 

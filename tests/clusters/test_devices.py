@@ -53,7 +53,7 @@ def make(key, device_id="d1"):
 
 
 def test_all_seventeen_types_registered():
-    assert set(DEVICE_TYPES) == SIMUHOME_TYPES
+    assert SIMUHOME_TYPES <= set(DEVICE_TYPES)   # and the rest of the device library (test_devices_appl.py)
 
 
 @pytest.mark.parametrize("key", sorted(SIMUHOME_TYPES))
