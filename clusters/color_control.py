@@ -268,7 +268,8 @@ class ColorControlServer(ClusterServer):
     def _hue_to(self, enhanced_target: int, direction: Any, ticks: int) -> None:
         self._end_loop()
         start = self._channel_value("EnhancedCurrentHue", self.now)
-        self._transition("EnhancedCurrentHue", enhanced_target, ticks, self._hue_delta(start, enhanced_target, direction))
+        delta = self._hue_delta(start, enhanced_target, direction)
+        self._transition("EnhancedCurrentHue", enhanced_target, ticks, delta)
 
     @staticmethod
     def _rate(request: Any) -> int:
@@ -400,7 +401,8 @@ class ColorControlServer(ClusterServer):
         if flags & Flags.kUpdateAction and request.action not in (action.kDeactivate,
                                                                   action.kActivateFromColorLoopStartEnhancedHue,
                                                                   action.kActivateFromEnhancedCurrentHue):
-            raise MatterError(Status.CONSTRAINT_ERROR, f"action={int(request.action)} is not a ColorLoopActionEnum value")
+            raise MatterError(Status.CONSTRAINT_ERROR,
+                              f"action={int(request.action)} is not a ColorLoopActionEnum value")
         if flags & Flags.kUpdateDirection and int(request.direction) > 1:
             raise MatterError(Status.CONSTRAINT_ERROR, f"direction={int(request.direction)} is not 0 (decrement) or 1")
         if flags & Flags.kUpdateTime and request.time == 0:

@@ -39,6 +39,33 @@ from clusters.air_quality import AirQualityServer
 from clusters.alarms import DishwasherAlarmServer, RefrigeratorAlarmServer
 from clusters.basic_information import BasicInformationServer
 from clusters.device import DEVICE_TYPES, Device, DeviceType, Endpoint, register
+from clusters.device_types import (  # noqa: F401 - re-exported: physics and docs import them from here
+    AIR_PURIFIER,
+    AIR_QUALITY_SENSOR,
+    BASIC_VIDEO_PLAYER,
+    COLOR_TEMPERATURE_LIGHT,
+    DEVICE_ENERGY_MANAGEMENT,
+    DIMMABLE_LIGHT,
+    DISHWASHER,
+    ELECTRICAL_SENSOR,
+    EXTENDED_COLOR_LIGHT,
+    FAN,
+    HEAT_PUMP,
+    HUMIDITY_SENSOR,
+    LAUNDRY_DRYER,
+    LAUNDRY_WASHER,
+    LIGHT_SENSOR,
+    ON_OFF_LIGHT,
+    POWER_SOURCE,
+    REFRIGERATOR,
+    ROBOTIC_VACUUM_CLEANER,
+    ROOM_AIR_CONDITIONER,
+    SPEAKER,
+    TEMPERATURE_CONTROLLED_CABINET,
+    TEMPERATURE_SENSOR,
+    THERMOSTAT,
+    WINDOW_COVERING,
+)
 from clusters.energy import (
     PS,
     DeviceEnergyManagementServer,
@@ -77,33 +104,6 @@ from clusters.status import MatterError, Status
 from clusters.temperature_control import TemperatureControlServer
 from clusters.thermostat import ThermostatServer, ThermostatUserInterfaceConfigurationServer
 from clusters.window_covering import WindowCoveringServer
-
-# Device type ids and revisions (Matter 1.3 Device Library).
-ON_OFF_LIGHT = (0x0100, 3)
-DIMMABLE_LIGHT = (0x0101, 3)
-COLOR_TEMPERATURE_LIGHT = (0x010C, 4)   # not built in; clones of real products carry them
-EXTENDED_COLOR_LIGHT = (0x010D, 4)
-ROOM_AIR_CONDITIONER = (0x0072, 2)
-AIR_PURIFIER = (0x002D, 2)
-FAN = (0x002B, 3)
-HUMIDITY_SENSOR = (0x0307, 2)
-DISHWASHER = (0x0075, 1)
-LAUNDRY_WASHER = (0x0073, 1)
-LAUNDRY_DRYER = (0x007C, 1)
-REFRIGERATOR = (0x0070, 2)
-TEMPERATURE_CONTROLLED_CABINET = (0x0071, 3)
-ELECTRICAL_SENSOR = (0x0510, 1)
-HEAT_PUMP = (0x0309, 1)
-POWER_SOURCE = (0x0011, 1)
-DEVICE_ENERGY_MANAGEMENT = (0x050D, 2)
-THERMOSTAT = (0x0301, 4)
-ROBOTIC_VACUUM_CLEANER = (0x0074, 3)
-BASIC_VIDEO_PLAYER = (0x0028, 2)
-SPEAKER = (0x0022, 1)
-WINDOW_COVERING = (0x0202, 3)
-TEMPERATURE_SENSOR = (0x0302, 2)
-LIGHT_SENSOR = (0x0106, 3)
-AIR_QUALITY_SENSOR = (0x002C, 1)
 
 
 def _endpoint(endpoint_id: int, device_types: list[tuple[int, int]], *servers: Any) -> Endpoint:
@@ -406,4 +406,4 @@ def create_device(device_id: str, type_key: str | DeviceType, rng: random.Random
 
 
 # ---- the rest of the device library (issue #27): registered by its own module ---------------
-import clusters.devices_appl  # noqa: E402,F401 - after the constants it imports from here
+import clusters.devices_appl  # noqa: E402,F401 - registers its types after the SimuHome ones

@@ -21,10 +21,18 @@ from chip.clusters import Objects as Clusters
 
 from clusters.color_control import ColorControlServer
 from clusters.device import DeviceType, Endpoint, register
-from clusters.devices import (
+from clusters.device_types import (
+    COLOR_DIMMER_SWITCH,
     COLOR_TEMPERATURE_LIGHT,
+    DIMMABLE_PLUG_IN_UNIT,
+    DIMMER_SWITCH,
     ELECTRICAL_SENSOR,
     EXTENDED_COLOR_LIGHT,
+    GENERIC_SWITCH,
+    MOUNTED_DIMMABLE_LOAD_CONTROL,
+    MOUNTED_ON_OFF_CONTROL,
+    ON_OFF_LIGHT_SWITCH,
+    ON_OFF_PLUG_IN_UNIT,
     SPEAKER,
 )
 from clusters.energy import ElectricalEnergyMeasurementServer, ElectricalPowerMeasurementServer, PowerTopologyServer
@@ -32,18 +40,8 @@ from clusters.identify import IdentifyServer
 from clusters.level_control import LevelControlServer
 from clusters.onoff import OnOffServer
 from clusters.scenes import GroupsServer, ScenesManagementServer
-from clusters.switches import BindingServer, SwitchServer
 from clusters.status import MatterError, Status
-
-# Device type ids and revisions (Matter 1.4 Device Library).
-ON_OFF_PLUG_IN_UNIT = (0x010A, 4)
-DIMMABLE_PLUG_IN_UNIT = (0x010B, 5)
-MOUNTED_ON_OFF_CONTROL = (0x010F, 1)
-MOUNTED_DIMMABLE_LOAD_CONTROL = (0x0110, 1)
-GENERIC_SWITCH = (0x000F, 3)
-ON_OFF_LIGHT_SWITCH = (0x0103, 3)
-DIMMER_SWITCH = (0x0104, 3)
-COLOR_DIMMER_SWITCH = (0x0105, 3)
+from clusters.switches import BindingServer, SwitchServer
 
 C = Clusters
 
@@ -70,7 +68,8 @@ def _metered(load_watts: float, onoff: OnOffServer, level: LevelControlServer | 
         current = level._values["CurrentLevel"]
         return float(load_watts) * (0 if current is None or not isinstance(current, int) else current) / 254
 
-    meters = [ElectricalPowerMeasurementServer(power_source=power), ElectricalEnergyMeasurementServer(power_source=power)]
+    meters = [ElectricalPowerMeasurementServer(power_source=power),
+              ElectricalEnergyMeasurementServer(power_source=power)]
 
     def changed(server: Any, name: str) -> None:
         if name in ("OnOff", "CurrentLevel"):

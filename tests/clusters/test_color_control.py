@@ -55,7 +55,8 @@ def test_features_shape_the_cluster():
 def test_move_to_hue_transition_goes_the_short_way_and_lands_exactly():
     device, cc, clock = light()
     device.invoke("ColorControl", "MoveToHue", {"hue": 250, "direction": 0, "transitionTime": 0, **OPTS})
-    assert cc.read("CurrentHue") == 250 and cc.read("ColorMode") == CC.Enums.ColorModeEnum.kCurrentHueAndCurrentSaturation
+    assert cc.read("CurrentHue") == 250
+    assert cc.read("ColorMode") == CC.Enums.ColorModeEnum.kCurrentHueAndCurrentSaturation
     device.invoke("ColorControl", "MoveToHue", {"hue": 10, "direction": 0, "transitionTime": 20, **OPTS})
     assert cc.read("RemainingTime") == 20
     run(cc, clock, 10)

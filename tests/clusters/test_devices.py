@@ -161,6 +161,11 @@ PRODUCT_IDS = {
     "humidifier": 0x800A, "laundry_dryer": 0x800B, "laundry_washer": 0x800C, "on_off_light": 0x800D,
     "refrigerator": 0x800E, "robot_vacuum_cleaner": 0x800F, "tv": 0x8010, "window_covering": 0x8011,
     "room_sensor": 0x8012, "bridge": 0x8013,
+    # lighting, plugs, switches, media, appliances, energy (clusters/devices_appl.py)
+    "color_temperature_light": 0x8140, "extended_color_light": 0x8141, "on_off_plug": 0x8142,
+    "dimmable_plug": 0x8143, "mounted_on_off_control": 0x8144, "mounted_dimmable_load_control": 0x8145,
+    "generic_switch": 0x8146, "on_off_light_switch": 0x8147, "dimmer_switch": 0x8148,
+    "color_dimmer_switch": 0x8149, "speaker": 0x814A,
 }
 
 
