@@ -17,13 +17,14 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from bridge.backend import INVALID_ARGUMENT, UNAVAILABLE, UNKNOWN_TOOL, Backend, ToolError
+from bridge.backend import INVALID_ARGUMENT, NOT_FOUND, UNAVAILABLE, UNKNOWN_TOOL, Backend, ToolError
 from bridge.tools import Session
 from clusters.devices import DEVICE_TYPES
 from clusters.status import MatterError
 from twin.commands import ArgumentError, Arguments, Id, Integer, JsonObject, Text, parameters_schema, parse_arguments
 from twin.compare import OPS, check_operand, compare
 from twin.layout import category_of
+from twin.schema import UnknownIdError
 
 ROOM_STATES = ("temperature", "humidity", "illuminance", "pm10")
 Op = Literal["==", "!=", ">", ">=", "<", "<=", "in", "between"]
@@ -210,12 +211,119 @@ def _query_home(backend: Backend, args: dict[str, Any], session: Session) -> dic
     return out
 
 
+# ---- automations -----------------------------------------------------------------------------
+_TRIGGER = ("When the rule fires: {\"type\": \"time\", \"cron\": \"30 7 * * 1-5\"} (minute hour "
+            "day-of-month month day-of-week) or {\"type\": \"time\", \"at\": \"07:30\", \"days\": [\"mon\", ...]}; "
+            "{\"type\": \"device\", \"device_id\", \"cluster_id\", \"attribute_id\", \"op\", \"value\"} (when the "
+            "attribute's condition becomes true); {\"type\": \"room\", \"room_id\", \"state\", \"op\", \"value\"} "
+            "(temperature °C, humidity %RH, pm10 µg/m³, illuminance lux; op <, <=, >, >= or between); "
+            "{\"type\": \"time_and_state\", \"cron\" or \"at\", \"state\": <device or room condition>} (at those "
+            "times, if the condition holds). op is one of ==, !=, >, >=, <, <=, in, between.")
+_RULE = "Automation id, as returned by create_automation (e.g. \"a1\")."
+
+
+class CreateAutomation(Arguments):
+    """Create a persistent automation rule: when its trigger fires (a time, a device or room
+    state becoming true, or a time with a state condition) and its conditions hold, run its
+    steps (the same steps as schedule_workflow). It stays until deleted and can be disabled."""
+    trigger: JsonObject = Field(description=_TRIGGER)
+    steps: list[JsonObject] = Field(min_length=1, description=(
+        "Steps, each {\"tool\": \"execute_command\"|\"write_attribute\", \"args\": {...that tool's arguments...}}."))
+    conditions: list[JsonObject] = Field(None, description=(
+        "Extra conditions that must all hold when it fires: device or room conditions as in trigger, or "
+        "{\"type\": \"time_window\", \"after\": \"22:00\", \"before\": \"06:00\"}."))
+    name: Text = Field(None, description="A name for the rule.")
+
+
+class ListAutomations(Arguments):
+    """List the automation rules: trigger, conditions, steps, whether enabled, and their runs."""
+
+
+class _RuleOnly(Arguments):
+    automation_id: Text = Field(description=_RULE)
+
+
+class EnableAutomation(_RuleOnly):
+    """Enable an automation rule (a state trigger that already holds waits until it becomes true again)."""
+
+
+class DisableAutomation(_RuleOnly):
+    """Disable an automation rule; it keeps its definition and can be enabled again."""
+
+
+class DeleteAutomation(_RuleOnly):
+    """Delete an automation rule."""
+
+
+def _automations(backend: Backend) -> Any:
+    home = getattr(backend, "home", None)
+    if home is None or not hasattr(home, "automations"):
+        raise ToolError(UNAVAILABLE, "automations run in the twin's home; this backend has none")
+    return home.automations
+
+
+def _rule_call(fn: Callable[[], Any]) -> Any:
+    """Run an automation-table call, turning its refusals into tool errors."""
+    try:
+        return fn()
+    except UnknownIdError as err:
+        raise ToolError(NOT_FOUND, str(err)) from None
+    except ArgumentError as err:
+        raise _error(err) from None
+    except ValueError as err:   # AutomationError
+        raise ToolError(INVALID_ARGUMENT, str(err)) from None
+
+
+def _step_args(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    # Workflow steps name their arguments with underscores; tools show them dotted.
+    return [{"tool": s["tool"], "args": {k.replace("_id", ".id") if k.endswith("_id") else k: v
+                                         for k, v in s["args"].items()}} for s in steps]
+
+
+def _rule_json(rule: Any) -> dict[str, Any]:
+    out = rule.to_json()
+    out["steps"] = _step_args(out["steps"])
+    for key in ("id", "due_tick", "last", "created_tick", "fired_tick"):
+        out.pop(key)
+    return out
+
+
+def _create_automation(backend: Backend, args: dict[str, Any], session: Session) -> dict[str, Any]:
+    table = _automations(backend)
+    rule = _rule_call(lambda: table.create(args["trigger"], args["steps"], args.get("conditions"), args.get("name")))
+    return {"automation": _rule_json(rule)}
+
+
+def _list_automations(backend: Backend, args: dict[str, Any], session: Session) -> dict[str, Any]:
+    return {"automations": [_rule_json(r) for r in _automations(backend).list()]}
+
+
+def _enable_automation(backend: Backend, args: dict[str, Any], session: Session) -> dict[str, Any]:
+    table = _automations(backend)
+    return {"automation": _rule_json(_rule_call(lambda: table.set_enabled(args["automation.id"], True)))}
+
+
+def _disable_automation(backend: Backend, args: dict[str, Any], session: Session) -> dict[str, Any]:
+    table = _automations(backend)
+    return {"automation": _rule_json(_rule_call(lambda: table.set_enabled(args["automation.id"], False)))}
+
+
+def _delete_automation(backend: Backend, args: dict[str, Any], session: Session) -> dict[str, Any]:
+    table = _automations(backend)
+    return {"deleted": _rule_json(_rule_call(lambda: table.delete(args["automation.id"])))}
+
+
 Handler = Callable[[Backend, dict[str, Any], Session], dict[str, Any]]
 
 #: The extra tools: name -> (argument model, handler(backend, args, session)). Args reach the
 #: handler validated and dumped by alias (dotted ids), as bridge.tools hands them to its own.
 HOME_TOOLS: dict[str, tuple[type[Arguments], Handler]] = {
     "query_home": (QueryHome, _query_home),
+    "create_automation": (CreateAutomation, _create_automation),
+    "list_automations": (ListAutomations, _list_automations),
+    "enable_automation": (EnableAutomation, _enable_automation),
+    "disable_automation": (DisableAutomation, _disable_automation),
+    "delete_automation": (DeleteAutomation, _delete_automation),
 }
 
 
@@ -250,4 +358,4 @@ def call_home_tool(backend: Backend, name: str, args: Any = None, session: Sessi
     return result
 
 
-__all__ = ["HOME_TOOLS", "call_home_tool", "home_tool_schemas", "JsonObject"]
+__all__ = ["HOME_TOOLS", "call_home_tool", "home_tool_schemas"]

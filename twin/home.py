@@ -6,7 +6,8 @@ trajectory per room variable, see twin/physics.py). Time moves only through `ste
 fast-forward). Both run the same per-tick settle, in this order:
 
 1. servers' discrete events due now (`advance_to`), by device id, endpoint, cluster id;
-2. workflows due now, by start tick then id;
+2. workflows due now, by start tick then id; then automations whose trigger fires now, by
+   id (twin/automations.py; rounds of 1-2 repeat while anything ran);
 3. physics: rooms whose inputs changed (server listeners mark them dirty) or whose
    thermostat condition flips now are re-anchored, if their terms actually changed.
 
@@ -43,6 +44,7 @@ from clusters.status import MatterError
 from clusters.switches import controller_commands
 from clusters.values import to_json
 from twin import physics
+from twin.automations import Automations
 from twin.clock import DEFAULT_START, TICKS_PER_SECOND, VirtualClock, parse_time
 from twin.faults import FaultEngine
 from twin.layout import category_of
@@ -159,6 +161,7 @@ class Home:
         self.devices = Devices(self)
         self.events: list[dict[str, Any]] = []
         self.workflows = Workflows(self.clock, self._run_step)
+        self.automations = Automations(self)
         self.faults = FaultEngine(self)
         self._meta: dict[str, _DeviceMeta] = {}
         #: Device types cloned from real products (home files' `products`), by type key.
@@ -258,7 +261,10 @@ class Home:
 
     # ---- callbacks from servers ------------------------------------------------------
     def _on_change(self, server: ClusterServer, attribute: str) -> None:
-        self._dirty.add(self._meta[server.endpoint.device.id].room)
+        device_id = server.endpoint.device.id
+        self._dirty.add(self._meta[device_id].room)
+        if device_id in self.automations.watched:
+            self.automations.touched(device_id)
 
     def _on_event(self, server: ClusterServer, event: ClusterEvent) -> None:
         self.events.append({
@@ -418,6 +424,9 @@ class Home:
             tick = self.workflows.next_tick()
             if tick is not None and tick < nxt:
                 nxt = tick
+            tick = self.automations.next_tick()
+            if tick is not None and tick < nxt:
+                nxt = tick
             tick = self.faults.next_tick()
             if tick is not None and tick < nxt:
                 nxt = tick
@@ -438,7 +447,8 @@ class Home:
                 mine.changing()
                 mine.advance_to(tick)
             ran = self.workflows.run_due(tick)
-            if not due and not ran:
+            fired = self.automations.run_due(tick)
+            if not due and not ran and not fired:
                 break
         else:
             raise RuntimeError(f"tick {tick}: server events keep rescheduling at the same tick: "
@@ -489,6 +499,7 @@ class Home:
                                      if s.in_snapshot}}
                         for d in self.devices.values()],
             "workflows": self.workflows.state(),
+            **({"automations": self.automations.state()} if self.automations else {}),
             "events": copy.deepcopy(self.events),
             "rng": [version, list(internal), gauss],
             "dirty": sorted(self._dirty),
@@ -524,6 +535,8 @@ class Home:
             home._place(device, d["room"], d["name"], copy.deepcopy(d["options"]),
                         tuple(d.get("tags", ())), d.get("category"))
         home.workflows.load_state(copy.deepcopy(snapshot["workflows"]))
+        if "automations" in snapshot:
+            home.automations.load_state(copy.deepcopy(snapshot["automations"]))
         home.events = copy.deepcopy(snapshot["events"])
         version, internal, gauss = snapshot["rng"]
         home.rng.setstate((version, tuple(internal), gauss))

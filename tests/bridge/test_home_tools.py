@@ -88,3 +88,42 @@ def test_extra_tools_stay_out_of_simuhomes_table(backend):
     assert call_tool(backend, "query_home", {})["error"]["code"] == "UNKNOWN_TOOL"
     schema = home_tool_schemas(["query_home"])[0]["function"]
     assert schema["name"] == "query_home" and "room_where" in schema["parameters"]["properties"]
+
+
+STEP = {"tool": "execute_command", "args": {"device.id": "bed_light", "endpoint.id": 1, "cluster.id": "OnOff",
+                                            "command.id": "On", "args": {}}}
+
+
+def test_automation_tools_create_list_disable_enable_delete(backend):
+    made = call_home_tool(backend, "create_automation", {
+        "trigger": {"type": "room", "room_id": "ensuite", "state": "humidity", "op": "<", "value": 90},
+        "steps": [STEP], "name": "damp"})
+    assert made["ok"] and made["automation"]["rule_id"] == "a1" and made["automation"]["steps"] == [STEP]
+    timed = call_home_tool(backend, "create_automation", {"trigger": {"type": "time", "at": "09:30"},
+                                                          "steps": [STEP]})
+    assert timed["automation"]["trigger"] == {"type": "time", "cron": "30 9 * * *"}
+    assert call_home_tool(backend, "disable_automation", {"automation.id": "a2"})["automation"]["enabled"] is False
+    backend.advance(3600)
+    rules = call_home_tool(backend, "list_automations", {})["automations"]
+    assert [len(r["runs"]) for r in rules] == [0, 0]   # humidity was already below 90; a2 disabled
+    assert call_home_tool(backend, "enable_automation", {"automation_id": "a2"})["automation"]["enabled"]
+    backend.advance(24 * 3600)
+    assert [r["time"] for r in call_home_tool(backend, "list_automations", {})["automations"][1]["runs"]] == [
+        "2025-06-02 09:30:00"]
+    assert call_home_tool(backend, "delete_automation", {"automation.id": "a1"})["deleted"]["rule_id"] == "a1"
+    assert [r["rule_id"] for r in call_home_tool(backend, "list_automations", {})["automations"]] == ["a2"]
+
+
+@pytest.mark.parametrize("args, code, words", [
+    ({"trigger": {"type": "time", "cron": "0 0 30 2 *"}, "steps": [STEP]}, "INVALID_ARGUMENT", "never matches"),
+    ({"trigger": {"type": "time", "at": "07:00"}, "steps": [{**STEP, "args": {**STEP["args"], "device.id": "x"}}]},
+     "NOT_FOUND", "no device 'x'"),
+    ({"trigger": {"type": "time", "at": "07:00"}, "steps": []}, "INVALID_ARGUMENT", "steps"),
+    ({"trigger": {"type": "time", "at": "07:00"}, "steps": [{"tool": "execute_command", "args": {}}]},
+     "INVALID_ARGUMENT", "steps[0]"),
+])
+def test_automation_refusals_are_tool_errors(backend, args, code, words):
+    r = call_home_tool(backend, "create_automation", args)
+    assert not r["ok"] and r["error"]["code"] == code and words in r["error"]["message"], r
+    assert call_home_tool(backend, "list_automations", {})["automations"] == []
+    assert call_home_tool(backend, "delete_automation", {"automation.id": "a1"})["error"]["code"] == "NOT_FOUND"
