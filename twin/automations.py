@@ -145,6 +145,81 @@ def _cron_of(trigger: dict[str, Any]) -> str:
     return f"{int(mm)} {int(hh)} * * {','.join(days) if '*' not in days else '*'}"
 
 
+def check_condition(home: Any, cond: Any, where: str) -> dict[str, Any]:
+    """A device, room or time-window condition, checked against `home` and normalized
+    (resolved names); AutomationError or UnknownIdError says why it is refused. Goal
+    predicates (twin/goals.py) use the same conditions."""
+    if not isinstance(cond, dict):
+        raise AutomationError(f"{where}: expected an object, got {cond!r}")
+    kind = cond.get("type") or ("device" if "device_id" in cond else "room" if "room_id" in cond else None)
+    problem = check_operand(cond.get("op"), cond.get("value"))
+    if kind in ("device", "room") and problem:
+        raise AutomationError(f"{where}: {problem}")
+    if kind == "room":
+        if where == "trigger" and cond.get("op") not in ("<", "<=", ">", ">=", "between"):
+            raise AutomationError(f"{where}: a room state varies continuously; trigger on <, <=, >, >= or "
+                                  f"between, not {cond.get('op')!r}")
+        extra = set(cond) - {"type", "room_id", "state", "op", "value"}
+        if extra:
+            raise AutomationError(f"{where}: unknown field(s) {', '.join(sorted(extra))}")
+        home._check_room(cond.get("room_id"))
+        state = cond.get("state")
+        if state not in ROOM_STATES:
+            raise AutomationError(f"{where}: unknown room state {state!r}; accepted: {', '.join(ROOM_STATES)}")
+        lo, hi = ROOM_RANGES[state]
+        op, value = cond["op"], cond["value"]
+        probe = {">": [hi], ">=": [hi], "<": [lo], "<=": [lo], "between": [max(lo, value[0])] if
+                 op == "between" else [], "==": [value], "in": value if op == "in" else [], "!=": [lo, hi]}[op]
+        if op in ("==", "in", "between") and not any(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                                     and lo <= v <= hi for v in probe):
+            raise AutomationError(f"{where}: {state} is always within {lo:g}..{hi:g}; "
+                                  f"{op} {value!r} can never hold")
+        if op in (">", ">=", "<", "<=") and not compare(probe[0], op, value):
+            raise AutomationError(f"{where}: {state} is always within {lo:g}..{hi:g}; "
+                                  f"{op} {value!r} can never hold")
+        return {"type": "room", "room_id": cond["room_id"], "state": state, "op": op, "value": value}
+    if kind == "device":
+        extra = set(cond) - {"type", "device_id", "endpoint_id", "cluster_id", "attribute_id", "op", "value"}
+        if extra:
+            raise AutomationError(f"{where}: unknown field(s) {', '.join(sorted(extra))}")
+        device = home.device(cond.get("device_id"))
+        try:
+            server = device.locate(cond.get("cluster_id"), cond.get("endpoint_id"))
+            name = server.resolve_attribute(cond.get("attribute_id"))
+        except MatterError as err:
+            raise AutomationError(f"{where}: {err.message}") from None
+        if getattr(server, "sensor_source", None) is not None and name not in server.writable:
+            raise AutomationError(f"{where}: {server.name}.{name} is measured from the room; use a room "
+                                  "trigger (type room, with the room's state) instead")
+        current = to_json(server.read(name))
+        op, value = cond["op"], cond["value"]
+        if op in (">", ">=", "<", "<=", "between") and (isinstance(current, bool) or
+                                                       not isinstance(current, (int, float, type(None)))):
+            raise AutomationError(f"{where}: {server.name}.{name} is not a number ({current!r}); "
+                                  f"{op} can never hold")
+        for v in (value if op == "in" else [value] if op == "==" else []):
+            try:
+                server._coerce(name, v)
+            except (MatterError, TypeError, ValueError) as err:
+                raise AutomationError(f"{where}: {server.name}.{name} can never be {v!r} "
+                                      f"({getattr(err, 'message', err)})") from None
+        return {"type": "device", "device_id": device.id, "endpoint_id": server.endpoint.id,
+                "cluster_id": server.name, "attribute_id": name, "op": op, "value": value}
+    if kind == "time_window":
+        out = {"type": "time_window"}
+        for key in ("after", "before"):
+            text = cond.get(key)
+            hh, _, mm = str(text).partition(":")
+            if not (isinstance(text, str) and hh.isdigit() and mm.isdigit() and int(hh) < 24 and int(mm) < 60):
+                raise AutomationError(f"{where}.{key}: expected \"HH:MM\", got {text!r}")
+            out[key] = f"{int(hh):02d}:{int(mm):02d}"
+        if out["after"] == out["before"]:
+            raise AutomationError(f"{where}: the window {out['after']}-{out['before']} is empty")
+        return out
+    raise AutomationError(f"{where}: a condition has type device (device_id, cluster_id, attribute_id, op, "
+                          "value), room (room_id, state, op, value) or time_window (after, before)")
+
+
 # ---- rules -----------------------------------------------------------------------------
 class Rule:
     def __init__(self, rule_id: str, name: str, trigger: dict[str, Any], conditions: list[dict[str, Any]],
@@ -190,77 +265,7 @@ class Automations:
 
     # ---- checking a rule -------------------------------------------------------------
     def _condition(self, cond: Any, where: str) -> dict[str, Any]:
-        """A device or room condition, checked and normalized (resolved names)."""
-        if not isinstance(cond, dict):
-            raise AutomationError(f"{where}: expected an object, got {cond!r}")
-        kind = cond.get("type") or ("device" if "device_id" in cond else "room" if "room_id" in cond else None)
-        home = self._home
-        problem = check_operand(cond.get("op"), cond.get("value"))
-        if kind in ("device", "room") and problem:
-            raise AutomationError(f"{where}: {problem}")
-        if kind == "room":
-            if where == "trigger" and cond.get("op") not in ("<", "<=", ">", ">=", "between"):
-                raise AutomationError(f"{where}: a room state varies continuously; trigger on <, <=, >, >= or "
-                                      f"between, not {cond.get('op')!r}")
-            extra = set(cond) - {"type", "room_id", "state", "op", "value"}
-            if extra:
-                raise AutomationError(f"{where}: unknown field(s) {', '.join(sorted(extra))}")
-            home._check_room(cond.get("room_id"))
-            state = cond.get("state")
-            if state not in ROOM_STATES:
-                raise AutomationError(f"{where}: unknown room state {state!r}; accepted: {', '.join(ROOM_STATES)}")
-            lo, hi = ROOM_RANGES[state]
-            op, value = cond["op"], cond["value"]
-            probe = {">": [hi], ">=": [hi], "<": [lo], "<=": [lo], "between": [max(lo, value[0])] if
-                     op == "between" else [], "==": [value], "in": value if op == "in" else [], "!=": [lo, hi]}[op]
-            if op in ("==", "in", "between") and not any(isinstance(v, (int, float)) and not isinstance(v, bool)
-                                                         and lo <= v <= hi for v in probe):
-                raise AutomationError(f"{where}: {state} is always within {lo:g}..{hi:g}; "
-                                      f"{op} {value!r} can never hold")
-            if op in (">", ">=", "<", "<=") and not compare(probe[0], op, value):
-                raise AutomationError(f"{where}: {state} is always within {lo:g}..{hi:g}; "
-                                      f"{op} {value!r} can never hold")
-            return {"type": "room", "room_id": cond["room_id"], "state": state, "op": op, "value": value}
-        if kind == "device":
-            extra = set(cond) - {"type", "device_id", "endpoint_id", "cluster_id", "attribute_id", "op", "value"}
-            if extra:
-                raise AutomationError(f"{where}: unknown field(s) {', '.join(sorted(extra))}")
-            device = home.device(cond.get("device_id"))
-            try:
-                server = device.locate(cond.get("cluster_id"), cond.get("endpoint_id"))
-                name = server.resolve_attribute(cond.get("attribute_id"))
-            except MatterError as err:
-                raise AutomationError(f"{where}: {err.message}") from None
-            if getattr(server, "sensor_source", None) is not None and name not in server.writable:
-                raise AutomationError(f"{where}: {server.name}.{name} is measured from the room; use a room "
-                                      "trigger (type room, with the room's state) instead")
-            current = to_json(server.read(name))
-            op, value = cond["op"], cond["value"]
-            if op in (">", ">=", "<", "<=", "between") and (isinstance(current, bool) or
-                                                           not isinstance(current, (int, float, type(None)))):
-                raise AutomationError(f"{where}: {server.name}.{name} is not a number ({current!r}); "
-                                      f"{op} can never hold")
-            for v in (value if op == "in" else [value] if op == "==" else []):
-                try:
-                    server._coerce(name, v)
-                except (MatterError, TypeError, ValueError) as err:
-                    raise AutomationError(f"{where}: {server.name}.{name} can never be {v!r} "
-                                          f"({getattr(err, 'message', err)})") from None
-            return {"type": "device", "device_id": device.id, "endpoint_id": server.endpoint.id,
-                    "cluster_id": server.name, "attribute_id": name, "op": op, "value": value}
-        if kind == "time_window":
-            out = {"type": "time_window"}
-            for key in ("after", "before"):
-                text = cond.get(key)
-                hh, _, mm = str(text).partition(":")
-                if not (isinstance(text, str) and hh.isdigit() and mm.isdigit() and int(hh) < 24 and int(mm) < 60):
-                    raise AutomationError(f"{where}.{key}: expected \"HH:MM\", got {text!r}")
-                out[key] = f"{int(hh):02d}:{int(mm):02d}"
-            if out["after"] == out["before"]:
-                raise AutomationError(f"{where}: the window {out['after']}-{out['before']} is empty")
-            return out
-        raise AutomationError(f"{where}: a condition has type device (device_id, cluster_id, attribute_id, op, "
-                              "value), room (room_id, state, op, value) or time_window (after, before)")
+        return check_condition(self._home, cond, where)
 
     def _trigger(self, trigger: Any) -> dict[str, Any]:
         if not isinstance(trigger, dict):

@@ -170,7 +170,7 @@ def test_a_matter_invoke_triggers_rules_as_a_tool_call_does():
     from chip.clusters import Objects as C
     from test_node_im_server import Link, invoke_status
 
-    from twin.protocol.interaction import CommandData, CommandPath, InvokeRequest
+    from matter_protocol.interaction import CommandData, CommandPath, InvokeRequest
 
     by_matter, by_tool = Home.default(), Home.default()
     for home in (by_matter, by_tool):
