@@ -72,7 +72,8 @@ class Goal:
             if kind == "room_change":
                 home._check_room(p.get("room_id"))
                 if p.get("state") not in ROOM_STATES:
-                    raise GoalError(f"{where}: unknown room state {p.get('state')!r}; accepted: {', '.join(ROOM_STATES)}")
+                    raise GoalError(f"{where}: unknown room state {p.get('state')!r}; "
+                                    f"accepted: {', '.join(ROOM_STATES)}")
                 if p.get("direction") not in ("increase", "decrease"):
                     raise GoalError(f"{where}: direction must be increase or decrease, got {p.get('direction')!r}")
                 min_change = p.get("min_change", 0.0)
