@@ -21,7 +21,7 @@ applies to operations arriving through the bridge exactly as to tools.
 
 Change notifications and events: a borrowed server tells its listeners `(server, attribute)`
 with the server itself, whose `endpoint` is the device's. `endpoint_of(server)` gives the
-bridged endpoint id it is served at; the Interaction Model (twin/node/im.py) uses it to report
+bridged endpoint id it is served at; the Interaction Model (twin/node/im/) uses it to report
 bridged paths, so nothing here wraps or relays the servers.
 
 Endpoint ids are handed out in order and never reused after a removal. `allocation()` gives

@@ -97,7 +97,7 @@ class ClusterServer:
     #: Attributes `get()` derives from the clock or from state outside this server's stored
     #: values (a transition's CurrentLevel, a room's MeasuredValue), so they change without
     #: `set()` telling the listeners. A Matter node samples these, and only these, for its
-    #: subscribers (twin/node/im.py). Every attribute a `get()` override computes belongs here.
+    #: subscribers (twin/node/im/). Every attribute a `get()` override computes belongs here.
     derived: ClassVar[frozenset[str]] = frozenset()
     #: Derived attributes with the spec's "Q" quality (quieter reporting) that a node samples
     #: less often than every second: name -> seconds between samples.

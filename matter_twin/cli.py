@@ -50,7 +50,8 @@ from matter_twin.mqtt import DEFAULT_EMBEDDED, MqttSettings
 from twin import generator
 from twin.clock import TICKS_PER_SECOND, Pace, Pacer
 from twin.faults import load_fault_file
-from twin.node.runtime import DEFAULT_BASE_PORT, DEFAULT_WINDOW_TIMEOUT_S, WINDOW_CHOICES
+from twin.node.manager import DEFAULT_BASE_PORT
+from twin.node.pairing import DEFAULT_WINDOW_TIMEOUT_S, WINDOW_CHOICES
 from twin.schema import UserFileError, to_yaml
 
 app = TwinApp(name="twin", add_completion=False, no_args_is_help=True,

@@ -19,7 +19,7 @@ from rich.text import Text
 
 from twin.clock import TICKS_PER_SECOND
 from twin.home import Home
-from twin.node.runtime import device_name, home_pairings, served_devices
+from twin.node.pairing import device_name, home_pairings, served_devices
 from twin.schema import UserFileError
 
 FAST_FORWARD_CHUNK = 3000  # ticks per progress update (five virtual minutes)

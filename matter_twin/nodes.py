@@ -33,7 +33,9 @@ from matter_twin.console import print_codes, room_table
 from matter_twin.http import create_app
 from matter_twin.mqtt import MqttBridge, MqttSettings, start_broker
 from twin.clock import Pace
-from twin.node.runtime import DEFAULT_BASE_PORT, DEFAULT_WINDOW_TIMEOUT_S, NodeManager, run_home
+from twin.node.clock_loop import run_home
+from twin.node.manager import DEFAULT_BASE_PORT, NodeManager
+from twin.node.pairing import DEFAULT_WINDOW_TIMEOUT_S
 
 DEFAULT_STORAGE = Path(".storage")
 
@@ -253,7 +255,8 @@ def show_codes(console: Console, rows: list[dict[str, Any]], notice: str, http_p
 def run(home: Any, speed: float, end_tick: int | None, console: Console, **options: Any) -> bool:
     """`run_async` from synchronous code, with a live room table on a terminal."""
     logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.WARNING)
-    logging.getLogger("twin.node.runtime").setLevel(logging.INFO)  # sessions established, PASE failures
+    for name in ("twin.node.core", "twin.node.manager"):   # sessions established, PASE failures, reboots
+        logging.getLogger(name).setLevel(logging.INFO)
     if not console.is_terminal:
         return asyncio.run(run_async(home, speed, end_tick, console, **options))
     # Transient: the caller prints the final table once; nothing half-drawn stays behind.

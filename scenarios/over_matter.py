@@ -39,7 +39,7 @@ from bridge.config import parse_config
 from bridge.matter_backend import MatterBackend
 from bridge.matter_connection import MatterConnection
 from twin.aggregator import BRIDGE_ID
-from twin.node.runtime import DEFAULT_BASE_PORT, NodeManager
+from twin.node.manager import DEFAULT_BASE_PORT, NodeManager
 from twin.room_sensors import room_sensor_id
 
 #: Categories that need virtual time to pass while the agent works (waits, schedules).

@@ -1,6 +1,6 @@
 """One change stream over a Home: what the live views (the web page, MQTT) are told.
 
-It is the mechanism a Matter node reports with (twin/node/im.py): a listener on every device's
+It is the mechanism a Matter node reports with (twin/node/im/): a listener on every device's
 cluster servers hears when a stored value changes, an event listener hears every emitted event.
 Values the simulation derives per tick fire no listener: a room's temperature, humidity, PM10
 and illuminance, and the attributes a server names in `derived` (a level mid-transition, a

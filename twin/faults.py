@@ -453,7 +453,7 @@ class FaultEngine:
         if starting:
             if fault.spec.graceful and basic is not None and basic.event_sink is not None:
                 # Into the home's log only: a Matter node logs (and sends) its own ShutDown
-                # urgently when it goes down (twin/node/runtime.py), as the IM's shutdown() does.
+                # urgently when it goes down (twin/node/manager.py), as the IM's shutdown() does.
                 basic.event_sink(basic, Clusters.BasicInformation.Events.ShutDown())
             return
         for server in device.servers():

@@ -12,7 +12,7 @@ import pytest
 
 from matter_twin.nodes import matter_default
 from twin.home import Home
-from twin.node.runtime import home_pairings, served_devices
+from twin.node.pairing import home_pairings, served_devices
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -83,7 +83,7 @@ def test_aggregator_mode_is_documented_under_both_names():
 def test_every_open_windows_choice_the_help_offers_reaches_the_node_manager(tmp_path, text):
     from matter_twin.cli import _window_choice
     from twin.home import Home
-    from twin.node.runtime import NodeManager
+    from twin.node.manager import NodeManager
     manager = NodeManager(Home.default(), tmp_path, open_windows=_window_choice(text))
     assert manager.open_windows == (text if "," not in text else ["kitchen_light", "bedroom_light"])
     assert manager.exclusive_windows == (text != "all-qr")

@@ -337,7 +337,7 @@ class _Node:
         self.counter = 1000
 
     def feed(self, datagram: bytes) -> None:
-        from twin.node.runtime import HANDSHAKE_TIMEOUT_MS
+        from twin.node.core import HANDSHAKE_TIMEOUT_MS
         core = self.core
         self.errors.records.clear()
         self.now += 1

@@ -259,7 +259,7 @@ def twin_stand_in(bench):
     namespace; yields its QR code."""
     from netns import wait_for_line
 
-    from twin.node.runtime import home_pairings
+    from twin.node.pairing import home_pairings
     home_file = bench.workdir / "stand-in.yaml"
     home_file.write_text(STAND_IN_HOME)
     log_path = bench.workdir / "stand-in.log"

@@ -13,7 +13,7 @@ from chip.clusters.Types import NullValue
 
 from twin.home import Home
 from twin.node.device_state import STATE_FILE, DeviceStateStore
-from twin.node.runtime import NodeManager
+from twin.node.manager import NodeManager
 
 
 def home() -> Home:

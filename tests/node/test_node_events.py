@@ -23,8 +23,8 @@ from matter_protocol.interaction import (
     SubscribeResponse,
 )
 from twin.home import Home
-from twin.node import im as im_module
 from twin.node.im import CRITICAL, INFO
+from twin.node.im import server as im_server
 from twin.node.values import decode_typed
 
 OPSTATE = C.OperationalState
@@ -116,7 +116,7 @@ def test_concrete_event_path_to_nothing_answers_an_event_status():
 
 
 def test_buffers_are_bounded_per_priority_and_drop_the_oldest(monkeypatch):
-    monkeypatch.setattr(im_module, "EVENT_BUFFER", {0: 2, 1: 3, 2: 2})
+    monkeypatch.setattr(im_server, "EVENT_BUFFER", {0: 2, 1: 3, 2: 2})   # the server sizes its log
     home, device = dishwasher()
     link = Link(device)
     for _ in range(5):

@@ -20,7 +20,7 @@ from matter_protocol.exchange import MessageLayer, Send
 from matter_protocol.message import ProtocolId, SecureChannelOpcode
 from matter_protocol.pase import PaseInitiator
 from matter_protocol.status_report import GeneralCode, SecureChannelStatus, StatusReport
-from twin.node.runtime import HANDSHAKE_TIMEOUT_MS, MAX_HANDSHAKES
+from twin.node.core import HANDSHAKE_TIMEOUT_MS, MAX_HANDSHAKES
 
 
 def raw_first_message(opcode: int, payload: bytes, seed: int) -> bytes:

@@ -156,8 +156,10 @@ def run_huge_read(tmp: str) -> dict:
 
     from clusters.devices import create_device
     from twin.node.commissioning import NodeCommissioning
+    from twin.node.core import NodeCore
     from twin.node.im import InteractionModelServer
-    from twin.node.runtime import MatterNode, NodeCore, Pairing
+    from twin.node.manager import MatterNode
+    from twin.node.pairing import Pairing
 
     async def node(name: str, device_type: str, failsafe_s: int | None = None):
         loop = asyncio.get_running_loop()

@@ -715,13 +715,14 @@ def counting_reads(device):
 
 
 def test_an_idle_subscription_reads_only_derived_attributes_and_encodes_nothing(monkeypatch):
-    from twin.node import im as im_module
+    from twin.node.im import events, read
     device = light()
     link = Link(device, sample_ms=1000, granted_max_interval_s=20)
     *_, response = subscribe(link, AttributePath(), floor=0, ceiling=20)   # everything
     assert isinstance(response, SubscribeResponse)
     encodes = []
-    monkeypatch.setattr(im_module, "encode_value", lambda *a: encodes.append(a) or encode_value(*a))
+    for module in (read, events):   # where the IM encodes attribute values and events
+        monkeypatch.setattr(module, "encode_value", lambda *a: encodes.append(a) or encode_value(*a))
     reads = counting_reads(device)
     got = link.advance(60_000)
     assert len(got) == 3 and not reports(got)                  # keepalives only
@@ -756,7 +757,7 @@ def test_a_derived_change_is_sampled_once_for_all_subscribers_and_reported_to_ea
 
 def test_every_device_type_reports_its_moving_values_to_a_wildcard_subscription():
     from twin.home import Home
-    from twin.node.runtime import served_devices
+    from twin.node.pairing import served_devices
     home = Home(seed=2)
     home.add_room("room")
     for key in sorted(DEVICE_TYPES):

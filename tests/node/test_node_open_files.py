@@ -6,8 +6,8 @@ import resource
 
 import pytest
 
-from twin.node import runtime
-from twin.node.runtime import SPARE_OPEN_FILES, ensure_open_files
+from twin.node import manager
+from twin.node.manager import SPARE_OPEN_FILES, ensure_open_files
 
 
 @pytest.fixture
@@ -31,8 +31,8 @@ def test_the_soft_limit_is_raised_to_what_the_nodes_need(limits):
 
 def test_a_hard_limit_too_low_is_one_clear_refusal_and_changes_nothing(monkeypatch):
     changed = []
-    monkeypatch.setattr(runtime.resource, "getrlimit", lambda which: (256, 1024))
-    monkeypatch.setattr(runtime.resource, "setrlimit", lambda which, value: changed.append(value))
+    monkeypatch.setattr(manager.resource, "getrlimit", lambda which: (256, 1024))
+    monkeypatch.setattr(manager.resource, "setrlimit", lambda which, value: changed.append(value))
     with pytest.raises(OSError) as refused:
         ensure_open_files(1000)
     assert str(refused.value) == (

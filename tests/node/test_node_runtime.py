@@ -20,9 +20,10 @@ from matter_protocol.pase import PaseInitiator
 from matter_protocol.status_report import GeneralCode, SecureChannelStatus, StatusReport
 from twin.home import Home
 from twin.node.commissioning import NodeCommissioning
+from twin.node.core import HANDSHAKE_TIMEOUT_MS, NodeCore
 from twin.node.fabrics import Fabric
 from twin.node.im import InteractionModelServer
-from twin.node.runtime import HANDSHAKE_TIMEOUT_MS, NodeCore, Pairing, home_pairings, served_devices
+from twin.node.pairing import Pairing, home_pairings, served_devices
 
 AC = Clusters.AccessControl
 

@@ -11,7 +11,8 @@ from test_node_runtime import make_fabric
 
 from matter_protocol.mdns import Commissionable, Operational
 from twin.home import Home
-from twin.node.runtime import MatterNode, NodeManager, run_home
+from twin.node.clock_loop import run_home
+from twin.node.manager import MatterNode, NodeManager
 
 
 def small_home() -> Home:

@@ -10,7 +10,8 @@ from chip.clusters import Objects as Clusters
 
 from matter_twin.console import codes_rows
 from twin.home import Home
-from twin.node.runtime import MatterNode, NodeManager, home_pairings
+from twin.node.manager import MatterNode, NodeManager
+from twin.node.pairing import home_pairings
 
 
 def small_home() -> Home:

@@ -126,13 +126,13 @@ def run_flood(tmp: str, timeout_ms: int, flood_s: float) -> dict:
 
     from test_node_runtime import make_core
 
-    import twin.node.runtime as runtime
+    import twin.node.core as core
     from matter_protocol.exchange import MessageLayer, Send
     from matter_protocol.message import ProtocolId
     from matter_protocol.pase import PaseInitiator
-    from twin.node.runtime import MatterNode
+    from twin.node.manager import MatterNode
 
-    runtime.HANDSHAKE_TIMEOUT_MS = timeout_ms
+    core.HANDSHAKE_TIMEOUT_MS = timeout_ms
 
     def initial_request(port, seed):
         ctrl = MessageLayer(random.Random(seed))

@@ -12,15 +12,8 @@ import pytest
 from test_node_runtime import make_fabric
 
 from twin.home import Home
-from twin.node.runtime import (
-    SHORT_DISCRIMINATORS,
-    MatterNode,
-    NodeManager,
-    home_pairings,
-    pairing_order,
-    plan_windows,
-    served_devices,
-)
+from twin.node.manager import MatterNode, NodeManager
+from twin.node.pairing import SHORT_DISCRIMINATORS, home_pairings, pairing_order, plan_windows, served_devices
 
 
 def manage(home, storage, **options):

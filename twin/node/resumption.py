@@ -6,7 +6,7 @@ state at once instead of when its liveness timer fires.
 
 A record: subscription id, the subscriber (fabric index, node id, and the address its messages
 last came from: its operational UDP port), the attribute and event paths, fabric filtering,
-and the granted intervals. This module is the stored form only; NodeCore (runtime.py) runs the
+and the granted intervals. This module is the stored form only; NodeCore (core.py) runs the
 CASE initiator and hands the session to `InteractionModelServer.resume`.
 """
 from __future__ import annotations
