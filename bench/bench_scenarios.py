@@ -17,12 +17,14 @@ from collections import Counter
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from matter_twin.cli_bench import DEFAULT_EPISODES  # noqa: E402
-from scenarios.agents.reference import ReferenceAgent  # noqa: E402
 from scenarios.agents.simple import NullAgent  # noqa: E402
-from scenarios.judges import RuleJudge  # noqa: E402
 from scenarios.runner import run  # noqa: E402
-from scenarios.schema import load_episodes  # noqa: E402
+from scenarios.simuhome.judges import RuleJudge  # noqa: E402
+from scenarios.simuhome.reference import ReferenceAgent  # noqa: E402
+from scenarios.simuhome.schema import (
+    DEFAULT_EPISODES,  # noqa: E402
+    load_episodes,  # noqa: E402
+)
 
 
 def main() -> None:

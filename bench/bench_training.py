@@ -29,7 +29,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from scenarios.gym_env import HomeEnv  # noqa: E402
 from scenarios.runner import RESULTS, make_agent, make_judge, run, start_ray  # noqa: E402
-from scenarios.schema import DEFAULT_EPISODES, Episode, InitialState, load_episodes  # noqa: E402
+from scenarios.simuhome.schema import DEFAULT_EPISODES, Episode, InitialState, load_episodes  # noqa: E402
 from twin.generator import generate_home  # noqa: E402
 from twin.schema import HomeSpec, parse_file  # noqa: E402
 

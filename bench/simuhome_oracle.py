@@ -14,10 +14,10 @@ import collections
 import time
 
 from scenarios.agents.simple import ScriptedAgent
-from scenarios.evaluate import run_episode
-from scenarios.judges import RuleJudge
-from scenarios.schema import load_episodes
-from scenarios.simuhome import oracle_plan
+from scenarios.simuhome.evaluate import run_episode
+from scenarios.simuhome.importer import oracle_plan
+from scenarios.simuhome.judges import RuleJudge
+from scenarios.simuhome.schema import load_episodes
 
 
 def _part_failures(record: dict) -> list[str]:

@@ -58,6 +58,8 @@ class Session:
     on_finish: Callable[[str], Any] | None = None
     history: list[dict[str, Any]] = field(default_factory=list)
     answer: str | None = None
+    #: The suite's own tools, answered beside the core ones (ToolSet below).
+    tools: ToolSet = field(default_factory=lambda: NO_TOOLS)
 
     @property
     def finished(self) -> bool:
@@ -181,57 +183,48 @@ TOOL_MODELS: dict[str, type[Arguments]] = {
 }
 
 
-# ---- household tools (PersonalHomeBench's household information, memory and perception) -----
-# They answer only where the backend has a household (`backend.household`, scenarios/personal);
-# they are kept out of TOOL_MODELS, so SimuHome's tool list (Table 5) stays as it is.
-
-_DAY = "Date \"YYYY-MM-DD\"; optional."
+# ---- a suite's own tools ----------------------------------------------------------------------
+#: A tool's handler: the backend, the validated arguments (dotted names), the session.
+Handler = Callable[[Backend, dict, "Session"], dict]
 
 
-class GetHouseholdMembers(Arguments):
-    """Get the household's members: who they are (name, age, role, persona), their habits and
-    preferences (wake, leave, back and bed times, preferred temperature and light level,
-    hobbies), and where each is now (a room id or "away")."""
+@dataclass(frozen=True)
+class ToolSet:
+    """Tools a benchmark suite adds to its agents' sessions (`Session.tools`), each an argument
+    model and a handler, e.g. PersonalHomeBench's household tools (scenarios/personal/tools.py).
+    They answer only in a session that carries them: the core table (TOOL_MODELS, SimuHome's
+    Table 5) never changes, so a SimuHome run sees exactly its 17 tools."""
+    models: dict[str, type[Arguments]] = field(default_factory=dict)
+    handlers: dict[str, Handler] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if set(self.models) != set(self.handlers):
+            raise ValueError(f"tool models {sorted(self.models)} and handlers {sorted(self.handlers)} differ")
+        if set(self.models) & set(TOOL_MODELS):
+            raise ValueError(f"{sorted(set(self.models) & set(TOOL_MODELS))} are core tools; a suite adds, "
+                             "never replaces")
+
+    @property
+    def schemas(self) -> list[dict[str, Any]]:
+        """OpenAI function-calling schemas of these tools (agents get TOOL_SCHEMAS + these)."""
+        return tool_schemas(self.models)
 
 
-class SearchHouseholdMemory(Arguments):
-    """Search the household's memory: what happened in the home, in time order. Records are
-    residents' device actions ("action"), device values that changed and who caused them
-    ("change"), device events ("event"), residents moving, leaving and coming home
-    ("presence"), and hourly room temperature, humidity, illuminance and PM10 ("room")."""
-    query: Text = Field(None, description="Words that must all appear in a record's text "
-                        "(e.g. \"dishwasher Start\"); none: every record.")
-    member: Text = Field(None, description="Only records of this member (id or name).")
-    room_id: Text = Field(None, description="Only records about this room.")
-    kind: Text = Field(None, description="Only this kind: action, change, event, presence or room.")
-    date: Text = Field(None, description=_DAY)
-    offset: Integer = Field(None, ge=0, description="Skip this many matches (paging; default 0).")
-    limit: Integer = Field(None, ge=1, le=200, description="At most this many records (1-200; default 50).")
+NO_TOOLS = ToolSet()
 
 
-class PerceiveRoom(Arguments):
-    """Perceive a room now: who is in it, which of its devices are switched on, and its
-    environmental states (as get_room_states reports them)."""
-    room_id: Text = Field(description=_ROOM)
+def tool_model(name: str, tools: ToolSet = NO_TOOLS) -> type[Arguments]:
+    """The argument model of a core tool or of one in `tools` (looked up, never copied)."""
+    return TOOL_MODELS[name] if name in TOOL_MODELS else tools.models[name]
 
 
-HOUSEHOLD_TOOL_MODELS: dict[str, type[Arguments]] = {
-    "get_household_members": GetHouseholdMembers, "search_household_memory": SearchHouseholdMemory,
-    "perceive_room": PerceiveRoom,
-}
-#: Every tool call_tool answers: SimuHome's and the household's.
-ALL_TOOL_MODELS: dict[str, type[Arguments]] = {**TOOL_MODELS, **HOUSEHOLD_TOOL_MODELS}
-MEMORY_KINDS = ("action", "change", "event", "presence", "room")
-
-
-def tool_model(name: str) -> type[Arguments]:
-    """The argument model of any tool (looked up in the tables, never a copy of them)."""
-    return TOOL_MODELS[name] if name in TOOL_MODELS else HOUSEHOLD_TOOL_MODELS[name]
+def _description(model: type[Arguments]) -> str:
+    return " ".join((model.__doc__ or "").split())
 
 
 def tool_description(name: str) -> str:
     """What the tool does, as agents read it: its model's docstring on one line."""
-    return " ".join((tool_model(name).__doc__ or "").split())
+    return _description(tool_model(name))
 
 
 def arguments_schema(name: str) -> dict[str, Any]:
@@ -239,27 +232,25 @@ def arguments_schema(name: str) -> dict[str, Any]:
     return parameters_schema(tool_model(name))
 
 
-#: OpenAI function-calling schemas, in the order of the paper's Table 5.
-TOOL_SCHEMAS: list[dict[str, Any]] = [
-    {"type": "function", "function": {"name": name, "description": tool_description(name),
-                                      "parameters": arguments_schema(name)}}
-    for name in TOOL_MODELS]
+def tool_schemas(models: dict[str, type[Arguments]]) -> list[dict[str, Any]]:
+    """OpenAI function-calling schemas of tools given by their argument models."""
+    return [{"type": "function", "function": {"name": name, "description": _description(model),
+                                              "parameters": parameters_schema(model)}}
+            for name, model in models.items()]
 
-#: The household tools' schemas: agents in a personalised household get TOOL_SCHEMAS + these.
-HOUSEHOLD_TOOL_SCHEMAS: list[dict[str, Any]] = [
-    {"type": "function", "function": {"name": name, "description": tool_description(name),
-                                      "parameters": arguments_schema(name)}}
-    for name in HOUSEHOLD_TOOL_MODELS]
+
+#: OpenAI function-calling schemas, in the order of the paper's Table 5.
+TOOL_SCHEMAS: list[dict[str, Any]] = tool_schemas(TOOL_MODELS)
 
 SCHEMAS_BY_NAME: dict[str, dict[str, Any]] = {s["function"]["name"]: s["function"] for s in TOOL_SCHEMAS}
 TOOL_NAMES: tuple[str, ...] = tuple(sorted(SCHEMAS_BY_NAME))
 
 
-def normalize_args(name: str, args: Any) -> dict[str, Any]:
-    """Validate `args` for tool `name` through its model; return them keyed by the
-    canonical (dotted) names, as given (no defaults added)."""
+def normalize_args(name: str, args: Any, tools: ToolSet = NO_TOOLS) -> dict[str, Any]:
+    """Validate `args` for tool `name` (core, or one of `tools`) through its model; return them
+    keyed by the canonical (dotted) names, as given (no defaults added)."""
     try:
-        parsed = parse_arguments(tool_model(name), args, name)
+        parsed = parse_arguments(tool_model(name, tools), args, name)
     except ArgumentError as err:
         raise ToolError(INVALID_ARGUMENT, err.message, err.accepted) from None
     return parsed.model_dump(by_alias=True, exclude_unset=True)
@@ -294,10 +285,14 @@ def _rounded(name: str, value: float) -> int:
     return int(round(value * _SCALE[name]))
 
 
+def room_states(backend: Backend, room_id: str) -> dict:
+    """A room's states as get_room_states answers them (suites' tools reuse it)."""
+    raw = backend.room_states(room_id)
+    return {"room_id": room_id, **{k: _rounded(k, raw[k]) for k in STATES}, "units": ROOM_STATE_UNITS}
+
+
 def _get_room_states(backend: Backend, args: dict, session: Session) -> dict:
-    raw = backend.room_states(args["room.id"])
-    return {"room_id": args["room.id"],
-            **{k: _rounded(k, raw[k]) for k in STATES}, "units": ROOM_STATE_UNITS}
+    return room_states(backend, args["room.id"])
 
 
 def _get_device_structure(backend: Backend, args: dict, session: Session) -> dict:
@@ -387,67 +382,7 @@ def _finish(backend: Backend, args: dict, session: Session) -> dict:
     return {"finished": True, "answer": args["answer"]}
 
 
-def _household(backend: Backend) -> Any:
-    household = getattr(backend, "household", None)
-    if household is None:
-        raise ToolError(UNAVAILABLE, "this home has no household (no residents); the household tools "
-                        "answer in personalised households (twin bench personal)")
-    return household
-
-
-def _get_household_members(backend: Backend, args: dict, session: Session) -> dict:
-    return {"members": _household(backend).members()}
-
-
-def _search_household_memory(backend: Backend, args: dict, session: Session) -> dict:
-    household = _household(backend)
-    kind = args.get("kind")
-    if kind is not None and kind not in MEMORY_KINDS:
-        raise ToolError(INVALID_ARGUMENT, f"unknown record kind {kind!r}", accepted=list(MEMORY_KINDS))
-    member = args.get("member")
-    if member is not None:
-        ids = {m["id"]: m["id"] for m in household.members()}
-        ids.update({m["name"].lower(): m["id"] for m in household.members()})
-        if member.lower() not in ids and member not in ids:
-            raise ToolError(NOT_FOUND, f"there is no member {member!r}",
-                            accepted=[m["id"] for m in household.members()])
-        member = ids.get(member, ids.get(member.lower()))
-    room = args.get("room.id")
-    if room is not None:
-        backend.room_states(room)   # NOT_FOUND with the room ids if there is no such room
-    day = args.get("date")
-    if day is not None:
-        try:
-            _dt.date.fromisoformat(day)
-        except ValueError:
-            raise ToolError(INVALID_ARGUMENT, f"date {day!r} is not \"YYYY-MM-DD\"") from None
-    words = (args.get("query") or "").lower().split()
-    found = [r for r in household.memory
-             if (kind is None or r["kind"] == kind) and (member is None or r["actor"] == member)
-             and (room is None or r["room"] == room) and (day is None or r["time"].startswith(day))
-             and all(w in r["text"].lower() for w in words)]
-    offset, limit = args.get("offset", 0), args.get("limit", 50)
-    page = found[offset:offset + limit]
-    return {"total": len(found), "offset": offset, "records": [
-        {k: r[k] for k in ("time", "kind", "actor", "room", "device", "text", "detail")} for r in page]}
-
-
-def _perceive_room(backend: Backend, args: dict, session: Session) -> dict:
-    household = _household(backend)
-    states = _get_room_states(backend, args, session)
-    on = []
-    for device in backend.room_devices(args["room.id"]):
-        try:
-            if backend.read_attribute(device["device_id"], None, "OnOff", "OnOff")["value"]:
-                on.append(device["device_id"])
-        except ToolError:   # a device without OnOff (a sensor, blinds) is neither on nor off
-            continue
-    return {**states, "people": household.present(args["room.id"]), "devices_on": on}
-
-
 _HANDLERS: dict[str, Callable[[Backend, dict, Session], dict]] = {
-    "get_household_members": _get_household_members, "search_household_memory": _search_household_memory,
-    "perceive_room": _perceive_room,
     "get_rooms": _get_rooms, "get_room_devices": _get_room_devices,
     "get_room_states": _get_room_states, "get_device_structure": _get_device_structure,
     "get_all_attributes": _get_all_attributes, "get_attribute": _get_attribute,
@@ -458,16 +393,18 @@ _HANDLERS: dict[str, Callable[[Backend, dict, Session], dict]] = {
     "cancel_workflow": _cancel_workflow, "get_workflow_status": _get_workflow_status,
     "get_workflow_list": _get_workflow_list, "ask_user": _ask_user, "finish": _finish,
 }
-assert set(_HANDLERS) == set(ALL_TOOL_MODELS)
+assert set(_HANDLERS) == set(TOOL_MODELS)
 
 
 def call_tool(backend: Backend, name: str, args: Any = None, session: Session | None = None) -> dict:
     """Run one tool. Never raises: failures come back as {"ok": false, "error": {...}}."""
     session = session if session is not None else Session()
     try:
-        if name not in _HANDLERS:
-            raise ToolError(UNKNOWN_TOOL, f"there is no tool {name!r}", accepted=list(TOOL_NAMES))
-        result = {"ok": True, **_HANDLERS[name](backend, normalize_args(name, args), session)}
+        handler = _HANDLERS.get(name) or session.tools.handlers.get(name)
+        if handler is None:
+            raise ToolError(UNKNOWN_TOOL, f"there is no tool {name!r}",
+                            accepted=sorted((*TOOL_NAMES, *session.tools.models)))
+        result = {"ok": True, **handler(backend, normalize_args(name, args, session.tools), session)}
     except ToolError as err:
         result = {"ok": False, "error": err.to_json()}
     except MatterError as err:  # a backend that let one through
@@ -552,7 +489,7 @@ def environment_rules(state: str) -> list[dict[str, Any]]:
     return out
 
 
-__all__ = ["ALL_TOOL_MODELS", "HOUSEHOLD_TOOL_MODELS", "HOUSEHOLD_TOOL_SCHEMAS", "NOT_FOUND",
+__all__ = ["NO_TOOLS", "NOT_FOUND", "Handler", "ToolSet", "room_states", "tool_schemas",
            "ROOM_STATE_UNITS", "SCHEMAS_BY_NAME", "TOOL_MODELS", "TOOL_NAMES", "TOOL_SCHEMAS", "Session",
            "ToolError", "arguments_schema", "call_tool", "environment_rules", "normalize_args",
            "tool_description"]

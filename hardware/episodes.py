@@ -27,8 +27,8 @@ from typing import Any
 from hardware.controller import ManagedController
 from hardware.labfile import Lab
 from hardware.session import LabSession, load_twin_home
-from scenarios.evaluate import build_home
-from scenarios.schema import DEFAULT_EPISODES, Episode, load_episodes
+from scenarios.simuhome.evaluate import build_home
+from scenarios.simuhome.schema import DEFAULT_EPISODES, Episode, load_episodes
 from twin.home import Home
 from twin.schema import UserFileError
 

@@ -188,7 +188,7 @@ class AgentSpec(_Model):
 
 class EpisodesSpec(_Model):
     """Benchmark episodes run on the mixed home: each episode's home is the twin side, the
-    bench's real devices play their bound ids in it; scored by scenarios/evaluate.py."""
+    bench's real devices play their bound ids in it; scored by scenarios/simuhome/evaluate.py."""
     ids: list[str] = Field(..., min_length=1, description="episode ids")
     file: str | None = Field(None, description="an episode JSONL file (default: the committed set)")
     agent: str = Field("reference", description="reference, null or openai:MODEL")

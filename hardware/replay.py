@@ -29,7 +29,7 @@ from bridge.tools import call_tool, normalize_args
 from bridge.twin_backend import TwinBackend
 from clusters.values import to_json
 from hardware.recording import Recording
-from scenarios.evaluate import agent_session
+from scenarios.simuhome.evaluate import agent_session
 from twin.clock import TICKS_PER_SECOND
 from twin.home import Home
 

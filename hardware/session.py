@@ -567,7 +567,7 @@ class LabSession:
     def _drive(self, agent: Any, query: str, max_steps: int) -> tuple[Session, Any, str | None]:
         """Run `agent` on `query` through the tools against the mixed home, every call
         recorded (source "agent"): (its tool session, its output or None, its error)."""
-        from scenarios.evaluate import agent_session
+        from scenarios.simuhome.evaluate import agent_session
         assert self.backend is not None
         backend = _Timed(self.backend, self._tick)
         session = agent_session()
@@ -585,7 +585,7 @@ class LabSession:
         runs, and the benchmark's evaluator scores what the mixed home then holds (a coupled
         device's twin holds its product's reported state). The result line is recorded
         (event "episode_score") and returned."""
-        from scenarios.evaluate import score
+        from scenarios.simuhome.evaluate import score
         assert self.twin is not None
         setup = [c for c in episode.initial.setup if self._touches_real(c.tool, c.args)]
         for call in setup:

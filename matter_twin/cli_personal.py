@@ -1,6 +1,6 @@
 """`twin bench personal`: PersonalHomeBench on the twin (personalised households).
 
-Mounted in matter_twin/cli_bench.py as `bench_app.add_typer(personal_app, name="personal")`.
+Mounted by matter_twin/cli_bench.py as the personal suite's verbs (`twin bench personal ...`).
 """
 from __future__ import annotations
 
@@ -18,10 +18,10 @@ from scenarios.personal.evaluate import PersonalJudge, make_agent, summarize
 from scenarios.personal.evaluate import run as run_all
 from scenarios.personal.evaluate import validate as check
 from scenarios.personal.households import write_households
+from scenarios.personal.suite import DEFAULT_TASKS
 from scenarios.personal.tasks import CATEGORIES, PersonalTask, dump_task, generate, load_tasks
 from twin.schema import UserFileError
 
-DEFAULT_TASKS = Path(__file__).resolve().parent.parent / "scenarios" / "data" / "personal.jsonl"
 SEED = 16
 HOUSEHOLDS = 3
 DAYS = 3
@@ -59,7 +59,7 @@ def generate_(out: Path = typer.Option(DEFAULT_TASKS, help="Tasks JSONL to write
               per_category: int = typer.Option(PER_CATEGORY, min=1, help="Tasks per category and household "
                                                "(CF: pairs of changed/unchanged).")):
     """Write households (the default home with residents) and draw the five task categories from
-    their simulated history. With the defaults it rewrites scenarios/data/personal.jsonl byte for byte.
+    their simulated history. With the defaults it rewrites scenarios/personal/data/personal.jsonl byte for byte.
 
     Examples:
 

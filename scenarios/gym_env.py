@@ -15,7 +15,7 @@ Spaces (all text is printable ASCII; JSON with non-ASCII escaped):
 
 Reward: 0 on every step but the last; when the agent calls `finish` (terminated) or runs out of
 `max_steps` (truncated), the episode is scored exactly as `twin bench run` scores it
-(`scenarios.evaluate.score`: simulator goals, or the rule judge) and the reward is 1.0 for a
+(`scenarios.simuhome.evaluate.score`: simulator goals, or the rule judge) and the reward is 1.0 for a
 success, else 0.0; `info["verdict"]` holds the whole record.
 
 Resets fork the episode's starting home (built once per episode), so they are cheap.
@@ -33,10 +33,10 @@ from gymnasium import spaces
 
 from bridge.tools import TOOL_NAMES, Session, call_tool
 from bridge.twin_backend import TwinBackend
-from scenarios.evaluate import Judge, agent_session, build_home, score
-from scenarios.generate import generate_category
-from scenarios.judges import RuleJudge
-from scenarios.schema import CATEGORIES, DEFAULT_EPISODES, Episode, load_episodes
+from scenarios.simuhome.evaluate import Judge, agent_session, build_home, score
+from scenarios.simuhome.generate import generate_category
+from scenarios.simuhome.judges import RuleJudge
+from scenarios.simuhome.schema import CATEGORIES, DEFAULT_EPISODES, Episode, load_episodes
 from twin.home import Home
 
 ENV_ID = "MatterTwin/SimuHome-v0"
@@ -195,7 +195,7 @@ class HomeEnv(gymnasium.Env):
 def reference_actions(episode: Episode) -> list[str]:
     """The reference solver's calls on `episode`, as text actions: a policy that earns the full
     reward wherever the solver does (it works only through the tools, never sees the goal)."""
-    from scenarios.agents.reference import ReferenceAgent
+    from scenarios.simuhome.reference import ReferenceAgent
     home = build_home(episode).fork()
     session = agent_session()
     ReferenceAgent().run(episode.query, TwinBackend(home), session, 100)

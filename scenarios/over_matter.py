@@ -1,7 +1,7 @@
 """The benchmark over Matter: each episode's home served as one Matter bridge node, the agent
 driving it through python-matter-server (`twin bench run --over-matter`).
 
-`MatterServing(server_url)` is the `serve` hook of `scenarios.evaluate.run_episode`. Per
+`MatterServing(server_url)` is the `serve` hook of `scenarios.simuhome.evaluate.run_episode`. Per
 episode it:
 
 1. serves the agent's copy of the home (the very `Home` the evaluator scores afterwards) as a

@@ -11,7 +11,7 @@ from statistics import mean
 from typing import Any
 
 from scenarios.runner import load_results
-from scenarios.schema import CATEGORIES, QUERY_TYPES
+from scenarios.simuhome.schema import CATEGORIES, QUERY_TYPES
 
 FEASIBLE_ERRORS = ("EP", "II", "DC", "AP", "TR")
 INFEASIBLE_ERRORS = ("CM", "CB", "LJ")

@@ -20,12 +20,13 @@ from typing import Any
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from scenarios.agent import Agent, Serve, in_process
 from scenarios.agents.react import ReActAgent
-from scenarios.agents.reference import ReferenceAgent
 from scenarios.agents.simple import NullAgent
-from scenarios.evaluate import Agent, Judge, Serve, in_process, run_episode
-from scenarios.judges import LLMJudge, RuleJudge
-from scenarios.schema import Episode
+from scenarios.simuhome.evaluate import Judge, run_episode
+from scenarios.simuhome.judges import LLMJudge, RuleJudge
+from scenarios.simuhome.reference import ReferenceAgent
+from scenarios.simuhome.schema import Episode
 
 RESULTS = "results.jsonl"
 TIMINGS = "timings.jsonl"

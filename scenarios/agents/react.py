@@ -16,7 +16,7 @@ import re
 from typing import Any
 
 from bridge.tools import TOOL_SCHEMAS, Session, call_tool
-from scenarios.evaluate import AgentOutput
+from scenarios.agent import AgentOutput
 
 SYSTEM_PROMPT = """You are a smart-home assistant. You fulfil the user's request by calling tools that \
 read and control Matter devices in the home.

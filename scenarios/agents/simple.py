@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from bridge.tools import Session, call_tool
-from scenarios.evaluate import AgentOutput
+from scenarios.agent import AgentOutput
 
 NULL_ANSWER = "Okay, I have noted your request."
 

@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from bridge.backend import TIME_FORMAT
-from bridge.tools import HOUSEHOLD_TOOL_SCHEMAS, TOOL_SCHEMAS, Session, call_tool
+from bridge.tools import TOOL_SCHEMAS, Session, call_tool
+from scenarios.agent import AgentOutput
 from scenarios.agents.react import ReActAgent, tool_list
 from scenarios.agents.simple import NullAgent
-from scenarios.evaluate import AgentOutput
 from scenarios.personal.household import Household
 from scenarios.personal.tasks import (
     LEVEL_TOLERANCE,
@@ -44,6 +44,7 @@ from scenarios.personal.tasks import (
     relevant_features,
     solve,
 )
+from scenarios.personal.tools import SCHEMAS, household_tools
 
 PLAN_TOOLS = ("execute_command", "write_attribute", "schedule_workflow")
 MAX_STEPS = 15   # the paper's turn budget per task
@@ -74,7 +75,7 @@ JSON_PROTOCOL = """- Every reply is exactly one JSON object and nothing else:
 
 
 def agent_tools() -> list[dict[str, Any]]:
-    return TOOL_SCHEMAS + HOUSEHOLD_TOOL_SCHEMAS
+    return TOOL_SCHEMAS + SCHEMAS
 
 
 def prompt(mode: str) -> str:
@@ -279,7 +280,7 @@ def lived(task: PersonalTask, base: Path) -> Household:
 def run_task(task: PersonalTask, agent: Any, base: Path, judge: PersonalJudge | None = None,
              max_steps: int = MAX_STEPS) -> dict[str, Any]:
     household = lived(task, base)
-    session = Session()
+    session = Session(tools=household_tools(household))
     output = agent.run(task.question, household.backend, session, max_steps)
     result = {"task_id": task.id, "category": task.category, "difficulty": task.difficulty,
               "agent": agent.name, "answer": session.answer, "tool_calls": len(session.history),

@@ -32,7 +32,7 @@ from typing import Any
 from bridge.backend import TIME_FORMAT
 from bridge.tools import Session, call_tool
 from bridge.twin_backend import TwinBackend
-from scenarios import actions as A
+from scenarios.simuhome import actions as A
 from twin.changes import ROOM_UNITS, ChangeStream
 from twin.home import Home
 from twin.schema import HomeSpec, ResidentSpec, parse_file
@@ -66,7 +66,8 @@ def _clock(day: date, hhmm: str, minutes: int = 0) -> datetime:
 
 
 class HouseholdBackend(TwinBackend):
-    """The twin backend plus the household the household tools read (`backend.household`)."""
+    """The twin backend plus its household, for the reference solver's privileged counterfactual
+    replay (the household tools get their household from `tools.household_tools`, not from here)."""
 
     def __init__(self, household: Household):
         super().__init__(household.home)

@@ -17,10 +17,10 @@ import sys
 import pytest
 from netns import REPO
 
-from scenarios.agents.reference import ReferenceAgent
-from scenarios.judges import RuleJudge
 from scenarios.runner import load_results, run
-from scenarios.schema import DEFAULT_EPISODES, dump_episode, load_episodes
+from scenarios.simuhome.judges import RuleJudge
+from scenarios.simuhome.reference import ReferenceAgent
+from scenarios.simuhome.schema import DEFAULT_EPISODES, dump_episode, load_episodes
 
 pytestmark = pytest.mark.e2e   # a namespace, python-matter-server or matter.js
 

@@ -610,7 +610,7 @@ def _episode_seeds() -> list[bytes]:
 
 
 def run_episodes(data: bytes) -> None:
-    from scenarios.schema import load_episodes
+    from scenarios.simuhome.schema import load_episodes
     from twin.schema import UserFileError
     path = _write("episodes.jsonl", data)
     try:
@@ -707,7 +707,7 @@ TARGETS: dict[str, Target] = {t.name: t for t in [
            head_byte=True, examples=100),
     Target("bridge_config", run_bridge_config, _bridge_seeds, "bridge config YAML/JSON through load_config",
            head_byte=True, examples=100),
-    Target("episodes", run_episodes, _episode_seeds, "episodes JSONL through scenarios.schema.load_episodes",
+    Target("episodes", run_episodes, _episode_seeds, "episodes JSONL through scenarios.simuhome.schema.load_episodes",
            examples=100),
     Target("http_tools", run_http, _http_seeds, "POST /tools/<name> bodies through the FastAPI app (TestClient)",
            head_byte=True, examples=60),

@@ -11,10 +11,10 @@ import pytest
 from hardware.episodes import lab_episodes, run_episodes, select_episodes, why_unfit
 from hardware.labfile import parse_lab
 from hardware.recording import Recording
-from scenarios.agents.reference import ReferenceAgent
-from scenarios.evaluate import run_episode
-from scenarios.judges import RuleJudge
-from scenarios.schema import DEFAULT_EPISODES, load_episodes
+from scenarios.simuhome.evaluate import run_episode
+from scenarios.simuhome.judges import RuleJudge
+from scenarios.simuhome.reference import ReferenceAgent
+from scenarios.simuhome.schema import DEFAULT_EPISODES, load_episodes
 from twin.home import Home
 from twin.schema import UserFileError
 

@@ -6,10 +6,10 @@ import json
 import subprocess
 import sys
 
-from scenarios.export import chat_examples, preference_pairs, recorded_results, replay
 from scenarios.runner import load_results, make_agent, make_judge, run
-from scenarios.schema import CATEGORIES, DEFAULT_EPISODES, load_episodes
-from scenarios.tasks import fingerprint, generate_tasks, split_of
+from scenarios.simuhome.export import chat_examples, preference_pairs, recorded_results, replay
+from scenarios.simuhome.schema import CATEGORIES, DEFAULT_EPISODES, load_episodes
+from scenarios.simuhome.tasks import fingerprint, generate_tasks, split_of
 
 EPISODES = load_episodes(DEFAULT_EPISODES)
 BY_ID = {e.id: e for e in EPISODES}

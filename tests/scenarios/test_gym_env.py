@@ -9,7 +9,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 from scenarios.gym_env import ENV_ID, HomeEnv, parse_action, reference_actions
-from scenarios.schema import CATEGORIES, DEFAULT_EPISODES, load_episodes
+from scenarios.simuhome.schema import CATEGORIES, DEFAULT_EPISODES, load_episodes
 
 EPISODES = load_episodes(DEFAULT_EPISODES)
 #: The first episode of every category.

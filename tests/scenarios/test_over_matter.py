@@ -7,9 +7,9 @@ from chip.clusters import Objects as Clusters
 from typer.testing import CliRunner
 
 from matter_twin.cli_bench import bench_app
-from scenarios.evaluate import build_home
 from scenarios.over_matter import MatterServing, runs_over_matter
-from scenarios.schema import DEFAULT_EPISODES, load_episodes
+from scenarios.simuhome.evaluate import build_home
+from scenarios.simuhome.schema import DEFAULT_EPISODES, load_episodes
 from twin.aggregator import build_bridge
 from twin.room_sensors import room_sensor_id
 

@@ -12,7 +12,7 @@ import openai
 import pytest
 import yaml
 
-from bridge.tools import HOUSEHOLD_TOOL_SCHEMAS, TOOL_NAMES, TOOL_SCHEMAS, call_tool
+from bridge.tools import TOOL_NAMES, TOOL_SCHEMAS, Session, call_tool
 from bridge.twin_backend import TwinBackend
 from matter_twin.cli_personal import DAYS, DEFAULT_TASKS, HOUSEHOLDS, PER_CATEGORY, SEED
 from scenarios.personal.evaluate import (
@@ -38,6 +38,7 @@ from scenarios.personal.tasks import (
     rank_deviation,
     solve,
 )
+from scenarios.personal.tools import SCHEMAS, household_tools
 from tests.openai_stub import OpenAIStub
 from twin.home import Home
 from twin.schema import HomeSpec, UserFileError, parse_data, parse_file, to_yaml
@@ -136,21 +137,22 @@ def test_a_counterfactual_replay_moves_what_the_change_moves(lived):
 
 # ---- the household tools -----------------------------------------------------------------------
 def test_household_tools_answer_from_the_household(lived):
-    members = call_tool(lived.backend, "get_household_members", {})["members"]
+    session = Session(tools=household_tools(lived))
+    members = call_tool(lived.backend, "get_household_members", {}, session)["members"]
     assert [m["id"] for m in members] == list(lived.residents) and all(m["persona"] for m in members)
     who = members[0]
     found = call_tool(lived.backend, "search_household_memory",
-                      {"member": who["name"], "kind": "presence", "date": DAY1, "limit": 3})
+                      {"member": who["name"], "kind": "presence", "date": DAY1, "limit": 3}, session)
     assert found["ok"] and found["total"] > 3 and len(found["records"]) == 3
     assert all(r["actor"] == who["id"] and r["time"].startswith(DAY1) for r in found["records"])
     page2 = call_tool(lived.backend, "search_household_memory",
-                      {"member": who["id"], "kind": "presence", "date": DAY1, "limit": 3, "offset": 3})
+                      {"member": who["id"], "kind": "presence", "date": DAY1, "limit": 3, "offset": 3}, session)
     assert page2["records"][0] not in found["records"]
-    words = call_tool(lived.backend, "search_household_memory", {"query": "dishwasher start"})
+    words = call_tool(lived.backend, "search_household_memory", {"query": "dishwasher start"}, session)
     assert words["total"] >= 1 and all("dishwasher" in r["text"].lower() for r in words["records"])
-    seen = call_tool(lived.backend, "perceive_room", {"room.id": "bedroom"})
+    seen = call_tool(lived.backend, "perceive_room", {"room.id": "bedroom"}, session)
     assert sorted(seen["people"]) == sorted(lived.residents) and "temperature" in seen
-    assert {t["function"]["name"] for t in HOUSEHOLD_TOOL_SCHEMAS}.isdisjoint(TOOL_NAMES)
+    assert {t["function"]["name"] for t in SCHEMAS}.isdisjoint(TOOL_NAMES)
 
 
 @pytest.mark.parametrize("tool, args, code", [
@@ -161,13 +163,15 @@ def test_household_tools_answer_from_the_household(lived):
     ("perceive_room", {"room.id": "attic"}, "NOT_FOUND"),
 ])
 def test_household_tool_errors_are_data(lived, tool, args, code):
-    result = call_tool(lived.backend, tool, args)
+    result = call_tool(lived.backend, tool, args, Session(tools=household_tools(lived)))
     assert result["ok"] is False and result["error"]["code"] == code
 
 
-def test_household_tools_need_a_household():
+def test_household_tools_answer_only_in_a_session_that_carries_them(lived):
+    # A SimuHome session has its 17 tools only: the household's are the suite's, not the core's.
     result = call_tool(TwinBackend(Home.default()), "get_household_members", {})
-    assert result["error"]["code"] == "UNAVAILABLE"
+    assert result["error"]["code"] == "UNKNOWN_TOOL" and "get_household_members" not in result["error"]["accepted"]
+    assert len(TOOL_SCHEMAS) == 17 and not set(household_tools(lived).models) & set(TOOL_NAMES)
 
 
 # ---- tasks: generated, validated, scored -------------------------------------------------------

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from scenarios.runner import RESULTS, TIMINGS, load_results, make_agent, make_judge, run
-from scenarios.schema import CATEGORIES, DEFAULT_EPISODES, load_episodes
+from scenarios.simuhome.schema import CATEGORIES, DEFAULT_EPISODES, load_episodes
 
 EPISODES = load_episodes(DEFAULT_EPISODES)
 #: Two episodes of every category.

@@ -8,17 +8,17 @@ from openai_stub import OpenAIStub, last_observation
 
 from bridge.tools import Session
 from matter_twin.cli_bench import bench_app
-from scenarios import templates as T
 from scenarios.agents.react import ReActAgent, parse_step
-from scenarios.agents.reference import ReferenceAgent
 from scenarios.agents.simple import NullAgent, ScriptedAgent
-from scenarios.evaluate import build_home, run_episode
-from scenarios.generate import generate, generate_category
-from scenarios.judges import LLMJudge, RuleJudge
 from scenarios.report import write_report
 from scenarios.runner import RESULTS, run
-from scenarios.schema import CATEGORIES, DEFAULT_EPISODES, Episode, TimedGoal, dump_episode, load_episodes
-from scenarios.validate import problems, validate
+from scenarios.simuhome import templates as T
+from scenarios.simuhome.evaluate import build_home, run_episode
+from scenarios.simuhome.generate import generate, generate_category
+from scenarios.simuhome.judges import LLMJudge, RuleJudge
+from scenarios.simuhome.reference import ReferenceAgent
+from scenarios.simuhome.schema import CATEGORIES, DEFAULT_EPISODES, Episode, TimedGoal, dump_episode, load_episodes
+from scenarios.simuhome.validate import problems, validate
 from twin.schema import UserFileError
 
 
@@ -254,7 +254,7 @@ def test_react_json_protocol(episodes, category):
     # The assistant's thoughts are kept with the calls they led to (the page's trace shows them),
     # and trajectory export gives them back as the assistant's text.
     assert [h["thought"] for h in record["history"]] == [f"step {i}" for i in range(len(calls))]
-    from scenarios.export import trajectory_messages
+    from scenarios.simuhome.export import trajectory_messages
     assert trajectory_messages(record)[0]["content"] == "step 0"
     assert record["prompt_tokens"] == 11 * len(turns) and record["completion_tokens"] == 7 * len(turns)
     assert record["agent"] == "openai:stub-model"

@@ -15,10 +15,10 @@ from bridge.tools import Session, call_tool
 from bridge.twin_backend import TwinBackend
 from matter_twin.cli_bench import bench_app
 from scenarios.agents.simple import NullAgent, ScriptedAgent
-from scenarios.evaluate import build_home, endpoint_alias, run_episode
-from scenarios.judges import RuleJudge
-from scenarios.schema import DeviceGoal, RoomGoal, TimedGoal, dump_episode, load_episodes
-from scenarios.simuhome import ImportError_, import_file, oracle_plan
+from scenarios.simuhome.evaluate import build_home, endpoint_alias, run_episode
+from scenarios.simuhome.importer import ImportError_, import_file, oracle_plan
+from scenarios.simuhome.judges import RuleJudge
+from scenarios.simuhome.schema import DeviceGoal, RoomGoal, TimedGoal, dump_episode, load_episodes
 
 BASE = "2025-03-02 10:00:00"
 

@@ -6,10 +6,10 @@ from openai_stub import OpenAIStub
 from typer.testing import CliRunner
 
 from matter_twin.cli_bench import bench_app
-from scenarios.agreement import LABELS, accuracy, judge_labels, load_labels
-from scenarios.judges import RuleJudge
-from scenarios.schema import CATEGORIES, DEFAULT_EPISODES, load_episodes
-from scenarios.validate import bound_agents, bound_problems, score_bounds
+from scenarios.simuhome.agreement import LABELS, accuracy, judge_labels, load_labels
+from scenarios.simuhome.judges import RuleJudge
+from scenarios.simuhome.schema import CATEGORIES, DEFAULT_EPISODES, load_episodes
+from scenarios.simuhome.validate import bound_agents, bound_problems, score_bounds
 
 
 @pytest.fixture(scope="module")
@@ -64,8 +64,8 @@ def test_llm_judge_agreement_through_the_cli(tmp_path):
 
 def test_stuffed_answer_fails_even_where_recall_alone_would_pass(episodes):
     """The issue's case: stock phrases, every name, the query; the old recall-only rules passed it."""
-    from scenarios.agents.adversarial import KeywordStuffer
-    from scenarios.evaluate import run_episode
+    from scenarios.simuhome.adversarial import KeywordStuffer
+    from scenarios.simuhome.evaluate import run_episode
     episode = next(e for e in episodes if e.category == "QT3-IF")
     record = run_episode(episode, KeywordStuffer(), RuleJudge())
     assert not record["success"]

@@ -10,10 +10,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from bridge.tools import Session, call_tool
-from scenarios import actions as A
-from scenarios import templates as T
-from scenarios.evaluate import AgentOutput
-from scenarios.generate import natural
+from scenarios.agent import AgentOutput
+from scenarios.simuhome import actions as A
+from scenarios.simuhome import templates as T
+from scenarios.simuhome.generate import natural
 
 ASK = {"OnOff": "OnOff", "CurrentLevel": "LevelControl", "PercentCurrent": "FanControl",
        "OccupiedCoolingSetpoint": "Thermostat"}

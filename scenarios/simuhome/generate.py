@@ -24,12 +24,12 @@ from bridge.twin_backend import TwinBackend
 from clusters.devices import create_device
 from clusters.modes import ModeBaseServer
 from clusters.values import to_json
-from scenarios import actions as A
-from scenarios import templates as T
 from scenarios.agents.simple import NullAgent, ScriptedAgent
-from scenarios.evaluate import EpisodeError, build_home, replay, run_episode
-from scenarios.judges import RuleJudge
-from scenarios.schema import (
+from scenarios.simuhome import actions as A
+from scenarios.simuhome import templates as T
+from scenarios.simuhome.evaluate import EpisodeError, build_home, replay, run_episode
+from scenarios.simuhome.judges import RuleJudge
+from scenarios.simuhome.schema import (
     CATEGORIES,
     DeviceGoal,
     Episode,

@@ -14,11 +14,11 @@ import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from scenarios.agents.reference import ReferenceAgent
-from scenarios.evaluate import run_episode
-from scenarios.generate import generate_category
-from scenarios.judges import RuleJudge
-from scenarios.schema import CATEGORIES, Episode
+from scenarios.simuhome.evaluate import run_episode
+from scenarios.simuhome.generate import generate_category
+from scenarios.simuhome.judges import RuleJudge
+from scenarios.simuhome.reference import ReferenceAgent
+from scenarios.simuhome.schema import CATEGORIES, Episode
 
 
 def fingerprint(episode: Episode) -> str:

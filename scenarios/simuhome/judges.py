@@ -13,9 +13,9 @@ from collections import Counter
 from typing import Any
 
 from bridge.tools import Session
-from scenarios import templates as T
-from scenarios.schema import DeviceGoal, Episode, RoomGoal, TimedGoal, Verdict
-from scenarios.templates import split_sentences
+from scenarios.simuhome import templates as T
+from scenarios.simuhome.schema import DeviceGoal, Episode, RoomGoal, TimedGoal, Verdict
+from scenarios.simuhome.templates import split_sentences
 
 CANNOT = ("can't", "cannot", "can not", "unable", "not able", "not possible", "impossible",
           "isn't possible", "is not possible", "no way", "not feasible", "infeasible", "won't be able",

@@ -1,5 +1,5 @@
 """SimuHome's names and endpoint ids for ours: one table, used by the importer
-(scenarios/simuhome.py) and by the tools for imported episodes (scenarios/evaluate.py).
+(scenarios/simuhome/importer.py) and by the tools for imported episodes (scenarios/simuhome/evaluate.py).
 
 Our compositions follow the Matter device library; SimuHome's put some clusters on other
 endpoints (docs/simuhome.md says which and why we keep ours).

@@ -1,4 +1,4 @@
-"""Judge agreement with hand-written labelled answers (scenarios/data/judge_labels.jsonl).
+"""Judge agreement with hand-written labelled answers (scenarios/simuhome/data/judge_labels.jsonl).
 
 Each label row is an episode id, an answer, a label and a short reason. Labels: `correct` (meets
 every Appendix O.2 criterion: it must pass), `wrong`, `evasive`, `stuffed`, `partially right`
@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from bridge.tools import Session, call_tool
-from scenarios.agents.reference import ReferenceAgent
-from scenarios.evaluate import AgentOutput, Judge, run_episode
-from scenarios.schema import Episode
+from scenarios.agent import AgentOutput
+from scenarios.simuhome.evaluate import Judge, run_episode
+from scenarios.simuhome.reference import ReferenceAgent
+from scenarios.simuhome.schema import Episode
 
 DEFAULT_LABELS = Path(__file__).parent / "data" / "judge_labels.jsonl"
 LABELS = ("correct", "wrong", "evasive", "stuffed", "partially right")

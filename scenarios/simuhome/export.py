@@ -21,8 +21,8 @@ from typing import Any
 from bridge.tools import TOOL_SCHEMAS, call_tool
 from bridge.twin_backend import TwinBackend
 from scenarios.agents.react import system_prompt
-from scenarios.evaluate import agent_session, build_home
-from scenarios.schema import Episode
+from scenarios.simuhome.evaluate import agent_session, build_home
+from scenarios.simuhome.schema import Episode
 
 
 class ExportError(ValueError):

@@ -6,14 +6,12 @@
   direction goal is met when the room's value at the horizon differs from the value in the
   same home left alone, with the right sign; a timed goal must hold at its tick and not all
   hold one tick before. Required actions must appear in the tool-call history.
-- QT1 and every infeasible episode go to a judge (scenarios/judges.py): rule-based or LLM.
+- QT1 and every infeasible episode go to a judge (scenarios/simuhome/judges.py): rule-based or LLM.
 """
 from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Protocol
 
@@ -21,9 +19,10 @@ from bridge.backend import Backend
 from bridge.tools import Session, call_tool
 from bridge.twin_backend import TwinBackend
 from clusters.values import to_json
-from scenarios.judges import recognizes_problem
-from scenarios.schema import DeviceGoal, Episode, InitialState, RoomGoal, TimedGoal, Verdict
-from scenarios.simuhome_names import our_endpoint
+from scenarios.agent import Agent, AgentOutput, Serve, in_process
+from scenarios.simuhome.judges import recognizes_problem
+from scenarios.simuhome.names import our_endpoint
+from scenarios.simuhome.schema import DeviceGoal, Episode, InitialState, RoomGoal, TimedGoal, Verdict
 from twin.home import Home
 
 #: Smallest change that counts as a direction, per room state (natural units).
@@ -49,31 +48,6 @@ class Judge(Protocol):
 
     def judge(self, episode: Episode, session: Session, state_changed: bool) -> Verdict:
         ...
-
-
-@dataclass
-class AgentOutput:
-    answer: str | None
-    steps: int
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    error: str | None = None
-
-
-class Agent(Protocol):
-    name: str
-
-    def run(self, query: str, backend: Backend, session: Session, max_steps: int) -> AgentOutput:
-        ...
-
-
-#: How the agent reaches its copy of the home: given that `Home`, a context that yields the
-#: agent's backend (default: `TwinBackend` in process; scenarios/over_matter.py: over Matter).
-Serve = Callable[[Home], contextlib.AbstractContextManager[Backend]]
-
-
-def in_process(home: Home) -> contextlib.AbstractContextManager[Backend]:
-    return contextlib.nullcontext(TwinBackend(home))
 
 
 # ---- the initial home ----------------------------------------------------------------------
@@ -110,7 +84,7 @@ def feasible_part_devices(episode: Episode) -> frozenset[str]:
 
 
 def endpoint_alias(episode: Episode) -> Any:
-    """Imported SimuHome episodes accept SimuHome's endpoint ids (see scenarios/simuhome.py)."""
+    """Imported SimuHome episodes accept SimuHome's endpoint ids (see scenarios/simuhome/importer.py)."""
     return our_endpoint if episode.source == "simuhome" else None
 
 

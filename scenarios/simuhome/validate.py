@@ -6,7 +6,7 @@ missing device only in their query); the reference solver succeeds (simulator or
 and, for state-changing episodes, the null agent fails.
 
 Then the validity bounds over the whole set (`score_bounds`): the reference solver must pass
-every episode, and the null agent and the adversarial agents (scenarios/agents/adversarial.py)
+every episode, and the null agent and the adversarial agents (scenarios/simuhome/adversarial.py)
 must score 0 on every category they must fail — a judge that lets one through is not valid.
 """
 from __future__ import annotations
@@ -16,12 +16,12 @@ from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
-from scenarios.agents.adversarial import ActOnEverything, AnswerCopier, KeywordStuffer
-from scenarios.agents.reference import ReferenceAgent
 from scenarios.agents.simple import NullAgent
-from scenarios.evaluate import EpisodeError, build_home, run_episode
-from scenarios.judges import RuleJudge
-from scenarios.schema import CATEGORIES, DeviceGoal, Episode, RoomGoal, TimedGoal
+from scenarios.simuhome.adversarial import ActOnEverything, AnswerCopier, KeywordStuffer
+from scenarios.simuhome.evaluate import EpisodeError, build_home, run_episode
+from scenarios.simuhome.judges import RuleJudge
+from scenarios.simuhome.reference import ReferenceAgent
+from scenarios.simuhome.schema import CATEGORIES, DeviceGoal, Episode, RoomGoal, TimedGoal
 
 
 def problems(episode: Episode, solve: bool = True) -> list[str]:

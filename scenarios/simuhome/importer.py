@@ -42,10 +42,11 @@ from clusters.devices import create_device
 from clusters.modes import ModeBaseServer, RvcCleanModeServer
 from clusters.status import MatterError
 from clusters.values import to_json
-from scenarios.actions import ACTUATORS, strongest
-from scenarios.evaluate import EpisodeError, replay
-from scenarios.generate import type_words
-from scenarios.schema import (
+from scenarios.simuhome.actions import ACTUATORS, strongest
+from scenarios.simuhome.evaluate import EpisodeError, replay
+from scenarios.simuhome.generate import type_words
+from scenarios.simuhome.names import TYPE_KEYS, map_path
+from scenarios.simuhome.schema import (
     DeviceGoal,
     Episode,
     Infeasibility,
@@ -55,7 +56,6 @@ from scenarios.schema import (
     TimedGoal,
     ToolCall,
 )
-from scenarios.simuhome_names import TYPE_KEYS, map_path
 from twin.home import Home, InitialAttributeError
 from twin.schema import DeviceSpec, HomeSpec, RoomSpec, UserFileError, first_problem
 

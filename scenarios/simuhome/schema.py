@@ -3,7 +3,7 @@
 An episode's initial state is a home spec (layout, room values, start time) plus the seeded
 random operation that brought it from all-off to its starting state, recorded as the very
 tool calls that were made (`setup`, each at an offset from the home's start time). Replaying
-the spec and the calls (`scenarios.evaluate.build_home`) gives the starting home; `start_time`
+the spec and the calls (`scenarios.simuhome.evaluate.build_home`) gives the starting home; `start_time`
 is the virtual time the agent starts at, and the validator checks the replay lands on it.
 
 Goals come in three kinds: device-attribute goals (an attribute value, exact), room-state goals

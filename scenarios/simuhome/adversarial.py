@@ -19,10 +19,10 @@ import re
 from typing import Any
 
 from bridge.tools import Session, call_tool
-from scenarios import actions as A
-from scenarios.agents.reference import ReferenceAgent
-from scenarios.evaluate import AgentOutput
-from scenarios.schema import CATEGORIES
+from scenarios.agent import AgentOutput
+from scenarios.simuhome import actions as A
+from scenarios.simuhome.reference import ReferenceAgent
+from scenarios.simuhome.schema import CATEGORIES
 
 INFEASIBLE = tuple(c for c in CATEGORIES if c.endswith("-IF"))
 #: Stock refusal phrases of every problem kind (missing device, limits, timing).

@@ -1,0 +1,86 @@
+"""`twin bench lifelong`: the lifelong suite's one verb (DomusMind runs and their report)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from matter_twin.console import CliError
+from matter_twin.extras import require, require_for_model
+from scenarios.lifelong import scenario_named
+from scenarios.lifelong.policies import make_policy as make_lifelong_policy
+from scenarios.lifelong.report import TAU_GRID
+from scenarios.lifelong.report import run_count as lifelong_run_count
+from scenarios.lifelong.report import run_report as run_lifelong_report
+from scenarios.lifelong.routines import routines_for
+from twin.home import Home
+from twin.schema import UserFileError
+
+
+def lifelong(scenario: list[str] = typer.Option(["pref-r", "tool-r", "mixed-r"], help="Preset "
+                                               "(none, pref, pref-r, pref-gradual, tool, tool-r, mixed, mixed-r) "
+                                               "or a scenario YAML file (repeatable)."),
+             policy: list[str] = typer.Option(["NoToM", "STATIC", "ONLINE", "ORACLE"],
+                                              help="NoToM | STATIC | ONLINE | ORACLE | openai:MODEL (repeatable)."),
+             seeds: int = typer.Option(3, min=1, help="Seeds 0..N-1 per scenario and policy."),
+             tau: float = typer.Option(0.5, min=0.0, max=1.0, help="Confirmation threshold τ of STATIC, "
+                                       "ONLINE and ORACLE (larger: more confirmations)."),
+             frontier: bool = typer.Option(True, help="Sweep τ over 0, 0.1 .. 1 for ONLINE (the frontier)."),
+             out: Path = typer.Option(..., help="Directory for report.json, report.md, the PNG plots and "
+                                      "the trajectories."),
+             home: Path | None = typer.Option(None, help="Home file (YAML/JSON, e.g. from `twin home generate`); "
+                                              "default: the packaged default home."),
+             base_url: str | None = typer.Option(None, envvar="OPENAI_BASE_URL", help="OpenAI-compatible API "
+                                                 "base URL (openai:MODEL policies)."),
+             api_key: str | None = typer.Option(None, envvar="OPENAI_API_KEY", help="API key.")):
+    """Lifelong runs (DomusMind): no-reset weeks of the twin home under preference and tool drift.
+    Routines propose service calls; the policy executes, asks, delays or skips; a latent persona
+    approves or not; tool drift is the home's fault engine. Reports step success, confirmation
+    rate, safety violations, rolling success (PreDrift/Drift/PostDrift/Steady), recovery time,
+    forgetting, cost and the success–annoyance frontier. Same seeds: byte-identical report.json.
+
+    Examples:
+
+        twin bench lifelong --out runs/lifelong
+
+        twin bench lifelong --scenario pref-r --seeds 1 --no-frontier --out runs/pref
+
+        twin bench lifelong --home my_home.yaml --scenario tool-r --no-frontier --out runs/my_home
+
+        twin bench lifelong --scenario my_drift.yaml --policy ONLINE --policy ORACLE --tau 0.7 --out runs/mine
+
+        twin bench lifelong --scenario mixed --policy openai:gpt-4o-mini --seeds 1 --no-frontier --out runs/llm
+    """
+    require("plots", "twin bench lifelong (its report's plots)")
+    for name in policy:
+        require_for_model(name, f"--policy {name}")
+    try:
+        scenarios = [scenario_named(s) for s in scenario]
+        routines_for(Home.load(home) if home is not None else Home.default())
+        for s in scenarios:
+            for name in policy:
+                make_lifelong_policy(name, s, tau, base_url, api_key)
+    except (UserFileError, ValueError) as exc:
+        raise CliError(str(exc)) from None
+    if len({s.name for s in scenarios}) < len(scenarios):
+        raise CliError("two scenarios share a name; give each scenario file its own `name:`")
+    taus = TAU_GRID if frontier else ()
+    total = lifelong_run_count(scenarios, policy, list(range(seeds)), taus)
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, transient=True) as bar:
+        task = bar.add_task("lifelong runs", total=total)
+        try:
+            report = run_lifelong_report(scenarios, policy, list(range(seeds)), out, tau, taus, base_url, api_key,
+                                         advance=lambda label: bar.update(task, advance=1, description=label),
+                                         home=home)
+        except OSError as exc:
+            raise CliError(f"{out}: {exc.strerror or exc}") from None
+        except Exception as exc:   # an LLM endpoint that fails mid-run: one line, not a traceback
+            if type(exc).__module__.split(".")[0] != "openai":
+                raise
+            raise CliError(f"the policy's model API failed: {exc}") from None
+    for f in report["findings"]:
+        typer.echo(f"{f['scenario']}: {f['claim']}: {'holds' if f['holds'] else 'does not hold'}")
+    plots = "rolling.png, frontier.png" if taus else "rolling.png"
+    typer.echo(f"report in {out / 'report.md'} and {out / 'report.json'}; plots {plots}")
