@@ -1,27 +1,25 @@
 """Home-wide tools beyond SimuHome's 17: one query over the whole home, and automations.
 
 They are extra tools: not in `bridge.tools.TOOL_MODELS` (SimuHome's table stays as the paper
-has it). A suite that offers them registers `HOME_TOOLS` (name -> (argument model, handler))
-through the suites' one registration mechanism; `call_home_tool` runs one on its own, with
-the same result shape as `bridge.tools.call_tool` ({"ok": true, ...} or {"ok": false,
-"error": {...}}), never raising.
+has it). `HOME_TOOLS` is a `bridge.tools.ToolSet`: a suite that offers them puts it in its
+agents' sessions (`Session(tools=HOME_TOOLS)`), and `bridge.tools.call_tool` answers them
+there with the same result shape and validation as the core tools.
 
 `query_home` is written against `Backend`, so it answers over Matter as in process: it reads
 rooms, devices, room states and attributes through the backend's ordinary calls.
 """
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import Field
 
-from bridge.backend import INVALID_ARGUMENT, NOT_FOUND, UNAVAILABLE, UNKNOWN_TOOL, Backend, ToolError
-from bridge.tools import Session
+from bridge.backend import INVALID_ARGUMENT, NOT_FOUND, UNAVAILABLE, Backend, ToolError
+from bridge.tools import Session, ToolSet
 from clusters.devices import DEVICE_TYPES
 from clusters.status import MatterError
-from twin.commands import ArgumentError, Arguments, Id, Integer, JsonObject, Text, parameters_schema, parse_arguments
+from twin.commands import ArgumentError, Arguments, Id, Integer, JsonObject, Text
 from twin.compare import OPS, check_operand, compare
 from twin.layout import category_of
 from twin.schema import UnknownIdError
@@ -313,49 +311,16 @@ def _delete_automation(backend: Backend, args: dict[str, Any], session: Session)
     return {"deleted": _rule_json(_rule_call(lambda: table.delete(args["automation.id"])))}
 
 
-Handler = Callable[[Backend, dict[str, Any], Session], dict[str, Any]]
-
-#: The extra tools: name -> (argument model, handler(backend, args, session)). Args reach the
-#: handler validated and dumped by alias (dotted ids), as bridge.tools hands them to its own.
-HOME_TOOLS: dict[str, tuple[type[Arguments], Handler]] = {
-    "query_home": (QueryHome, _query_home),
-    "create_automation": (CreateAutomation, _create_automation),
-    "list_automations": (ListAutomations, _list_automations),
-    "enable_automation": (EnableAutomation, _enable_automation),
-    "disable_automation": (DisableAutomation, _disable_automation),
-    "delete_automation": (DeleteAutomation, _delete_automation),
-}
+#: The extra tools, as a suite hands them to its sessions (`Session(tools=HOME_TOOLS)`; the one
+#: mechanism for a suite's tools, bridge.tools.ToolSet): call_tool validates their arguments
+#: through these models and answers them beside the core tools.
+HOME_TOOLS = ToolSet(
+    models={"query_home": QueryHome, "create_automation": CreateAutomation, "list_automations": ListAutomations,
+            "enable_automation": EnableAutomation, "disable_automation": DisableAutomation,
+            "delete_automation": DeleteAutomation},
+    handlers={"query_home": _query_home, "create_automation": _create_automation,
+              "list_automations": _list_automations, "enable_automation": _enable_automation,
+              "disable_automation": _disable_automation, "delete_automation": _delete_automation})
 
 
-def home_tool_schemas(names: list[str] | None = None) -> list[dict[str, Any]]:
-    """OpenAI function-calling schemas of the extra tools (all, or those named)."""
-    return [{"type": "function", "function": {
-        "name": name, "description": " ".join((model.__doc__ or "").split()),
-        "parameters": parameters_schema(model)}}
-        for name, (model, _) in HOME_TOOLS.items() if names is None or name in names]
-
-
-def call_home_tool(backend: Backend, name: str, args: Any = None, session: Session | None = None) -> dict:
-    """Run one extra tool; never raises (the result shape of bridge.tools.call_tool), and the
-    call is recorded in the session's history."""
-    session = session if session is not None else Session()
-    try:
-        if name not in HOME_TOOLS:
-            raise ToolError(UNKNOWN_TOOL, f"there is no tool {name!r}", accepted=sorted(HOME_TOOLS))
-        model, handler = HOME_TOOLS[name]
-        try:
-            parsed = parse_arguments(model, args, name)
-        except ArgumentError as err:
-            raise _error(err) from None
-        result = {"ok": True, **handler(backend, parsed.model_dump(by_alias=True, exclude_unset=True), session)}
-    except ToolError as err:
-        result = {"ok": False, "error": err.to_json()}
-    except MatterError as err:
-        result = {"ok": False, "error": {"code": err.status.name, "message": err.message}}
-    except Exception as err:  # the boundary: an agent gets data, never a traceback
-        result = {"ok": False, "error": {"code": "INTERNAL_ERROR", "message": f"{type(err).__name__}: {err}"}}
-    session.history.append({"tool": name, "args": copy.deepcopy(args), "result": result})
-    return result
-
-
-__all__ = ["HOME_TOOLS", "call_home_tool", "home_tool_schemas"]
+__all__ = ["HOME_TOOLS"]

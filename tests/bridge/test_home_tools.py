@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from bridge.home_tools import HOME_TOOLS, call_home_tool, home_tool_schemas
+from bridge.home_tools import HOME_TOOLS
 from bridge.tools import TOOL_MODELS, Session, call_tool
 from bridge.twin_backend import TwinBackend
 from twin.home import Home
@@ -29,6 +29,11 @@ HOME = {"name": "q", "rooms": [
 @pytest.fixture
 def backend():
     return TwinBackend(Home.from_spec(parse_data(HOME)))
+
+
+def call_home_tool(backend, name, args, session=None):
+    """A call in a session that carries the home tools, as a suite's agents make it."""
+    return call_tool(backend, name, args, session or Session(tools=HOME_TOOLS))
 
 
 def ids(result):
@@ -77,16 +82,16 @@ def test_attribute_conditions_reads_and_top_n(backend):
      "INVALID_ARGUMENT", "empty"),
 ])
 def test_bad_queries_are_one_clear_error(backend, args, code, words):
-    session = Session()
+    session = Session(tools=HOME_TOOLS)
     r = call_home_tool(backend, "query_home", args, session)
     assert not r["ok"] and r["error"]["code"] == code and words in r["error"]["message"]
     assert session.history[-1]["tool"] == "query_home"
 
 
 def test_extra_tools_stay_out_of_simuhomes_table(backend):
-    assert not set(HOME_TOOLS) & set(TOOL_MODELS)
+    assert not set(HOME_TOOLS.models) & set(TOOL_MODELS)
     assert call_tool(backend, "query_home", {})["error"]["code"] == "UNKNOWN_TOOL"
-    schema = home_tool_schemas(["query_home"])[0]["function"]
+    schema = next(t for t in HOME_TOOLS.schemas if t["function"]["name"] == "query_home")["function"]
     assert schema["name"] == "query_home" and "room_where" in schema["parameters"]["properties"]
 
 
