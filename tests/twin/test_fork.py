@@ -104,7 +104,7 @@ def mutate_everything(home):
 def test_a_fork_shares_no_mutable_object_with_its_parent():
     home = every_type_home()
     fork = home.fork()
-    list(fork.devices.values())   # handing devices out copies in the ones still shared (twin.home.Devices)
+    list(fork.devices.values())   # handing devices out copies in the ones still shared (twin.fork.Devices)
     shared = set(mutable_objects(home)) & set(mutable_objects(fork))
     assert not shared, [type(mutable_objects(home)[i]).__name__ for i in shared]
 
