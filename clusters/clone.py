@@ -27,6 +27,9 @@ The global attributes (FeatureMap, ClusterRevision, AttributeList, AcceptedComma
 GeneratedCommandList, and EventList where a product still lists it) are always the
 product's. `export_attributes(device)` writes any device back in the dump's value format, so
 export(clone(dump)) == dump attribute for attribute.
+
+One job, cloning products (dump in, device type and dump out), hence one module over
+~700 lines.
 """
 from __future__ import annotations
 

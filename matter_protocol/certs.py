@@ -8,6 +8,7 @@ Matter ids as upper-case hex, critical flags, UTCTime before 2050 ...) is made h
 
 Times are Matter epoch seconds (since 2000-01-01T00:00:00Z); 0 as not-after means "no
 well-defined expiration" (99991231235959Z). Nothing here reads the clock: callers pass `at`.
+One job, the certificate format both ways, hence one module over ~700 lines.
 """
 
 from __future__ import annotations
