@@ -347,6 +347,11 @@ class ProductShapeMixin:
             return self._shape.values[attribute_id]
         return server.get(name)
 
+    def validate_write(self, name: str, value: Any) -> None:
+        # our server's rules, then the spec's ranges for the product's attributes it does not know
+        super().validate_write(name, value)  # type: ignore[misc]
+        check_attribute(self.name, name, value, self.get)  # type: ignore[attr-defined]
+
     def _coerce(self, name: str, data: Any) -> Any:
         if isinstance(self._names.get(name), OpaqueAttribute):
             return data

@@ -15,6 +15,8 @@ from it); `PHYSICS` names the types the room physics reacts to.
 """
 from __future__ import annotations
 
+import datetime
+import math
 from typing import Any
 
 from chip.clusters import Objects as Clusters
@@ -22,26 +24,72 @@ from chip.clusters import Objects as Clusters
 from clusters.color_control import ColorControlServer
 from clusters.device import DeviceType, Endpoint, register
 from clusters.device_types import (
+    BASIC_VIDEO_PLAYER,
+    BATTERY_STORAGE,
     COLOR_DIMMER_SWITCH,
     COLOR_TEMPERATURE_LIGHT,
+    CONTROL_BRIDGE,
+    COOK_SURFACE,
+    COOKTOP,
+    DEVICE_ENERGY_MANAGEMENT,
     DIMMABLE_PLUG_IN_UNIT,
     DIMMER_SWITCH,
     ELECTRICAL_SENSOR,
+    ENERGY_EVSE,
     EXTENDED_COLOR_LIGHT,
+    EXTRACTOR_HOOD,
     GENERIC_SWITCH,
+    MICROWAVE_OVEN,
     MOUNTED_DIMMABLE_LOAD_CONTROL,
     MOUNTED_ON_OFF_CONTROL,
     ON_OFF_LIGHT_SWITCH,
     ON_OFF_PLUG_IN_UNIT,
+    OVEN,
+    POWER_SOURCE,
+    PUMP,
+    PUMP_CONTROLLER,
+    SOLAR_POWER,
     SPEAKER,
+    TEMPERATURE_CONTROLLED_CABINET,
+    THERMOSTAT,
+    WATER_HEATER,
+    WATER_VALVE,
+    WINDOW_COVERING_CONTROLLER,
 )
-from clusters.energy import ElectricalEnergyMeasurementServer, ElectricalPowerMeasurementServer, PowerTopologyServer
+from clusters.energy import (
+    DeviceEnergyManagementServer,
+    ElectricalEnergyMeasurementServer,
+    ElectricalPowerMeasurementServer,
+    PowerTopologyServer,
+)
+from clusters.evse import EnergyEvseModeServer, EnergyEvseServer
+from clusters.fan_control import FanControlServer
+from clusters.filters import ActivatedCarbonFilterMonitoringServer, HepaFilterMonitoringServer
 from clusters.identify import IdentifyServer
+from clusters.kitchen import (
+    CavityTemperature,
+    MicrowaveOvenControlServer,
+    MicrowaveOvenModeServer,
+    OvenCavityOperationalStateServer,
+    OvenModeServer,
+)
 from clusters.level_control import LevelControlServer
+from clusters.measurement import TemperatureMeasurementServer
+from clusters.media import KeypadInputServer, MediaPlaybackServer
 from clusters.onoff import OnOffServer
+from clusters.operational_state import OperationalStateServer
 from clusters.scenes import GroupsServer, ScenesManagementServer
 from clusters.status import MatterError, Status
+from clusters.storage import StorageCellServer
 from clusters.switches import BindingServer, SwitchServer
+from clusters.temperature_control import TemperatureControlServer
+from clusters.thermostat import ThermostatServer, ThermostatUserInterfaceConfigurationServer
+from clusters.water import (
+    PumpConfigurationAndControlServer,
+    ValveConfigurationAndControlServer,
+    WaterHeaterManagementServer,
+    WaterHeaterModeServer,
+)
 
 C = Clusters
 
@@ -164,6 +212,224 @@ def _speaker(**_: Any) -> list[Endpoint]:
     return [_endpoint(1, [SPEAKER], IdentifyServer(), OnOffServer(), volume)]
 
 
+
+# ---- appliances ---------------------------------------------------------------------------------
+def _meters(power: Any, *drivers: tuple[Any, tuple[str, ...]], exported: bool = False,
+            stepped: bool = False) -> list[Any]:
+    """Electrical Power and Energy Measurement of `power()` (W), re-anchored whenever one of the
+    driving servers changes one of the named attributes (energy is exact between changes)."""
+    meters = [ElectricalPowerMeasurementServer(power_source=power),
+              ElectricalEnergyMeasurementServer(power_source=power, exported=exported, stepped=stepped)]
+
+    def changed(server: Any, name: str) -> None:
+        for meter in meters:
+            meter.reanchor()
+    for server, names in drivers:
+        server.listeners.append(lambda s, n, names=names: n in names and changed(s, n))
+    return [PowerTopologyServer(), *meters]
+
+
+def _oven(**_: Any) -> list[Endpoint]:
+    """An oven: the Oven endpoint composed of one cavity (a Temperature Controlled Cabinet with
+    its operational state, modes, setpoint 50..250 °C and the cavity's temperature)."""
+    ops = OvenCavityOperationalStateServer()
+    control = TemperatureControlServer(TemperatureSetpoint=18000, MinTemperature=5000, MaxTemperature=25000,
+                                       Step=500)
+    cavity = CavityTemperature(ops, control)
+    measured = TemperatureMeasurementServer(MinMeasuredValue=0, MaxMeasuredValue=30000)
+    measured.sensor_source = cavity.now
+    ops.listeners.append(lambda s, n: n == "OperationalState" and cavity.reanchor())
+    control.listeners.append(lambda s, n: n == "TemperatureSetpoint" and cavity.reanchor())
+    power = lambda: 2400.0 if cavity.running() else 0.0  # noqa: E731
+    body = _endpoint(1, [OVEN, ELECTRICAL_SENSOR], IdentifyServer(),
+                     *_meters(power, (ops, ("OperationalState",))))
+    body.children = (2,)
+    return [body, _endpoint(2, [TEMPERATURE_CONTROLLED_CABINET], ops, OvenModeServer(), control, measured)]
+
+
+#: A cook surface's heat settings and their power (W).
+SURFACE_LEVELS = ("Off", "Low", "Medium", "High", "Boost")
+SURFACE_WATTS = (0.0, 500.0, 1000.0, 1800.0, 2300.0)
+
+
+def _surface(endpoint_id: int) -> Endpoint:
+    return _endpoint(endpoint_id, [COOK_SURFACE], TemperatureControlServer(
+        levels=True, SupportedTemperatureLevels=list(SURFACE_LEVELS), SelectedTemperatureLevel=0))
+
+
+def _cooktop(surfaces: int = 4, **_: Any) -> list[Endpoint]:
+    """A cooktop of `surfaces` cook surfaces (endpoints 2..): each heats at its level; the
+    cooktop's OnOff (OffOnly) switches every surface off."""
+    if isinstance(surfaces, bool) or not isinstance(surfaces, int) or not 1 <= surfaces <= 6:
+        raise MatterError(Status.CONSTRAINT_ERROR, f"surfaces={surfaces!r}: give 1..6")
+    plates = [_surface(2 + i) for i in range(surfaces)]
+    controls = [p.server(C.TemperatureControl) for p in plates]
+    onoff = OnOffServer(off_only=True)
+
+    def all_off(server: Any, name: str) -> None:
+        if name == "OnOff" and not server.get("OnOff"):
+            for control in controls:
+                control.set("SelectedTemperatureLevel", 0)
+
+    def lit(server: Any, name: str) -> None:
+        # a surface turned up turns the cooktop on (OnOff reads whether any surface heats)
+        if name == "SelectedTemperatureLevel":
+            onoff.set("OnOff", any(c.get("SelectedTemperatureLevel") for c in controls))
+    onoff.listeners.append(all_off)
+    for control in controls:
+        control.listeners.append(lit)
+    power = lambda: sum(SURFACE_WATTS[c.get("SelectedTemperatureLevel")] for c in controls)  # noqa: E731
+    body = _endpoint(1, [COOKTOP, ELECTRICAL_SENSOR], IdentifyServer(), onoff,
+                     *_meters(power, *[(c, ("SelectedTemperatureLevel",)) for c in controls]))
+    body.children = tuple(p.id for p in plates)
+    return [body, *plates]
+
+
+def _cook_surface(**_: Any) -> list[Endpoint]:
+    """A single induction plate sold on its own."""
+    plate = _surface(1)
+    control = plate.server(C.TemperatureControl)
+    power = lambda: SURFACE_WATTS[control.get("SelectedTemperatureLevel")]  # noqa: E731
+    for server in _meters(power, (control, ("SelectedTemperatureLevel",))):
+        plate.add(server)
+    plate.device_types.append(ELECTRICAL_SENSOR)
+    return [plate]
+
+
+def _microwave_oven(watts: float = 900.0, **_: Any) -> list[Endpoint]:
+    """A microwave: SetCookingParameters then Start (or startAfterSetting) cooks for CookTime."""
+    ops = OperationalStateServer(cycle=[("cooking", 30)])
+    control = MicrowaveOvenControlServer(watts=watts)
+    power = control.power_watts
+    return [_endpoint(1, [MICROWAVE_OVEN, ELECTRICAL_SENSOR], IdentifyServer(), ops, MicrowaveOvenModeServer(),
+                      control, *_meters(power, (ops, ("OperationalState",)), (control, ("PowerSetting",))))]
+
+
+def _extractor_hood(**_: Any) -> list[Endpoint]:
+    """A hood: its fan extracts the kitchen's steam and smoke; its grease (HEPA-class) and carbon
+    filters wear with use."""
+    fan = FanControlServer(speed_max=3)
+    usage = lambda: fan.get("PercentCurrent") / 100  # noqa: E731
+    filters = [HepaFilterMonitoringServer(usage=usage), ActivatedCarbonFilterMonitoringServer(usage=usage)]
+    fan.listeners.append(lambda s, n: n == "PercentCurrent" and [f.usage_changed() for f in filters])
+    return [_endpoint(1, [EXTRACTOR_HOOD], IdentifyServer(), fan, *filters)]
+
+
+def _water_heater(volume_l: float = 150.0, heater_watts: float = 3000.0, draws: list[Any] | None = None,
+                  **_: Any) -> list[Endpoint]:
+    """A hot water tank (`volume_l`) with an immersion heater (`heater_watts`); `draws`:
+    [["07:00", 40], ...] litres of hot water used every day at those times."""
+    thermostat = ThermostatServer(heating=True, cooling=False, SystemMode=4, OccupiedHeatingSetpoint=5500,
+                                  AbsMinHeatSetpointLimit=3000, AbsMaxHeatSetpointLimit=7500,
+                                  MinHeatSetpointLimit=3000, MaxHeatSetpointLimit=7500)
+    tank = WaterHeaterManagementServer(volume_l=volume_l, heater_watts=heater_watts, draws=draws)
+    thermostat.sensor_source = tank.temperature
+    power = tank.power_watts
+    return [_endpoint(1, [WATER_HEATER, ELECTRICAL_SENSOR], IdentifyServer(), thermostat, tank,
+                      WaterHeaterModeServer(), *_meters(power, (tank, ("heating",))))]
+
+
+def _water_valve(**_: Any) -> list[Endpoint]:
+    return [_endpoint(1, [WATER_VALVE], IdentifyServer(), ValveConfigurationAndControlServer())]
+
+
+def _pump(**_: Any) -> list[Endpoint]:
+    """A circulation pump: OnOff runs it, LevelControl sets its speed."""
+    pcc = PumpConfigurationAndControlServer()
+    return [_endpoint(1, [PUMP], IdentifyServer(), OnOffServer(),
+                      LevelControlServer(on_off=True, lighting=False, CurrentLevel=254, MinLevel=1), pcc)]
+
+
+# ---- energy -----------------------------------------------------------------------------------
+def _evse(circuit_amps: float = 32.0, **_: Any) -> list[Endpoint]:
+    """An EV charger on a `circuit_amps` circuit; a car is plugged in by a hand (Home.plug_in_ev)."""
+    evse = EnergyEvseServer(circuit_amps=circuit_amps)
+    power = evse.power_watts
+    meters = _meters(power, (evse, ("power",)))
+    dem = DeviceEnergyManagementServer(power_source=power, ESAType=C.DeviceEnergyManagement.Enums.ESATypeEnum.kEvse)
+    evse.listeners.append(lambda s, n: n == "power" and dem.reanchor())
+    return [_endpoint(1, [ENERGY_EVSE, ELECTRICAL_SENSOR, DEVICE_ENERGY_MANAGEMENT], IdentifyServer(), evse,
+                      EnergyEvseModeServer(), *meters, dem)]
+
+
+def clear_sky(hour: float) -> float:
+    """Fraction of peak output at a time of day (0..24 h): a clear day's sun, 06:00 to 20:00."""
+    return max(0.0, math.sin(math.pi * (hour - 6.0) / 14.0)) if 6.0 < hour < 20.0 else 0.0
+
+
+def _solar_power(peak_watts: float = 5000.0, **_: Any) -> list[Endpoint]:
+    """A solar inverter of `peak_watts`: its output follows the daylight, a step per 15 min
+    (the energy meter's period), exported (negative power)."""
+    if not 100 <= peak_watts <= 50_000:
+        raise MatterError(Status.CONSTRAINT_ERROR, f"peak_watts={peak_watts}: give 100..50000")
+    holder: dict[str, Any] = {}
+
+    def power() -> float:
+        eem = holder.get("eem")
+        clock = getattr(eem, "clock", None)
+        now = getattr(clock, "now", None)
+        if eem is None or not isinstance(now, datetime.datetime):
+            return 0.0
+        # the middle of the meter's current period, as a time of day
+        middle = now + datetime.timedelta(seconds=(eem._boundary - clock.tick) / 10 + eem.period_ticks / 20)
+        return -peak_watts * clear_sky(middle.hour + middle.minute / 60 + middle.second / 3600)
+    meters = _meters(power, exported=True, stepped=True)
+    holder["eem"] = meters[2]
+    return [_endpoint(1, [SOLAR_POWER, ELECTRICAL_SENSOR], IdentifyServer(), *meters)]
+
+
+def _battery_storage(capacity_kwh: float = 10.0, max_watts: float = 5000.0, **_: Any) -> list[Endpoint]:
+    """A home battery: it charges (positive) or discharges (negative) at the power a Device
+    Energy Management PowerAdjustRequest asks, until full or empty."""
+    if not 1 <= capacity_kwh <= 200 or not 100 <= max_watts <= 20_000:
+        raise MatterError(Status.CONSTRAINT_ERROR, "battery: capacity_kwh 1..200 and max_watts 100..20000")
+    S = C.DeviceEnergyManagement.Structs
+    limit = int(max_watts * 1000)
+    cell = StorageCellServer(capacity_kwh=capacity_kwh, percent=50.0, EndpointList=[1])
+    power = lambda: cell.power_watts  # noqa: E731
+    dem = DeviceEnergyManagementServer(
+        power_source=power, ESAType=C.DeviceEnergyManagement.Enums.ESATypeEnum.kBatteryStorage,
+        ESACanGenerate=True, AbsMinPower=-limit, AbsMaxPower=limit,
+        PowerAdjustmentCapability=S.PowerAdjustCapabilityStruct(
+            powerAdjustCapability=[S.PowerAdjustStruct(minPower=-limit, maxPower=limit, minDuration=60,
+                                                       maxDuration=86_400)],
+            cause=C.DeviceEnergyManagement.Enums.PowerAdjustReasonEnum.kNoAdjustment))
+    meters = _meters(power, (cell, ("power",)), exported=True)
+    dem.listeners.append(lambda s, n: n == "ESAState" and cell.set_power(dem.requested_power or 0.0))
+    cell.listeners.append(lambda s, n: n == "power" and dem.reanchor())
+    return [_endpoint(1, [BATTERY_STORAGE, POWER_SOURCE, ELECTRICAL_SENSOR, DEVICE_ENERGY_MANAGEMENT],
+                      IdentifyServer(), cell, *meters, dem)]
+
+
+# ---- more controllers, HVAC and media ---------------------------------------------------------
+def _thermostat(**_: Any) -> list[Endpoint]:
+    """A wall thermostat for the room's heating and cooling."""
+    return [_endpoint(1, [THERMOSTAT], IdentifyServer(), ThermostatServer(heating=True, cooling=True, SystemMode=0),
+                      ThermostatUserInterfaceConfigurationServer())]
+
+
+def _basic_video_player(**_: Any) -> list[Endpoint]:
+    """A streaming box: on/off, playback and a remote's keys (no volume of its own)."""
+    return [_endpoint(1, [BASIC_VIDEO_PLAYER], OnOffServer(), MediaPlaybackServer(), KeypadInputServer())]
+
+
+def _client_controller(device_type: tuple[int, int], clients: tuple[int, ...]) -> list[Endpoint]:
+    return [_endpoint(1, [device_type], IdentifyServer(), BindingServer(), clients=clients)]
+
+
+def _pump_controller(**_: Any) -> list[Endpoint]:
+    return _client_controller(PUMP_CONTROLLER, (C.OnOff.id, C.PumpConfigurationAndControl.id, C.Identify.id))
+
+
+def _window_covering_controller(**_: Any) -> list[Endpoint]:
+    return _client_controller(WINDOW_COVERING_CONTROLLER, (C.WindowCovering.id, C.Identify.id))
+
+
+def _control_bridge(bound_to: list[str] | None = None, **_: Any) -> list[Endpoint]:
+    """A lighting control panel: it switches, dims and colours what it is bound to."""
+    _controller(COLOR_DIMMER_SWITCH, bound_to)   # validates bound_to
+    return _client_controller(CONTROL_BRIDGE, _CONTROLLER_CLIENTS[COLOR_DIMMER_SWITCH])
+
 # (key, label, device type, builder, ProductID, room kinds, physics). ProductIDs are fixed for
 # good once given (0x8140-0x81BF is this block's range); room kinds are a home generator's prior.
 _TYPES: list[tuple[str, str, tuple[int, int], Any, int, tuple[str, ...], bool]] = [
@@ -188,6 +454,27 @@ _TYPES: list[tuple[str, str, tuple[int, int], Any, int, tuple[str, ...], bool]] 
     ("color_dimmer_switch", "Color Dimmer Switch", COLOR_DIMMER_SWITCH, _color_dimmer_switch,
      0x8149, ("living_room", "bedroom", "kids_room"), False),
     ("speaker", "Speaker", SPEAKER, _speaker, 0x814A, ("living_room", "kitchen", "bedroom", "office"), False),
+    ("oven", "Oven", OVEN, _oven, 0x814B, ("kitchen",), True),
+    ("cooktop", "Cooktop", COOKTOP, _cooktop, 0x814C, ("kitchen",), True),
+    ("cook_surface", "Cook Surface", COOK_SURFACE, _cook_surface, 0x814D, ("kitchen",), True),
+    ("microwave_oven", "Microwave Oven", MICROWAVE_OVEN, _microwave_oven, 0x814E, ("kitchen",), True),
+    ("extractor_hood", "Extractor Hood", EXTRACTOR_HOOD, _extractor_hood, 0x814F, ("kitchen",), True),
+    ("water_heater", "Water Heater", WATER_HEATER, _water_heater, 0x8150, ("utility_room", "bathroom", "garage"),
+     True),
+    ("water_valve", "Water Valve", WATER_VALVE, _water_valve, 0x8151, ("garden", "utility_room", "bathroom"), False),
+    ("pump", "Pump", PUMP, _pump, 0x8152, ("utility_room", "garden", "garage"), False),
+    ("evse", "EV Charger", ENERGY_EVSE, _evse, 0x8153, ("garage", "driveway"), True),
+    ("solar_power", "Solar Power", SOLAR_POWER, _solar_power, 0x8154, ("roof", "garage", "utility_room"), True),
+    ("battery_storage", "Battery Storage", BATTERY_STORAGE, _battery_storage, 0x8155,
+     ("garage", "utility_room"), True),
+    ("thermostat", "Thermostat", THERMOSTAT, _thermostat, 0x8156, ("living_room", "hallway", "bedroom"), False),
+    ("basic_video_player", "Basic Video Player", BASIC_VIDEO_PLAYER, _basic_video_player, 0x8157,
+     ("living_room", "bedroom"), False),
+    ("pump_controller", "Pump Controller", PUMP_CONTROLLER, _pump_controller, 0x8158, ("utility_room", "garden"),
+     False),
+    ("window_covering_controller", "Window Covering Controller", WINDOW_COVERING_CONTROLLER,
+     _window_covering_controller, 0x8159, ("living_room", "bedroom"), False),
+    ("control_bridge", "Control Bridge", CONTROL_BRIDGE, _control_bridge, 0x815A, ("living_room", "hallway"), False),
 ]
 
 #: type key -> the room kinds it belongs in (a home generator's prior).

@@ -195,7 +195,10 @@ class ElectricalEnergyMeasurementServer(_Metered):
              "PeriodicEnergyImported/Exported hold the energy of the last completed period.")
 
     def __init__(self, power_source: PowerSource = None, exported: bool = False,
-                 period_seconds: int | None = 900, max_power: float = 3680.0, **initial: Any):
+                 period_seconds: int | None = 900, max_power: float = 3680.0, stepped: bool = False,
+                 **initial: Any):
+        """`stepped`: the source's power changes only at period boundaries, by itself (solar
+        output by the time of day); the meter takes the new power at each boundary."""
         F = EEM.Bitmaps.Feature
         if period_seconds is not None and (isinstance(period_seconds, bool) or not isinstance(period_seconds, int)
                                            or period_seconds <= 0):
@@ -212,6 +215,7 @@ class ElectricalEnergyMeasurementServer(_Metered):
         self.exported = exported
         self.period_ticks = period_seconds * TICKS_PER_SECOND if period_seconds else None
         self.max_power = max_power
+        self.stepped = stepped
         super().__init__(feature_map=feature_map, **initial)
         # Power 0 until the first reanchor(): the source may read siblings not composed yet.
         self._meter = _Meter(0, 0)
@@ -300,6 +304,13 @@ class ElectricalEnergyMeasurementServer(_Metered):
             energyImported=cum_imp, energyExported=cum_exp if self.exported else None))
         self.emit_event(EEM.Events.PeriodicEnergyMeasured(
             energyImported=period_imp, energyExported=period_exp if self.exported else None))
+        # A source whose power moves with the time of day (solar output) changes it only at period
+        # boundaries: take its new power from here, and let the instantaneous readings follow.
+        if self.stepped and self._power_mw() != self._meter.power_mw:
+            self._meter.reanchor(end, self._power_mw())
+            power = self.sibling(EPM)
+            if power is not None:
+                power.reanchor()
 
     def private_state(self) -> dict[str, Any]:
         return {"meter": self._meter.to_json(), "boundary": self._boundary, "at_boundary": list(self._at_boundary)}

@@ -5,7 +5,7 @@ from typing import Any
 
 from chip.clusters.Types import NullValue
 
-from clusters.base import Clusters, ClusterServer, check_range
+from clusters.base import Clusters, ClusterServer, MatterError, Status, check_range
 
 OnOff = Clusters.OnOff
 
@@ -20,7 +20,12 @@ class OnOffServer(ClusterServer):
     lighting_attributes = ("GlobalSceneControl", "OnTime", "OffWaitTime", "StartUpOnOff")
     lighting_commands = ("OffWithEffect", "OnWithRecallGlobalScene", "OnWithTimedOff")
 
-    def __init__(self, lighting: bool = False, dead_front: bool = False, **initial: Any):
+    def __init__(self, lighting: bool = False, dead_front: bool = False, off_only: bool = False, **initial: Any):
+        """`off_only` (OffOnly): only Off is accepted (a cooktop: it is turned on by using it)."""
+        if off_only and (lighting or dead_front):
+            raise MatterError(Status.CONSTRAINT_ERROR, "OnOff: OffOnly excludes Lighting and DeadFrontBehavior")
+        if off_only:
+            self.commands = ("Off",)
         if lighting:
             # Instance-level lists: the LT feature changes this server's shape.
             self.attributes = OnOffServer.attributes + self.lighting_attributes
@@ -28,7 +33,8 @@ class OnOffServer(ClusterServer):
             self.writable = frozenset({"OnTime", "OffWaitTime", "StartUpOnOff"})
         # DeadFrontBehavior: appliances (washer, dishwasher, AC) whose Off means "dead front".
         features = ((int(OnOff.Bitmaps.Feature.kLighting) if lighting else 0)
-                    | (int(OnOff.Bitmaps.Feature.kDeadFrontBehavior) if dead_front else 0))
+                    | (int(OnOff.Bitmaps.Feature.kDeadFrontBehavior) if dead_front else 0)
+                    | (int(OnOff.Bitmaps.Feature.kOffOnly) if off_only else 0))
         super().__init__(feature_map=features, **initial)
         self._timed_off_at: int | None = None  # tick at which OnWithTimedOff turns us off
         self._wait_until: int | None = None    # tick until which On is ignored (OffWaitTime)

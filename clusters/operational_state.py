@@ -181,6 +181,15 @@ class OperationalStateServer(ClusterServer):
         self.set("PhaseList", [n for n, _ in cycle] or NullValue)
         self.set("CurrentPhase", self._idle_phase())
 
+    def extend_last_phase(self, seconds: int) -> None:
+        """The cycle's last phase takes `seconds` more, even mid-run (a microwave's
+        AddMoreTime): the run's anchor is unchanged, so the new end follows from it."""
+        self.changing()
+        name, length = self._cycle[-1]
+        self._cycle[-1] = (name, length + seconds)
+        if self._run is not None:
+            self.set("CountdownTime", self.get("CountdownTime"))
+
     def _boundaries(self) -> list[int]:
         """Tick offsets (running time) at which each phase ends."""
         out, total = [], 0

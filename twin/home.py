@@ -385,6 +385,26 @@ class Home:
         self._settle()
         return {"device": device_id, "action": action, "sent": results}
 
+    def _server_of(self, device_id: str, cluster: Any) -> Any:
+        server = self.device(device_id).locate(cluster)
+        server.changing()
+        return server
+
+    def plug_in_ev(self, device_id: str, capacity_kwh: float = 60.0, soc_percent: float = 20.0,
+                   target_percent: float = 80.0) -> None:
+        """A car is plugged into an EV charger (it charges once the charger is enabled)."""
+        self._server_of(device_id, Clusters.EnergyEvse).plug_in(capacity_kwh, soc_percent, target_percent)
+        self._settle()
+
+    def unplug_ev(self, device_id: str) -> None:
+        self._server_of(device_id, Clusters.EnergyEvse).unplug()
+        self._settle()
+
+    def draw_hot_water(self, device_id: str, litres: float) -> None:
+        """Hot water is drawn from a water heater's tank (a shower, a bath)."""
+        self._server_of(device_id, Clusters.WaterHeaterManagement).draw(litres)
+        self._settle()
+
     # ---- time ----------------------------------------------------------------------
     def step(self, ticks: int = 1) -> None:
         """Tick-by-tick reference path: settle every single tick."""

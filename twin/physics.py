@@ -36,6 +36,13 @@ humidifier             humidity    3e-5 * pct                  80 %RH
 dehumidifier           humidity    3e-5 * pct                  25 %RH
 air purifier           pm10        1.2e-4 * pct (~14 min)      0 µg/m³
 fan                    (none)      -                           -
+oven (cavity running)  temperature 3e-7                        the cavity's setpoint
+cook surface           temperature 4e-7 * power/2300 W         150 °C
+cook surface           humidity    2e-5 * power/2300 W         90 %RH (steam)
+cook surface           pm10        2e-5 * power/2300 W         400 µg/m³ (frying smoke)
+microwave (running)    humidity    5e-7                        90 %RH
+extractor hood         pm10        2.5e-4 * pct                0 µg/m³ (grease and carbon filters)
+extractor hood         humidity    5e-5 * pct                  50 %RH
 on/off light           illuminance +300 lux when on            -
 dimmable light         illuminance +400 lux * CurrentLevel/254 -
 =====================  ==========  =========================  ==========================
@@ -78,14 +85,19 @@ from chip.clusters.Types import Nullable
 from clusters.devices import (
     AIR_PURIFIER,
     COLOR_TEMPERATURE_LIGHT,
+    COOK_SURFACE,
     DIMMABLE_LIGHT,
     EXTENDED_COLOR_LIGHT,
+    EXTRACTOR_HOOD,
     FAN,
+    MICROWAVE_OVEN,
     ON_OFF_LIGHT,
     REFRIGERATOR,
     TEMPERATURE_CONTROLLED_CABINET,
+    WATER_HEATER,
     WINDOW_COVERING,
 )
+from clusters.devices_appl import SURFACE_WATTS
 
 VARIABLES = ("temperature", "humidity", "pm10")
 
@@ -98,6 +110,14 @@ COEFFICIENTS: dict[str, Any] = {
     "dehumidifier": {"k_full_fan": 3e-5, "target": 25.0},
     "air_purifier": {"k_full_fan": 1.2e-4, "target": 0.0},
     "light_lux": {"on_off_light": 300.0, "dimmable_light": 400.0},
+    # Kitchen appliances (see `appliance_terms`); cook surface k's are at full power.
+    "oven": {"k": 3e-7},
+    "cook_surface_heat": {"k_full": 4e-7, "target": 150.0},
+    "cook_surface_steam": {"k_full": 2e-5, "target": 90.0},
+    "cook_surface_smoke": {"k_full": 2e-5, "target": 400.0},
+    "microwave_steam": {"k": 5e-7, "target": 90.0},
+    "hood_pm10": {"k_full_fan": 2.5e-4, "target": 0.0},
+    "hood_humidity": {"k_full_fan": 5e-5, "target": 50.0},
 }
 
 
@@ -134,7 +154,7 @@ def _coefficient(what: str, value: Any, is_k: bool) -> float:
 # Devices act on the room by what they are in Matter terms (the device types on their endpoints
 # and the clusters there), never by our device-type keys, so clones of real products act too.
 #: Device types whose measurement servers measure something other than the room (a cabinet).
-NOT_ROOM_TYPES = frozenset({REFRIGERATOR[0], TEMPERATURE_CONTROLLED_CABINET[0]})
+NOT_ROOM_TYPES = frozenset({REFRIGERATOR[0], TEMPERATURE_CONTROLLED_CABINET[0], WATER_HEATER[0]})   # tank, not room
 #: Light device types and their `light_lux` coefficient (colour lights dim as dimmable ones do).
 LIGHT_TYPES = {ON_OFF_LIGHT[0]: "on_off_light", DIMMABLE_LIGHT[0]: "dimmable_light",
                COLOR_TEMPERATURE_LIGHT[0]: "dimmable_light", EXTENDED_COLOR_LIGHT[0]: "dimmable_light"}
@@ -306,6 +326,7 @@ def device_terms(device: Any, coefficients: dict[str, Any] = COEFFICIENTS) -> li
                 out.append(("temperature", Term(device.id, k, cool / 100.0, ABOVE)))
             if k > 0 and mode in HEAT_MODES and heat is not None:
                 out.append(("temperature", Term(device.id, k, heat / 100.0, BELOW)))
+        out.extend(appliance_terms(device, ep, C))
         role = air_role(device, ep)
         if role is not None:
             fan = _fan_fraction(device, ep)
@@ -313,6 +334,35 @@ def device_terms(device: Any, coefficients: dict[str, Any] = COEFFICIENTS) -> li
             if k > 0 and _is_on(device, ep):
                 var = "pm10" if role == "air_purifier" else "humidity"
                 out.append((var, Term(device.id, k, C[role]["target"])))
+    return out
+
+
+def appliance_terms(device: Any, ep: Any, C: dict[str, Any]) -> list[tuple[str, Term]]:
+    """Kitchen appliances on one endpoint: a running oven cavity warms the kitchen towards its
+    setpoint; a cook surface heats, steams and (frying) smokes in proportion to its power; a
+    running microwave steams; an extractor hood's fan filters PM10 out and draws steam off."""
+    out: list[tuple[str, Term]] = []
+    types = _types(ep)
+    ops = ep.servers.get(Clusters.OvenCavityOperationalState.id)
+    if ops is not None and _attr(ops, "OperationalState") == 1:
+        setpoint = _attr(ep.servers.get(Clusters.TemperatureControl.id), "TemperatureSetpoint")
+        out.append(("temperature", Term(device.id, C["oven"]["k"], (setpoint or 18000) / 100.0)))
+    if COOK_SURFACE[0] in types:
+        level = _attr(ep.servers.get(Clusters.TemperatureControl.id), "SelectedTemperatureLevel") or 0
+        f = SURFACE_WATTS[min(level, len(SURFACE_WATTS) - 1)] / max(SURFACE_WATTS)
+        if f > 0:
+            for var, key in (("temperature", "cook_surface_heat"), ("humidity", "cook_surface_steam"),
+                             ("pm10", "cook_surface_smoke")):
+                out.append((var, Term(device.id, C[key]["k_full"] * f, C[key]["target"])))
+    if MICROWAVE_OVEN[0] in types:
+        running = _attr(ep.servers.get(Clusters.OperationalState.id), "OperationalState") == 1
+        if running:
+            out.append(("humidity", Term(device.id, C["microwave_steam"]["k"], C["microwave_steam"]["target"])))
+    if EXTRACTOR_HOOD[0] in types:
+        fan = _fan_fraction(device, ep) or 0.0
+        if fan > 0:
+            for var, key in (("pm10", "hood_pm10"), ("humidity", "hood_humidity")):
+                out.append((var, Term(device.id, C[key]["k_full_fan"] * fan, C[key]["target"])))
     return out
 
 

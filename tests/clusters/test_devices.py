@@ -165,7 +165,11 @@ PRODUCT_IDS = {
     "color_temperature_light": 0x8140, "extended_color_light": 0x8141, "on_off_plug": 0x8142,
     "dimmable_plug": 0x8143, "mounted_on_off_control": 0x8144, "mounted_dimmable_load_control": 0x8145,
     "generic_switch": 0x8146, "on_off_light_switch": 0x8147, "dimmer_switch": 0x8148,
-    "color_dimmer_switch": 0x8149, "speaker": 0x814A,
+    "color_dimmer_switch": 0x8149, "speaker": 0x814A, "oven": 0x814B, "cooktop": 0x814C, "cook_surface": 0x814D,
+    "microwave_oven": 0x814E, "extractor_hood": 0x814F, "water_heater": 0x8150, "water_valve": 0x8151,
+    "pump": 0x8152, "evse": 0x8153, "solar_power": 0x8154, "battery_storage": 0x8155, "thermostat": 0x8156,
+    "basic_video_player": 0x8157, "pump_controller": 0x8158, "window_covering_controller": 0x8159,
+    "control_bridge": 0x815A,
 }
 
 
