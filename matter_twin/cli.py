@@ -473,8 +473,15 @@ def list_tools(as_json: bool = typer.Option(False, "--json", help="Print the Ope
 
 @home_app.command("generate")
 def home_generate(seed: int = typer.Option(0, "--seed", help="Seed: same seed, same home."),
-                  rooms: int = typer.Option(4, "--rooms", help="Number of rooms."),
-                  devices: int = typer.Option(12, "--devices", help="Number of devices in all."),
+                  rooms: int | None = typer.Option(None, "--rooms", help="Number of rooms (default 4)."),
+                  devices: int | None = typer.Option(None, "--devices",
+                                                     help="Number of devices in all (default 12)."),
+                  homemaker: bool = typer.Option(False, "--homemaker", help=(
+                      "HomeMaker: floors, nested rooms, devices of every type by room kind, state "
+                      "from the weather and the hour (default: one floor of SimuHome's 17 types).")),
+                  tier: str | None = typer.Option(None, "--tier", help=(
+                      "A HomeMaker home of SMH-Bench's size: simple (~5.5 rooms, 5.5 devices), "
+                      "medium (~10.5, 35) or complex (31, 135).")),
                   output: Path | None = typer.Option(None, "-o", "--output",
                                                         help="Write the YAML here (default: stdout).")) -> None:
     """Generate a random but reproducible home file.
@@ -483,12 +490,20 @@ def home_generate(seed: int = typer.Option(0, "--seed", help="Seed: same seed, s
 
         twin home generate --seed 7 --rooms 4 --devices 12 -o home.yaml
 
+        twin home generate --seed 7 --homemaker --rooms 12 --devices 60 -o big.yaml
+
+        twin home generate --seed 7 --tier complex -o complex.yaml
+
         twin run --home home.yaml
     """
-    if rooms < 1 or devices < 0:
+    if (rooms is not None and rooms < 1) or (devices is not None and devices < 0):
         raise CliError("--rooms must be >= 1 and --devices >= 0")
     try:
-        spec = generator.generate_home(seed, rooms, devices)
+        if homemaker or tier is not None:
+            spec = generator.make_home(seed, rooms if rooms is not None or tier else 4,
+                                       devices if devices is not None or tier else 12, tier=tier)
+        else:
+            spec = generator.generate_home(seed, 4 if rooms is None else rooms, 12 if devices is None else devices)
     except ValueError as err:
         raise CliError(str(err)) from None
     text = to_yaml(spec)

@@ -9,10 +9,13 @@ YAML bytes (`to_yaml`).
 """
 from __future__ import annotations
 
+import functools
+import math
 import random
 from datetime import datetime
+from typing import Any
 
-from clusters.devices import DEVICE_TYPES
+from clusters.devices import DEVICE_TYPES, create_device
 from twin.clock import DEFAULT_START
 from twin.schema import AmbientSpec, DeviceSpec, HomeSpec, RoomSpec, to_yaml
 
@@ -121,4 +124,229 @@ def generate_home(seed: int, rooms: int = 5, devices: int = 20,
                     ambient=ambient, rooms=room_specs)
 
 
-__all__ = ["generate_home", "to_yaml", "ROOM_KINDS"]
+
+
+# ---- HomeMaker: procedural homes with floors, nesting, priors over every type and weather ----
+#
+# `make_home` (issue #29's HomeMaker) builds a home in four steps, all from one seeded RNG:
+# 1. outdoor weather at the start time (a seasonal and daily stand-in until the twin's own
+#    weather model lands): ambient temperature, humidity and PM10;
+# 2. a layout: floors by size (one up to 7 rooms, two up to 16, three beyond, a basement from
+#    28), top-level rooms by floor (living spaces below, bedrooms above), and rooms nested in
+#    them (an ensuite in a bedroom, a walk-in closet, a balcony off the living room, a pantry);
+# 3. devices from room-semantic priors over every registered type: the SimuHome types'
+#    weights above plus each catalogue type's room kinds (clusters/devices_appl.ROOM_KINDS);
+#    every room a light first when there are enough devices, then the kinds' essentials,
+#    then the rest drawn room by room;
+# 4. initial state from weather and layout: rooms between outdoors and a heated/cooled
+#    indoors (upper floors warmer, basements cooler, bathrooms humid, kitchens dustier),
+#    daylight by the hour, lights on after dark in living spaces, blinds closed at night.
+# The SMH-Bench tiers (`TIERS`) draw rooms and devices around the paper's means.
+
+#: kind -> (display name, daylight lux range, essential type, {type: weight}) for kinds the
+#: SimuHome generator above does not have.
+EXTRA_KINDS: dict[str, tuple[str, tuple[int, int], str | None, dict[str, int]]] = {
+    "balcony": ("Balcony", (2000, 8000), None, {"on_off_light": 2, "window_covering": 1}),
+    "closet": ("Walk-in Closet", (0, 50), None, {"on_off_light": 2}),
+    "pantry": ("Pantry", (0, 80), None, {"on_off_light": 2, "freezer": 1, "refrigerator": 1}),
+    "garage": ("Garage", (20, 200), None, {"on_off_light": 2, "freezer": 1, "electrical_sensor": 1}),
+    "storage": ("Storage Room", (0, 50), None, {"on_off_light": 2, "dehumidifier": 1}),
+    "garden": ("Garden", (5000, 20000), None, {"on_off_light": 2}),
+}
+ALL_KINDS = {**ROOM_KINDS, **EXTRA_KINDS}
+#: Nested rooms: kind of the parent -> [(child kind, probability it is there)].
+NESTED = {"bedroom": [("bathroom", 0.45), ("closet", 0.25)], "living_room": [("balcony", 0.4)],
+          "kitchen": [("pantry", 0.3)]}
+#: Top-level rooms by floor, in the order a home of that size has them (cycled past the end).
+SINGLE_FLOOR = ("living_room", "kitchen", "bedroom", "bathroom", "bedroom", "hallway", "office",
+                "dining_room", "utility_room", "kids_room", "guest_room")
+GROUND = ("living_room", "kitchen", "hallway", "dining_room", "bathroom", "office", "utility_room",
+          "garage", "guest_room", "living_room")
+UPPER = ("hallway", "bedroom", "bathroom", "bedroom", "kids_room", "bedroom", "office", "guest_room",
+         "bathroom", "kids_room")
+BASEMENT = ("storage", "utility_room", "storage")
+#: tier -> (room counts drawn from, device counts drawn from): SMH-Bench's simple ~5.5/5.5,
+#: medium ~10.5/35, complex 31/135.
+TIERS = {"simple": ((5, 6), (5, 6)), "medium": ((10, 11), (32, 33, 34, 35, 36, 37, 38)),
+         "complex": ((31,), (135,))}
+#: Monthly mean outdoor temperature (°C) of a temperate climate, January first.
+_MONTHLY_C = (3, 4, 8, 12, 16, 20, 23, 22, 18, 13, 8, 4)
+_LIVING = ("living_room", "kitchen", "dining_room", "hallway", "studio")
+
+
+def type_priors() -> dict[str, dict[str, int]]:
+    """Room kind -> {device type: weight} over every registered type: the hand weights of the
+    kinds above, plus weight 1 in each kind a catalogue type names as its own."""
+    from clusters import devices_appl  # the catalogue's per-type room kinds
+    priors = {kind: {t: w for t, w in spec[3].items() if t in DEVICE_TYPES} for kind, spec in ALL_KINDS.items()}
+    for type_key, kinds in sorted(devices_appl.ROOM_KINDS.items()):
+        for kind in kinds:
+            if type_key in DEVICE_TYPES:
+                priors.setdefault(kind, {}).setdefault(type_key, 1)
+    return priors
+
+
+def _layout(rng: random.Random, count: int) -> list[tuple[str, int, int | None]]:
+    """[(kind, floor, index of the parent or None)] for `count` rooms, parents before children."""
+    if count == 1:
+        return [("studio", 0, None)]
+    floors = [0] if count <= 7 else [0, 1] if count <= 16 else [0, 1, 2]
+    if count >= 28:
+        floors.append(-1)
+    pools = {0: SINGLE_FLOOR if len(floors) == 1 else GROUND, 1: UPPER, 2: UPPER, -1: BASEMENT}
+    taken = dict.fromkeys(floors, 0)
+    rooms: list[tuple[str, int, int | None]] = []
+    turn = 0
+    while len(rooms) < count:
+        floor = floors[turn % len(floors)]
+        turn += 1
+        if floor == -1 and taken[-1] >= 3:
+            continue   # a basement holds a few rooms only
+        pool = pools[floor]
+        kind = pool[taken[floor] % len(pool)]
+        taken[floor] += 1
+        rooms.append((kind, floor, None))
+        parent = len(rooms) - 1
+        for child, chance in NESTED.get(kind, ()):
+            if len(rooms) < count and rng.random() < chance:
+                rooms.append((child, floor, parent))
+    order = sorted(range(len(rooms)), key=lambda i: rooms[i][1])   # floor by floor, stable
+    where = {old: new for new, old in enumerate(order)}
+    return [(rooms[i][0], rooms[i][1], None if rooms[i][2] is None else where[rooms[i][2]]) for i in order]
+
+
+def _weather(rng: random.Random, start: datetime) -> AmbientSpec:
+    daily = 4.0 * -math.cos((start.hour + start.minute / 60 - 3) / 24 * 2 * math.pi)   # coldest ~03:00
+    return AmbientSpec(temperature=round(_MONTHLY_C[start.month - 1] + daily + rng.gauss(0, 2.5), 1),
+                       humidity=round(min(95.0, max(25.0, rng.gauss(62, 12))), 1),
+                       pm10=round(rng.uniform(8.0, 60.0), 1))
+
+
+def _daylight(start: datetime) -> float:
+    """Share of full daylight at the start hour (0 at night, 1 at noon)."""
+    hour = start.hour + start.minute / 60
+    return max(0.0, math.sin((hour - 6) / 12 * math.pi)) if 6 <= hour <= 18 else 0.0
+
+
+@functools.cache
+def _endpoint_of(type_key: str, cluster: str) -> int | None:
+    """The endpoint of a type that holds `cluster` (None: it has none), from a probe device."""
+    device = create_device("probe", type_key, rng=random.Random(0))
+    for ep_id in sorted(device.endpoints):
+        if ep_id and any(s.name == cluster for s in device.endpoints[ep_id].servers.values()):
+            return ep_id
+    return None
+
+
+def _initial(rng: random.Random, type_key: str, kind: str, dark: bool) -> dict[str, Any]:
+    """Initial attributes of a device from the hour and its room."""
+    attributes: dict[str, Any] = {}
+    if DEVICE_TYPES[type_key].device_type_id in (0x0100, 0x0101, 0x010C, 0x010D):   # lights
+        ep = _endpoint_of(type_key, "OnOff")
+        if ep is not None and dark and rng.random() < (0.6 if kind in _LIVING else 0.2):
+            attributes[f"{ep}/OnOff/OnOff"] = True
+    elif type_key == "window_covering" and dark:
+        ep = _endpoint_of(type_key, "WindowCovering")
+        if ep is not None and rng.random() < 0.8:
+            for name in ("CurrentPositionLiftPercent100ths", "TargetPositionLiftPercent100ths"):
+                attributes[f"{ep}/WindowCovering/{name}"] = 10000
+    return attributes
+
+
+def make_home(seed: int, rooms: int | None = None, devices: int | None = None, tier: str | None = None,
+              start_time: datetime = DEFAULT_START, types: list[str] | None = None) -> HomeSpec:
+    """A HomeMaker home, fully determined by its arguments: `rooms` and `devices` (or a
+    SMH-Bench `tier`: simple, medium, complex), from a studio to hundreds of devices;
+    `types` limits the device types drawn from."""
+    rng = random.Random(seed)
+    if tier is not None:
+        if tier not in TIERS:
+            raise ValueError(f"unknown tier {tier!r}; accepted: {', '.join(TIERS)}")
+        room_choices, device_choices = TIERS[tier]
+        rooms = rooms if rooms is not None else rng.choice(room_choices)
+        devices = devices if devices is not None else rng.choice(device_choices)
+    if rooms is None or devices is None:
+        raise ValueError("give rooms and devices, or a tier")
+    if rooms < 1 or devices < 0:
+        raise ValueError(f"rooms must be at least 1 and devices at least 0, got {rooms} and {devices}")
+    priors = type_priors()
+    if types is not None:
+        unknown = sorted(set(types) - set(DEVICE_TYPES))
+        if unknown:
+            raise ValueError(f"unknown device type(s) {', '.join(unknown)}; known: {', '.join(sorted(DEVICE_TYPES))}")
+        priors = {k: {t: w for t, w in p.items() if t in types} for k, p in priors.items()}
+    ambient = _weather(rng, start_time)
+    daylight = _daylight(start_time)
+    layout = _layout(rng, rooms)
+
+    seen: dict[str, int] = {}
+    specs: list[RoomSpec] = []
+    for kind, floor, parent in layout:
+        label, (lux_lo, lux_hi), _, _ = ALL_KINDS[kind]
+        stem = kind
+        if kind == "bathroom" and parent is not None:
+            stem, label = "ensuite", "Ensuite"
+        seen[stem] = seen.get(stem, 0) + 1
+        n = seen[stem]
+        room_id = stem + (f"_{n}" if n > 1 else "")
+        # Heated or cooled towards 21 °C, a fifth of the way out to the weather; warmer upstairs.
+        indoor = 21.0 + 0.2 * (ambient.temperature - 21.0) + 0.5 * floor + rng.gauss(0, 0.8)
+        humidity = ambient.humidity * 0.7 + (22.0 if kind == "bathroom" else 8.0) + rng.gauss(0, 4)
+        outdoors = kind in ("balcony", "garden")
+        specs.append(RoomSpec(
+            id=room_id, name=label + (f" {n}" if n > 1 else ""), floor=floor, kind=kind,
+            parent=None if parent is None else specs[parent].id,
+            temperature=round(ambient.temperature if outdoors else indoor, 1),
+            humidity=round(min(95.0, max(20.0, ambient.humidity if outdoors else humidity)), 1),
+            pm10=round(ambient.pm10 * (1.0 if outdoors else 0.6) + (15.0 if kind == "kitchen" else 0.0)
+                       + rng.uniform(0, 10), 1),
+            daylight_lux=float(round(rng.randint(lux_lo, lux_hi) * daylight * (1.15 if floor > 0 else 1.0)))))
+
+    def draw(kind: str) -> str | None:
+        weights = priors.get(kind) or priors.get("hallway") or {}
+        if not weights:
+            return None
+        keys = sorted(weights)
+        return rng.choices(keys, weights=[weights[k] for k in keys])[0]
+
+    placements: list[tuple[int, str]] = []
+    kinds = [kind for kind, _, _ in layout]
+    if devices <= rooms:   # small homes: one device in each of the first rooms, from its prior
+        for i in range(devices):
+            type_key = draw(kinds[i])
+            if type_key is not None:
+                placements.append((i, type_key))
+    else:
+        for i, kind in enumerate(kinds):
+            light = "dimmable_light" if kind in ("living_room", "bedroom", "studio") else "on_off_light"
+            if types is None or light in types:
+                placements.append((i, light))
+        for i, kind in enumerate(kinds):
+            essential = ALL_KINDS[kind][2]
+            if essential and len(placements) < devices and (types is None or essential in types):
+                placements.append((i, essential))
+        while len(placements) < devices:
+            i = rng.randrange(rooms)
+            type_key = draw(kinds[i])
+            if type_key is not None:
+                placements.append((i, type_key))
+            elif not any(priors.values()):
+                raise ValueError("no device type left to draw from")
+    counts: dict[str, int] = {}
+    dark = daylight < 0.1
+    for i, type_key in sorted(placements, key=lambda p: p[0]):
+        room = specs[i]
+        base = f"{room.id}_{SHORT_NAMES.get(type_key, type_key)}"
+        counts[base] = counts.get(base, 0) + 1
+        n = counts[base]
+        label = DEVICE_TYPES[type_key].label
+        room.devices.append(DeviceSpec(
+            id=base if n == 1 else f"{base}_{n}", type=type_key,
+            name=f"{room.name} {label}" + (f" {n}" if n > 1 else ""),
+            attributes=_initial(rng, type_key, kinds[i], dark)))
+    size = tier or f"{rooms} rooms"
+    return HomeSpec(name=f"HomeMaker home {seed} ({size})", seed=seed, start_time=start_time,
+                    ambient=ambient, rooms=specs)
+
+
+__all__ = ["generate_home", "make_home", "to_yaml", "ROOM_KINDS", "TIERS"]

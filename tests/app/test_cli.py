@@ -224,3 +224,13 @@ def test_by_category_keeps_file_order_and_at_most_limit_of_each():
     assert [i.n for i in by_category(items, ["B"], None, ("A", "B"))] == [2, 3, 5]
     with pytest.raises(CliError, match="unknown category C; accepted: A, B"):
         by_category(items, ["C"], None, ("A", "B"))
+
+
+def test_home_generate_homemaker_tier(tmp_path):
+    out = tmp_path / "tier.yaml"
+    proc = twin("home", "generate", "--seed", "3", "--tier", "medium", "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    rooms = json.loads(twin("tool", "get_rooms", "{}", "--home", str(out)).stdout)["rooms"]
+    assert len(rooms) in (10, 11) and {r.get("floor", 0) for r in rooms} == {0, 1}
+    bad = twin("home", "generate", "--tier", "huge")
+    assert bad.returncode == 2 and "unknown tier 'huge'; accepted: simple, medium, complex" in bad.stderr
