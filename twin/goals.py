@@ -183,9 +183,10 @@ def _device_holds(home: Any, device_id: str, cond: dict[str, Any]) -> bool:
     return compare(value, cond["op"], cond["value"])
 
 
-def device_state(device: Any) -> dict[str, Any]:
-    """{"<ep>/<Cluster>/<Attribute>": JSON value} of what a device holds: every attribute but
-    the global ones and those it measures from its room (read-only ones of a room-fed server)."""
+def device_state(device: Any, as_json: bool = True) -> dict[str, Any]:
+    """{"<ep>/<Cluster>/<Attribute>": value} of what a device holds: every attribute but the
+    global ones and those it measures from its room (read-only ones of a room-fed server).
+    Values as JSON, or (`as_json=False`, for comparing) as the servers hold them."""
     out = {}
     for ep_id, ep in sorted(device.endpoints.items()):
         for _, server in sorted(ep.servers.items()):
@@ -193,7 +194,8 @@ def device_state(device: Any) -> dict[str, Any]:
             for name in server.attributes:
                 if name in GLOBAL_ATTRIBUTES or (fed and name not in server.writable):
                     continue
-                out[f"{ep_id}/{server.name}/{name}"] = to_json(server.read(name))
+                value = server.get(name)   # by spec name: no id lookup (a check runs every step)
+                out[f"{ep_id}/{server.name}/{name}"] = to_json(value) if as_json else value
     return out
 
 
@@ -207,9 +209,17 @@ def changed_devices(home: Any, other: Any, ignore: set[str] = frozenset()) -> li
         theirs = other.devices.objects.get(device_id)
         if mine is theirs:
             continue
-        if theirs is None or device_state(home.devices[device_id]) != device_state(other.devices[device_id]):
+        if theirs is None or not _same_device(home.devices[device_id], other.devices[device_id]):
             out.append(device_id)
     return out
+
+
+def _same_device(a: Any, b: Any) -> bool:
+    # Equal stored values mean equal devices (derived values follow from them, the clock and
+    # the room, and room-measured ones are not compared): one dict comparison per server.
+    if all(x._values == y._values for x, y in zip(a.servers(), b.servers())):
+        return True
+    return bool(device_state(a, False) == device_state(b, False))
 
 
 def select_devices(home: Any, selector: Any, where: str = "devices") -> list[str]:
