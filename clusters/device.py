@@ -102,6 +102,8 @@ class DeviceType:
     #: (node_label) -> endpoint 0's servers besides the Descriptor, for types that bring
     #: their own identity (clones of real products); None: the twin's BasicInformation.
     root: Callable[[str | None], list[ClusterServer]] | None = None
+    #: The kinds of room it belongs in (living_room, kitchen, ...): a home generator's prior.
+    room_kinds: tuple[str, ...] = ()
 
 
 DEVICE_TYPES: dict[str, DeviceType] = {}

@@ -463,8 +463,8 @@ _TYPES: list[tuple[str, str, tuple[int, int], Any, int, tuple[str, ...], bool]] 
      True),
     ("water_valve", "Water Valve", WATER_VALVE, _water_valve, 0x8151, ("garden", "utility_room", "bathroom"), False),
     ("pump", "Pump", PUMP, _pump, 0x8152, ("utility_room", "garden", "garage"), False),
-    ("evse", "EV Charger", ENERGY_EVSE, _evse, 0x8153, ("garage", "driveway"), True),
-    ("solar_power", "Solar Power", SOLAR_POWER, _solar_power, 0x8154, ("roof", "garage", "utility_room"), True),
+    ("evse", "EV Charger", ENERGY_EVSE, _evse, 0x8153, ("garage",), True),
+    ("solar_power", "Solar Power", SOLAR_POWER, _solar_power, 0x8154, ("garage", "utility_room", "garden"), True),
     ("battery_storage", "Battery Storage", BATTERY_STORAGE, _battery_storage, 0x8155,
      ("garage", "utility_room"), True),
     ("thermostat", "Thermostat", THERMOSTAT, _thermostat, 0x8156, ("living_room", "hallway", "bedroom"), False),
@@ -477,12 +477,12 @@ _TYPES: list[tuple[str, str, tuple[int, int], Any, int, tuple[str, ...], bool]] 
     ("control_bridge", "Control Bridge", CONTROL_BRIDGE, _control_bridge, 0x815A, ("living_room", "hallway"), False),
 ]
 
-#: type key -> the room kinds it belongs in (a home generator's prior).
+#: type key -> the room kinds it belongs in (a home generator's prior; also DeviceType.room_kinds).
 ROOM_KINDS: dict[str, tuple[str, ...]] = {}
-#: type keys whose devices the room physics reacts to (besides those it always did).
+#: type keys with physics of their own or coupled to the room's (a cavity, a tank, a car, the sun).
 PHYSICS: set[str] = set()
 for _key, _label, (_dt, _rev), _build, _product_id, _rooms, _physics in _TYPES:
-    register(DeviceType(_key, _label, _dt, _rev, _build, product_id=_product_id))
+    register(DeviceType(_key, _label, _dt, _rev, _build, product_id=_product_id, room_kinds=_rooms))
     ROOM_KINDS[_key] = _rooms
     if _physics:
         PHYSICS.add(_key)

@@ -1,5 +1,6 @@
-"""`twin device clone` and `twin device export`: products cloned from node dumps, and node
-dumps of any node (a twin device directly, a real node through python-matter-server).
+"""`twin device types`, `twin device clone` and `twin device export`: the catalogue of device
+types, products cloned from node dumps, and node dumps of any node (a twin device directly, a
+real node through python-matter-server).
 
 A dump is python-matter-server's node JSON; Home Assistant's "Download diagnostics" of a
 Matter device holds one under `data.node`. Bad input is one line, exit code 2.
@@ -31,14 +32,45 @@ from matter_twin.console import CliError, load_home
 from matter_twin.extras import require
 
 device_app = typer.Typer(name="device", no_args_is_help=True, rich_markup_mode="markdown",
-                         help="Clone real products from node dumps; export any node as a dump.\n\n"
+                         help="The device catalogue; clone real products from node dumps; export any "
+                              "node as a dump.\n\n"
                               "Examples:\n\n"
+                              "    twin device types --json\n\n"
                               "    twin device clone diagnostics.json -o acme_plug.json\n\n"
                               "    twin device export kitchen_light -o kitchen_light.json\n\n"
                               "    twin device export --server ws://127.0.0.1:5580/ws --node 4 -o plug.json")
 
 #: python-matter-server's node schema version written into twin dumps (7.0.1 writes 6).
 INTERVIEW_VERSION = 6
+
+
+@device_app.command("types")
+def types(as_json: bool = typer.Option(False, "--json", help="JSON: one object per type."),
+          as_markdown: bool = typer.Option(False, "--markdown", help="A Markdown table (docs/devices.md).")) -> None:
+    """List every device type a home file can name: its key, Matter device type id and revision,
+    ProductID, endpoints and clusters, whether it has physics, and the rooms it belongs in.
+
+    Examples:
+
+        twin device types
+
+        twin device types --json | jq '.[] | select(.physics) | .key'
+
+        twin device types --markdown > table.md
+    """
+    from twin.catalogue import catalogue, markdown
+    entries = catalogue()
+    if as_json:
+        sys.stdout.write(json.dumps(entries, indent=1) + "\n")
+    elif as_markdown:
+        sys.stdout.write(markdown(entries))
+    else:
+        for e in entries:
+            clusters = sorted({c for ep in e["endpoints"] for c in ep["servers"]} - {"Descriptor"})
+            sys.stdout.write(f"{e['key']:<30} 0x{e['device_type_id']:04X} r{e['revision']} "
+                             f"PID 0x{e['product_id']:04X}{' physics' if e['physics'] else '        '}  "
+                             f"{', '.join(clusters)}\n")
+        sys.stdout.write(f"{len(entries)} device types\n")
 
 
 def node_dump(node_id: int, attributes: dict[str, Any], when: str) -> dict[str, Any]:

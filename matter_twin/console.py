@@ -18,7 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from twin.clock import TICKS_PER_SECOND
-from twin.home import Home
+from twin.home import EMBEDDED_HOMES, Home
 from twin.node.pairing import device_name, home_pairings, served_devices
 from twin.schema import UserFileError
 
@@ -122,9 +122,12 @@ def by_category(items: list[Any], categories: list[str] | None, limit: int | Non
 
 
 def load_home(home_file: Path | None, seed: int | None) -> Any:
-    """The home to run: from a file, or the built-in default. Bad files raise CliError."""
+    """The home to run: from a file, an embedded home by name ("modern"), or the built-in
+    default. Bad files raise CliError."""
+    if home_file is not None and not home_file.exists() and str(home_file) in EMBEDDED_HOMES:
+        return Home.embedded(str(home_file), seed=seed)
     if home_file is not None and not home_file.exists():
-        raise CliError(f"{home_file}: no such file")
+        raise CliError(f"{home_file}: no such file (nor an embedded home: {', '.join(EMBEDDED_HOMES)})")
     try:
         if home_file is None:
             return Home.default(seed=0 if seed is None else seed)

@@ -676,6 +676,19 @@ class Home:
         with importlib.resources.as_file(importlib.resources.files("twin") / "default_home.yaml") as path:
             return cls.load(path, seed)
 
+    @classmethod
+    def embedded(cls, name: str, seed: int | None = None) -> Home:
+        """A packaged home by name (EMBEDDED_HOMES: "default", SimuHome's 17 types in five rooms;
+        "modern", a typical modern household); UnknownIdError for another name."""
+        if name not in EMBEDDED_HOMES:
+            raise UnknownIdError(f"no embedded home {name!r}; embedded homes: {', '.join(EMBEDDED_HOMES)}")
+        with importlib.resources.as_file(importlib.resources.files("twin") / EMBEDDED_HOMES[name]) as path:
+            return cls.load(path, seed)
+
+
+#: The homes packaged with the twin, by name.
+EMBEDDED_HOMES = {"default": "default_home.yaml", "modern": "modern_home.yaml"}
+
 
 #: Home fields `fork` sets itself rather than copying: devices are lent, not copied.
 _NOT_FORKED = frozenset({"devices", "_timed", "_wired", "_borrowers"})

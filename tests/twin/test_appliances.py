@@ -236,3 +236,22 @@ def test_kitchen_physics_oven_heats_cooking_smokes_hood_clears():
     home.device("hood").write("FanControl", "PercentSetting", 100)
     home.advance(600)
     assert room.pm10 < smoky / 3                     # the hood's filters clear the smoke
+
+
+def test_the_modern_home_loads_and_runs_a_day_exactly():
+    from twin.home import Home
+    a, b = Home.embedded("modern"), Home.embedded("modern")
+    assert 40 <= len(a.devices) <= 50
+    assert {"evse", "solar_power", "battery_storage", "water_heater", "extended_color_light",
+            "on_off_plug"} <= {d.type.key for d in a.devices.values()}
+    a.press("living_room_switch", "toggle")
+    b.press("living_room_switch", "toggle")
+    assert a.device("living_room_lamp").read("OnOff", "OnOff")
+    a.step(2 * 3600 * 10)
+    b.advance(2 * 3600)
+    assert json.dumps(a.snapshot(), sort_keys=True) == json.dumps(b.snapshot(), sort_keys=True)
+    b.advance(22 * 3600)
+    assert b.device("utility_solar").read("ElectricalEnergyMeasurement", "CumulativeEnergyExported").energy > 0
+    assert b.device("utility_water_heater").read("WaterHeaterManagement", "HeatDemand") in (0, 1)
+    with pytest.raises(Exception, match="embedded homes: default, modern"):
+        Home.embedded("castle")
