@@ -84,6 +84,11 @@ class ReliableState:
             return True
         return False
 
+    def implicit_ack(self) -> None:
+        """The peer's answer to our outstanding message arrived without its ack (a lost standalone
+        ack): the answer shows it was received, so stop retransmitting it."""
+        self.outstanding = None
+
     def on_needs_ack(self, counter: int, now_ms: float) -> int | None:
         """A new message that needs an ack arrived. Returns a previously pending ack counter that
         must be flushed as a standalone ack now (only one pending ack is kept)."""

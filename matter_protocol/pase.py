@@ -145,6 +145,15 @@ def decode_session_parameters(value: object) -> dict[str, int] | None:
     return out
 
 
+def initiator_random(payload: bytes) -> bytes | None:
+    """The initiatorRandom (tag 1 in both PBKDFParamRequest and Sigma1) of a handshake's first
+    message, or None if it has none readable: a cheap look before any work, to spot a replay."""
+    try:
+        return field_bytes(decode_struct(bytes(payload), "first message"), 1, "initiatorRandom", RANDOM_SIZE)
+    except Exception:  # noqa: BLE001 - any unreadable message: the handshake itself reports why
+        return None
+
+
 def derive_session_keys(secret: bytes, salt: bytes) -> SessionKeys:
     k = Crypto_KDF(secret, salt, SESSION_KEYS_INFO, 3 * 128)
     return SessionKeys(i2r_key=k[:16], r2i_key=k[16:32], attestation_challenge=k[32:48])
@@ -176,6 +185,11 @@ class Handshake:
     @property
     def finished(self) -> bool:
         return self.result is not None or self.error is not None
+
+    @property
+    def expecting(self) -> SecureChannelOpcode | None:
+        """The next message this handshake accepts (None once finished)."""
+        return self._expect
 
     def handle(self, opcode: int, payload: bytes) -> list[tuple[int, bytes]]:
         """Feed one received Secure Channel message; returns the (opcode, payload)s to send."""

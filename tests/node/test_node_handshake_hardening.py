@@ -94,15 +94,20 @@ def test_a_replayed_sigma1_flood_is_bounded_and_a_genuine_peer_still_gets_throug
     node_fabric, ctrl_fabric = make_fabric()
     commissioning.table.add_pending(node_fabric)
     commissioning.table.commit()
-    # One genuine Sigma1 (its destination id matches the fabric), replayed from many
-    # ephemeral node ids and exchanges: each copy would hold a handshake and a session id.
-    (_, sigma1), = CaseInitiator(ctrl_fabric, 0x55, 7, rng=random.Random(3)).start()
+    # Genuine Sigma1s (each destination id matches the fabric, each with its own random), from
+    # many ephemeral node ids and exchanges: each would hold a handshake and a session id.
     flood = 3 * MAX_HANDSHAKES + 5
     for seed in range(flood):
+        (_, sigma1), = CaseInitiator(ctrl_fabric, 0x55, 7, rng=random.Random(1000 + seed)).start()
         core.receive(raw_first_message(SecureChannelOpcode.CASE_Sigma1, sigma1, seed), CTRL, 1.0 + seed)
         assert len(core._handshakes) <= MAX_HANDSHAKES
         assert len(core.layer.sessions._reserved) <= MAX_HANDSHAKES
     assert core.counts["CASE failed"] == flood - MAX_HANDSHAKES  # the evicted ones
+    # The same Sigma1 replayed (issue #32 item 2) is refused before any work: no slot, nobody evicted.
+    held = set(core._handshakes)
+    for seed in range(flood):
+        core.receive(raw_first_message(SecureChannelOpcode.CASE_Sigma1, sigma1, 200 + seed), CTRL, 50.0)
+    assert set(core._handshakes) == held and core.counts["replayed"] == flood
     # Junk evicts nobody: a malformed Sigma1 fails at once and leaves the others in place.
     held = set(core._handshakes)
     for seed in range(2 * MAX_HANDSHAKES):
@@ -130,8 +135,8 @@ def test_handshakes_whose_unsecured_session_was_evicted_are_released(tmp_path):
     commissioning.table.add_pending(node_fabric)
     commissioning.table.commit()
     core.layer.sessions.max_unsecured = MAX_HANDSHAKES // 2  # sessions run out before handshake slots
-    (_, sigma1), = CaseInitiator(ctrl_fabric, 0x55, 7, rng=random.Random(3)).start()
     for seed in range(MAX_HANDSHAKES - 1):
+        (_, sigma1), = CaseInitiator(ctrl_fabric, 0x55, 7, rng=random.Random(1000 + seed)).start()
         core.receive(raw_first_message(SecureChannelOpcode.CASE_Sigma1, sigma1, seed), CTRL, 1.0 + seed)
     live = {id(s) for s in core.layer.sessions.unsecured_sessions()}
     assert all(id(h.exchange.session) in live for h in core._handshakes.values())

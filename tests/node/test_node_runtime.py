@@ -20,7 +20,7 @@ from matter_protocol.pase import PaseInitiator
 from matter_protocol.status_report import GeneralCode, SecureChannelStatus, StatusReport
 from twin.home import Home
 from twin.node.commissioning import NodeCommissioning
-from twin.node.core import HANDSHAKE_TIMEOUT_MS, NodeCore
+from twin.node.core import HANDSHAKE_STEP_TIMEOUT_MS, MAX_PASE_HANDSHAKES, NodeCore
 from twin.node.fabrics import Fabric
 from twin.node.im import InteractionModelServer
 from twin.node.pairing import Pairing, home_pairings, served_devices
@@ -221,28 +221,44 @@ def test_twenty_failed_attempts_close_the_window_and_pase_is_refused(tmp_path):
     assert core.counts["PASE failed"] == 20  # the refusal is not an attempt
 
 
-def test_second_pase_while_one_runs_is_busy_until_the_first_is_abandoned(tmp_path):
+def test_a_stalled_pase_holds_nothing_and_busy_comes_only_when_every_slot_made_progress(tmp_path):
+    """Issue #32 item 1: a PASE stalled after its first message neither holds the node BUSY nor
+    lingers past the step timeout; only PASE handshakes that got as far as Pake1 are kept from a
+    new commissioner, and those only up to the step timeout."""
     core, commissioning = make_core(tmp_path)
     initiators, reports = {}, []
     stalled = PaseInitiator(PAIRING.passcode, 0x101, rng=random.Random(5))
     wire = Wire(core, lambda event, now: event.exchange.close(now))  # never answers: stalls after step 1
     handshake(wire, stalled, reports)
     wire.run()
-    assert core.next_timer() == pytest.approx(1 + HANDSHAKE_TIMEOUT_MS)
+    assert core.next_timer() == pytest.approx(1 + HANDSHAKE_STEP_TIMEOUT_MS)
 
     wire.on_deliver = controller_side(initiators, reports)
-    second = pase(wire, PAIRING.passcode, initiators, reports, seed=6)
+    assert pase(wire, PAIRING.passcode, initiators, reports, seed=6).result is not None
+    assert not reports or reports[-1].general_code != GeneralCode.BUSY
+
+    # Commissioners that stall after Pake2 (a passcode tried) fill every PASE slot: now BUSY.
+    def stall_after_pake2(event, now):
+        if event.opcode == SecureChannelOpcode.PASE_Pake2:
+            return []
+        return controller_side(initiators, reports)(event, now)
+    wire.on_deliver = stall_after_pake2
+    for seed in range(MAX_PASE_HANDSHAKES):
+        pase(wire, PAIRING.passcode + 1, initiators, reports, seed=10 + seed)
+    wire.on_deliver = controller_side(initiators, reports)
+    busy_one = pase(wire, PAIRING.passcode, initiators, reports, seed=20)
     busy = reports[-1]
     assert (busy.general_code, busy.protocol_code) == (GeneralCode.BUSY, SecureChannelStatus.BUSY)
     assert int.from_bytes(busy.protocol_data, "little") > 0  # minimum wait, ms
-    assert second.error == SecureChannelStatus.BUSY
+    assert busy_one.error == SecureChannelStatus.BUSY
 
-    wire.now += HANDSHAKE_TIMEOUT_MS
+    wire.now += HANDSHAKE_STEP_TIMEOUT_MS
     core.clock.ms = wire.now
     wire.feed(core.on_timer(wire.now), "ctrl")
     wire.run()
     assert pase(wire, PAIRING.passcode, initiators, reports, seed=7).result is not None
-    assert commissioning.window.failed_attempts == 0  # abandoned and BUSY are not failed attempts
+    # The first stalled one was abandoned before any passcode was tried; the four had tried one each.
+    assert commissioning.window.failed_attempts == MAX_PASE_HANDSHAKES
 
 
 def make_fabric():

@@ -19,17 +19,23 @@ from matter_protocol.case import CaseInitiator, CaseResponder
 from matter_protocol.exchange import Deliver, Exchange, ExchangeFailed, MessageLayer, Send, SessionClosed
 from matter_protocol.mdns import Mrp
 from matter_protocol.message import ProtocolId, SecureChannelOpcode
-from matter_protocol.pase import PaseResponder
+from matter_protocol.pase import PaseResponder, initiator_random
 from matter_protocol.session import UnsecuredSession
 from matter_protocol.status_report import GeneralCode, SecureChannelStatus, StatusReport
 from twin.node.pairing import Pairing
 from twin.node.resumption import SubscriptionStore, record_of, subscription_of
+from twin.ratelog import RateLimitedLog
 
 log = logging.getLogger(__name__)
+#: For what peers cause: rejected, replayed, evicted, abandoned handshakes (one line per kind and 10 s).
+peer_log = RateLimitedLog(log)
 
 # A PASE/CASE handshake that stops halfway is abandoned after this long, so a vanished
 # commissioner cannot keep the node BUSY forever.
 HANDSHAKE_TIMEOUT_MS = 60_000
+# ... and as soon as the peer has been silent this long between two of its messages: the CHIP SDK
+# waits 30 s for each PASE/CASE response (kSpake2p_Response_Timeout, kSigma_Response_Timeout).
+HANDSHAKE_STEP_TIMEOUT_MS = 30_000
 # At most this many PASE/CASE handshakes in progress per node; beyond it, a new one that got past
 # its first message evicts the oldest other one (issue #12 item 2). Each one holds a reserved local
 # session id, an ephemeral key pair and an exchange, so this also bounds reserved session ids.
@@ -37,8 +43,22 @@ HANDSHAKE_TIMEOUT_MS = 60_000
 # CHIP_CONFIG_SECURE_SESSION_POOL_SIZE keeps "1 reserved slot for CASEServer" and "1 for PASE" on
 # top of 3 CASE sessions per fabric, Core spec 4.13.2.8); we let CASE handshakes run side by side,
 # one for each of the spec's minimum 5 fabrics (SupportedFabrics >= 5) plus the PASE, with room to
-# spare. PASE stays one at a time (BUSY).
+# spare.
 MAX_HANDSHAKES = 8
+# PASE handshakes that may run side by side (issue #32 item 1). The CHIP SDK runs one: then anyone
+# who sends one PBKDFParamRequest and falls silent holds the node BUSY for the whole timeout, and
+# one such request a second keeps it uncommissionable. Here a new PBKDFParamRequest, when all are
+# taken, preempts the one silent longest among those that have not made progress (no Pake1 yet: no
+# passcode was tried, so it is no failed attempt); a genuine commissioner, which sends Pake1 a PBKDF
+# computation after its request, is preempted only if this many requests arrive in between. Only
+# when every slot has made progress is a new one answered BUSY. Any number of successful PASE
+# sessions is harmless: the fail-safe binds commissioning to one of them (ArmFailSafe answers BUSY).
+MAX_PASE_HANDSHAKES = 4
+# Initiator randoms of recent handshakes, per node: a first message (Sigma1, PBKDFParamRequest) that
+# repeats one is a replay, refused before any work (no Sigma2, no slot, nobody evicted; issue #32
+# item 2). A genuine initiator draws a fresh 32-byte random for each handshake (Core spec 4.13.2.3);
+# MRP retransmissions of the same message are caught earlier, by the message counter.
+RECENT_RANDOMS = 64
 # Minimum wait a BUSY StatusReport asks the initiator to observe (its ProtocolData, u16 ms).
 BUSY_WAIT_MS = 1000
 NODE_MRP = Mrp()
@@ -60,6 +80,26 @@ class _Handshake:
     exchange: Exchange
     started_ms: float
     resume: dict[str, Any] | None = None   # CASE we opened to resume this stored subscription
+    last_ms: float = 0.0                   # when the peer last sent a message on it
+
+    def __post_init__(self) -> None:
+        self.last_ms = max(self.last_ms, self.started_ms)
+
+    @property
+    def progressed(self) -> bool:
+        """Past the point an unauthenticated stranger reaches for free: a PASE in which Pake1 came
+        (a passcode is being tried, and its failure counts against the window), a CASE whose Sigma2
+        the peer acknowledged (so it is no replay from a forged address), or one we opened that the
+        peer answered."""
+        responder = self.responder
+        if isinstance(responder, PaseResponder):
+            return responder.passcode_tried
+        if isinstance(responder, CaseResponder):
+            return responder.expecting == SecureChannelOpcode.CASE_Sigma3 and self.exchange.mrp.outstanding is None
+        return responder.expecting != SecureChannelOpcode.CASE_Sigma2   # ours: the peer answered
+
+    def deadline(self) -> float:
+        return min(self.started_ms + HANDSHAKE_TIMEOUT_MS, self.last_ms + HANDSHAKE_STEP_TIMEOUT_MS)
 
 
 class NodeCore:
@@ -84,6 +124,7 @@ class NodeCore:
         self.layer.register(ProtocolId.SECURE_CHANNEL, "secure channel")
         self.layer.register(ProtocolId.INTERACTION_MODEL, "interaction model")
         self._handshakes: dict[Exchange, _Handshake] = {}
+        self._recent_randoms: dict[bytes, None] = {}   # insertion-ordered, at most RECENT_RANDOMS
         self._events: list[Any] = []  # NodeEvents from commissioning, handled between messages
         commissioning.listeners.append(self._events.append)
         #: Called (any thread) when `touched` is set, so the runtime re-derives only these nodes' records.
@@ -92,7 +133,7 @@ class NodeCore:
         # fail-safe rollback) may change what the node advertises.
         commissioning.listeners.append(self._touch)
         self.counts = {"PASE established": 0, "PASE failed": 0, "CASE established": 0,
-                       "CASE failed": 0, "dropped": 0}
+                       "CASE failed": 0, "dropped": 0, "replayed": 0, "busy": 0}
         # Set when the commissioning state may have changed (a commissioning event, a commissioning
         # timer fired): the runtime then re-derives this node's mDNS records.
         self._touched = True
@@ -197,10 +238,9 @@ class NodeCore:
             actions = self.layer.on_timer(now_ms)
             if self.to_resume:
                 actions += self._resume_subscriptions(now_ms)
-            for hs in [h for h in self._handshakes.values()
-                       if now_ms - h.started_ms >= HANDSHAKE_TIMEOUT_MS]:
-                log.info("%s: %s handshake abandoned after %d s", self.pairing.device_id, hs.kind,
-                         HANDSHAKE_TIMEOUT_MS // 1000)
+            for hs in [h for h in self._handshakes.values() if now_ms >= h.deadline()]:
+                peer_log.info("abandoned", now_ms, "%s: %s handshake abandoned: the peer was silent %d s",
+                              self.pairing.device_id, hs.kind, (now_ms - hs.last_ms) // 1000)
                 actions += self._finish(hs, now_ms)
             due = self.commissioning.next_timer()
             if due is not None and due <= now_ms:
@@ -212,7 +252,7 @@ class NodeCore:
     def next_timer(self) -> float | None:
         with self.lock:
             due = [self.layer.next_timer(), self.im.next_timer(), self.commissioning.next_timer(),
-                   *(h.started_ms + HANDSHAKE_TIMEOUT_MS for h in self._handshakes.values())]
+                   *(h.deadline() for h in self._handshakes.values())]
         due = [d for d in due if d is not None]
         return min(due) if due else None
 
@@ -281,13 +321,12 @@ class NodeCore:
         if hs is None:
             if event.session.is_secure:
                 return exchange.close(now_ms)  # handshakes run on the unsecured session only
-            if event.opcode == SecureChannelOpcode.PBKDFParamRequest:
-                refusal = self._pase_refusal()
-                if refusal is not None:
-                    return exchange.send(SecureChannelOpcode.StatusReport, refusal.encode(), now_ms) \
-                        + exchange.close(now_ms)
-            elif event.opcode != SecureChannelOpcode.CASE_Sigma1:
+            if event.opcode not in (SecureChannelOpcode.PBKDFParamRequest, SecureChannelOpcode.CASE_Sigma1):
                 return exchange.close(now_ms)
+            refusal = self._refusal(event.opcode, event.payload, now_ms)
+            if refusal is not None:
+                return exchange.send(SecureChannelOpcode.StatusReport, refusal.encode(), now_ms) \
+                    + exchange.close(now_ms)
             hs = self._start_handshake(event.opcode, exchange, now_ms)
             if hs is None:   # could not even start (no session id left): refuse, hold nothing
                 report = StatusReport.secure_channel(GeneralCode.FAILURE, SecureChannelStatus.INVALID_PARAMETER)
@@ -296,14 +335,33 @@ class NodeCore:
             self._handshakes[exchange] = hs
             if isinstance(exchange.session, UnsecuredSession):   # always: checked above
                 exchange.session.pinned = True   # not evicted from the session table while it runs
+        elif event.opcode == self._first_opcode(hs) and hs.responder.expecting != event.opcode:
+            # The first message again, under a new message counter (a duplicate counter never gets
+            # here): a replay aimed at this exchange. It is no step of the handshake, and a stranger
+            # must not be able to end a genuine one with it.
+            self.counts["replayed"] += 1
+            peer_log.info("replayed", now_ms, "%s: a replayed first message on a %s handshake in progress ignored",
+                          self.pairing.device_id, hs.kind)
+            return []
+        else:
+            hs.last_ms = now_ms
+        if exchange.mrp.outstanding is not None:
+            # A message of the handshake before the ack of our last one (its ack was lost, or never
+            # sent): each step answers the content of the one before, so it acknowledges it, and a
+            # message that is no step ends the handshake anyway. Without this the reply would be a
+            # second outstanding message on the exchange (an ExchangeError, and no StatusReport).
+            exchange.mrp.implicit_ack()
         # Decoding and its failures live in one place, `Handshake.handle` (PASE and CASE alike): a
         # malformed message finishes the handshake with the StatusReport to send, and `_finish`
         # below frees its slot and session id at once. The guard is for bugs only.
+        first = hs.responder.expecting in (SecureChannelOpcode.PBKDFParamRequest, SecureChannelOpcode.CASE_Sigma1)
         try:
             replies = hs.responder.handle(event.opcode, event.payload)
         except Exception as e:
             log.exception("%s: %s handshake failed unexpectedly", self.pairing.device_id, hs.kind)
             replies = hs.responder.abort(f"{type(e).__name__}: {e}")
+        if first and hs.responder.error is None:
+            self._remember_random(event.payload)
         actions: list = []
         try:
             for opcode, payload in replies:
@@ -315,12 +373,24 @@ class NodeCore:
             actions += self._make_room(hs, now_ms)
         return actions
 
+    @staticmethod
+    def _first_opcode(hs: _Handshake) -> int:
+        return SecureChannelOpcode.PBKDFParamRequest if hs.kind == "PASE" else SecureChannelOpcode.CASE_Sigma1
+
+    def _remember_random(self, payload: bytes) -> None:
+        random_ = initiator_random(payload)
+        if random_ is not None:
+            self._recent_randoms[random_] = None
+            while len(self._recent_randoms) > RECENT_RANDOMS:
+                del self._recent_randoms[next(iter(self._recent_randoms))]
+
     def _start_handshake(self, opcode: int, exchange: Exchange, now_ms: float) -> _Handshake | None:
         """A responder for a first PBKDFParamRequest or Sigma1, with a reserved local session id."""
         try:
             local_id = self.layer.sessions.allocate_id()
         except RuntimeError:
-            log.warning("%s: no local session id left for a handshake", self.pairing.device_id)
+            peer_log.warning("no session id", now_ms, "%s: no local session id left for a handshake",
+                             self.pairing.device_id)
             return None
         try:
             if opcode == SecureChannelOpcode.PBKDFParamRequest:
@@ -336,25 +406,50 @@ class NodeCore:
             raise
 
     def _make_room(self, keep: _Handshake, now_ms: float) -> list:
-        """A new handshake got past its first message: beyond MAX_HANDSHAKES, evict the oldest other
-        one in progress (its exchange dropped without a StatusReport, its session id freed). A flood
-        of replayed Sigma1s then costs a bounded amount of state, and the newest peer, a genuine one
-        too, always gets a slot. A first message that fails at once (malformed, unknown destination)
-        never gets this far, so junk evicts nobody."""
+        """A new handshake got past its first message: beyond MAX_PASE_HANDSHAKES PASE ones or
+        MAX_HANDSHAKES in all, evict the one silent longest among those that made no progress (its
+        exchange dropped without a StatusReport, its session id freed). `_refusal` made sure there
+        is one. A flood then costs a bounded amount of state, the newest peer, a genuine one too,
+        gets a slot, and nobody who got further is pushed out. A first message that fails at once
+        (malformed, replayed, unknown destination) never gets this far, so junk evicts nobody."""
         actions: list = []
-        while len(self._handshakes) > MAX_HANDSHAKES:
-            oldest = min((h for h in self._handshakes.values() if h is not keep), key=lambda h: h.started_ms)
-            log.info("%s: %s handshake evicted: %d in progress", self.pairing.device_id, oldest.kind,
-                     len(self._handshakes))
-            self.layer.abort_exchange(oldest.exchange)
-            actions += self._finish(oldest, now_ms)
-        return actions
+        while True:
+            pase = [h for h in self._handshakes.values() if h.kind == "PASE"]
+            if keep.kind == "PASE" and len(pase) > MAX_PASE_HANDSHAKES:
+                pool = pase
+            elif len(self._handshakes) > MAX_HANDSHAKES:
+                pool = list(self._handshakes.values())
+            else:
+                return actions
+            victims = [h for h in pool if h is not keep and not h.progressed] or [keep]
+            victim = min(victims, key=lambda h: h.last_ms)
+            peer_log.info("evicted", now_ms, "%s: %s handshake evicted by a new one: %d in progress",
+                          self.pairing.device_id, victim.kind, len(self._handshakes))
+            self.layer.abort_exchange(victim.exchange)
+            actions += self._finish(victim, now_ms)
+            if victim is keep:
+                return actions
 
-    def _pase_refusal(self) -> StatusReport | None:
-        """Why a new PBKDFParamRequest is turned away now, as the StatusReport to send."""
-        if self.commissioning.pase_parameters() is None:  # the commissioning window is closed
-            return StatusReport.secure_channel(GeneralCode.FAILURE, SecureChannelStatus.INVALID_PARAMETER)
-        if any(h.kind == "PASE" for h in self._handshakes.values()):
+    def _refusal(self, opcode: int, payload: bytes, now_ms: float) -> StatusReport | None:
+        """Why a new PBKDFParamRequest or Sigma1 is turned away now, as the StatusReport to send,
+        decided before any work on it."""
+        kind = "PASE" if opcode == SecureChannelOpcode.PBKDFParamRequest else "CASE"
+        invalid = StatusReport.secure_channel(GeneralCode.FAILURE, SecureChannelStatus.INVALID_PARAMETER)
+        if kind == "PASE" and self.commissioning.pase_parameters() is None:  # the window is closed
+            return invalid
+        random_ = initiator_random(payload)
+        if random_ is not None and random_ in self._recent_randoms:
+            self.counts["replayed"] += 1
+            peer_log.info("replayed", now_ms, "%s: a replayed %s first message refused", self.pairing.device_id, kind)
+            return invalid
+        pase = [h for h in self._handshakes.values() if h.kind == "PASE"]
+        full = ((kind == "PASE" and len(pase) >= MAX_PASE_HANDSHAKES and all(h.progressed for h in pase))
+                or (len(self._handshakes) >= MAX_HANDSHAKES
+                    and all(h.progressed for h in self._handshakes.values())))
+        if full:
+            self.counts["busy"] += 1
+            peer_log.info("busy", now_ms, "%s: a new %s handshake answered BUSY: every slot is taken by one "
+                          "that made progress", self.pairing.device_id, kind)
             return StatusReport(GeneralCode.BUSY, ProtocolId.SECURE_CHANNEL, SecureChannelStatus.BUSY,
                                 BUSY_WAIT_MS.to_bytes(2, "little"))
         return None
@@ -388,8 +483,8 @@ class NodeCore:
         else:
             self.layer.sessions.release_id(responder.local_session_id)
             self.counts[f"{hs.kind} failed"] += 1
-            log.info("%s: %s failed: %s", self.pairing.device_id, hs.kind,
-                     responder.error_message or "abandoned")
+            peer_log.info(f"{hs.kind} failed", now_ms, "%s: %s failed: %s", self.pairing.device_id, hs.kind,
+                          responder.error_message or "abandoned")
             # A failed commissioning attempt (Core spec 5.5, the SDK cites 13.3: 20 close the window) is a
             # PASE in which a passcode was tried: the node answered Pake1 with Pake2, and from cB
             # the peer can check the passcode it committed to in pA. Then it counts however the
