@@ -45,7 +45,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from twin.schema import UserFileError, check_nesting, first_problem, json_nesting, too_deep
+from twin.schema import UserFileError, first_problem, read_user_file
 
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$"
 STATES = ("temperature", "humidity", "illuminance", "pm10")
@@ -290,26 +290,7 @@ def parse_config(data: Any, source: str = "<config>", base_dir: Path | None = No
 def load_config(path: str | Path) -> LoadedConfig:
     """Read and validate a bridge config; every failure is a UserFileError."""
     source = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-        raise UserFileError(source, "(file)", f"cannot read: {reason}") from None
-    is_json = source.lower().endswith(".json")
-    line = json_nesting(text) if is_json else None
-    if line is not None:
-        raise too_deep(source, where=f"line {line}")
-    try:
-        data = json.loads(text) if is_json else yaml.safe_load(text)
-    except RecursionError:
-        raise too_deep(source) from None
-    except json.JSONDecodeError as exc:
-        raise UserFileError(source, f"line {exc.lineno} column {exc.colno}", f"JSON syntax error: {exc.msg}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1} column {mark.column + 1}" if mark else "(yaml)"
-        raise UserFileError(source, where, f"YAML syntax error: {getattr(exc, 'problem', None) or exc}") from None
-    check_nesting(data, source)
+    data = read_user_file(path)
     return parse_config(data, source, Path(path).resolve().parent)
 
 

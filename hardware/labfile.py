@@ -51,12 +51,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from bridge.config import ID_PATTERN, STATES, _check_url, normalize_pairing_code
 from bridge.tools import TOOL_NAMES
-from twin.schema import UserFileError, check_nesting, first_problem
+from twin.schema import UserFileError, check_nesting, first_problem, read_user_file
 
 DEFAULT_PORT = 5580
 
@@ -329,19 +328,7 @@ def parse_lab(data: Any, source: str = "<lab>", base_dir: Path | None = None) ->
 def load_lab(path: str | Path) -> Lab:
     """Read and validate a lab file; every failure is one-line UserFileError."""
     source = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-        raise UserFileError(source, "(file)", f"cannot read: {reason}") from None
-    try:
-        data = yaml.safe_load(text)
-    except RecursionError:
-        raise UserFileError(source, "(file)", "nested too deeply") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1} column {mark.column + 1}" if mark else "(yaml)"
-        raise UserFileError(source, where, f"YAML syntax error: {getattr(exc, 'problem', None) or exc}") from None
+    data = read_user_file(path)
     return parse_lab(data, source, Path(path).resolve().parent)
 
 

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import typer
-import uvicorn
 from rich.console import Console, RenderableType
 from rich.live import Live
 from rich.table import Table
@@ -46,6 +45,7 @@ from matter_twin.console import (
 )
 from matter_twin.extras import require
 from matter_twin.http import create_app
+from matter_twin.http_edge import run_server
 from matter_twin.mqtt import DEFAULT_EMBEDDED, MqttSettings
 from twin import generator
 from twin.clock import TICKS_PER_SECOND, Pace, Pacer
@@ -560,7 +560,7 @@ def serve(home_file: Path | None = HomeOption, seed: int | None = SeedOption,
                      daemon=True, name="twin-clock").start()
     try:
         # Open live pages keep a stream open: give them a second to go at Ctrl-C.
-        uvicorn.run(app_, host=host, port=port, log_level="info", timeout_graceful_shutdown=1)
+        run_server(app_, host, port, log_level="info", timeout_graceful_shutdown=1)
     finally:
         stop.set()
 

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import typer
-import uvicorn
 import yaml
 
 from bridge.backend import ToolError
@@ -23,6 +22,7 @@ from bridge.tools import Session, call_tool
 from matter_twin.console import CliError
 from matter_twin.extras import require
 from matter_twin.http import create_app
+from matter_twin.http_edge import run_server
 from matter_twin.mcp_server import run_http, run_stdio
 from twin.schema import UserFileError
 
@@ -146,7 +146,7 @@ def serve(config_path: Path, host: str, port: int) -> None:
     """`twin serve --backend CONFIG`: the HTTP tool API over the config's backend."""
     backend = open_backend(config_path)
     try:
-        uvicorn.run(create_app(backend), host=host, port=port, log_level="info")
+        run_server(create_app(backend), host, port, log_level="info")
     finally:
         close_backend(backend)
 

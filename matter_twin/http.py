@@ -23,7 +23,6 @@ long clock advance must not stall the event loop.
 """
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -40,10 +39,10 @@ from bridge.backend import INVALID_ARGUMENT, UNKNOWN_TOOL, Backend, ClockControl
 from bridge.tools import TOOL_NAMES, TOOL_SCHEMAS, Session, arguments_schema, call_tool, tool_description
 from bridge.twin_backend import TwinBackend
 from matter_twin.console import codes_rows
+from matter_twin.http_edge import BadBody, one_at_a_time, read_json
 from matter_twin.http_faults import mount_faults
 from matter_twin.live_web import mount_live
 from twin.clock import Pace
-from twin.schema import MAX_NESTING, json_nesting
 
 _RESULT_SCHEMA = {"type": "object", "properties": {
     "ok": {"type": "boolean"},
@@ -57,19 +56,15 @@ def _error(status: int, code: str, message: str, accepted: list | None = None) -
                         status_code=status)
 
 
-class BodyTooDeep(ValueError):
-    """A JSON body nested deeper than twin.schema.MAX_NESTING (refused before parsing)."""
+#: The body reader every route uses (matter_twin/http_edge.py: size limit, read timeout, parsed
+#: off the loop, depth/size checked); it raises BadBody, a ValueError carrying the HTTP status.
+_json_body = read_json
 
 
-async def _json_body(request: Request) -> Any:
-    raw = await request.body()
-    if not raw.strip():
-        return {}
-    line = json_nesting(raw)
-    if line is not None:
-        raise BodyTooDeep(f"the request body nests deeper than {MAX_NESTING} levels (line {line}); "
-                          f"accepted: JSON with at most {MAX_NESTING} levels of objects and arrays")
-    return json.loads(raw)
+def _body_error(err: ValueError) -> JSONResponse:
+    if isinstance(err, BadBody):
+        return _error(err.status, INVALID_ARGUMENT, str(err))
+    return _error(400, INVALID_ARGUMENT, f"request body is not JSON: {err}")
 
 
 def _offline_docs(app: FastAPI) -> None:
@@ -102,6 +97,8 @@ def create_app(backend: Backend, session: Session | None = None, pace: Pace | No
     app.state.session = session
     app.state.lock = lock  # held around every backend call; a clock-driving thread takes it too
 
+    calls = one_at_a_time()
+
     def locked(fn: Callable[..., Any], *args: Any) -> Any:
         with lock:
             return fn(*args)
@@ -109,11 +106,10 @@ def create_app(backend: Backend, session: Session | None = None, pace: Pace | No
     async def run_tool(name: str, request: Request) -> JSONResponse:
         try:
             args = await _json_body(request)
-        except BodyTooDeep as err:
-            return _error(400, INVALID_ARGUMENT, str(err))
         except ValueError as err:
-            return _error(400, INVALID_ARGUMENT, f"request body is not JSON: {err}")
-        result = await run_in_threadpool(locked, call_tool, backend, name, args, session)
+            return _body_error(err)
+        async with calls:   # one worker thread at a time competes with the nodes for the lock
+            result = await run_in_threadpool(locked, call_tool, backend, name, args, session)
         if result["ok"]:
             return JSONResponse(result)
         return JSONResponse(result, status_code=404 if result["error"]["code"] == UNKNOWN_TOOL else 400)
@@ -172,7 +168,7 @@ def create_app(backend: Backend, session: Session | None = None, pace: Pace | No
         try:
             body = await _json_body(request)
         except ValueError as err:
-            return _error(400, INVALID_ARGUMENT, f"request body is not JSON: {err}")
+            return _body_error(err)
         timeout = body.get("timeout_s") if isinstance(body, dict) else None
         if not isinstance(body, dict) or (timeout is not None and (isinstance(timeout, bool)
                                                                    or not isinstance(timeout, int))):
@@ -200,7 +196,7 @@ def create_app(backend: Backend, session: Session | None = None, pace: Pace | No
         try:
             body = await _json_body(request)
         except ValueError as err:
-            return _error(400, INVALID_ARGUMENT, f"request body is not JSON: {err}")
+            return _body_error(err)
         if not isinstance(body, dict) or "seconds" not in body:
             return _error(400, INVALID_ARGUMENT, "body must be {\"seconds\": N}", ["seconds"])
         try:

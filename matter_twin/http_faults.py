@@ -46,7 +46,7 @@ def mount_faults(app: FastAPI, home: Any, locked: Callable[..., Any],
             spec = parse_fault(body)
             fault_id = await run_in_threadpool(locked, engine.add, spec)
         except ValueError as err:   # bad JSON, a bad fault, an unknown device or a taken id
-            return _error(400, INVALID_ARGUMENT, " ".join(str(err).split()))
+            return _error(getattr(err, "status", 400), INVALID_ARGUMENT, " ".join(str(err).split()))
         return JSONResponse({"ok": True, "id": fault_id})
 
     @app.delete("/faults/{fault_id}", tags=["faults"], summary="End a fault now")

@@ -24,6 +24,7 @@ from bridge.backend import INVALID_ARGUMENT, UNKNOWN_TOOL, ToolError
 from bridge.tools import TOOL_NAMES
 from hardware.session import LabSession
 from matter_twin.http import _json_body
+from matter_twin.http_edge import BadBody, server_config
 from matter_twin.live_web import mount_live
 
 __all__ = ["PageServer", "lab_page"]
@@ -50,8 +51,9 @@ def lab_page(session: LabSession) -> FastAPI:
         try:
             args = await _json_body(request)
         except ValueError as err:   # not JSON, or nested too deeply
-            error = ToolError(INVALID_ARGUMENT, f"request body is not JSON: {err}")
-            return JSONResponse({"ok": False, "error": error.to_json()}, status_code=400)
+            message = str(err) if isinstance(err, BadBody) else f"request body is not JSON: {err}"
+            error = ToolError(INVALID_ARGUMENT, message)
+            return JSONResponse({"ok": False, "error": error.to_json()}, status_code=getattr(err, "status", 400))
         result = await run_in_threadpool(session.call, name, args, "page")
         return JSONResponse(result, status_code=200 if result.get("ok") else 400)
 
@@ -67,7 +69,7 @@ class PageServer:
         import uvicorn
         self.app = lab_page(session)
         self.url = f"http://{host}:{port}/"
-        self.server = uvicorn.Server(uvicorn.Config(self.app, host=host, port=port, log_level="warning"))
+        self.server = uvicorn.Server(server_config(self.app, host, port))
         self.thread = threading.Thread(target=self.server.run, daemon=True, name="lab-page")
 
     def start(self, timeout: float = 10.0) -> None:

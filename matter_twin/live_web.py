@@ -39,6 +39,7 @@ from starlette.concurrency import run_in_threadpool
 from bridge.backend import INVALID_ARGUMENT, NOT_FOUND, ToolError
 from clusters.devices import DEVICE_TYPES
 from matter_twin.console import codes_rows
+from matter_twin.http_edge import BadBody, read_json
 from scenarios.runner import load_results
 from twin.changes import MIN_SAMPLE_S, ROOM_UNITS, ChangeStream, room_value
 from twin.clock import Pace
@@ -154,9 +155,9 @@ def mount_live(app: FastAPI, home: Any, lock: Any, pace: Pace | None, runs_dir: 
             return _error(501, "UNSUPPORTED", "this server does not run the clock (start it with `twin run` "
                           "or `twin serve --speed N`)")
         try:
-            body = json.loads(await request.body() or b"{}")
-        except ValueError as err:
-            return _error(400, INVALID_ARGUMENT, f"request body is not JSON: {err}")
+            body = await read_json(request)
+        except BadBody as err:
+            return _error(err.status, INVALID_ARGUMENT, str(err))
         if not isinstance(body, dict) or not body or set(body) - {"speed", "paused"}:
             return _error(400, INVALID_ARGUMENT, "body must be {\"speed\": N} and/or {\"paused\": true|false}",
                           ["speed", "paused"])
@@ -208,15 +209,15 @@ def mount_live(app: FastAPI, home: Any, lock: Any, pace: Pace | None, runs_dir: 
     @app.post("/live/homefile", tags=["live"], summary="Validate a home file, and save it as `path` if given")
     async def save_homefile(request: Request) -> JSONResponse:
         try:
-            body = json.loads(await request.body() or b"{}")
-        except ValueError as err:
-            return _error(400, INVALID_ARGUMENT, f"request body is not JSON: {err}")
+            body = await read_json(request)
+        except BadBody as err:
+            return _error(err.status, INVALID_ARGUMENT, str(err))
         if not isinstance(body, dict) or not isinstance(body.get("home"), dict):
             return _error(400, INVALID_ARGUMENT, "body must be {\"home\": {...}, \"path\": \"file.yaml\"}",
                           ["home", "path"])
         name = body.get("path")
         # A page may be served beyond loopback (--host): it names a file, never a place.
-        if name is not None and (not isinstance(name, str) or Path(name).name != name
+        if name is not None and (not isinstance(name, str) or "\x00" in name or Path(name).name != name
                                  or not name.endswith((".yaml", ".yml", ".json")) or name.startswith(".")):
             return _error(400, INVALID_ARGUMENT, f"path {name!r}: a file name ending .yaml, .yml or .json, "
                           f"without directories; it is saved in {save_dir.resolve()}")

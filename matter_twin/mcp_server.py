@@ -78,8 +78,8 @@ def http_app(backend: Backend, host: str = "127.0.0.1") -> Any:
 
 def run_http(backend: Backend, port: int, host: str = "127.0.0.1") -> None:
     """Serve MCP over streamable HTTP at http://HOST:PORT/mcp (loopback by default)."""
-    import uvicorn
-    uvicorn.run(http_app(backend, host), host=host, port=port, log_level="warning")
+    from matter_twin.http_edge import run_server
+    run_server(http_app(backend, host), host, port)
 
 
 __all__ = ["create_server", "http_app", "mcp_tools", "run_http", "run_stdio"]

@@ -31,6 +31,7 @@ from rich.live import Live
 from bridge.twin_backend import TwinBackend
 from matter_twin.console import print_codes, room_table
 from matter_twin.http import create_app
+from matter_twin.http_edge import server_config
 from matter_twin.mqtt import MqttBridge, MqttSettings, start_broker
 from twin.clock import Pace
 from twin.node.clock_loop import run_home
@@ -95,8 +96,7 @@ class _QuietServer:
             def capture_signals(self):  # type: ignore[override]
                 yield
 
-        return Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off",
-                                    timeout_graceful_shutdown=1))
+        return Server(server_config(app, host, port, lifespan="off", timeout_graceful_shutdown=1))
 
 
 async def run_async(home: Any, speed: float, end_tick: int | None, console: Console, *,

@@ -41,14 +41,13 @@ import random
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import yaml
 from chip.clusters import Objects as Clusters
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from clusters.status import MatterError, Status
 from twin import physics
 from twin.clock import TICKS_PER_SECOND
-from twin.schema import UserFileError, check_nesting, first_problem
+from twin.schema import UserFileError, first_problem, read_user_file
 
 __all__ = ["FAULT_KINDS", "FaultSpec", "FaultFile", "FaultEngine", "load_fault_file", "parse_fault"]
 
@@ -142,23 +141,11 @@ def _one_line(source: str, exc: ValidationError, default: str) -> UserFileError:
 def load_fault_file(path: str | Path) -> FaultFile:
     """A faults file (YAML or JSON); every problem is one `UserFileError` line."""
     source = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserFileError(source, "(file)", f"cannot read: {getattr(exc, 'strerror', None) or exc}") from None
-    try:
-        data = yaml.safe_load(text)   # JSON is YAML too
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1} column {mark.column + 1}" if mark else "(yaml)"
-        raise UserFileError(source, where, f"YAML syntax error: {getattr(exc, 'problem', None) or exc}") from None
-    except RecursionError:
-        raise UserFileError(source, "(file)", "nested too deeply") from None
+    data = read_user_file(path)   # JSON is YAML too, but a .json name gets JSON's line numbers
     if data is None:
         data = {}
     if not isinstance(data, dict):
         raise UserFileError(source, "(top level)", f"expected a mapping with `faults:`; got {type(data).__name__}")
-    check_nesting(data, source)
     try:
         return FaultFile.model_validate(data)
     except ValidationError as exc:

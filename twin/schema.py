@@ -79,15 +79,69 @@ def json_nesting(text: str | bytes, limit: int = MAX_NESTING) -> int | None:
     return None
 
 
-def check_nesting(data: Any, source: str, limit: int = MAX_NESTING) -> None:
-    """Raise UserFileError if parsed `data` nests deeper than `limit` (iterative: no recursion)."""
-    stack = [(data, 1)]
-    while stack:
-        value, depth = stack.pop()
-        if isinstance(value, (dict, list)):
-            if depth > limit:
+#: How many values (mappings, lists and scalars) a user file may expand to. YAML aliases let a
+#: few hundred bytes stand for millions of values (a 425-byte "billion laughs" file stood for 43
+#: million); real homes and configs hold a few thousand, big generated ones some hundred thousand.
+MAX_VALUES = 1_000_000
+
+
+def check_nesting(data: Any, source: str, limit: int = MAX_NESTING, max_values: int = MAX_VALUES) -> None:
+    """Raise UserFileError if parsed `data` nests deeper than `limit` or expands to more than
+    `max_values` values, or refers to itself. Alias-aware: a mapping or list met again (a YAML
+    alias) is measured once and its measure reused, so the check costs the size of the parsed
+    data, not of its expansion; iterative, so no recursion limit."""
+    if not isinstance(data, (dict, list)):
+        return
+    measured: dict[int, tuple[int, int]] = {}   # id -> (values, height) of a container seen whole
+    path = [(data, iter(_children(data)))]
+    on_path = {id(data)}
+    totals = [[1, 0]]   # per open container: values so far, height of its tallest child
+    while path:
+        value, children = path[-1]
+        child = next(children, _END)
+        if child is _END:
+            path.pop()
+            on_path.discard(id(value))
+            values, height = totals.pop()
+            measured[id(value)] = (values, height + 1)
+            if values > max_values:
+                raise too_big(source, max_values)
+            if totals:
+                totals[-1][0] += values
+                totals[-1][1] = max(totals[-1][1], height + 1)
+            continue
+        if not isinstance(child, (dict, list)):
+            totals[-1][0] += 1
+            continue
+        seen = measured.get(id(child))
+        if seen is not None:   # an alias of a container measured already
+            if len(path) + seen[1] > limit:
                 raise too_deep(source, limit)
-            stack.extend((v, depth + 1) for v in (value.values() if isinstance(value, dict) else value))
+            totals[-1][0] += seen[0]
+            totals[-1][1] = max(totals[-1][1], seen[1])
+            if totals[-1][0] > max_values:
+                raise too_big(source, max_values)
+            continue
+        if id(child) in on_path:
+            raise UserFileError(source, "(file)", "refers to itself (a YAML alias inside its own anchor); "
+                                                  "accepted: aliases of finished mappings and lists only")
+        if len(path) >= limit:
+            raise too_deep(source, limit)
+        path.append((child, iter(_children(child))))
+        on_path.add(id(child))
+        totals.append([1, 0])
+
+
+_END = object()
+
+
+def _children(value: dict | list) -> Any:
+    return value.values() if isinstance(value, dict) else value
+
+
+def too_big(source: str, limit: int = MAX_VALUES) -> UserFileError:
+    return UserFileError(source, "(file)", f"expands to more than {limit} values (YAML aliases repeat what they "
+                                           f"refer to); accepted: at most {limit}")
 
 
 def too_deep(source: str, limit: int = MAX_NESTING, where: str = "(file)") -> UserFileError:
@@ -392,23 +446,30 @@ def parse_data(data: Any, source: str = "<home>") -> HomeSpec:
         raise validation_error(source, exc) from None
 
 
-def parse_file(path: str | Path) -> HomeSpec:
-    """Read and validate a YAML or JSON home file; every failure is a UserFileError."""
+def read_user_file(path: str | Path) -> Any:
+    """A user file's data (YAML, or JSON for a `.json` name); every failure a UserFileError."""
     source = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) else exc
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
         raise UserFileError(source, "(file)", f"cannot read: {reason}") from None
-    if source.lower().endswith(".json"):
+    return load_text(text, source, json_syntax=source.lower().endswith(".json"))
+
+
+def load_text(text: str | bytes, source: str, json_syntax: bool = False) -> Any:
+    """The one way YAML or JSON from a user (a file, a request body, a message) is parsed: a
+    bracket pre-scan for JSON, the parser, then `check_nesting` (depth, size, aliases), so deep
+    nesting and alias bombs are refused fast, with one UserFileError line, wherever they enter."""
+    if json_syntax:
         line = json_nesting(text)
         if line is not None:
             raise too_deep(source, where=f"line {line}")
         try:
             data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise UserFileError(source, f"line {exc.lineno} column {exc.colno}",
-                                f"JSON syntax error: {exc.msg}") from None
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            where = f"line {exc.lineno} column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else "(file)"
+            raise UserFileError(source, where, f"JSON syntax error: {getattr(exc, 'msg', exc)}") from None
     else:
         try:
             data = yaml.safe_load(text)
@@ -420,7 +481,12 @@ def parse_file(path: str | Path) -> HomeSpec:
         except RecursionError:   # YAML nests without brackets ("- - - - x"): no cheap pre-scan
             raise too_deep(source) from None
     check_nesting(data, source)
-    return parse_data(data, source)
+    return data
+
+
+def parse_file(path: str | Path) -> HomeSpec:
+    """Read and validate a YAML or JSON home file; every failure is a UserFileError."""
+    return parse_data(read_user_file(path), str(path))
 
 
 def to_yaml(spec: HomeSpec) -> str:

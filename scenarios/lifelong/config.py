@@ -19,10 +19,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from twin.schema import UserFileError, check_nesting, first_problem
+from twin.schema import UserFileError, first_problem, read_user_file
 
 __all__ = ["DriftEvent", "Persona", "Scenario", "PRESETS", "load_scenario", "scenario_named"]
 
@@ -163,16 +162,10 @@ PRESETS: dict[str, Scenario] = {
 def load_scenario(path: str | Path) -> Scenario:
     """A scenario from YAML/JSON; any problem is one `UserFileError` line."""
     source = str(path)
-    try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserFileError(source, "(file)", f"cannot read: {getattr(exc, 'strerror', None) or exc}") from None
-    except yaml.YAMLError as exc:
-        raise UserFileError(source, "(yaml)", f"YAML syntax error: {getattr(exc, 'problem', None) or exc}") from None
+    data = read_user_file(path)
     if not isinstance(data, dict):
         raise UserFileError(source, "(top level)", f"expected a mapping (name, steps, persona, drift, ...); "
                                                     f"got {type(data).__name__}")
-    check_nesting(data, source)
     try:
         return Scenario.model_validate(data)
     except ValidationError as exc:

@@ -3,7 +3,10 @@ item 6): a home file or bridge config gives one `UserFileError` line, a tool cal
 HTTP 400 with the structured JSON error."""
 from __future__ import annotations
 
+import time
+
 import pytest
+import yaml
 from fastapi.testclient import TestClient
 from test_cli import one_line_error, twin
 
@@ -11,7 +14,7 @@ from bridge.config import load_config
 from bridge.twin_backend import TwinBackend
 from matter_twin.http import create_app
 from twin.home import Home
-from twin.schema import MAX_NESTING, UserFileError, check_nesting, json_nesting, parse_file
+from twin.schema import MAX_NESTING, MAX_VALUES, UserFileError, check_nesting, json_nesting, parse_file
 
 DEEP = 5000
 
@@ -69,3 +72,58 @@ def test_the_nesting_scanner_ignores_brackets_in_strings():
     check_nesting({"a": [[1]]}, "f", limit=3)
     with pytest.raises(UserFileError, match="f: \\(file\\): nested too deeply"):
         check_nesting({"a": [[[1]]]}, "f", limit=3)
+
+
+# --- issue #32 item 7: the alias bomb -------------------------------------------------------
+
+def alias_bomb(top: str = "rooms") -> str:
+    """About 400 bytes of YAML that stand for 9^9 (387 million) strings: each anchor is a list of
+    nine aliases of the one before ("billion laughs")."""
+    lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    previous = "a"
+    for name in "bcdefghi":
+        lines.append(f"{name}: &{name} [" + ",".join(["*" + previous] * 9) + "]")
+        previous = name
+    return "\n".join(lines) + f"\n{top}: *i\n"
+
+
+def loaders():
+    from bridge.config import load_config
+    from hardware.labfile import load_lab
+    from scenarios.lifelong.config import load_scenario
+    from twin.faults import load_fault_file
+    return {"home": parse_file, "bridge config": load_config, "faults": load_fault_file, "lab": load_lab,
+            "lifelong scenario": load_scenario}
+
+
+@pytest.mark.parametrize("kind", ["home", "bridge config", "faults", "lab", "lifelong scenario"])
+def test_every_loader_refuses_the_alias_bomb_at_once_with_one_line(tmp_path, kind):
+    path = tmp_path / "bomb.yaml"
+    path.write_text(alias_bomb())
+    assert len(path.read_bytes()) < 425
+    started = time.process_time()
+    with pytest.raises(UserFileError) as e:
+        loaders()[kind](path)
+    assert time.process_time() - started < 0.5
+    assert str(e.value).startswith(f"{path}: (file): expands to more than {MAX_VALUES} values")
+    assert len(str(e.value).splitlines()) == 1
+
+
+def test_aliases_within_bounds_still_load_and_a_self_reference_is_one_line(tmp_path):
+    # An alias used as the YAML spec means it (a shared ambient block) is measured, not refused.
+    check_nesting(yaml.safe_load("base: &b {t: 20, rh: 40}\nx: *b\ny: *b\n"), "f")
+    with pytest.raises(UserFileError, match="f: \\(file\\): refers to itself"):
+        check_nesting(yaml.safe_load("a: &a [1, *a]\n"), "f")
+    # Depth through an alias counts where the alias is used.
+    deep = "d: &d " + "[" * 40 + "]" * 40 + "\n" + "e: " + "[" * 30 + "*d" + "]" * 30 + "\n"
+    with pytest.raises(UserFileError, match="nested too deeply"):
+        check_nesting(yaml.safe_load(deep), "f")
+    with pytest.raises(UserFileError, match="expands to more than 100 values"):
+        check_nesting({"a": list(range(200))}, "f", max_values=100)
+
+
+def test_the_cli_prints_one_line_for_the_alias_bomb(tmp_path):
+    path = tmp_path / "bomb.yaml"
+    path.write_text(alias_bomb())
+    line = one_line_error(twin("tool", "get_rooms", "{}", "--home", str(path)))
+    assert line.startswith(f"error: {path}: (file): expands to more than")
