@@ -22,9 +22,9 @@ pytestmark = pytest.mark.e2e   # a namespace and python-matter-server
 
 async def squat(port: int, stop: asyncio.Event, sent: list[int]) -> None:
     """A datagram pair a second: a fresh PBKDFParamRequest, then the ack of the node's answer."""
-    from twin.protocol.exchange import Deliver, MessageLayer, Send
-    from twin.protocol.message import ProtocolId
-    from twin.protocol.pase import PaseInitiator
+    from matter_protocol.exchange import Deliver, MessageLayer, Send
+    from matter_protocol.message import ProtocolId
+    from matter_protocol.pase import PaseInitiator
 
     rng = random.Random(32)
     node = (ADDRESSES_V6[0], port)
