@@ -160,11 +160,27 @@ class ColorControlServer(ClusterServer):
             return max(max(ends) - self.now, 0) if ends else 0
         return super().get(name)
 
+    def _put(self, name: str, value: int) -> None:
+        """Store a channel's value. The hue channel is served as EnhancedCurrentHue only with
+        EHUE (else kept privately), and CurrentHue derives from it: its listeners hear when it
+        moves, so subscribers see a hue change at once."""
+        hue_before = self.get("CurrentHue") if name == "EnhancedCurrentHue" and "CurrentHue" in self.attributes \
+            else None
+        if name in self.attributes:
+            self.set(name, value)
+        else:
+            self.changing()
+            self._values[name] = value
+        if hue_before is not None and self.get("CurrentHue") != hue_before:
+            self.data_version = (self.data_version + 1) & 0xFFFFFFFF
+            for listener in self.listeners:
+                listener(self, "CurrentHue")
+
     def _anchor(self, name: str) -> int:
         """Stop a channel where it is now; its value becomes the stored one."""
         value = self._channel_value(name, self.now)
         self._motion.pop(name, None)
-        self.set(name, value)
+        self._put(name, value)
         return value
 
     def _transition(self, name: str, target: int, ticks: int, delta: int | None = None) -> None:
@@ -172,7 +188,7 @@ class ColorControlServer(ClusterServer):
         start = self._anchor(name)
         delta = target - start if delta is None else delta
         if ticks <= 0 or delta == 0:
-            self.set(name, target)
+            self._put(name, target)
             return
         self._motion[name] = [self.now, start, delta, int(ticks), self.now + int(ticks), target]
 
@@ -202,7 +218,7 @@ class ColorControlServer(ClusterServer):
             m = self._motion[name]
             if m[4] is not None and tick >= m[4]:
                 del self._motion[name]
-                self.set(name, m[5])
+                self._put(name, m[5])
         if not any(m[4] is not None for m in self._motion.values()):
             self.set("RemainingTime", 0)
 
@@ -420,13 +436,13 @@ class ColorControlServer(ClusterServer):
             if active:
                 self._motion.pop("EnhancedCurrentHue", None)
                 self.set("ColorLoopActive", 0)
-                self.set("EnhancedCurrentHue", self.get("ColorLoopStoredEnhancedHue"))
+                self._put("EnhancedCurrentHue", self.get("ColorLoopStoredEnhancedHue"))
             return
         if flags & Flags.kUpdateAction:
             self._stop("EnhancedCurrentHue")
             self.set("ColorLoopStoredEnhancedHue", self._values["EnhancedCurrentHue"])
             if request.action == action.kActivateFromColorLoopStartEnhancedHue:
-                self.set("EnhancedCurrentHue", self.get("ColorLoopStartEnhancedHue"))
+                self._put("EnhancedCurrentHue", self.get("ColorLoopStartEnhancedHue"))
             self.set("ColorLoopActive", 1)
             active = True
         if active:   # (re)start the loop from where the hue is now, at the current direction and time

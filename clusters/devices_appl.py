@@ -214,18 +214,21 @@ def _speaker(**_: Any) -> list[Endpoint]:
 
 
 # ---- appliances ---------------------------------------------------------------------------------
-def _meters(power: Any, *drivers: tuple[Any, tuple[str, ...]], exported: bool = False,
-            stepped: bool = False) -> list[Any]:
-    """Electrical Power and Energy Measurement of `power()` (W), re-anchored whenever one of the
-    driving servers changes one of the named attributes (energy is exact between changes)."""
+def _meters(power: Any, *drivers: tuple[Any, tuple[str, ...]], hooked: Any = None, exported: bool = False,
+            stepped: bool = False, more: tuple[Any, ...] = ()) -> list[Any]:
+    """Electrical Power and Energy Measurement of `power()` (W), re-anchored (with `more`
+    meters) whenever one of the driving servers changes one of the named attributes, or
+    `hooked` calls its power hooks (energy is exact between changes)."""
     meters = [ElectricalPowerMeasurementServer(power_source=power),
               ElectricalEnergyMeasurementServer(power_source=power, exported=exported, stepped=stepped)]
 
-    def changed(server: Any, name: str) -> None:
-        for meter in meters:
+    def changed(*_: Any) -> None:
+        for meter in (*meters, *more):
             meter.reanchor()
     for server, names in drivers:
-        server.listeners.append(lambda s, n, names=names: n in names and changed(s, n))
+        server.listeners.append(lambda s, n, names=names: n in names and changed())
+    if hooked is not None:
+        hooked.power_hooks.append(changed)
     return [PowerTopologyServer(), *meters]
 
 
@@ -326,7 +329,7 @@ def _water_heater(volume_l: float = 150.0, heater_watts: float = 3000.0, draws: 
     thermostat.sensor_source = tank.temperature
     power = tank.power_watts
     return [_endpoint(1, [WATER_HEATER, ELECTRICAL_SENSOR], IdentifyServer(), thermostat, tank,
-                      WaterHeaterModeServer(), *_meters(power, (tank, ("heating",))))]
+                      WaterHeaterModeServer(), *_meters(power, (tank, ("HeatDemand",))))]
 
 
 def _water_valve(**_: Any) -> list[Endpoint]:
@@ -345,9 +348,8 @@ def _evse(circuit_amps: float = 32.0, **_: Any) -> list[Endpoint]:
     """An EV charger on a `circuit_amps` circuit; a car is plugged in by a hand (Home.plug_in_ev)."""
     evse = EnergyEvseServer(circuit_amps=circuit_amps)
     power = evse.power_watts
-    meters = _meters(power, (evse, ("power",)))
     dem = DeviceEnergyManagementServer(power_source=power, ESAType=C.DeviceEnergyManagement.Enums.ESATypeEnum.kEvse)
-    evse.listeners.append(lambda s, n: n == "power" and dem.reanchor())
+    meters = _meters(power, hooked=evse, more=(dem,))
     return [_endpoint(1, [ENERGY_EVSE, ELECTRICAL_SENSOR, DEVICE_ENERGY_MANAGEMENT], IdentifyServer(), evse,
                       EnergyEvseModeServer(), *meters, dem)]
 
@@ -394,9 +396,8 @@ def _battery_storage(capacity_kwh: float = 10.0, max_watts: float = 5000.0, **_:
             powerAdjustCapability=[S.PowerAdjustStruct(minPower=-limit, maxPower=limit, minDuration=60,
                                                        maxDuration=86_400)],
             cause=C.DeviceEnergyManagement.Enums.PowerAdjustReasonEnum.kNoAdjustment))
-    meters = _meters(power, (cell, ("power",)), exported=True)
+    meters = _meters(power, hooked=cell, exported=True, more=(dem,))
     dem.listeners.append(lambda s, n: n == "ESAState" and cell.set_power(dem.requested_power or 0.0))
-    cell.listeners.append(lambda s, n: n == "power" and dem.reanchor())
     return [_endpoint(1, [BATTERY_STORAGE, POWER_SOURCE, ELECTRICAL_SENSOR, DEVICE_ENERGY_MANAGEMENT],
                       IdentifyServer(), cell, *meters, dem)]
 

@@ -56,6 +56,8 @@ class EnergyEvseServer(ClusterServer):
         #: session energy at the anchor mWh]
         self._car: list[Any] | None = None
         self._until: int | None = None     # tick ChargingEnabledUntil ends
+        #: Called whenever the charging power changes (the composition's energy meters re-anchor).
+        self.power_hooks: list[Any] = []
 
     def defaults(self) -> dict[str, Any]:
         return {"State": S.kNotPluggedIn, "SupplyState": SS.kDisabled, "FaultState": EVSE.Enums.FaultStateEnum.kNoError,
@@ -137,8 +139,8 @@ class EnergyEvseServer(ClusterServer):
         energy = self._energy(tick)
         car[6] += energy - car[1]
         car[0], car[1], car[2] = tick, energy, power_mw
-        for listener in list(self.listeners):
-            listener(self, "power")
+        for hook in self.power_hooks:
+            hook()
 
     def _update(self) -> None:
         """Charge or not, from the supply state, the offered current and the car's demand."""

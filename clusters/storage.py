@@ -25,6 +25,8 @@ class StorageCellServer(PowerSourceServer):
         super().__init__(battery=True, rechargeable=True, **{"BatPercentRemaining": int(percent * 2), **initial})
         self.capacity = int(capacity_kwh * 1000 * MW_TICKS_PER_WH)   # mW·ticks
         self._cell = [0, int(self.capacity * percent / 100), 0]      # [tick, energy, power mW]
+        #: Called whenever the power changes (the composition's energy meters re-anchor).
+        self.power_hooks: list[Any] = []
 
     def energy(self, tick: int | None = None) -> int:
         t0, energy, power = self._cell
@@ -46,8 +48,8 @@ class StorageCellServer(PowerSourceServer):
             mw = 0
         self._cell = [self.now, energy, mw]
         self._store()
-        for listener in list(self.listeners):
-            listener(self, "power")
+        for hook in self.power_hooks:
+            hook()
 
     def _store(self) -> None:
         self.set_battery(self.percent(), charging=self._cell[2] > 0 or None)
@@ -83,8 +85,8 @@ class StorageCellServer(PowerSourceServer):
             self._cell = [due, energy, power]
             self._store()
             if power == 0:
-                for listener in list(self.listeners):
-                    listener(self, "power")
+                for hook in self.power_hooks:
+                    hook()
 
     def private_state(self) -> dict[str, Any]:
         return {**super().private_state(), "cell": list(self._cell)}

@@ -121,12 +121,8 @@ class WaterHeaterManagementServer(ClusterServer):
             heating = self.allowed() and x < target
         else:
             heating = self.allowed() and x < target - (0 if temperature is None and self._boost else HYSTERESIS_C)
-        was = self._tank[2]
         self._tank = [self.now, x, heating]
-        self._store()
-        if heating != was:
-            for listener in list(self.listeners):
-                listener(self, "heating")
+        self._store()   # HeatDemand follows, which is what the power meters listen to
 
     def _store(self) -> None:
         x, target = self.temperature(), self.setpoint()

@@ -172,3 +172,13 @@ def test_stepping_equals_fast_forward_in_a_home():
     b.advance(120)
     assert json.dumps(a.snapshot(), sort_keys=True) == json.dumps(b.snapshot(), sort_keys=True)
     assert b.device("lamp").read("ColorControl", "CurrentSaturation") == 150
+
+
+def test_listeners_only_hear_attributes_the_server_has():
+    # a Matter node reports what listeners name: the private hue channel must never be named
+    for server in (ColorControlServer(hue_and_saturation=True), light()[1]):
+        heard = []
+        server.listeners.append(lambda s, name, heard=heard: heard.append(name))
+        server.invoke("MoveToHue", {"hue": 120, "direction": 0, "transitionTime": 0, **OPTS})
+        server.invoke("StepHue", {"stepMode": 1, "stepSize": 10, "transitionTime": 0, **OPTS})
+        assert "CurrentHue" in heard and set(heard) <= set(server.attribute_names()), heard
