@@ -162,7 +162,7 @@ class TwinBackend:
         server = self._server(device, endpoint_id, cluster)
         name = self._attribute(server, attribute)
         try:
-            device.write(server.id, name, value, endpoint_id=server.endpoint.id)
+            device.write_on(server, name, value)
         except MatterError as err:
             raise self._matter(err, server) from None
         return {"endpoint_id": server.endpoint.id, "cluster": server.name, "attribute": name,
@@ -174,7 +174,7 @@ class TwinBackend:
         server = self._server(device, endpoint_id, cluster)
         name = self._command(server, command)
         try:
-            response = device.invoke(server.id, name, args, endpoint_id=server.endpoint.id)
+            response = device.invoke_on(server, name, args)
         except MatterError as err:
             raise self._matter(err, server) from None
         out = {"endpoint_id": server.endpoint.id, "cluster": server.name, "command": name,

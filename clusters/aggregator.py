@@ -192,16 +192,14 @@ class Bridge(Device):
             return server.read(attribute)
         return owner.read(server.id, attribute, server.endpoint.id)
 
-    def write(self, cluster: Any, attribute: Any, value: Any, endpoint_id: int | None = None) -> None:
-        server = self.locate(cluster, endpoint_id)
+    def write_on(self, server: ClusterServer, name: str, value: Any) -> None:
         owner = self._owner(server)
         if owner is self:
-            return super().write(server.id, attribute, value, server.endpoint.id)
-        return owner.write(server.id, attribute, value, server.endpoint.id)
+            return super().write_on(server, name, value)
+        return owner.write_on(server, name, value)
 
-    def invoke(self, cluster: Any, command: Any, fields: Any = None, endpoint_id: int | None = None) -> Any:
-        server = self.locate(cluster, endpoint_id)
+    def invoke_on(self, server: ClusterServer, name: str, fields: Any = None) -> Any:
         owner = self._owner(server)
         if owner is self:
-            return super().invoke(server.id, command, fields, server.endpoint.id)
-        return owner.invoke(server.id, command, fields, server.endpoint.id)
+            return super().invoke_on(server, name, fields)
+        return owner.invoke_on(server, name, fields)

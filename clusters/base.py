@@ -241,7 +241,8 @@ class ClusterServer:
     def invoke(self, command: str | int, fields: Any = None) -> ClusterCommand | None:
         """Run a command. `fields` is a dict (JSON) or a chip command object."""
         self.changing()
-        name = self.resolve_command(command)
+        # A spec name is already resolved (Device.invoke_on passes one): no second lookup.
+        name = command if isinstance(command, str) and command in self.commands else self.resolve_command(command)
         cls = self.command_class(name)
         request = fields if isinstance(fields, cls) else from_json(cls, fields or {}, f"{self.name}.{name}")
         check_command(request, f"{self.name}.{name}", self.name)   # widths, enums, bitmaps (IM and tools)

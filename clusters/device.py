@@ -174,17 +174,29 @@ class Device:
     def read(self, cluster: Any, attribute: Any, endpoint_id: int | None = None) -> Any:
         return self.locate(cluster, endpoint_id).read(attribute)
 
+    def read_on(self, server: ClusterServer, name: str) -> Any:
+        """`read` of a resolved target: attribute `name` (its spec name) of `server`."""
+        return server.read(name)
+
     def write(self, cluster: Any, attribute: Any, value: Any, endpoint_id: int | None = None) -> None:
         server = self.locate(cluster, endpoint_id)
-        name = server.resolve_attribute(attribute)
+        self.write_on(server, server.resolve_attribute(attribute), value)
+
+    def invoke(self, cluster: Any, command: Any, fields: Any = None, endpoint_id: int | None = None) -> Any:
+        server = self.locate(cluster, endpoint_id)
+        return self.invoke_on(server, server.resolve_command(command), fields)
+
+    # A caller that has resolved its target (the tool backend, the IM) passes it on: the
+    # server (one of this device's) and the spec name, located and resolved once per call.
+    def write_on(self, server: ClusterServer, name: str, value: Any) -> None:
+        """`write` to a resolved target: attribute `name` (its spec name) of `server`."""
         if self.interceptor is not None and not self.interceptor(self, "write", server, name):
             return
         check_write(self, server, name, value)
         server.write(name, value)
 
-    def invoke(self, cluster: Any, command: Any, fields: Any = None, endpoint_id: int | None = None) -> Any:
-        server = self.locate(cluster, endpoint_id)
-        name = server.resolve_command(command)
+    def invoke_on(self, server: ClusterServer, name: str, fields: Any = None) -> Any:
+        """`invoke` on a resolved target: command `name` (its spec name) of `server`."""
         if self.interceptor is not None and not self.interceptor(self, "invoke", server, name):
             response = server.command_class(name).response_type
             # Stuck: accepted, nothing moves; a command with a response answers its defaults.

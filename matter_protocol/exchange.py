@@ -2,7 +2,7 @@
 
 `MessageLayer` is fed datagrams, the peer address and the current time in ms; it returns actions:
 
-- `Send(data, address)`: put these bytes on the wire;
+- `Send(data, address)`: put these bytes on the wire (with the headers it was sealed with);
 - `Deliver(exchange, protocol_id, opcode, payload, session)`: a new, authenticated, non-duplicate
   application message for the exchange's handler (`exchange.handler`);
 - `Dropped(reason)`: the datagram was discarded (malformed, unknown session, bad MIC, duplicate...);
@@ -49,6 +49,10 @@ class ExchangeError(Exception):
 class Send:
     data: bytes
     address: Any
+    #: The headers the datagram was sealed with, when this layer made it (None: a retransmission
+    #: of stored bytes): what the link's fault shell inspects, so it need not decode them again.
+    header: MessageHeader | None = field(default=None, compare=False)
+    payload_header: PayloadHeader | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -190,12 +194,13 @@ class MessageLayer:
         sealed = self._seal(session, header, payload)
         if sealed is None:
             raise ExchangeError(f"{session!r} closed: its message counter is exhausted")
-        datagram, counter = sealed
+        datagram, sent = sealed
+        counter = sent.message_counter
         exchange.mrp.take_ack()
         if reliable:
             exchange.mrp.track(counter, datagram, now_ms, base_interval(session, now_ms), self.rng)
         session.last_activity_ms = now_ms
-        return self._drain() + [Send(datagram, session.peer_address)]
+        return self._drain() + [Send(datagram, session.peer_address, sent, header)]
 
     def close_exchange(self, exchange: Exchange, now_ms: float) -> list[Action]:
         """Done with the exchange: flush a pending ack; keep it until its outstanding message is acked."""
@@ -244,12 +249,16 @@ class MessageLayer:
         return actions + self._drain()
 
     # -- receiving ----------------------------------------------------------------------------
-    def receive(self, datagram: bytes, peer_address: Any, now_ms: float) -> list[Action]:
-        return self._drain() + self._receive(bytes(datagram), peer_address, now_ms) + self._drain()
+    def receive(self, datagram: bytes, peer_address: Any, now_ms: float,
+                decoded: tuple[MessageHeader, int] | None = None) -> list[Action]:
+        """`decoded`: the datagram's message header and its length, when the caller (the UDP
+        shell) has decoded it already; otherwise it is decoded here."""
+        return self._drain() + self._receive(bytes(datagram), peer_address, now_ms, decoded) + self._drain()
 
-    def _receive(self, data: bytes, peer_address: Any, now_ms: float) -> list[Action]:
+    def _receive(self, data: bytes, peer_address: Any, now_ms: float,
+                 decoded: tuple[MessageHeader, int] | None = None) -> list[Action]:
         try:
-            header, header_len = MessageHeader.decode(data)
+            header, header_len = decoded if decoded is not None else MessageHeader.decode(data)
         except MessageFormatError as e:
             return [Dropped(str(e))]
         if header.session_type is SessionType.GROUP:
@@ -354,7 +363,7 @@ class MessageLayer:
         return actions + [Deliver(exchange, ph.protocol_id, ph.opcode, payload, session, ph.vendor_id or 0)]
 
     # -- helpers --------------------------------------------------------------------------------
-    def _seal(self, session: Session, ph: PayloadHeader, payload: bytes) -> tuple[bytes, int] | None:
+    def _seal(self, session: Session, ph: PayloadHeader, payload: bytes) -> tuple[bytes, MessageHeader] | None:
         try:
             counter = session.counter.next() if session.is_secure else self.sessions.unsecured_counter.next()
         except CounterExhausted:
@@ -362,13 +371,14 @@ class MessageLayer:
             self._purge(session)
             self._events.append(SessionClosed(session, "message counter exhausted"))
             return None
-        return session.seal(session.header(counter), ph.encode() + payload), counter
+        header = session.header(counter)
+        return session.seal(header, ph.encode() + payload), header
 
     def _ack_now(self, session: Session, exchange_id: int, our_initiator: bool, ack_counter: int) -> list[Action]:
         ph = PayloadHeader(exchange_id=exchange_id, protocol_id=ProtocolId.SECURE_CHANNEL,
                            opcode=SecureChannelOpcode.StandaloneAck, initiator=our_initiator, ack_counter=ack_counter)
         sealed = self._seal(session, ph, b"")
-        return [] if sealed is None else [Send(sealed[0], session.peer_address)]
+        return [] if sealed is None else [Send(sealed[0], session.peer_address, sealed[1], ph)]
 
     def _maybe_finish(self, exchange: Exchange) -> None:
         if exchange.closing and exchange.mrp.outstanding is None and exchange.mrp.pending_ack is None:

@@ -178,3 +178,43 @@ def test_test_event_trigger_with_the_enable_key_starts_and_clears_faults(tmp_pat
     assert trigger(key, trigger_code(None)) == Status.SUCCESS
     assert home.faults.unreachable(LIGHT) is None
     assert [e["event"] for e in home.events] == ["FaultStarted", "FaultEnded"]
+
+
+class _Wire:
+    """The socket side of a UdpTransport, kept in memory: what it was asked to send."""
+    def __init__(self) -> None:
+        self.sent: list[bytes] = []
+
+    def sendto(self, data: bytes, address: object) -> None:
+        self.sent.append(data)
+
+    def is_closing(self) -> bool:
+        return False
+
+
+async def test_a_datagram_header_is_decoded_once_on_its_way_through_the_link(monkeypatch):
+    """In: the UDP shell decodes the header once for the link and the message layer. Out: the
+    layer hands the headers it sealed with to the link, which decodes nothing."""
+    from matter_protocol.exchange import MessageLayer, Send
+    from twin.node.transport import UdpTransport
+    _, link = _link({"device": LIGHT, "kind": "latency", "severity": 0})
+    node = MessageLayer(random.Random(1))
+    events: list = []
+    transport = UdpTransport(node, events.append)
+    wire = _Wire()
+    transport.connection_made(wire)
+    transport.link = link
+    decodes = []
+    original = MessageHeader.decode.__func__
+    monkeypatch.setattr(MessageHeader, "decode", classmethod(lambda cls, data: decodes.append(1) or original(cls, data)))
+    transport.datagram_received(_datagram(1, session_id=0, source=0x99), ("::1", 5540))
+    assert len(decodes) == 1 and link.counts["received"] == 1 and events   # the layer answered (Dropped)
+    ctrl = MessageLayer(random.Random(2))
+    exchange = ctrl.new_exchange(ctrl.open_unsecured(("::1", 5540), 0), ProtocolId.SECURE_CHANNEL)
+    (send,) = [a for a in ctrl.send(exchange, SecureChannelOpcode.PBKDFParamRequest, b"\x15\x18", 0.0)
+               if isinstance(a, Send)]
+    decodes.clear()
+    sent = link.counts["sent"]
+    transport.execute([send])
+    assert decodes == [] and link.counts["sent"] == sent + 1 and wire.sent[-1] == send.data
+    transport.connection_lost(None)

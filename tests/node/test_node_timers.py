@@ -58,7 +58,7 @@ class _Layer:
         self.fired_at = None
         self.received = 0
 
-    def receive(self, datagram, peer_address, now_ms):
+    def receive(self, datagram, peer_address, now_ms, decoded=None):
         self.received += 1
         if self.deadline is None and self.fired_at is None:
             self.deadline = now_ms + self.delay_ms

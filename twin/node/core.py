@@ -18,7 +18,7 @@ from typing import Any
 from matter_protocol.case import CaseInitiator, CaseResponder
 from matter_protocol.exchange import Deliver, Exchange, ExchangeFailed, MessageLayer, Send, SessionClosed
 from matter_protocol.mdns import Mrp
-from matter_protocol.message import ProtocolId, SecureChannelOpcode
+from matter_protocol.message import MessageHeader, ProtocolId, SecureChannelOpcode
 from matter_protocol.pase import PaseResponder, initiator_random
 from matter_protocol.session import UnsecuredSession
 from matter_protocol.status_report import GeneralCode, SecureChannelStatus, StatusReport
@@ -229,9 +229,10 @@ class NodeCore:
             return self._process(actions, now_ms)
 
     # -- the message-layer shape UdpTransport drives ----------------------------------------
-    def receive(self, datagram: bytes, peer_address: Any, now_ms: float) -> list:
+    def receive(self, datagram: bytes, peer_address: Any, now_ms: float,
+                decoded: tuple[MessageHeader, int] | None = None) -> list:
         with self.lock:
-            return self._process(self.layer.receive(datagram, peer_address, now_ms), now_ms)
+            return self._process(self.layer.receive(datagram, peer_address, now_ms, decoded), now_ms)
 
     def on_timer(self, now_ms: float) -> list:
         with self.lock:

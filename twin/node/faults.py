@@ -62,10 +62,13 @@ class LinkFaults:
         return bool(engine.active(device, "offline")) or (
             bool(engine.active(device, "reboot")) and self.boots >= engine.boots(device))
 
-    def verdict(self, data: bytes, outbound: bool) -> float | None:
+    def verdict(self, data: bytes, outbound: bool, header: tuple[MessageHeader, int] | None = None,
+                payload_header: PayloadHeader | None = None) -> float | None:
+        """`header` (the message header and its length) and `payload_header`: what the caller
+        has decoded of `data` already (the transport, or the layer that sealed it)."""
         way = "out" if outbound else "in"
         self.counts["sent" if outbound else "received"] += 1
-        pase = self._inspect(data, outbound)
+        pase = self._inspect(data, outbound, header, payload_header)
         if not self.engine.faults:
             return 0.0
         engine, device = self.engine, self.device_id
@@ -83,10 +86,11 @@ class LinkFaults:
             self.counts["delayed"] += 1
         return delay
 
-    def _inspect(self, data: bytes, outbound: bool) -> bool:
+    def _inspect(self, data: bytes, outbound: bool, decoded: tuple[MessageHeader, int] | None,
+                 payload: PayloadHeader | None) -> bool:
         """Count a retransmission; whether this is a PASE message."""
         try:
-            header, length = MessageHeader.decode(data)
+            header, length = decoded if decoded is not None else MessageHeader.decode(data)
         except (MessageFormatError, ValueError, IndexError):
             return False
         key = (header.session_id, header.source_node_id, header.message_counter)
@@ -99,10 +103,11 @@ class LinkFaults:
                 seen.popitem(last=False)
         if header.session_id != 0:
             return False
-        try:
-            payload, _ = PayloadHeader.decode(data[length:])
-        except (MessageFormatError, ValueError, IndexError):
-            return False
+        if payload is None:   # an unsecured message (a handshake): its payload header is plain
+            try:
+                payload, _ = PayloadHeader.decode(data[length:])
+            except (MessageFormatError, ValueError, IndexError):
+                return False
         return payload.protocol_id == ProtocolId.SECURE_CHANNEL and payload.opcode in _PASE_OPCODES
 
 

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from matter_protocol.exchange import Action, Exchange, MessageLayer, Send
+from matter_protocol.message import MessageFormatError, MessageHeader
 
 log = logging.getLogger(__name__)
 MATTER_PORT = 5540
@@ -46,7 +47,8 @@ class DatagramEndpoint(Protocol):
     """What the UDP shell drives: a sans-IO message layer (`MessageLayer`, or a node's core
     that wraps one). It takes datagrams and the time, and returns actions and its next timer."""
 
-    def receive(self, datagram: bytes, peer_address: Any, now_ms: float) -> list[Action]: ...
+    def receive(self, datagram: bytes, peer_address: Any, now_ms: float,
+                decoded: tuple[MessageHeader, int] | None = None) -> list[Action]: ...
 
     def on_timer(self, now_ms: float) -> list[Action]: ...
 
@@ -119,24 +121,29 @@ class UdpTransport(asyncio.DatagramProtocol):
         self._loop = asyncio.get_running_loop()
 
     def datagram_received(self, data: bytes, addr: Any) -> None:
+        # The header is decoded once, here: the link's faults and the message layer both use it.
+        try:
+            decoded: tuple[MessageHeader, int] | None = MessageHeader.decode(data)
+        except (MessageFormatError, ValueError, IndexError):
+            decoded = None   # the layer decodes it again and drops it, saying why
         if self.link is not None:
-            delay = self.link.verdict(data, outbound=False)
+            delay = self.link.verdict(data, outbound=False, header=decoded)
             if delay is None:
                 return
             if delay > 0 and self._loop is not None:
-                self._loop.call_later(delay / 1000.0, self._receive_late, data, addr)
+                self._loop.call_later(delay / 1000.0, self._receive_late, data, addr, decoded)
                 return
-        self._receive(data, addr)
+        self._receive(data, addr, decoded)
 
-    def _receive_late(self, data: bytes, addr: Any) -> None:
+    def _receive_late(self, data: bytes, addr: Any, decoded: tuple[MessageHeader, int] | None) -> None:
         if self._transport is not None and not self._transport.is_closing():   # not closed meanwhile
-            self._receive(data, addr)
+            self._receive(data, addr, decoded)
 
-    def _receive(self, data: bytes, addr: Any) -> None:
+    def _receive(self, data: bytes, addr: Any, decoded: tuple[MessageHeader, int] | None = None) -> None:
         now = self.now_ms()
         if self._slot.due(now):
             self._on_timer()   # timers first: a flood must not postpone what is due
-        self._run(lambda: self.layer.receive(data, addr, now))
+        self._run(lambda: self.layer.receive(data, addr, now, decoded))
 
     def error_received(self, exc: Exception) -> None:
         log.debug("UDP error: %r", exc)
@@ -159,7 +166,7 @@ class UdpTransport(asyncio.DatagramProtocol):
         """Carry out actions the caller got from the layer directly (e.g. from close_session)."""
         for action in actions:
             if isinstance(action, Send):
-                self._send_datagram(action.data, action.address)
+                self._send_datagram(action)
             else:
                 try:
                     self.on_event(action)
@@ -167,15 +174,17 @@ class UdpTransport(asyncio.DatagramProtocol):
                     log.exception("event handler failed on %r", action)
         self._arm_timer()
 
-    def _send_datagram(self, data: bytes, address: Any) -> None:
+    def _send_datagram(self, send: Send) -> None:
         if self.link is not None:
-            delay = self.link.verdict(data, outbound=True)
+            # The layer hands over the headers it sealed the datagram with: no decoding here.
+            header = (send.header, 0) if send.header is not None else None   # length unused: payload_header given
+            delay = self.link.verdict(send.data, outbound=True, header=header, payload_header=send.payload_header)
             if delay is None:
                 return
             if delay > 0 and self._loop is not None:
-                self._loop.call_later(delay / 1000.0, self._send_datagram_now, data, address)
+                self._loop.call_later(delay / 1000.0, self._send_datagram_now, send.data, send.address)
                 return
-        self._send_datagram_now(data, address)
+        self._send_datagram_now(send.data, send.address)
 
     def _send_datagram_now(self, data: bytes, address: Any) -> None:
         if self._transport is not None:

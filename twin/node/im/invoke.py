@@ -4,7 +4,6 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from chip.clusters import Objects as Clusters
 from chip.clusters.ClusterObjects import ClusterCommand
 
 from clusters.base import AccessContext
@@ -29,8 +28,9 @@ class Invokes:
     """Part of InteractionModelServer (server.py): the invoke interaction, on its state."""
 
     def _max_paths_per_invoke(self) -> int:
+        basic = self._basic_information()   # the root's server itself: no lookup per Invoke
         try:
-            return int(self.device.read(Clusters.BasicInformation.id, "MaxPathsPerInvoke", 0))
+            return int(basic.read("MaxPathsPerInvoke")) if basic is not None else 1
         except MatterError:
             return 1
 
@@ -85,7 +85,7 @@ class Invokes:
                 raise MatterError(Status.NEEDS_TIMED_INTERACTION, f"{server.name}.{name} needs a timed invoke")
             fields = Struct() if request.fields is None else request.fields   # no fields: an empty struct
             command = decode_typed(cls, fields, f"{server.name}.{name}", bad=Status.INVALID_COMMAND)
-            result = self._as(access, self.device.invoke, server.id, name, command, path.endpoint)
+            result = self._as(access, self.device.invoke_on, server, name, command)
         except MatterError as e:
             return status(e.status, e.cluster_status)
         except Exception:

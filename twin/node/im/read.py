@@ -81,7 +81,7 @@ class Reads:
     def _value(self, ep: int, server: ClusterServer, name: str, access: AccessContext,
                fabric_filtered: bool) -> bytes:
         """The attribute's current value, TLV-encoded by its declared type (raises MatterError)."""
-        value = self._as(_read_access(access, fabric_filtered), self.device.read, server.id, name, ep)
+        value = self._as(_read_access(access, fabric_filtered), self.device.read_on, server, name)
         value = _for_reader(value, access, fabric_filtered)
         typ = server.attribute_class(name).attribute_type.Type
         try:
@@ -108,7 +108,7 @@ class Reads:
         # Too big for one message: the spec's list chunking, an empty list then one append per item.
         typ = attr_cls.attribute_type.Type
         item_typ = list_item_type(typ)
-        value = self._as(_read_access(access, fabric_filtered), self.device.read, server.id, name, ep)
+        value = self._as(_read_access(access, fabric_filtered), self.device.read_on, server, name)
         if item_typ is None or not isinstance(value, list):
             return [self._status_item(path, Status.RESOURCE_EXHAUSTED)]
         append = dataclasses.replace(path, list_index=NullValue)

@@ -80,12 +80,12 @@ class Writes:
                 item = _stamp_fabric([decode_typed(item_typ, ad.data, f"{what}[+]")], access.fabric_index)
                 # Append = this fabric's current entries plus the new one (fabric-scoped lists are
                 # written per fabric; entries of other fabrics are the server's to keep).
-                current = self._as(access, self.device.read, server.id, name, path.endpoint)
+                current = self._as(access, self.device.read_on, server, name)
                 value = [v for v in current if fabric_index_of(v) in (None, access.fabric_index)] + item
                 access = dataclasses.replace(access, list_append=True)   # AccessControl's events tell
             else:
                 raise MatterError(Status.INVALID_ACTION, f"{what}: only ListIndex null (append) is writable")
-            self._as(access, self.device.write, server.id, name, to_json(value), path.endpoint)
+            self._as(access, self.device.write_on, server, name, to_json(value))
             return Status.SUCCESS, None
         except MatterError as e:
             return e.status, e.cluster_status
