@@ -206,7 +206,8 @@ async def test_a_datagram_header_is_decoded_once_on_its_way_through_the_link(mon
     transport.link = link
     decodes = []
     original = MessageHeader.decode.__func__
-    monkeypatch.setattr(MessageHeader, "decode", classmethod(lambda cls, data: decodes.append(1) or original(cls, data)))
+    monkeypatch.setattr(MessageHeader, "decode",
+                        classmethod(lambda cls, data: decodes.append(1) or original(cls, data)))
     transport.datagram_received(_datagram(1, session_id=0, source=0x99), ("::1", 5540))
     assert len(decodes) == 1 and link.counts["received"] == 1 and events   # the layer answered (Dropped)
     ctrl = MessageLayer(random.Random(2))
