@@ -242,6 +242,10 @@ class FaultEngine:
     def __init__(self, home: Any):
         self.home = home
         self.faults: dict[str, _Fault] = {}
+        #: The same faults by device: a node's link holds its device's list (`faults_on`), which
+        #: changes in place as faults are added, so a datagram's verdict looks at that node's
+        #: faults only, and at nothing when it has none.
+        self.on_device: dict[str, list[_Fault]] = {}
         self.done_tick = -1          # every transition at or before this tick is applied
         self.test_event_key: bytes | None = None
 
@@ -266,6 +270,7 @@ class FaultEngine:
             raise ValueError(f"id: a fault {fault_id!r} exists already")
         fault = _Fault(spec, fault_id, now + round(spec.at * TICKS_PER_SECOND))
         self.faults[fault_id] = fault
+        self.faults_on(spec.device).append(fault)
         # One starting at a tick already settled (now) applies now; later ones when their tick comes.
         self._apply([(t, name, fault_id, k) for t, name, k in fault.transitions() if t <= self.done_tick])
         self.run_due(self.home.clock.tick)
@@ -345,12 +350,19 @@ class FaultEngine:
                                       "occurrence": occurrence}})
 
     # ---- what is in effect -------------------------------------------------------------------
+    def faults_on(self, device_id: str) -> list[_Fault]:
+        """The device's faults, a list kept up to date in place (what its link holds)."""
+        return self.on_device.setdefault(device_id, [])
+
     def active(self, device_id: str, kind: str, tick: int | None = None) -> list[tuple[_Fault, float]]:
         """(fault, level) of every fault of `kind` on `device_id` in effect at `tick` (default now)."""
+        mine = self.on_device.get(device_id)
+        if not mine:
+            return []
         tick = self.home.clock.tick if tick is None else tick
         out = []
-        for fault in list(self.faults.values()):   # a copy: nodes ask from the event loop's thread
-            if fault.spec.device == device_id and fault.spec.kind == kind:
+        for fault in list(mine):   # a copy: nodes ask from the event loop's thread
+            if fault.spec.kind == kind:
                 level = fault.level(tick)
                 if level > 0:
                     out.append((fault, level))
@@ -369,13 +381,13 @@ class FaultEngine:
 
     def boots(self, device_id: str) -> int:
         """How many reboots of the device have started so far (a node compares it with its own)."""
-        return sum(1 for f in list(self.faults.values()) if f.spec.device == device_id and f.spec.kind == "reboot"
+        return sum(1 for f in list(self.on_device.get(device_id, ())) if f.spec.kind == "reboot"
                    for t, name, _ in f.transitions() if name == "FaultStarted" and t <= self.done_tick)
 
     def graceful_reboot(self, device_id: str) -> bool:
         """Whether the device's latest reboot so far logs ShutDown first (a software reset)."""
-        started = [(t, f.spec.graceful) for f in list(self.faults.values())
-                   if f.spec.device == device_id and f.spec.kind == "reboot"
+        started = [(t, f.spec.graceful) for f in list(self.on_device.get(device_id, ()))
+                   if f.spec.kind == "reboot"
                    for t, name, _ in f.transitions() if name == "FaultStarted" and t <= self.done_tick]
         return max(started)[1] if started else False
 
@@ -465,6 +477,10 @@ class FaultEngine:
 
     def load_state(self, state: dict[str, Any]) -> None:
         self.faults = {f["id"]: _Fault.from_state(f) for f in state["faults"]}
+        for mine in self.on_device.values():   # in place: links hold these lists
+            mine.clear()
+        for fault in self.faults.values():
+            self.faults_on(fault.spec.device).append(fault)
         self.done_tick = state["done_tick"]
         key = state.get("test_event_key")
         self.test_event_key = bytes.fromhex(key) if key else None

@@ -49,6 +49,8 @@ class LinkFaults:
     def __init__(self, engine: Any, device_id: str, seed: int):
         self.engine = engine
         self.device_id = device_id
+        #: This node's faults, kept up to date by the engine (pushed, not scanned per datagram).
+        self.faults = engine.faults_on(device_id)
         self.rng = random.Random(f"matter-twin link|{seed}|{device_id}")
         self.boots = engine.boots(device_id)
         self.counts = {"received": 0, "sent": 0, "dropped in": 0, "dropped out": 0, "delayed": 0,
@@ -69,7 +71,7 @@ class LinkFaults:
         way = "out" if outbound else "in"
         self.counts["sent" if outbound else "received"] += 1
         pase = self._inspect(data, outbound, header, payload_header)
-        if not self.engine.faults:
+        if not self.faults:
             return 0.0
         engine, device = self.engine, self.device_id
         if self.down() or (pase and engine.active(device, "commissioning_failure")):
