@@ -181,6 +181,9 @@ def run(home_file: Path | None = HomeOption, seed: int | None = SeedOption,
                                           "every tick (room values, levels mid-transition)."),
         mqtt_listen: str = typer.Option(DEFAULT_EMBEDDED, "--mqtt-listen", help="Where the embedded broker listens "
                                         "(--mqtt without a URL)."),
+        mqtt_retained_commands: bool = typer.Option(False, "--mqtt-retained-commands", help="Run commands the "
+                                                    "broker delivers as retained (by default they are answered "
+                                                    "with an error: they would run again at every start)."),
         aggregator: bool = typer.Option(False, "--aggregator", "--as-bridge", help="Serve the whole home as "
                                         "ONE Matter Bridge node (an Aggregator plus a bridged endpoint per "
                                         "device and room sensor): one commissioning adds everything."),
@@ -259,7 +262,7 @@ def run(home_file: Path | None = HomeOption, seed: int | None = SeedOption,
         mqtt_settings = MqttSettings(url=None if mqtt == "embedded" else mqtt, username=mqtt_user,
                                      password=mqtt_password, ca_file=mqtt_ca, cert_file=mqtt_cert, key_file=mqtt_key,
                                      insecure=mqtt_insecure, prefix=mqtt_prefix, sample_s=mqtt_sample,
-                                     listen=mqtt_listen)
+                                     listen=mqtt_listen, retained_commands=mqtt_retained_commands)
         try:
             mqtt_settings.endpoint()
         except ValueError as err:

@@ -16,6 +16,12 @@ Topics, under a prefix (default `matter-twin/<home name as a slug>`):
 - `<p>/device/<device>/<endpoint>/<Cluster>/<Attribute>/set`  a JSON value: `write_attribute`,
   answered on `<p>/reply/write_attribute`.
 
+A command the broker delivers as *retained* (published with the retain flag, so the broker hands
+it to every new subscriber) is not run, only answered with an error: it would run again at every
+start of the twin (a light that starts on came up off). `retained_commands=True`
+(`--mqtt-retained-commands`) runs them. Payloads are parsed off the loop by the one user-input
+parser (`twin.schema.load_text`: depth, size), so a nested or huge payload is an error reply.
+
 Commands go through `call_tool`, so MQTT has the tools' validation, rules and errors, and a
 refused command changes nothing. Values that move every tick (room values, a level mid-
 transition) are sampled every `sample_s` wall seconds (the change stream's rule); stored values
@@ -41,8 +47,12 @@ from bridge.twin_backend import TwinBackend
 from clusters.units import unit_of
 from twin.changes import ROOM_UNITS, Batch, Change, ChangeStream, room_value
 from twin.clock import Pace
+from twin.ratelog import RateLimitedLog
+from twin.schema import UserFileError, load_text
 
 log = logging.getLogger(__name__)
+#: What clients cause (retained commands, payloads refused): a line per kind and 10 s.
+client_log = RateLimitedLog(log)
 
 DEFAULT_EMBEDDED = "127.0.0.1:1883"
 #: How often the publisher takes its batch from the stream (wall seconds).
@@ -62,6 +72,7 @@ class MqttSettings:
     prefix: str | None = None
     sample_s: float = 1.0
     listen: str = DEFAULT_EMBEDDED
+    retained_commands: bool = False   # run commands the broker delivers as retained (see the module doc)
 
     def endpoint(self) -> tuple[str, int, bool, str | None, str | None]:
         """(host, port, tls, username, password) from the URL; ValueError names what is wrong."""
@@ -251,17 +262,24 @@ class MqttBridge:
         request_id = None
         if levels[0] == "command" and len(levels) == 2:
             tool = levels[1]
-            args, error = _json(message.payload, "the arguments of the tool, a JSON object")
+            args, error = await _json(message.payload, "the arguments of the tool, a JSON object")
             if isinstance(args, dict):
                 request_id = args.pop("request_id", None)
             elif error is None:
                 error = ToolError(INVALID_ARGUMENT, "the payload must be a JSON object of the tool's arguments")
         else:   # device/<device>/<endpoint>/<Cluster>/<Attribute>/set
             tool = "write_attribute"
-            value, error = _json(message.payload, "the attribute's new value as JSON, e.g. 50 or true")
+            value, error = await _json(message.payload, "the attribute's new value as JSON, e.g. 50 or true")
             endpoint = int(levels[2]) if levels[2].isdigit() else levels[2]
             args = {"device.id": levels[1], "endpoint.id": endpoint, "cluster.id": levels[3],
                     "attribute.id": levels[4], "value": value}
+        if error is None and message.retain and not self.settings.retained_commands:
+            client_log.warning("retained", asyncio.get_running_loop().time() * 1000,
+                               "MQTT: a retained command on %s was not run (clear it with an empty retained "
+                               "message, or start with --mqtt-retained-commands)", message.topic)
+            error = ToolError(INVALID_ARGUMENT, "a retained command is not run: the broker would deliver it again "
+                              "at every start; publish commands without the retain flag (clear this one with an "
+                              "empty retained message), or start the twin with --mqtt-retained-commands")
         if error is not None:
             result: dict[str, Any] = {"ok": False, "error": error.to_json()}
         else:
@@ -276,11 +294,16 @@ class MqttBridge:
             return call_tool(self.backend, tool, args, self.session)
 
 
-def _json(payload: Any, what: str) -> tuple[Any, ToolError | None]:
+async def _json(payload: Any, what: str) -> tuple[Any, ToolError | None]:
+    """The payload parsed (in a worker thread, with the depth and size checks of every user input),
+    or the error to reply with."""
+    raw = bytes(payload) if not isinstance(payload, (str, bytes)) else payload
     try:
-        return json.loads(bytes(payload) if not isinstance(payload, (str, bytes)) else payload), None
-    except (ValueError, TypeError) as err:
-        return None, ToolError(INVALID_ARGUMENT, f"the payload is not JSON ({err}); expected {what}")
+        return await asyncio.to_thread(load_text, raw, "payload", True), None
+    except (UserFileError, TypeError) as err:
+        problem = err.problem if isinstance(err, UserFileError) else str(err)
+        return None, ToolError(INVALID_ARGUMENT, f"the payload is not JSON or not accepted ({problem}); "
+                                                 f"expected {what}")
 
 
 def _rooms(home: Any) -> list[Change]:
