@@ -66,8 +66,9 @@ def light_on(home: Home) -> bool:
 def test_a_nested_command_gets_an_error_reply_and_no_traceback(caplog):
     deep = b'{"device.id": ' + b"[" * 5000 + b"]" * 5000 + b"}"
     with caplog.at_level(logging.INFO):
-        home, replies = asyncio.run(scenario(False, [], [("command/execute_command", deep, False),
-                                                         ("device/bedroom_light/1/OnOff/OnOff/set", b"[" * 5000, False)]))
+        after = [("command/execute_command", deep, False),
+                 ("device/bedroom_light/1/OnOff/OnOff/set", b"[" * 5000, False)]
+        home, replies = asyncio.run(scenario(False, [], after))
     errors = [r["error"] for rs in replies.values() for r in rs]
     assert len(errors) == 2 and all(e["code"] == "INVALID_ARGUMENT" for e in errors)
     assert "nested too deeply" in replies["execute_command"][0]["error"]["message"]

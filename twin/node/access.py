@@ -125,6 +125,19 @@ class AclCheck:
                 return True
         return False
 
+    def admits(self, access: AccessContext) -> bool:
+        """Whether the peer holds any privilege here at all: a PASE session (commissioning), or a
+        CASE subject some ACL entry of its fabric names (or an entry without subjects)."""
+        if access.auth_mode == "pase":
+            return True
+        fabric = self.node.table.get(access.fabric_index) if access.fabric_index is not None else None
+        if access.auth_mode != "case" or fabric is None:
+            return False
+        cats = tuple(getattr(access.session, "peer_cats", ()) or ())
+        return any(entry.authMode == AuthMode.kCase and (
+            entry.subjects in (None, NullValue) or not entry.subjects
+            or any(subject_matches(s, access.peer_node_id, cats) for s in entry.subjects)) for entry in fabric.acl)
+
     def _targets_match(self, targets: Any, endpoint: int, cluster: int) -> bool:
         if targets in (None, NullValue) or not targets:
             return True

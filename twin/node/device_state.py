@@ -15,6 +15,12 @@ file, never half of one), without fsync (a killed process loses nothing the kern
 flushes with fsync). The caller decides when to flush (the runtime: at most once a second, from
 the wall clock at the edge); the simulation never reads the clock for it, so it stays
 deterministic.
+
+A full disk (issue #32): the first failed write logs one warning, the next ones nothing, and a
+line says when saving works again. While it fails, or while the disk has less than
+`MIN_FREE_BYTES` free, `can_save()` is False and the nodes refuse writes and commands
+(RESOURCE_EXHAUSTED), so no change is acknowledged that a restart would lose without the client
+having been told.
 """
 from __future__ import annotations
 
@@ -31,6 +37,8 @@ log = logging.getLogger(__name__)
 
 STATE_FILE = "state.json"
 STATE_FORMAT = 1
+#: Below this much free space a change is refused before it is made (a state file is a few kB).
+MIN_FREE_BYTES = 256 * 1024
 
 
 def _write_replace(path: Path, data: bytes) -> None:
@@ -76,6 +84,18 @@ class DeviceStateStore:
         self.devices = devices
         self.dirty: set[str] = set()
         self._listening: list[tuple[Any, Any]] = []
+        #: Why the last write failed (None: saving works).
+        self.failing: str | None = None
+
+    def can_save(self) -> bool:
+        """Whether a change made now can be saved: the last write worked and the disk has room."""
+        if self.failing is not None:
+            return False
+        try:
+            stat = os.statvfs(self.storage_dir)
+        except OSError:
+            return True   # no directory yet: the first flush creates it (and says if it cannot)
+        return stat.f_bavail * stat.f_frsize >= MIN_FREE_BYTES
 
     def path(self, device_id: str) -> Path:
         return self.storage_dir / device_id / STATE_FILE
@@ -137,8 +157,14 @@ class DeviceStateStore:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 (write_atomic if durable else _write_replace)(path, data)
             except OSError as err:
-                log.warning("%s: could not save device state to %s: %s", device_id, path, err)
-                continue
+                if self.failing is None:
+                    log.warning("device state cannot be saved (%s: %s); %d device(s) unsaved; the nodes refuse "
+                                "writes and commands until it can", path, err.strerror or err, len(self.dirty))
+                self.failing = str(err.strerror or err)
+                break   # the others would fail alike; the next flush tries again
             self.dirty.discard(device_id)
             written += 1
+            if self.failing is not None:
+                log.warning("device state is saved again (%s)", path)
+                self.failing = None
         return written

@@ -478,7 +478,8 @@ class NodeManager:
         if self.states.dirty and time.monotonic() >= self._next_flush:
             with self.lock:
                 self.states.flush(limit=STATE_FLUSH_BATCH)
-            self._next_flush = time.monotonic() + (STATE_FLUSH_S if not self.states.dirty else 0)
+            backlog = self.states.dirty and self.states.failing is None
+            self._next_flush = time.monotonic() + (0 if backlog else STATE_FLUSH_S)
         self.sync_advertisements(everything=False)
 
     # -- faults (twin/faults.py; the link's own verdicts are in twin/node/faults.py) -----------
@@ -566,6 +567,7 @@ class NodeManager:
             event_numbers = EventNumbers(table.counters.get("event_number", 0),
                                          persist=functools.partial(table.set_counter, "event_number"))
             im = InteractionModelServer(device, self.rng, event_numbers=event_numbers)
+            im.can_change = self.states.can_save   # a full disk: refuse what could not be saved
             commissioning.diagnostics.test_events = FaultTriggers(self.home.faults, device.id)
             core = NodeCore(pairing, commissioning, im, self.rng, self.lock)
             core.keep_subscriptions(SubscriptionStore(FileStorage(node_dir / SUBSCRIPTIONS_FILE)))

@@ -35,6 +35,14 @@ MIN_MAX_INTERVAL_S = 1
 #: one empty report per subscription per interval.
 GRANTED_MAX_INTERVAL_S = 5
 MAX_SUBSCRIPTIONS = 64
+#: Interactions a node keeps open between messages (a chunked read, subscribe priming or invoke
+#: waiting for the peer's StatusResponse, a TimedRequest waiting for its action, a chunked write):
+#: at most this many per session and per node (issue #32: 3,000 unanswered reads held 68 MB, 3,000
+#: TimedRequests 3,000 exchanges). Beyond, a new one is answered RESOURCE_EXHAUSTED at once, as the
+#: spec lets a server answer an interaction it has no resources for. The CHIP SDK's pools are
+#: smaller still (e.g. CHIP_IM_MAX_NUM_READS 4, CHIP_IM_MAX_NUM_TIMED_HANDLERS 8).
+MAX_OPEN_PER_SESSION = 8
+MAX_OPEN_PER_NODE = 64
 #: Core spec "Subscribe Interaction Limits": a publisher supports at least 3 subscriptions per
 #: fabric. Each fabric present is guaranteed max(this, MAX_SUBSCRIPTIONS // fabrics) slots; a
 #: fabric under its share evicts from the fabric furthest over its own (see `_make_room`).

@@ -35,6 +35,8 @@ from twin.node.im.model import (
     DEFAULT_SAMPLE_MS,
     EVENT_BUFFER,
     GRANTED_MAX_INTERVAL_S,
+    MAX_OPEN_PER_NODE,
+    MAX_OPEN_PER_SESSION,
     MAX_PAYLOAD,
     RESPONSE_TIMEOUT_MS,
     AccessCheck,
@@ -49,8 +51,11 @@ from twin.node.im.model import (
 from twin.node.im.read import Reads
 from twin.node.im.subscribe import Subscriptions
 from twin.node.im.write import Writes
+from twin.ratelog import RateLimitedLog
 
 log = logging.getLogger(__name__)
+#: What peers cause (malformed messages, interactions refused or abandoned): a line per kind and 10 s.
+peer_log = RateLimitedLog(log)
 
 
 class InteractionModelServer(Reads, Subscriptions, Events, Writes, Invokes):
@@ -73,6 +78,9 @@ class InteractionModelServer(Reads, Subscriptions, Events, Writes, Invokes):
         #: Called when a subscription became active or ended, so the runtime can persist them.
         self.on_subscriptions: Callable[[], None] | None = None
         self.subscriptions: dict[int, Subscription] = {}
+        #: Whether a change made now would be kept (None: always): while it says no (the node's
+        #: state cannot be saved, e.g. a full disk), writes and commands are RESOURCE_EXHAUSTED.
+        self.can_change: Callable[[], bool] | None = None
         self._pending: dict[Any, Pending] = {}
         self._timed: dict[Any, float] = {}        # exchange -> TimedRequest deadline (ms)
         self._writes: dict[Any, tuple[bool, float]] = {}   # chunked write: exchange -> (timed, deadline)
@@ -109,7 +117,7 @@ class InteractionModelServer(Reads, Subscriptions, Events, Writes, Invokes):
         try:
             message = decode_message(opcode, payload)
         except CodecError as e:
-            log.info("malformed IM message 0x%02x: %s", opcode, e)
+            peer_log.info("malformed", now_ms, "malformed IM message 0x%02x: %s", opcode, e)
             self._forget(exchange)
             return self._status(exchange, Status.INVALID_ACTION, now_ms)
         pending = self._pending.get(exchange)
@@ -136,28 +144,51 @@ class InteractionModelServer(Reads, Subscriptions, Events, Writes, Invokes):
             timed = True
         elif isinstance(message, (WriteRequest, InvokeRequest)) and message.timed_request:
             return self._status(exchange, Status.TIMED_REQUEST_MISMATCH, now_ms)
+        elif isinstance(message, (ReadRequest, SubscribeRequest, WriteRequest, InvokeRequest, TimedRequest)) \
+                and self._open_too_many(session):
+            peer_log.info("exhausted", now_ms, "IM: a new interaction refused: %d open on its session, %d on "
+                          "the node", self._open(session), self._open())
+            return self._status(exchange, Status.RESOURCE_EXHAUSTED, now_ms)
 
         if isinstance(message, ReadRequest):
             return self._read(exchange, message, access, now_ms)
         if isinstance(message, SubscribeRequest):
             return self._subscribe(session, exchange, message, access, now_ms)
+        if isinstance(message, (WriteRequest, InvokeRequest)) and self.can_change is not None \
+                and not self.can_change():
+            peer_log.info("unsaved", now_ms, "IM: a write or command refused: the node's state cannot be saved")
+            return self._status(exchange, Status.RESOURCE_EXHAUSTED, now_ms)
         if isinstance(message, WriteRequest):
             return self._write(exchange, message, timed, access, now_ms)
         if isinstance(message, InvokeRequest):
             return self._invoke(exchange, message, timed, access, now_ms)
         if isinstance(message, TimedRequest):
+            # The spec's Timeout is uint16 (ms); the CHIP SDK reads it as one and answers anything
+            # else INVALID_ACTION. Only a peer the ACL grants something may hold a timed exchange.
+            if not isinstance(message.timeout_ms, int) or not 0 <= message.timeout_ms <= 0xFFFF:
+                return self._status(exchange, Status.INVALID_ACTION, now_ms)
+            admits = getattr(self.access_check, "admits", None)
+            if admits is not None and not admits(access):
+                return self._status(exchange, Status.UNSUPPORTED_ACCESS, now_ms)
             self._timed[exchange] = now_ms + message.timeout_ms
             return self._send(exchange, StatusResponse(Status.SUCCESS), now_ms)
         if isinstance(message, StatusResponse):
             return exchange.close(now_ms)   # nothing of ours is waiting for it
         return self._status(exchange, Status.INVALID_ACTION, now_ms)
 
+    def _open(self, session: Any = None) -> int:
+        """Interactions held open between messages (of `session`; None: of the node)."""
+        return sum(1 for e in (*self._pending, *self._timed, *self._writes) if session is None or e.session is session)
+
+    def _open_too_many(self, session: Any) -> bool:
+        return self._open(session) >= MAX_OPEN_PER_SESSION or self._open() >= MAX_OPEN_PER_NODE
+
     def on_timer(self, now_ms: float) -> list:
         actions: list = []
         for pending in list(self._pending.values()):
             if pending.exchange.closed or now_ms >= pending.deadline_ms:
-                log.info("IM %s on exchange %d got no answer; abandoned", pending.kind,
-                         pending.exchange.exchange_id)
+                peer_log.info("abandoned", now_ms, "IM %s on exchange %d got no answer; abandoned", pending.kind,
+                              pending.exchange.exchange_id)
                 actions += self._abandon(pending, now_ms)
         for exchange, deadline in list(self._timed.items()):
             if exchange.closed or now_ms >= deadline + RESPONSE_TIMEOUT_MS:
