@@ -14,11 +14,12 @@ import typer
 from matter_twin.cli_lifelong import lifelong
 from matter_twin.cli_personal import personal_app
 from matter_twin.cli_simuhome import simuhome_app
+from matter_twin.cli_smh import smh_app
 from scenarios.suites import SUITES
 
 #: Each registered suite's verbs: a Typer app (`twin bench NAME VERB`) or one command (`twin bench NAME`).
 SUITE_CLIS: dict[str, typer.Typer | Callable[..., Any]] = {
-    "simuhome": simuhome_app, "lifelong": lifelong, "personal": personal_app,
+    "simuhome": simuhome_app, "lifelong": lifelong, "personal": personal_app, "smh": smh_app,
 }
 if set(SUITE_CLIS) != set(SUITES):   # a suite without verbs, or verbs without a suite
     raise RuntimeError(f"suites {sorted(SUITES)} but CLI verbs for {sorted(SUITE_CLIS)}")
@@ -32,6 +33,7 @@ bench_app = typer.Typer(help="Benchmark suites on the twin: each suite's tasks, 
                              "    twin bench simuhome validate --no-solve\n\n"
                              "    twin bench personal run --agent reference --out runs/personal\n\n"
                              "    twin bench lifelong --scenario pref-r --seeds 1 --out runs/lifelong\n\n"
+                             "    twin bench smh run --agent reference --setting both --out runs/smh\n\n"
                              "    twin bench run --agent reference --out runs/reference",
                         no_args_is_help=True, rich_markup_mode="markdown")
 

@@ -14,10 +14,11 @@ from __future__ import annotations
 from scenarios.lifelong.suite import SUITE as LIFELONG
 from scenarios.personal.suite import SUITE as PERSONAL
 from scenarios.simuhome.suite import SUITE as SIMUHOME
+from scenarios.smh.suite import SUITE as SMH
 from scenarios.suite import Suite
 
 #: Every suite, by name, in the order `twin bench --help` shows them.
-SUITES: dict[str, Suite] = {s.name: s for s in (SIMUHOME, LIFELONG, PERSONAL)}
+SUITES: dict[str, Suite] = {s.name: s for s in (SIMUHOME, LIFELONG, PERSONAL, SMH)}
 
 
 def suite_named(name: str) -> Suite:

@@ -16,14 +16,14 @@ from twin.home import Home
 
 
 def test_every_registered_suite_has_its_folder_tasks_and_verbs():
-    assert list(SUITES) == ["simuhome", "lifelong", "personal"]
+    assert list(SUITES) == ["simuhome", "lifelong", "personal", "smh"]
     assert set(SUITE_CLIS) == set(SUITES)
     for name, suite in SUITES.items():
         assert suite.name == name and suite.summary and suite.categories
         if suite.default_tasks is not None:
             assert suite.default_tasks.parent.parent.name == name   # scenarios/<name>/data/...
             assert len(suite.tasks()) > 0
-    with pytest.raises(ValueError, match="unknown suite 'smh-lite'; accepted: simuhome, lifelong, personal"):
+    with pytest.raises(ValueError, match="unknown suite 'smh-lite'; accepted: simuhome, lifelong, personal, smh"):
         suite_named("smh-lite")
 
 

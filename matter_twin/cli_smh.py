@@ -1,0 +1,165 @@
+"""`twin bench smh`: SMH-Bench's verbs (generate, validate, run)."""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from matter_twin.console import CliError, by_category, one_line
+from matter_twin.extras import require_for_model
+from scenarios.smh.agents import AGENTS, make_agent, make_direct
+from scenarios.smh.evaluate import run_dr, run_eia, summarize
+from scenarios.smh.tasks import CATEGORIES, DEFAULT_TASKS, SEED, SmhTask, dump_task, generate, load_tasks
+from scenarios.smh.validate import bound_problems, shape, shape_problems
+from scenarios.smh.validate import validate as check
+from twin.schema import UserFileError
+
+smh_app = typer.Typer(help="SMH-Bench on the twin: 1,150 tasks in 7 capability categories and 22 subcategories "
+                           "on homes of three tiers (up to 31 nested rooms and 135 devices), scored on the "
+                           "simulator with irrelevant-state preservation, in the DR (whole home in the prompt, "
+                           "one JSON answer) and EIA (tools, simulated user) settings.\n\n"
+                           "Examples:\n\n"
+                           "    twin bench smh validate --sample 3\n\n"
+                           "    twin bench smh run --agent reference --setting both --out runs/smh-ref\n\n"
+                           "    twin bench smh run --agent openai:gpt-4o-mini --limit 5 --out runs/smh\n\n"
+                           "    twin bench smh generate --out /tmp/smh.jsonl",
+                      no_args_is_help=True, rich_markup_mode="markdown")
+TIERS = ("simple", "medium", "complex")
+
+
+def _tasks(path: Path, categories: list[str] | None, tiers: list[str] | None, limit: int | None) -> list[SmhTask]:
+    try:
+        tasks = load_tasks(path)
+    except UserFileError as exc:
+        raise CliError(str(exc)) from None
+    if tiers:
+        unknown = [t for t in tiers if t not in TIERS]
+        if unknown:
+            raise CliError(f"unknown tier {', '.join(unknown)}; accepted: {', '.join(TIERS)}")
+        tasks = [t for t in tasks if t.tier in tiers]
+    return by_category(tasks, categories, limit, CATEGORIES)
+
+
+def _bar(label: str) -> Progress:
+    return Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), transient=True)
+
+
+@smh_app.command("generate")
+def generate_(out: Path = typer.Option(DEFAULT_TASKS, help="Tasks JSONL to write."),
+              seed: int = typer.Option(SEED, help="Seed of the draws (the homes are fixed).")):
+    """Draw the task set. With the defaults it rewrites scenarios/smh/data/tasks.jsonl byte for byte.
+
+    Examples:
+
+        twin bench smh generate --out /tmp/smh.jsonl
+
+        twin bench smh generate --seed 7 --out /tmp/other.jsonl
+    """
+    t0 = time.perf_counter()
+    with _bar("generating") as bar:
+        job = bar.add_task("generate", total=1150)
+        tasks = generate(seed, progress=lambda _: bar.advance(job))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("".join(dump_task(t) + "\n" for t in tasks), encoding="utf-8")
+    typer.echo(f"wrote {len(tasks)} tasks to {out} in {time.perf_counter() - t0:.1f} s: {json.dumps(shape(tasks))}")
+
+
+@smh_app.command()
+def validate(tasks: Path = typer.Option(DEFAULT_TASKS, help="Tasks JSONL."),
+             sample: int | None = typer.Option(None, min=1, help="Only the first N tasks of every subcategory "
+                                               "(the whole set's shape is still checked).")):
+    """Check the set's shape (at least 1,100 tasks, 7 categories, 22 subcategories, 3 tiers), every
+    task (its home replays, the reference solver passes it in DR and EIA, the null agent fails it)
+    and the bounds (act-all, stuffer and copier at 0 % where they must fail).
+
+    Examples:
+
+        twin bench smh validate
+
+        twin bench smh validate --sample 2
+    """
+    items = _tasks(tasks, None, None, None)
+    found = shape_problems(items)
+    if sample is not None:
+        seen: dict[str, int] = {}
+        chosen = []
+        for t in items:
+            seen[t.subcategory] = seen.get(t.subcategory, 0) + 1
+            if seen[t.subcategory] <= sample:
+                chosen.append(t)
+        items = chosen
+    with _bar("validating") as bar:
+        job = bar.add_task("validate", total=len(items) * 2)
+        found += check(items, progress=lambda: bar.advance(job))
+        bounds, scores = bound_problems(items, progress=lambda: bar.advance(job))
+    found += bounds
+    for agent, counts in scores.items():
+        typer.echo(f"{agent}: " + ", ".join(f"{c} {counts.get(c, 0)}" for c in CATEGORIES))
+    for p in found:
+        typer.echo(p)
+    if found:
+        one_line(f"{len(found)} problem(s) in {len(items)} tasks")
+        raise typer.Exit(1)
+    typer.echo(f"{len(items)} tasks valid: reference 100 % in DR and EIA, null and bound agents 0 % where they must be")
+
+
+@smh_app.command()
+def run(agent: str = typer.Option(..., help=" | ".join(AGENTS)),
+        out: Path = typer.Option(..., help="Run directory (results.jsonl, summary.json; reruns resume)."),
+        setting: str = typer.Option("eia", help="eia | dr | both."),
+        tasks: Path = typer.Option(DEFAULT_TASKS, help="Tasks JSONL."),
+        category: list[str] | None = typer.Option(None, help="Only these categories (repeatable)."),
+        tier: list[str] | None = typer.Option(None, help="Only these tiers (repeatable)."),
+        limit: int | None = typer.Option(None, min=1, help="At most this many tasks per category."),
+        mode: str = typer.Option("json", help="ReAct protocol for openai agents in EIA: json | tools."),
+        max_steps: int = typer.Option(30, min=1, help="Model turns per task (EIA)."),
+        base_url: str | None = typer.Option(None, envvar="OPENAI_BASE_URL", help="OpenAI-compatible API base URL."),
+        api_key: str | None = typer.Option(None, envvar="OPENAI_API_KEY", help="API key.")):
+    """Run an agent over the tasks in one or both settings; print success per setting, category and
+    tier, and the error taxonomy. Results go to `--out`/results.jsonl (a rerun resumes).
+
+    Examples:
+
+        twin bench smh run --agent reference --setting both --out runs/smh-ref
+
+        twin bench smh run --agent null --category TC4 --out runs/smh-null
+
+        twin bench smh run --agent openai:qwen2.5-7b --base-url http://127.0.0.1:8000/v1 --setting dr --out runs/q
+    """
+    if setting not in ("eia", "dr", "both"):
+        raise CliError(f"unknown setting {setting!r}; accepted: eia, dr, both")
+    require_for_model(agent, f"--agent {agent}")
+    items = _tasks(tasks, category, tier, limit)
+    settings = ("eia", "dr") if setting == "both" else (setting,)
+    try:
+        eia = make_agent(agent, base_url, api_key, mode) if "eia" in settings else None
+        direct = make_direct(agent, base_url, api_key) if "dr" in settings else None
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "results.jsonl"
+    done = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()] if path.exists() else []
+    seen = {(r["task_id"], r["setting"]) for r in done}
+    with path.open("a", encoding="utf-8") as sink, _bar("running") as bar:
+        job = bar.add_task("run", total=len(items) * len(settings))
+        for task in items:
+            for s in settings:
+                key = (task.id, s.upper())
+                if key not in seen:
+                    row = run_eia(task, eia, max_steps) if s == "eia" else run_dr(task, direct, agent)
+                    sink.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
+                    sink.flush()
+                    done.append(row)
+                bar.advance(job)
+    wanted = {(t.id, s.upper()) for t in items for s in settings}
+    results = [r for r in done if (r["task_id"], r["setting"]) in wanted]
+    summary = summarize(results)
+    (out / "summary.json").write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    for key in ("setting", "category", "tier"):
+        typer.echo(f"{key}: " + ", ".join(f"{k} {100 * v['success']:.1f} %" for k, v in summary[key].items()))
+    if summary["errors"]:
+        typer.echo("errors: " + ", ".join(f"{k} {v}" for k, v in summary["errors"].items()))
+    typer.echo(f"{sum(r['success'] for r in results)}/{len(results)} succeeded; results in {path}")

@@ -1,0 +1,324 @@
+"""Run SMH-Bench tasks in either setting and score them with one verifier.
+
+Settings (the paper's Appendix D, our implementation):
+- EIA: the agent works through the tools (SimuHome's 17 plus the home tools, `query_home` and
+  the automation tools, carried by its session) on its own copy of the task's home; `ask_user`
+  is answered by the simulated user (twin.user.ScriptedUser) from the task's hidden intent.
+- DR: the agent gets the whole home serialized in its prompt and answers once with JSON
+  `{"mode": "execute"|"clarify"|"answer", "response", "actions": [{"tool", "args"}],
+  "automations": [{"trigger", "steps", "conditions"?}]}`; the actions and automations are
+  replayed on a fresh copy through the same tools.
+
+The verifier, the same for both (each rule written down):
+- act: every goal predicate holds, and every device not targeted is as it would be had nobody
+  acted (twin.goals `unchanged`: irrelevant-state preservation).
+- clarify (TC3): EIA: the agent asked the user before its first state change (at most three
+  questions) and then the act check passes; DR: mode is clarify and nothing is replayed.
+- rule (TC4): some automation the agent created fires exactly when the expected one does
+  (trigger validation: the same cron minutes over two weeks; state conditions on the same
+  device attribute or room state, true for the same values), and its steps, run on the start
+  home, pass the act check (action validation); and no device changed now.
+- answer (TC7): the reply states the expected value and nothing contradicting it (rule judge
+  below); no device changed.
+A mode that does not fit the task (DR clarify on an execution task) fails it.
+"""
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from bridge.tools import Session, call_tool
+from bridge.twin_backend import TwinBackend
+from scenarios.agent import Agent, AgentOutput
+from scenarios.smh.suite import SUITE
+from scenarios.smh.tasks import SmhTask, build_home, prompt
+from twin.automations import AutomationError, Cron
+from twin.compare import compare
+from twin.goals import Goal, device_state
+from twin.home import Home
+from twin.user import Intent, ScriptedUser
+
+STATE_TOOLS = ("execute_command", "write_attribute", "schedule_workflow", "create_automation",
+               "enable_automation", "disable_automation", "delete_automation")
+MAX_QUESTIONS = 3
+#: What the user says when nothing is being clarified (a task without a hidden intent).
+NO_INTENT = "I've said all I want; please go ahead."
+_RAW = re.compile(r"[{\[]\s*\"\w+\"\s*:")
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+# ---- what an agent is given ---------------------------------------------------------------------
+def agent_session(task: SmhTask) -> Session:
+    user = ScriptedUser(Intent.from_json(task.user)) if task.user else None
+    return Session(ask_user=user.answer if user else (lambda question: NO_INTENT), tools=SUITE.tools(task))
+
+
+def serialize(home: Home) -> dict[str, Any]:
+    """The whole home as the DR setting shows it: rooms with states, devices with every attribute."""
+    rooms = []
+    for room_id, spec in home.rooms.items():
+        rooms.append({"id": room_id, "name": spec.name, "floor": spec.floor, "kind": spec.kind,
+                      "parent": spec.parent, "states": {s: round(getattr(spec, s), 1) for s in
+                                                        ("temperature", "humidity", "illuminance", "pm10")}})
+    devices = []
+    for device_id in home.devices.objects:
+        info = home.device_info(device_id)
+        devices.append({"id": device_id, "name": info["name"], "type": info["type"], "room": info["room"],
+                        "tags": home.tags_of(device_id), "state": device_state(home.devices[device_id])})
+    return {"time": home.now.strftime("%Y-%m-%d %H:%M:%S"), "rooms": rooms, "devices": devices}
+
+
+DR_PROMPT = """You control a smart home. The whole home is below as JSON: rooms with their states \
+(temperature °C, humidity %RH, illuminance lux, pm10 µg/m³), devices with every attribute \
+("endpoint/Cluster/Attribute": value). Answer with ONE JSON object and nothing else:
+{{"mode": "execute" | "clarify" | "answer", "response": "<what you tell the user>",
+ "actions": [{{"tool": "execute_command" | "write_attribute", "args": {{...as the tools take them...}}}}],
+ "automations": [{{"trigger": {{...}}, "steps": [...], "conditions": [...]}}]}}
+execute: do it now (actions) or set up rules (automations); clarify: ask the user instead of acting;
+answer: reply to a question about the home (no actions).
+
+HOME
+{home}
+
+{request}"""
+
+
+# ---- checks ---------------------------------------------------------------------------------
+def _act_predicates(task: SmhTask) -> list[dict[str, Any]]:
+    return [*task.goal, {"type": "unchanged", "except": list(task.targets)}]
+
+
+def _cron_minutes(expression: str) -> frozenset[datetime]:
+    cron, at, out = Cron(expression), datetime(2025, 6, 2), set()   # a Monday
+    while len(out) < 3000:
+        nxt = cron.next_after(at)
+        if nxt is None or nxt >= datetime(2025, 6, 16):
+            break
+        out.add(nxt)
+        at = nxt
+    return frozenset(out)
+
+
+def _probes(a: Any, b: Any) -> list[Any]:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return [True, False]
+    nums = [x for v in (a, b) for x in (v if isinstance(v, list) else [v]) if isinstance(x, (int, float))]
+    return sorted({n + d for n in nums for d in (-5, -1, -0.5, 0, 0.5, 1, 5)})
+
+
+def same_condition(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Two device or room conditions that are true for the same values of the same thing."""
+    if a.get("type") != b.get("type"):
+        return False
+    if a["type"] == "room":
+        if (a.get("room_id"), a.get("state")) != (b.get("room_id"), b.get("state")):
+            return False
+    elif a["type"] == "device":
+        key = ("device_id", "cluster_id", "attribute_id")
+        if any(str(a.get(k)).lower() != str(b.get(k)).lower() for k in key) or \
+                (a.get("endpoint_id") or 1) != (b.get("endpoint_id") or 1):
+            return False
+    else:
+        return a == b
+    return all(compare(x, a["op"], a["value"]) == compare(x, b["op"], b["value"])
+               for x in _probes(a["value"], b["value"]))
+
+
+def _meaning(trigger: dict[str, Any], conditions: list[dict[str, Any]]) -> tuple[Any, Any, list[dict[str, Any]]]:
+    """(cron minutes or None, state event or None, conditions that must hold) of a rule."""
+    when = list(conditions)
+    if trigger["type"] in ("time", "time_and_state"):
+        if trigger["type"] == "time_and_state":
+            when.append(trigger["state"])
+        return _cron_minutes(trigger["cron"]), None, when
+    return None, trigger, when
+
+
+def same_trigger(expected: dict[str, Any], rule: dict[str, Any]) -> bool:
+    try:
+        times_e, event_e, when_e = _meaning(expected, [])
+        times_a, event_a, when_a = _meaning(rule["trigger"], rule.get("conditions") or [])
+    except (AutomationError, KeyError):
+        return False
+    if times_e != times_a or (event_e is None) != (event_a is None):
+        return False
+    if event_e is not None and not same_condition(event_e, event_a):
+        return False
+    left = list(when_a)
+    for cond in when_e:
+        match = next((c for c in left if same_condition(cond, c)), None)
+        if match is None:
+            return False
+        left.remove(match)
+    return not left
+
+
+def steps_reach_goal(task: SmhTask, start: Home, steps: list[dict[str, Any]]) -> bool:
+    """Action validation: the rule's steps, run on the start home, pass the act check."""
+    home = start.fork()
+    goal = Goal(home, _act_predicates(task))
+    backend = TwinBackend(home)
+    for step in steps:
+        if not call_tool(backend, step["tool"], step["args"]).get("ok"):
+            return False
+    return bool(goal.check(home)["success"])
+
+
+def _names(home: Home) -> list[str]:
+    names = [(spec.name or r).lower() for r, spec in home.rooms.items()]
+    names += [home.device_info(d)["name"].lower() for d in home.devices.objects]
+    return sorted(set(names), key=len, reverse=True)
+
+
+def judge_answer(task: SmhTask, answer: str | None, home: Home) -> tuple[bool, str]:
+    """The rule judge for TC7 replies: (passed, why not). A reply must state the expected value
+    and nothing that contradicts it: for yes/no exactly one of the two words; for a number, at
+    least one number (names of rooms and devices and the numbers of the question left out)
+    and every number equal to it (±0.15 for decimals); for a room, its name and no other room's.
+    Raw tool output (JSON) is not an answer."""
+    assert task.answer is not None
+    if not answer or not answer.strip():
+        return False, "missing_response"
+    if _RAW.search(answer):
+        return False, "raw_output"
+    text = f" {answer.lower()} "
+    kind, value = task.answer["kind"], task.answer["value"]
+    if kind == "yesno":
+        said = {w for w in ("yes", "no") if re.search(rf"\b{w}\b", text)}
+        return (said == {"yes" if value else "no"}), "wrong_answer"
+    if kind == "room":
+        rooms = sorted(((spec.name or r).lower(), r) for r, spec in home.rooms.items())
+        mentioned = set()
+        for name, room_id in sorted(rooms, key=lambda x: len(x[0]), reverse=True):
+            if re.search(rf"\b{re.escape(name)}\b", text):
+                mentioned.add(room_id)
+                text = re.sub(rf"\b{re.escape(name)}\b", " ", text)
+        return mentioned == {value}, "wrong_answer"
+    for name in _names(home):
+        text = text.replace(name, " ")
+    asked = {float(n) for n in _NUMBER.findall(task.query)}
+    numbers = [float(n) for n in _NUMBER.findall(text) if float(n) not in asked or float(n) == float(value)]
+    tolerance = 0.15 if isinstance(value, float) else 0.0
+    ok = bool(numbers) and all(abs(n - float(value)) <= tolerance for n in numbers)
+    return ok, "wrong_answer"
+
+
+def asked_first(history: list[dict[str, Any]]) -> tuple[bool, str]:
+    tools = [h["tool"] for h in history]
+    asks = [i for i, t in enumerate(tools) if t == "ask_user"]
+    changes = [i for i, t in enumerate(tools) if t in STATE_TOOLS]
+    if not asks or (changes and changes[0] < asks[0]):
+        return False, "clarification_missing"
+    if len(asks) > MAX_QUESTIONS:
+        return False, "too_many_questions"
+    return True, ""
+
+
+def verify(task: SmhTask, start: Home, acted: Home, goal_now: Goal, answer: str | None,
+           history: list[dict[str, Any]] | None, mode: str | None) -> dict[str, Any]:
+    """The one verifier: {"success", "m" (partial credit), "error" (taxonomy label or None)}."""
+    checked = goal_now.check(acted)
+    unchanged = bool(checked["satisfied"][-1])
+    if task.expect == "answer":
+        ok, why = judge_answer(task, answer, acted)
+        if mode not in (None, "answer"):
+            ok, why = False, "mode_selection"
+        success = ok and unchanged
+        return {"success": success, "m": float(success), "error": None if success else why if not ok else "collateral"}
+    if task.expect == "rule":
+        rules = [r.to_json() for r in acted.automations.list()]
+        if not rules:
+            return {"success": False, "m": 0.0, "error": "missing_automation"}
+        triggered = [r for r in rules if same_trigger(task.rule["trigger"], r)] if task.rule else []
+        if not triggered:
+            return {"success": False, "m": 0.0, "error": "trigger_mismatch"}
+        if not any(steps_reach_goal(task, start, r["steps"]) for r in triggered):
+            return {"success": False, "m": 0.5, "error": "action_mismatch"}
+        return {"success": unchanged, "m": 1.0 if unchanged else 0.5, "error": None if unchanged else "collateral"}
+    if task.expect == "clarify":
+        if mode is not None:    # DR: one shot, so the right move is to ask
+            ok = mode == "clarify"
+            return {"success": ok, "m": float(ok), "error": None if ok else "mode_selection"}
+        ok, why = asked_first(history or [])
+        if not ok:
+            return {"success": False, "m": 0.0, "error": why}
+    elif mode == "clarify":
+        return {"success": False, "m": 0.0, "error": "mode_selection"}
+    goal_part = checked["satisfied"][:-1]
+    m = sum(goal_part) / len(goal_part)
+    if not checked["success"]:
+        error = "collateral" if all(goal_part) else "missing_labels" if not any(goal_part) else "wrong_state"
+        return {"success": False, "m": m, "error": error}
+    return {"success": True, "m": 1.0, "error": None}
+
+
+# ---- running --------------------------------------------------------------------------------
+def _start(task: SmhTask) -> tuple[Home, Home, Goal]:
+    start = build_home(task)
+    acted = start.fork()
+    return start, acted, Goal(acted, _act_predicates(task) if task.goal else
+                              [{"type": "unchanged", "except": list(task.targets)}])
+
+
+def _result(task: SmhTask, setting: str, agent: str, verdict: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {"task_id": task.id, "category": task.category, "subcategory": task.subcategory, "tier": task.tier,
+            "setting": setting, "agent": agent, **verdict, **extra}
+
+
+def run_eia(task: SmhTask, agent: Agent, max_steps: int = 30) -> dict[str, Any]:
+    start, acted, goal_now = _start(task)
+    session = agent_session(task)
+    try:
+        out = agent.run(prompt(task), TwinBackend(acted), session, max_steps)
+    except Exception as exc:   # an agent that crashes fails its task, with the reason kept
+        out = AgentOutput(None, len(session.history), error=f"{type(exc).__name__}: {exc}")
+    verdict = verify(task, start, acted, goal_now, session.answer, session.history, None)
+    invalid = sum(not h["result"].get("ok") for h in session.history)
+    return _result(task, "EIA", agent.name, verdict, answer=session.answer, tool_calls=len(session.history),
+                   invalid_calls=invalid, prompt_tokens=out.prompt_tokens, completion_tokens=out.completion_tokens,
+                   **({"agent_error": out.error} if out.error else {}))
+
+
+#: A DR agent: (the prompt text, the serialized home) -> its one reply (JSON text).
+DirectAgent = Callable[[str, dict[str, Any]], str]
+
+
+def run_dr(task: SmhTask, agent: DirectAgent, name: str) -> dict[str, Any]:
+    start, acted, goal_now = _start(task)
+    reply = agent(DR_PROMPT.format(home=json.dumps(serialize(start), ensure_ascii=False), request=prompt(task)),
+                  serialize(start))
+    try:
+        data = json.loads(reply)
+        if not isinstance(data, dict):
+            raise ValueError("not an object")
+    except ValueError:
+        return _result(task, "DR", name, {"success": False, "m": 0.0, "error": "format"}, answer=reply)
+    backend, session = TwinBackend(acted), Session(tools=SUITE.tools(task))
+    for action in data.get("actions") or []:
+        call_tool(backend, str(action.get("tool")), action.get("args"), session)
+    for rule in data.get("automations") or []:
+        call_tool(backend, "create_automation", rule, session)
+    mode = str(data.get("mode", "execute"))
+    verdict = verify(task, start, acted, goal_now, data.get("response"), None, mode if mode != "execute" else "execute")
+    invalid = sum(not h["result"].get("ok") for h in session.history)
+    return _result(task, "DR", name, verdict, answer=data.get("response"), tool_calls=len(session.history),
+                   invalid_calls=invalid)
+
+
+def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """Success rates per setting, category, tier and subcategory, and the error taxonomy."""
+    def rate(rows: list[dict[str, Any]]) -> dict[str, Any]:
+        return {"n": len(rows), "success": round(sum(r["success"] for r in rows) / len(rows), 4) if rows else None}
+    out: dict[str, Any] = {"overall": rate(results)}
+    for key in ("setting", "category", "tier", "subcategory"):
+        out[key] = {v: rate([r for r in results if r[key] == v]) for v in sorted({r[key] for r in results})}
+    out["errors"] = dict(Counter(r["error"] for r in results if r["error"]).most_common())
+    out["tool_calls"] = sum(r.get("tool_calls", 0) for r in results)
+    return out
+
+
+__all__ = ["DR_PROMPT", "judge_answer", "run_dr", "run_eia", "same_trigger", "serialize", "summarize", "verify"]
