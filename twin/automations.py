@@ -333,6 +333,26 @@ class Automations:
         self._arm(rule)
         return rule
 
+    def normalize_trigger(self, trigger: Any) -> dict[str, Any]:
+        """A trigger checked and normalized as `create` stores it (resolved names, cron form)."""
+        return self._trigger(trigger)
+
+    def same_firing(self, a: Any, b: Any) -> bool:
+        """Whether two triggers fire at the same times and under the same states (a task's
+        ground-truth trigger against an agent's): cron expressions that match the same minutes
+        (over the coming nine years), state conditions on the same attribute or room that hold
+        for the same values (`> 24` is `>= 25` on an integer attribute). Bad triggers raise as
+        in `create`."""
+        x, y = self.normalize_trigger(a), self.normalize_trigger(b)
+        if x["type"] != y["type"]:
+            return False
+        if "cron" in x and not _same_cron(Cron(x["cron"]), Cron(y["cron"]), self._home.now):
+            return False
+        if x["type"] == "time":
+            return True
+        cx, cy = (x["state"], y["state"]) if x["type"] == "time_and_state" else (x, y)
+        return _same_condition(self._home, cx, cy)
+
     def get(self, rule_id: str) -> Rule:
         try:
             return self._items[rule_id]
@@ -481,6 +501,39 @@ class Automations:
 
     def __bool__(self) -> bool:
         return bool(self._items) or self._counter > 0
+
+
+def _same_cron(a: Cron, b: Cron, now: datetime) -> bool:
+    if (a.minutes, a.hours) != (b.minutes, b.hours):
+        return False
+    day = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    for _ in range(366 * _CRON_YEARS):
+        if a._day_matches(day) != b._day_matches(day):
+            return False
+        day += timedelta(days=1)
+    return True
+
+
+def _same_condition(home: Any, a: dict[str, Any], b: dict[str, Any]) -> bool:
+    where = (("device_id", "endpoint_id", "cluster_id", "attribute_id") if a["type"] == "device"
+             else ("room_id", "state"))
+    if a["type"] != b["type"] or any(a[k] != b[k] for k in where):
+        return False
+    if (a["op"], a["value"]) == (b["op"], b["value"]):
+        return True
+    if a["type"] == "device":
+        server = home.devices[a["device_id"]].locate(a["cluster_id"], a["endpoint_id"])
+        current = server.get(a["attribute_id"])
+        if isinstance(current, bool):
+            return all(compare(v, a["op"], a["value"]) == compare(v, b["op"], b["value"]) for v in (False, True))
+        if isinstance(current, int):
+            # Integer attributes: compare over every value near the thresholds.
+            edges = [v for c in (a, b) for v in (c["value"] if isinstance(c["value"], list) else [c["value"]])
+                     if isinstance(v, (int, float)) and not isinstance(v, bool)]
+            probes = {int(e) + d for e in edges for d in (-2, -1, 0, 1, 2)} | {current}
+            if all(isinstance(v, int) for v in probes) and probes:
+                return all(compare(v, a["op"], a["value"]) == compare(v, b["op"], b["value"]) for v in probes)
+    return False
 
 
 def _crossing(traj: Any, now: int, op: str, value: Any) -> int | None:

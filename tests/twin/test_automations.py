@@ -186,3 +186,27 @@ def test_a_matter_invoke_triggers_rules_as_a_tool_call_does():
     assert onoff(by_matter, "living_room_fan")
     ticks = [[r["tick"] for r in home.automations.get("a1").runs] for home in (by_matter, by_tool)]
     assert ticks[0] == ticks[1] == [0]
+
+
+def test_same_firing_compares_what_triggers_do_not_how_they_are_written():
+    a = Home.default().automations
+    light = {"type": "device", "device_id": "bedroom_light", "cluster_id": "OnOff", "attribute_id": "OnOff"}
+    level = {"type": "device", "device_id": "bedroom_light", "cluster_id": 8, "attribute_id": "currentlevel"}
+    assert a.same_firing({"type": "time", "at": "07:30", "days": ["mon", "tue", "wed", "thu", "fri"]},
+                         {"type": "time", "cron": "30 7 * * 1-5"})
+    assert not a.same_firing({"type": "time", "at": "07:30"}, {"type": "time", "cron": "30 7 * * 1-5"})
+    assert a.same_firing({"type": "time", "cron": "0 8 * * sun"}, {"type": "time", "cron": "0 8 * * 0"})
+    assert a.same_firing({**light, "op": "==", "value": True}, {**light, "op": "!=", "value": False})
+    assert a.same_firing({**level, "op": ">", "value": 99},
+                         {**level, "cluster_id": "LevelControl", "attribute_id": "CurrentLevel", "op": ">=",
+                          "value": 100})
+    assert not a.same_firing({**level, "op": ">", "value": 99}, {**level, "op": ">", "value": 100})
+    room = {"type": "room", "room_id": "kitchen", "state": "humidity"}
+    assert a.same_firing({**room, "op": ">", "value": 60}, {**room, "op": ">", "value": 60.0})
+    assert not a.same_firing({**room, "op": ">", "value": 60}, {**room, "op": ">=", "value": 60})
+    assert not a.same_firing({"type": "time", "at": "07:30"}, {**room, "op": ">", "value": 60})
+    tas = {"type": "time_and_state", "at": "22:00", "state": {**light, "op": "==", "value": True}}
+    assert a.same_firing(tas, {"type": "time_and_state", "cron": "0 22 * * *", "state": {**light, "op": "==",
+                                                                                      "value": True}})
+    assert not a.same_firing(tas, {**tas, "state": {**light, "op": "==", "value": False}})
+    assert a.list() == []   # comparing creates nothing
