@@ -135,7 +135,7 @@ def generate_home(seed: int, rooms: int = 5, devices: int = 20,
 #    28), top-level rooms by floor (living spaces below, bedrooms above), and rooms nested in
 #    them (an ensuite in a bedroom, a walk-in closet, a balcony off the living room, a pantry);
 # 3. devices from room-semantic priors over every registered type: the SimuHome types'
-#    weights above plus each catalogue type's room kinds (clusters/devices_appl.ROOM_KINDS);
+#    weights above plus each type's own room kinds (DeviceType.room_kinds);
 #    every room a light first when there are enough devices, then the kinds' essentials,
 #    then the rest drawn room by room;
 # 4. initial state from weather and layout: rooms between outdoors and a heated/cooled
@@ -176,13 +176,11 @@ _LIVING = ("living_room", "kitchen", "dining_room", "hallway", "studio")
 
 def type_priors() -> dict[str, dict[str, int]]:
     """Room kind -> {device type: weight} over every registered type: the hand weights of the
-    kinds above, plus weight 1 in each kind a catalogue type names as its own."""
-    from clusters import devices_appl  # the catalogue's per-type room kinds
+    kinds above, plus weight 1 in each room kind a type names as its own (`DeviceType.room_kinds`)."""
     priors = {kind: {t: w for t, w in spec[3].items() if t in DEVICE_TYPES} for kind, spec in ALL_KINDS.items()}
-    for type_key, kinds in sorted(devices_appl.ROOM_KINDS.items()):
-        for kind in kinds:
-            if type_key in DEVICE_TYPES:
-                priors.setdefault(kind, {}).setdefault(type_key, 1)
+    for type_key, device_type in sorted(DEVICE_TYPES.items()):
+        for kind in device_type.room_kinds:
+            priors.setdefault(kind, {}).setdefault(type_key, 1)
     return priors
 
 
