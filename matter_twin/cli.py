@@ -23,6 +23,7 @@ from rich.console import Console, RenderableType
 from rich.live import Live
 from rich.table import Table
 
+from bridge.home_tools import HOME_TOOLS
 from bridge.tools import TOOL_NAMES, TOOL_SCHEMAS, Session, call_tool
 from bridge.twin_backend import TwinBackend
 from matter_twin import cli_bridge, nodes
@@ -531,7 +532,10 @@ def serve(home_file: Path | None = HomeOption, seed: int | None = SeedOption,
           speed: float = typer.Option(0.0, "--speed", help="Advance virtual time at this factor "
                                       "in the background; 0 = paused, only POST /clock/advance (or the "
                                       "live page) moves it."),
-          runs_dir: Path | None = RunsOption, faults_file: Path | None = FaultsOption) -> None:
+          runs_dir: Path | None = RunsOption, faults_file: Path | None = FaultsOption,
+          home_tools: bool = typer.Option(False, "--home-tools", help=(
+              "Also serve the home tools beyond SimuHome's 17: query_home and the automation "
+              "tools (create/list/enable/disable/delete_automation); docs/home.md."))) -> None:
     """Serve the tools over HTTP (FastAPI; OpenAPI docs at /docs) and the live page (at /).
 
     Each tool is `POST /tools/<name>` with its arguments as the JSON body; `GET /tools`
@@ -548,6 +552,8 @@ def serve(home_file: Path | None = HomeOption, seed: int | None = SeedOption,
         curl -s -X POST localhost:8080/tools/get_rooms -d '{}'
 
         curl -s -X POST localhost:8080/clock/advance -d '{"seconds": 600}'
+
+        twin serve --home-tools    # then POST /tools/create_automation, /tools/query_home
     """
     if speed < 0:
         raise CliError(f"--speed {speed} must be >= 0")
@@ -557,7 +563,8 @@ def serve(home_file: Path | None = HomeOption, seed: int | None = SeedOption,
         return cli_bridge.serve(backend_config, host, port)
     home = with_faults(load_home(home_file, seed), faults_file)
     pace = Pace(speed or 1.0, paused=speed == 0)
-    app_ = create_app(TwinBackend(home), pace=pace, runs_dir=runs_dir, home_file=home_file)
+    session = Session(tools=HOME_TOOLS) if home_tools else None
+    app_ = create_app(TwinBackend(home), session, pace=pace, runs_dir=runs_dir, home_file=home_file)
     stop = threading.Event()
     threading.Thread(target=_drive_clock, args=(home, pace, app_.state.lock, stop),
                      daemon=True, name="twin-clock").start()

@@ -36,13 +36,14 @@ from starlette.concurrency import run_in_threadpool
 from swagger_ui_bundle import swagger_ui_path
 
 from bridge.backend import INVALID_ARGUMENT, UNKNOWN_TOOL, Backend, ClockControl, ToolError
-from bridge.tools import TOOL_NAMES, TOOL_SCHEMAS, Session, arguments_schema, call_tool, tool_description
+from bridge.tools import TOOL_NAMES, TOOL_SCHEMAS, Session, call_tool, tool_model
 from bridge.twin_backend import TwinBackend
 from matter_twin.console import codes_rows
 from matter_twin.http_edge import BadBody, one_at_a_time, read_json
 from matter_twin.http_faults import mount_faults
 from matter_twin.live_web import mount_live
 from twin.clock import Pace
+from twin.commands import parameters_schema
 
 _RESULT_SCHEMA = {"type": "object", "properties": {
     "ok": {"type": "boolean"},
@@ -98,6 +99,11 @@ def create_app(backend: Backend, session: Session | None = None, pace: Pace | No
     app.state.lock = lock  # held around every backend call; a clock-driving thread takes it too
 
     calls = one_at_a_time()
+    # The core tools, and those the session carries (a suite's, or the home tools of
+    # `twin serve --home-tools`): routed, listed and answered alike.
+    extra = session.tools
+    names = TOOL_NAMES + tuple(sorted(extra.models))
+    schemas = TOOL_SCHEMAS + extra.schemas
 
     def locked(fn: Callable[..., Any], *args: Any) -> Any:
         with lock:
@@ -116,16 +122,16 @@ def create_app(backend: Backend, session: Session | None = None, pace: Pace | No
 
     @app.get("/health", tags=["service"])
     async def health() -> dict[str, Any]:
-        return {"status": "ok", "tools": len(TOOL_SCHEMAS)}
+        return {"status": "ok", "tools": len(schemas)}
 
     @app.get("/tools", tags=["tools"], summary="The tool schemas (OpenAI function-calling format)")
     async def list_tools() -> list[dict[str, Any]]:
-        return TOOL_SCHEMAS
+        return schemas
 
     # One route per tool, so the OpenAPI document carries each tool's own request body,
     # taken from the tool's argument model. The body is documented, not validated by
     # FastAPI: call_tool validates it, so a bad body gets the tools' structured error.
-    for name in TOOL_NAMES:
+    for name in names:
 
         def make(tool: str) -> Callable[[Request], Any]:
             async def endpoint(request: Request) -> JSONResponse:
@@ -134,16 +140,16 @@ def create_app(backend: Backend, session: Session | None = None, pace: Pace | No
 
         app.add_api_route(
             f"/tools/{name}", make(name), methods=["POST"], tags=["tools"], summary=name,
-            description=tool_description(name), name=f"tool_{name}",
+            description=" ".join((tool_model(name, extra).__doc__ or "").split()), name=f"tool_{name}",
             responses={200: {"description": "The tool's result",
                              "content": {"application/json": {"schema": _RESULT_SCHEMA}}},
                        400: {"description": "The call failed; `error` says why and what is accepted"}},
             openapi_extra={"requestBody": {"required": False, "content": {
-                "application/json": {"schema": arguments_schema(name)}}}})
+                "application/json": {"schema": parameters_schema(tool_model(name, extra))}}}})
 
     @app.post("/tools/{name}", tags=["tools"], include_in_schema=False)
     async def unknown_tool(name: str) -> JSONResponse:
-        return _error(404, UNKNOWN_TOOL, f"there is no tool {name!r}", list(TOOL_NAMES))
+        return _error(404, UNKNOWN_TOOL, f"there is no tool {name!r}", list(names))
 
     @app.get("/history", tags=["service"], summary="Tool calls made through this server, in order")
     async def history() -> list[dict[str, Any]]:

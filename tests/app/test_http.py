@@ -132,3 +132,24 @@ def test_openapi_body_of_every_tool_is_its_argument_model(server):
         post = paths[f"/tools/{name}"]["post"]
         assert post["requestBody"]["content"]["application/json"]["schema"] == parameters_schema(model), name
         assert post["description"] == " ".join(model.__doc__.split())
+
+
+def test_a_session_s_extra_tools_are_routed_listed_and_answered():
+    from fastapi.testclient import TestClient
+
+    from bridge.home_tools import HOME_TOOLS
+    from bridge.tools import TOOL_SCHEMAS
+
+    client = TestClient(create_app(TwinBackend(Home.default()), Session(tools=HOME_TOOLS)))
+    names = [t["function"]["name"] for t in client.get("/tools").json()]
+    assert names[:17] == [t["function"]["name"] for t in TOOL_SCHEMAS] and "create_automation" in names
+    made = client.post("/tools/create_automation", json={"trigger": {"type": "time", "at": "09:30"}, "steps": [
+        {"tool": "execute_command", "args": {"device.id": "bedroom_light", "endpoint.id": 1, "cluster.id": "OnOff",
+                                             "command.id": "On", "args": {}}}]})
+    assert made.status_code == 200 and made.json()["automation"]["rule_id"] == "a1"
+    bad = client.post("/tools/create_automation", json={"trigger": {"type": "time", "cron": "0 0 30 2 *"},
+                                                         "steps": []})
+    assert bad.status_code == 400 and bad.json()["error"]["code"] == "INVALID_ARGUMENT"
+    assert "query_home" in client.get("/openapi.json").json()["paths"]["/tools/query_home"]["post"]["summary"]
+    plain = TestClient(create_app(TwinBackend(Home.default())))
+    assert len(plain.get("/tools").json()) == 17 and plain.post("/tools/query_home", json={}).status_code == 404
