@@ -252,10 +252,12 @@ def _initial(rng: random.Random, type_key: str, kind: str, dark: bool) -> dict[s
 
 
 def make_home(seed: int, rooms: int | None = None, devices: int | None = None, tier: str | None = None,
-              start_time: datetime = DEFAULT_START, types: list[str] | None = None) -> HomeSpec:
+              start_time: datetime = DEFAULT_START, types: list[str] | None = None,
+              required: list[str] | None = None) -> HomeSpec:
     """A HomeMaker home, fully determined by its arguments: `rooms` and `devices` (or a
     SMH-Bench `tier`: simple, medium, complex), from a studio to hundreds of devices;
-    `types` limits the device types drawn from."""
+    `types` limits the device types drawn from; `required` types are in every home (one
+    each, in a room of a kind they belong in; PersonalHomeBench's five appliances)."""
     rng = random.Random(seed)
     if tier is not None:
         if tier not in TIERS:
@@ -273,6 +275,12 @@ def make_home(seed: int, rooms: int | None = None, devices: int | None = None, t
         if unknown:
             raise ValueError(f"unknown device type(s) {', '.join(unknown)}; known: {', '.join(sorted(DEVICE_TYPES))}")
         priors = {k: {t: w for t, w in p.items() if t in types} for k, p in priors.items()}
+    required = list(required or ())
+    unknown = sorted(set(required) - set(DEVICE_TYPES))
+    if unknown:
+        raise ValueError(f"unknown required type(s) {', '.join(unknown)}; known: {', '.join(sorted(DEVICE_TYPES))}")
+    if len(required) > devices:
+        raise ValueError(f"{len(required)} required types do not fit in {devices} devices")
     ambient = _weather(rng, start_time)
     daylight = _daylight(start_time)
     layout = _layout(rng, rooms)
@@ -309,15 +317,23 @@ def make_home(seed: int, rooms: int | None = None, devices: int | None = None, t
 
     placements: list[tuple[int, str]] = []
     kinds = [kind for kind, _, _ in layout]
-    if devices <= rooms:   # small homes: one device in each of the first rooms, from its prior
-        for i in range(devices):
+    if devices > len(required) and not any(priors.get(k) for k in kinds) and not priors.get("hallway"):
+        raise ValueError("no device type of those allowed belongs in any of this home's rooms")
+    for type_key in required:
+        fitting = [i for i, kind in enumerate(kinds)
+                   if type_key in priors.get(kind, {}) or kind in DEVICE_TYPES[type_key].room_kinds]
+        placements.append((rng.choice(fitting) if fitting else 0, type_key))
+    if devices <= rooms:   # small homes: one device in each of the first free rooms, from its prior
+        free = [i for i in range(rooms) if i not in {p[0] for p in placements}]
+        while len(placements) < devices:
+            i = free.pop(0) if free else rng.randrange(rooms)
             type_key = draw(kinds[i])
             if type_key is not None:
                 placements.append((i, type_key))
     else:
         for i, kind in enumerate(kinds):
             light = "dimmable_light" if kind in ("living_room", "bedroom", "studio") else "on_off_light"
-            if types is None or light in types:
+            if (types is None or light in types) and len(placements) < devices:
                 placements.append((i, light))
         for i, kind in enumerate(kinds):
             essential = ALL_KINDS[kind][2]
@@ -328,8 +344,6 @@ def make_home(seed: int, rooms: int | None = None, devices: int | None = None, t
             type_key = draw(kinds[i])
             if type_key is not None:
                 placements.append((i, type_key))
-            elif not any(priors.values()):
-                raise ValueError("no device type left to draw from")
     counts: dict[str, int] = {}
     dark = daylight < 0.1
     for i, type_key in sorted(placements, key=lambda p: p[0]):

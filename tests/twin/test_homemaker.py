@@ -107,3 +107,18 @@ def test_stepping_equals_fast_forward_on_a_homemaker_home():
 def test_bad_arguments(kwargs, words):
     with pytest.raises(ValueError, match=words):
         make_home(1, **kwargs)
+
+
+def test_required_types_are_in_every_home_in_rooms_they_belong_in():
+    five = ["refrigerator", "thermostat", "microwave_oven", "speaker", "tv"]
+    for seed in range(5):
+        spec = make_home(seed, rooms=6, devices=10, required=five)
+        placed = {d.type: r.kind for r in spec.rooms for d in r.devices}
+        assert set(five) <= set(placed) and sizes(spec) == (6, 10)
+        assert placed["refrigerator"] in ("kitchen", "pantry", "studio")
+        Home.from_spec(spec)
+    assert sizes(make_home(1, rooms=8, devices=5, required=five)) == (8, 5)
+    with pytest.raises(ValueError, match="do not fit"):
+        make_home(1, rooms=3, devices=4, required=five)
+    with pytest.raises(ValueError, match="belongs in any"):
+        make_home(1, rooms=2, devices=6, types=["evse"])
