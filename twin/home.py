@@ -385,6 +385,33 @@ class Home:
         self._settle()
         return {"device": device_id, "action": action, "sent": results}
 
+    #: A hand's actions on devices (`hand`), and the arguments each takes.
+    HAND_ACTIONS = {"press": ("presses", "hold_seconds", "position"), "toggle": (), "on": (), "off": (),
+                    "brighter": (), "dimmer": (), "hue": ("value",), "color_temperature": ("value",),
+                    "plug_in": ("capacity_kwh", "soc_percent", "target_percent"), "unplug": (),
+                    "draw_water": ("litres",)}
+
+    def hand(self, device_id: str, action: str, **args: Any) -> dict[str, Any]:
+        """A resident's hand on a device (one entry for HTTP and scripts): press a switch or a
+        light switch's action (`press`), plug a car into a charger or unplug it, draw hot water.
+        ValueError naming what is accepted for an unknown action or argument; MatterError from
+        the device for a state it cannot do it in."""
+        if action not in self.HAND_ACTIONS:
+            raise ValueError(f"unknown action {action!r}; accepted: {', '.join(self.HAND_ACTIONS)}")
+        unknown = sorted(set(args) - set(self.HAND_ACTIONS[action]))
+        if unknown:
+            raise ValueError(f"action {action!r} takes {', '.join(self.HAND_ACTIONS[action]) or 'no arguments'}; "
+                             f"not {', '.join(unknown)}")
+        if action == "plug_in":
+            self.plug_in_ev(device_id, **args)
+        elif action == "unplug":
+            self.unplug_ev(device_id)
+        elif action == "draw_water":
+            self.draw_hot_water(device_id, **args)
+        else:
+            return self.press(device_id, action, **args)
+        return {"device": device_id, "action": action}
+
     def _server_of(self, device_id: str, cluster: Any) -> Any:
         server = self.device(device_id).locate(cluster)
         server.changing()

@@ -8,9 +8,18 @@ const BADGES = {
   fan: ["F", 190], tv: ["TV", 260], window_covering: ["W", 30], refrigerator: ["R", 210], freezer: ["Fz", 220],
   dishwasher: ["DW", 280], humidifier: ["H", 205], dehumidifier: ["DH", 25], laundry_washer: ["Wa", 300],
   laundry_dryer: ["Dr", 330], heat_pump: ["HP", 10], electrical_sensor: ["E", 90], robot_vacuum_cleaner: ["RV", 140],
+  color_temperature_light: ["L", 40], extended_color_light: ["CL", 320], on_off_plug: ["P", 100], dimmable_plug: ["P", 110],
+  mounted_on_off_control: ["MC", 100], mounted_dimmable_load_control: ["MD", 110], generic_switch: ["Sw", 0],
+  on_off_light_switch: ["Sw", 50], dimmer_switch: ["Sw", 60], color_dimmer_switch: ["Sw", 310], control_bridge: ["CB", 300],
+  pump_controller: ["PC", 180], window_covering_controller: ["WC", 30], speaker: ["Sp", 270], basic_video_player: ["VP", 250],
+  oven: ["Ov", 15], cooktop: ["Ck", 5], cook_surface: ["Ck", 10], microwave_oven: ["MW", 350], extractor_hood: ["Hd", 160],
+  water_heater: ["WH", 0], water_valve: ["V", 195], pump: ["Pu", 185], evse: ["EV", 120], solar_power: ["PV", 55],
+  battery_storage: ["B", 130], thermostat: ["T", 15],
 };
 const MODE_CLUSTERS = ["DishwasherMode", "LaundryWasherMode", "RvcRunMode", "RvcCleanMode",
-  "RefrigeratorAndTemperatureControlledCabinetMode"];
+  "RefrigeratorAndTemperatureControlledCabinetMode", "OvenMode", "MicrowaveOvenMode", "WaterHeaterMode", "EnergyEvseMode"];
+const EVSE_STATES = ["unplugged", "plugged in", "wants charge", "charging", "discharging", "ending", "fault"];
+const VALVE_STATES = ["closed", "open", "moving"];
 const OPSTATE = ["Stopped", "Running", "Paused", "Error"];
 const SYSTEM_MODES = { 0: "Off", 1: "Auto", 3: "Cool", 4: "Heat", 7: "Fan only" };
 
@@ -52,10 +61,28 @@ export function summary(device) {
     const pos = attr(device, wc, "WindowCovering", "CurrentPositionLiftPercent100ths");
     parts.push(pos === null || pos === undefined ? "position ?" : `${(100 - pos / 100).toFixed(0)}% open`);
   }
-  for (const cluster of ["OperationalState", "RvcOperationalState"]) {
+  for (const cluster of ["OperationalState", "RvcOperationalState", "OvenCavityOperationalState"]) {
     const ep = find(device, cluster);
     if (ep !== null) parts.push(OPSTATE[attr(device, ep, cluster, "OperationalState")] ?? "state ?");
   }
+  const cc = find(device, "ColorControl");
+  if (cc !== null) {
+    const mode = attr(device, cc, "ColorControl", "ColorMode");
+    parts.push(mode === 2 ? `${Math.round(1e6 / attr(device, cc, "ColorControl", "ColorTemperatureMireds"))} K`
+      : mode === 0 ? `hue ${attr(device, cc, "ColorControl", "CurrentHue")}` : "xy colour");
+  }
+  const sw = find(device, "Switch");
+  if (sw !== null) parts.push(`position ${attr(device, sw, "Switch", "CurrentPosition")}`);
+  const evse = find(device, "EnergyEvse");
+  if (evse !== null) {
+    parts.push(EVSE_STATES[attr(device, evse, "EnergyEvse", "State")] ?? "state ?");
+    const soc = attr(device, evse, "EnergyEvse", "StateOfCharge");
+    if (soc !== null && soc !== undefined) parts.push(`car ${soc}%`);
+  }
+  const tank = find(device, "WaterHeaterManagement");
+  if (tank !== null) parts.push(`tank ${attr(device, tank, "WaterHeaterManagement", "TankPercentage")}%`);
+  const valve = find(device, "ValveConfigurationAndControl");
+  if (valve !== null) parts.push(VALVE_STATES[attr(device, valve, "ValveConfigurationAndControl", "CurrentState")] ?? "valve ?");
   const tm = find(device, "TemperatureMeasurement");
   if (tm !== null) parts.push(temp(attr(device, tm, "TemperatureMeasurement", "MeasuredValue")));
   const power = find(device, "ElectricalPowerMeasurement");
@@ -122,10 +149,23 @@ export function controls(device) {
     out.push(el("select", { title: cluster, onchange: (e) => exec(device, ep, cluster, "ChangeToMode", { newMode: Number(e.target.value) }) },
       (attr(device, ep, cluster, "SupportedModes") || []).map((m) => el("option", { value: m.mode, selected: m.mode === current }, m.label))));
   }
-  for (const cluster of ["OperationalState", "RvcOperationalState"]) {
+  const cc = find(device, "ColorControl");
+  if (cc !== null && attr(device, cc, "ColorControl", "ColorTempPhysicalMinMireds") !== undefined) {
+    out.push(slider(attr(device, cc, "ColorControl", "ColorTempPhysicalMinMireds"), attr(device, cc, "ColorControl", "ColorTempPhysicalMaxMireds"),
+      attr(device, cc, "ColorControl", "ColorTemperatureMireds"), (v) =>
+        exec(device, cc, "ColorControl", "MoveToColorTemperature", { colorTemperatureMireds: v, transitionTime: 5, optionsMask: 0, optionsOverride: 0 }),
+      "colour temperature (mireds)"));
+  }
+  if (cc !== null && attr(device, cc, "ColorControl", "CurrentHue") !== undefined) {
+    out.push(slider(0, 254, attr(device, cc, "ColorControl", "CurrentHue"), (v) =>
+      exec(device, cc, "ColorControl", "MoveToHueAndSaturation", { hue: v, saturation: 254, transitionTime: 5, optionsMask: 0, optionsOverride: 0 }),
+      "hue"));
+  }
+  for (const cluster of ["OperationalState", "RvcOperationalState", "OvenCavityOperationalState"]) {
     const ep = find(device, cluster);
     if (ep === null) continue;
-    const commands = cluster === "OperationalState" ? ["Start", "Pause", "Resume", "Stop"] : ["Pause", "Resume", "GoHome"];
+    const commands = { OperationalState: ["Start", "Pause", "Resume", "Stop"], RvcOperationalState: ["Pause", "Resume", "GoHome"],
+      OvenCavityOperationalState: ["Start", "Stop"] }[cluster];
     out.push(el("span", { class: "buttons" }, commands.map((c) => el("button", { class: "small", onclick: () => exec(device, ep, cluster, c) }, c))));
   }
   return out;
