@@ -8,8 +8,10 @@ step. Predicates are JSON, in the spelling of automation conditions (twin/automa
 - `{"type": "room", "room_id", "state", "op", "value"}` (°C, %RH, lux, µg/m³)
 - `{"type": "room_change", "room_id", "state", "direction": "increase"|"decrease", "min_change"?}`:
   the room's value compared with the same home left alone (the counterfactual, below)
-- `{"type": "rule", "match": {...}}`: some automation rule whose JSON (trigger, conditions,
-  steps, enabled, name) contains `match` (objects by subset, other values equal)
+- `{"type": "rule", "match": {...}, "fires_like": <trigger>?}`: some automation rule whose JSON
+  (trigger, conditions, steps, enabled, name) contains `match` (objects by subset, other values
+  equal) and, with `fires_like`, that is enabled and fires as that trigger does
+  (`Automations.same_firing`: `at 07:30` on weekdays is `30 7 * * 1-5`)
 - `{"type": "all"|"any", "of": [predicates]}`, `{"type": "not", "of": predicate}`
 - `{"type": "every"|"some", "devices": <selector>, "check": {cluster_id, attribute_id,
   endpoint_id?, op, value}}` over devices chosen by `type`, `category`, `tags`, `rooms`
@@ -82,9 +84,15 @@ class Goal:
                 return {"type": kind, "room_id": p["room_id"], "state": p["state"], "direction": p["direction"],
                         "min_change": float(min_change)}
             if kind == "rule":
-                if not isinstance(p.get("match"), dict):
-                    raise GoalError(f"{where}: a rule predicate needs match: an object to find in a rule")
-                return {"type": kind, "match": p["match"]}
+                match, fires = p.get("match", {}), p.get("fires_like")
+                if not isinstance(match, dict) or (not match and fires is None):
+                    raise GoalError(f"{where}: a rule predicate needs match (an object to find in a rule) "
+                                    "and/or fires_like (a trigger)")
+                out = {"type": kind, "match": match}
+                if fires is not None:
+                    home.automations.normalize_trigger(fires)   # refused as create_automation would
+                    out["fires_like"] = fires
+                return out
             if kind in ("all", "any"):
                 if not isinstance(p.get("of"), list) or not p["of"]:
                     raise GoalError(f"{where}: {kind} needs of: a non-empty list of predicates")
@@ -156,7 +164,11 @@ class Goal:
             moved = now - alone if p["direction"] == "increase" else alone - now
             return moved > p["min_change"]
         if kind == "rule":
-            return any(_subset(p["match"], rule.to_json()) for rule in home.automations.list())
+            table = home.automations
+            fires = p.get("fires_like")
+            return any(_subset(p["match"], rule.to_json())
+                       and (fires is None or (rule.enabled and table.same_firing(fires, rule.trigger)))
+                       for rule in table.list())
         if kind == "all":
             return all(self._holds(q) for q in p["of"])
         if kind == "any":

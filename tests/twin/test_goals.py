@@ -69,6 +69,11 @@ def test_quantifiers_rules_and_layout_selectors():
     home.automations.create({"type": "time", "at": "22:00"}, [{"tool": "execute_command", "args": {
         "device_id": "bedroom_light", "endpoint_id": 1, "cluster_id": "OnOff", "command_id": "On", "args": {}}}])
     assert goal.check()["satisfied"] == [True, True, True, False, True]
+    fires = Goal(home, [{"type": "rule", "fires_like": {"type": "time", "cron": "0 22 * * *"}},
+                        {"type": "rule", "fires_like": {"type": "time", "at": "22:00", "days": ["mon"]}}])
+    assert fires.check()["satisfied"] == [True, False]
+    home.automations.set_enabled("a1", False)
+    assert fires.check()["satisfied"] == [False, False]
 
 
 def test_simuhome_goals_as_predicates():
