@@ -95,6 +95,11 @@ def _read(backend: Backend, device_id: str, endpoint: Any, cluster: Any, attribu
 
 def _query_home(backend: Backend, args: dict[str, Any], session: Session) -> dict[str, Any]:
     q = QueryHome.model_validate(args)
+    device_filters = [k for k in ("device_type", "category", "tags", "where", "read", "order_by")
+                      if getattr(q, k) is not None]
+    if q.rooms_only and device_filters:
+        raise ToolError(INVALID_ARGUMENT, f"rooms_only reports rooms; {', '.join(device_filters)} filter or "
+                        "read devices: leave rooms_only out to find devices")
     for cond in (q.room_where or []) + (q.where or []):
         problem = check_operand(cond.op, cond.value)
         if problem:

@@ -78,6 +78,7 @@ def test_attribute_conditions_reads_and_top_n(backend):
     ({"room_where": [{"state": "humidity", "op": ">", "value": "high"}]}, "INVALID_ARGUMENT", "needs a number"),
     ({"room_where": [{"state": "noise", "op": ">", "value": 1}]}, "INVALID_ARGUMENT", "state"),
     ({"read": ["OnOff"]}, "INVALID_ARGUMENT", "Cluster.Attribute"),
+    ({"rooms_only": True, "category": ["lighting"]}, "INVALID_ARGUMENT", "leave rooms_only out"),
     ({"where": [{"cluster_id": "OnOff", "attribute_id": "OnOff", "op": "between", "value": [3, 1]}]},
      "INVALID_ARGUMENT", "empty"),
 ])
