@@ -210,3 +210,29 @@ def test_same_firing_compares_what_triggers_do_not_how_they_are_written():
                                                                                       "value": True}})
     assert not a.same_firing(tas, {**tas, "state": {**light, "op": "==", "value": False}})
     assert a.list() == []   # comparing creates nothing
+
+
+def test_rules_on_a_large_homemaker_home_stepped_and_fast_forwarded():
+    from twin.generator import make_home
+    spec = make_home(3, tier="complex")
+    homes = [Home.from_spec(spec), Home.from_spec(spec)]
+    lights = [d for d in homes[0].devices if homes[0].device_info(d)["type"] == "on_off_light"][:3]
+    room = homes[0].room_of(lights[0])
+    for home in homes:
+        a = home.automations
+        a.create({"type": "time", "cron": "*/5 * * * *"}, [{"tool": "execute_command", "args": {
+            "device_id": lights[0], "endpoint_id": 1, "cluster_id": "OnOff", "command_id": "Toggle", "args": {}}}])
+        a.create({"type": "device", "device_id": lights[0], "cluster_id": "OnOff", "attribute_id": "OnOff",
+                  "op": "==", "value": True}, [on(lights[1])])
+        a.create({"type": "device", "device_id": lights[0], "cluster_id": "OnOff", "attribute_id": "OnOff",
+                  "op": "==", "value": False}, [on(lights[1], False)])
+        traj = home.rooms[room]._traj["temperature"]
+        at_ten_minutes = traj.value(home.clock.tick + 6000)   # crossed at about ten minutes
+        a.create({"type": "room", "room_id": room, "state": "temperature",
+                  "op": ">" if traj.xstar > traj.x0 else "<", "value": at_ten_minutes}, [on(lights[2])])
+    homes[0].step(20 * 60 * 10)
+    homes[1].advance(20 * 60)
+    assert dump(homes[0]) == dump(homes[1])
+    assert len(homes[1].automations.get("a1").runs) == 4
+    assert len(homes[1].automations.get("a2").runs) == 2 and len(homes[1].automations.get("a3").runs) == 2
+    assert [r["time"][11:16] for r in homes[1].automations.get("a4").runs] in (["09:10"], ["09:11"])
