@@ -1,4 +1,7 @@
-"""Gymnasium environments over the twin: one tool call per step, the evaluator's verdict as reward.
+"""Gymnasium environments over the twin, one per benchmark suite: one tool call per step, the
+suite's verdict as reward. Every suite with per-task episodes (`Suite.attempt`, scenarios/suite.py)
+is registered as `MatterTwin/<title>-v0`: MatterTwin/SimuHome-v0, MatterTwin/SMH-Bench-v0,
+MatterTwin/PersonalHomeBench-v0.
 
     import gymnasium, scenarios.gym_env            # registers the ids below
     env = gymnasium.make("MatterTwin/SimuHome-v0")  # the 600 committed episodes
@@ -8,17 +11,18 @@
     obs, reward, terminated, truncated, info = env.step('finish {"answer": "done"}')   # text form
 
 Spaces (all text is printable ASCII; JSON with non-ASCII escaped):
-- action: Dict(tool=Discrete(#tools, in `TOOL_NAMES` order), args=Text: a JSON object). A policy
+- action: Dict(tool=Discrete(#tools: `TOOL_NAMES`, then the suite's own tools by name; `tool_names`),
+  args=Text: a JSON object). A policy
   that writes text may instead pass a string, `TOOL {json args}` or `{"tool": ..., "args": {...}}`.
 - observation: Dict(query=Text: the user's request, result=Text: the last tool result as JSON,
   and with `observe_home=True` home=Text: rooms' values and each device's main state as JSON).
 
 Reward: 0 on every step but the last; when the agent calls `finish` (terminated) or runs out of
-`max_steps` (truncated), the episode is scored exactly as `twin bench run` scores it
-(`scenarios.simuhome.evaluate.score`: simulator goals, or the rule judge) and the reward is 1.0 for a
+`max_steps` (truncated), the episode is scored exactly as the suite's runs score it (its
+`Attempt.score`; SimuHome: simulator goals or the rule judge) and the reward is 1.0 for a
 success, else 0.0; `info["verdict"]` holds the whole record.
 
-Resets fork the episode's starting home (built once per episode), so they are cheap.
+Resets fork the episode's start (built once per episode), so they are cheap.
 `advance_seconds` moves virtual time after each call (default 0: time stands still while the
 agent works, as in the benchmark).
 """
@@ -31,15 +35,17 @@ from typing import Any
 import gymnasium
 from gymnasium import spaces
 
-from bridge.tools import TOOL_NAMES, Session, call_tool
+from bridge.tools import TOOL_NAMES, call_tool
 from bridge.twin_backend import TwinBackend
-from scenarios.simuhome.evaluate import Judge, agent_session, build_home, score
-from scenarios.simuhome.generate import generate_category
-from scenarios.simuhome.judges import RuleJudge
-from scenarios.simuhome.schema import CATEGORIES, DEFAULT_EPISODES, Episode, load_episodes
+from scenarios.simuhome.evaluate import Judge, agent_session, build_home
+from scenarios.simuhome.schema import Episode
+from scenarios.suite import Attempt
+from scenarios.suites import SUITES, suite_named
 from twin.home import Home
 
 ENV_ID = "MatterTwin/SimuHome-v0"
+#: suite name -> its gym id
+ENV_IDS = {name: f"MatterTwin/{suite.title or name}-v0" for name, suite in SUITES.items() if suite.attempt}
 #: Printable ASCII: every observation is JSON dumped with ensure_ascii.
 CHARSET = "".join(chr(c) for c in range(32, 127))
 MAX_ARGS = 4096
@@ -50,8 +56,9 @@ def _text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=True, sort_keys=True)
 
 
-def parse_action(action: Any) -> tuple[str, Any]:
-    """(tool name, args) from a structured action or its text form; ValueError when unreadable."""
+def parse_action(action: Any, names: tuple[str, ...] = TOOL_NAMES) -> tuple[str, Any]:
+    """(tool name, args) from a structured action (a tool index into `names`) or its text form;
+    ValueError when unreadable."""
     if isinstance(action, str):
         text = action.strip()
         if text.startswith("{"):
@@ -62,10 +69,10 @@ def parse_action(action: Any) -> tuple[str, Any]:
         name, _, rest = text.partition(" ")
         return name, json.loads(rest) if rest.strip() else {}
     tool = int(action["tool"])
-    if not 0 <= tool < len(TOOL_NAMES):
-        raise ValueError(f"tool index {tool} is out of range 0..{len(TOOL_NAMES) - 1}")
+    if not 0 <= tool < len(names):
+        raise ValueError(f"tool index {tool} is out of range 0..{len(names) - 1}")
     args = action["args"]
-    return TOOL_NAMES[tool], json.loads(args) if isinstance(args, str) and args.strip() else args or {}
+    return names[tool], json.loads(args) if isinstance(args, str) and args.strip() else args or {}
 
 
 def home_view(home: Home) -> dict[str, Any]:
@@ -91,11 +98,14 @@ class HomeEnv(gymnasium.Env):
 
     metadata = {"render_modes": ["ansi"]}
 
-    def __init__(self, episodes: list[Episode] | str | Path | None = None, max_steps: int = 30,
+    def __init__(self, episodes: list[Any] | str | Path | None = None, max_steps: int = 30,
                  observe_home: bool = False, advance_seconds: float = 0.0, judge: Judge | None = None,
-                 render_mode: str | None = None):
+                 render_mode: str | None = None, suite: str = "simuhome"):
+        self.suite = suite_named(suite)
+        if self.suite.attempt is None:
+            raise ValueError(f"the {suite} suite has no per-task episodes; accepted: {', '.join(ENV_IDS)}")
         if episodes is None or isinstance(episodes, (str, Path)):
-            episodes = load_episodes(episodes or DEFAULT_EPISODES)
+            episodes = self.suite.tasks(Path(episodes) if episodes else None)
         if not episodes:
             raise ValueError("HomeEnv needs at least one episode")
         self.episodes = list(episodes)
@@ -103,24 +113,27 @@ class HomeEnv(gymnasium.Env):
         self.max_steps = max_steps
         self.observe_home = observe_home
         self.advance_seconds = advance_seconds
-        self.judge = judge or RuleJudge()
+        self._options = {} if judge is None else {"judge": judge}   # SimuHome's attempt takes a judge
         self.render_mode = render_mode
-        self.action_space = spaces.Dict({"tool": spaces.Discrete(len(TOOL_NAMES)),
+        first = self.suite.attempt(self.episodes[0], **self._options)
+        self._starts: dict[str, Any] = {first.task_id: first.start}
+        #: The tools an action may name, by index: the core tools, then the suite's own.
+        self.tool_names: tuple[str, ...] = TOOL_NAMES + tuple(sorted(first.session.tools.models))
+        self.action_space = spaces.Dict({"tool": spaces.Discrete(len(self.tool_names)),
                                          "args": spaces.Text(MAX_ARGS, min_length=0, charset=CHARSET)})
         observed = {"query": spaces.Text(MAX_OBSERVATION, min_length=0, charset=CHARSET),
                     "result": spaces.Text(MAX_OBSERVATION, min_length=0, charset=CHARSET)}
         if observe_home:
             observed["home"] = spaces.Text(MAX_OBSERVATION, min_length=0, charset=CHARSET)
         self.observation_space = spaces.Dict(observed)
-        self._starts: dict[str, Home] = {}
-        self.episode: Episode | None = None
-        self._start: Home | None = None
-        self._home: Home | None = None
-        self._session = Session()
+        self.episode: Any = None
+        self._attempt: Attempt | None = None
         self._last: dict[str, Any] = {}
 
     @staticmethod
     def tool_index(name: str) -> int:
+        """A core tool's action index (the same in every suite; a suite's own tools follow them:
+        `env.tool_names.index(name)`)."""
         return TOOL_NAMES.index(name)
 
     # ---- gymnasium API ------------------------------------------------------------------------
@@ -133,63 +146,60 @@ class HomeEnv(gymnasium.Env):
             self.episode = self._by_id[options["episode_id"]]
         elif "generate" in options:   # a fresh verifiable episode of that category, from the seed
             category = options["generate"]
-            if category not in CATEGORIES:
-                raise ValueError(f"unknown category {category!r}; accepted: {', '.join(CATEGORIES)}")
-            seed_drawn = int(self.np_random.integers(2**31))
-            generated = generate_category(category, seed_drawn, 1)[0]
-            self.episode = generated.model_copy(update={"id": f"{category.lower()}-seed-{seed_drawn}"})
+            if self.suite.draw is None:
+                raise ValueError(f"the {self.suite.name} suite does not draw fresh episodes")
+            if category not in self.suite.categories:
+                raise ValueError(f"unknown category {category!r}; accepted: {', '.join(self.suite.categories)}")
+            self.episode = self.suite.draw(category, int(self.np_random.integers(2**31)))
         else:
             self.episode = self.episodes[int(self.np_random.integers(len(self.episodes)))]
-        start = self._starts.get(self.episode.id)
-        if start is None or "generate" in options:
-            start = build_home(self.episode)
-            if "generate" not in options:
-                self._starts[self.episode.id] = start
-        self._start, self._home = start, start.fork()
-        self._session = agent_session()
+        cached = None if "generate" in options else self._starts.get(self.episode.id)
+        self._attempt = self.suite.attempt(self.episode, start=cached, **self._options)
+        if "generate" not in options:
+            self._starts[self.episode.id] = self._attempt.start
         self._last = {"ok": True, "episode": self.episode.id}
         return self._observation(), self._info()
 
     def step(self, action: Any):
-        if self._home is None or self.episode is None:
+        if self._attempt is None:
             raise RuntimeError("call reset() before step()")
+        session, home = self._attempt.session, self._attempt.home
         try:
-            name, args = parse_action(action)
+            name, args = parse_action(action, self.tool_names)
         except (ValueError, TypeError, KeyError) as exc:
             # Like any tool error: data for the policy, recorded as a failed call.
             name, args = "<unreadable>", action if isinstance(action, str) else None
             self._last = {"ok": False, "error": {"code": "INVALID_ACTION", "message": f"unreadable action: {exc}"}}
-            self._session.history.append({"tool": name, "args": args, "result": self._last})
+            session.history.append({"tool": name, "args": args, "result": self._last})
         else:
-            self._last = call_tool(TwinBackend(self._home), name, args, self._session)
+            self._last = call_tool(TwinBackend(home), name, args, session)
         if self.advance_seconds:
-            self._home.advance(self.advance_seconds)
-        terminated = self._session.finished
-        truncated = not terminated and len(self._session.history) >= self.max_steps
+            home.advance(self.advance_seconds)
+        terminated = session.finished
+        truncated = not terminated and len(session.history) >= self.max_steps
         reward, info = 0.0, self._info()
         if terminated or truncated:
-            verdict = score(self.episode, self._start, self._home.fork(), self._session, self.judge,
-                            self._session.answer)
+            verdict = self._attempt.score()
             reward, info["verdict"] = float(verdict["success"]), verdict
         return self._observation(), reward, terminated, truncated, info
 
     def render(self) -> str | None:
-        if self.render_mode != "ansi" or self.episode is None:
+        if self.render_mode != "ansi" or self._attempt is None:
             return None
-        return f"{self.episode.id}: {self.episode.query}\nlast result: {_text(self._last)}"
+        return f"{self._attempt.task_id}: {self._attempt.query}\nlast result: {_text(self._last)}"
 
     # ---- helpers ----------------------------------------------------------------------------
     def _observation(self) -> dict[str, str]:
-        assert self.episode is not None and self._home is not None
-        obs = {"query": _text(self.episode.query)[1:-1], "result": _text(self._last)}
+        assert self._attempt is not None
+        obs = {"query": _text(self._attempt.query)[1:-1], "result": _text(self._last)}
         if self.observe_home:
-            obs["home"] = _text(home_view(self._home))
+            obs["home"] = _text(home_view(self._attempt.home))
         return obs
 
     def _info(self) -> dict[str, Any]:
-        assert self.episode is not None
-        return {"episode_id": self.episode.id, "category": self.episode.category,
-                "steps": len(self._session.history)}
+        assert self._attempt is not None
+        return {"episode_id": self._attempt.task_id, "category": self._attempt.category,
+                "steps": len(self._attempt.session.history)}
 
 
 def reference_actions(episode: Episode) -> list[str]:
@@ -202,4 +212,5 @@ def reference_actions(episode: Episode) -> list[str]:
     return [f"{h['tool']} {json.dumps(h['args'] or {})}" for h in session.history]
 
 
-gymnasium.register(id=ENV_ID, entry_point="scenarios.gym_env:HomeEnv")
+for _suite, _env_id in ENV_IDS.items():
+    gymnasium.register(id=_env_id, entry_point="scenarios.gym_env:HomeEnv", kwargs={"suite": _suite})

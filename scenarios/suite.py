@@ -6,11 +6,29 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bridge.tools import NO_TOOLS, ToolSet
+from bridge.tools import NO_TOOLS, Session, ToolSet
+from twin.home import Home
 
 
 def _no_tools(task: Any) -> ToolSet:
     return NO_TOOLS
+
+
+@dataclass
+class Attempt:
+    """One task being worked on: what the agent is told, its own copy of the home, its tool
+    session (the suite's tools and simulated user), and the suite's verdict on what has been
+    done so far (a dict with at least "success"). Runners and the gym environments drive
+    every suite through this."""
+    task_id: str
+    category: str
+    query: str
+    home: Home
+    session: Session
+    score: Callable[[], dict[str, Any]]
+    #: What the attempt started from (a Home, a household): given back to `Suite.attempt` as
+    #: `start=` for the same task, the next attempt forks it instead of rebuilding it.
+    start: Any = None
 
 
 @dataclass(frozen=True)
@@ -24,6 +42,13 @@ class Suite:
     load_tasks: Callable[[Path], list[Any]]
     #: The suite's own tools for one task (the session carries them): none by default.
     tools: Callable[[Any], ToolSet] = _no_tools
+    #: A display name (the gym id is `MatterTwin/<title>-v0`); default: the name.
+    title: str = ""
+    #: `attempt(task, start=None)`: starts an `Attempt` at one task (None: the suite has no
+    #: per-task episodes, as lifelong).
+    attempt: Callable[..., Attempt] | None = None
+    #: `draw(category, seed)`: one fresh task of a category from a seed (None: not offered).
+    draw: Callable[[str, int], Any] | None = None
 
     def tasks(self, path: Path | None = None) -> list[Any]:
         source = path if path is not None else self.default_tasks

@@ -31,11 +31,12 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from bridge.home_tools import HOME_TOOLS
 from bridge.tools import Session, call_tool
 from bridge.twin_backend import TwinBackend
 from scenarios.agent import Agent, AgentOutput
-from scenarios.smh.suite import SUITE
 from scenarios.smh.tasks import SmhTask, build_home, prompt
+from scenarios.suite import Attempt
 from twin.automations import AutomationError, Cron
 from twin.compare import compare
 from twin.goals import Goal, device_state
@@ -54,7 +55,7 @@ _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 # ---- what an agent is given ---------------------------------------------------------------------
 def agent_session(task: SmhTask) -> Session:
     user = ScriptedUser(Intent.from_json(task.user)) if task.user else None
-    return Session(ask_user=user.answer if user else (lambda question: NO_INTENT), tools=SUITE.tools(task))
+    return Session(ask_user=user.answer if user else (lambda question: NO_INTENT), tools=HOME_TOOLS)
 
 
 def serialize(home: Home) -> dict[str, Any]:
@@ -264,19 +265,31 @@ def _start(task: SmhTask) -> tuple[Home, Home, Goal]:
                               [{"type": "unchanged", "except": list(task.targets)}])
 
 
+def begin(task: SmhTask, start: Home | None = None) -> Attempt:
+    """An EIA attempt (scenarios.suite.Attempt): the agent's copy of the start home (`start`: the
+    task's home already built), its session, and the verifier on what it has done so far."""
+    start = start if start is not None else build_home(task)
+    acted = start.fork()
+    goal_now = Goal(acted, _act_predicates(task) if task.goal else
+                    [{"type": "unchanged", "except": list(task.targets)}])
+    session = agent_session(task)
+    return Attempt(task.id, task.category, prompt(task), acted, session,
+                   lambda: verify(task, start, acted, goal_now, session.answer, session.history, None), start)
+
+
 def _result(task: SmhTask, setting: str, agent: str, verdict: dict[str, Any], **extra: Any) -> dict[str, Any]:
     return {"task_id": task.id, "category": task.category, "subcategory": task.subcategory, "tier": task.tier,
             "setting": setting, "agent": agent, **verdict, **extra}
 
 
 def run_eia(task: SmhTask, agent: Agent, max_steps: int = 30) -> dict[str, Any]:
-    start, acted, goal_now = _start(task)
-    session = agent_session(task)
+    attempt = begin(task)
+    session = attempt.session
     try:
-        out = agent.run(prompt(task), TwinBackend(acted), session, max_steps)
+        out = agent.run(attempt.query, TwinBackend(attempt.home), session, max_steps)
     except Exception as exc:   # an agent that crashes fails its task, with the reason kept
         out = AgentOutput(None, len(session.history), error=f"{type(exc).__name__}: {exc}")
-    verdict = verify(task, start, acted, goal_now, session.answer, session.history, None)
+    verdict = attempt.score()
     invalid = sum(not h["result"].get("ok") for h in session.history)
     return _result(task, "EIA", agent.name, verdict, answer=session.answer, tool_calls=len(session.history),
                    invalid_calls=invalid, prompt_tokens=out.prompt_tokens, completion_tokens=out.completion_tokens,
@@ -297,7 +310,7 @@ def run_dr(task: SmhTask, agent: DirectAgent, name: str) -> dict[str, Any]:
             raise ValueError("not an object")
     except ValueError:
         return _result(task, "DR", name, {"success": False, "m": 0.0, "error": "format"}, answer=reply)
-    backend, session = TwinBackend(acted), Session(tools=SUITE.tools(task))
+    backend, session = TwinBackend(acted), Session(tools=HOME_TOOLS)
     for action in data.get("actions") or []:
         call_tool(backend, str(action.get("tool")), action.get("args"), session)
     for rule in data.get("automations") or []:

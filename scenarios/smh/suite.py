@@ -10,14 +10,16 @@ from typing import Any
 
 from bridge.home_tools import HOME_TOOLS
 from bridge.tools import ToolSet
+from scenarios.smh.evaluate import begin
 from scenarios.smh.tasks import CATEGORIES, DEFAULT_TASKS, load_tasks
 from scenarios.suite import Suite
 
 
-def _tools(task: Any) -> ToolSet:
+def tools_for(task: Any) -> ToolSet:
     return HOME_TOOLS
 
 
-SUITE = Suite(name="smh",
+SUITE = Suite(name="smh", title="SMH-Bench",
               summary="SMH-Bench: 7 capability categories, 22 subcategories, homes up to 135 devices; DR and EIA.",
-              categories=CATEGORIES, default_tasks=DEFAULT_TASKS, load_tasks=load_tasks, tools=_tools)
+              categories=CATEGORIES, default_tasks=DEFAULT_TASKS, load_tasks=load_tasks, tools=tools_for,
+              attempt=begin)

@@ -193,3 +193,24 @@ def test_the_whole_committed_set_regenerates_and_validates(tasks):
     assert validate(tasks) == []
     problems, _ = bound_problems(tasks)
     assert problems == []
+
+
+def test_the_gym_environment_serves_smh_tasks(sample):
+    import gymnasium
+
+    import scenarios.gym_env  # noqa: F401  (registers the suites' environments)
+    from scenarios.smh.evaluate import begin
+    chosen = [t for t in sample if t.subcategory in ("batch", "state_driven", "slot_missing", "quantity")][:4]
+    env = gymnasium.make("MatterTwin/SMH-Bench-v0", episodes=chosen, max_steps=60)
+    assert "query_home" in env.unwrapped.tool_names and "create_automation" in env.unwrapped.tool_names
+    for task in chosen:
+        attempt = begin(task)
+        ReferenceAgent().run(attempt.query, TwinBackend(attempt.home), attempt.session, 60)
+        env.reset(options={"episode_id": task.id})
+        reward = 0.0
+        for h in attempt.session.history:
+            _, reward, terminated, _, info = env.step(f"{h['tool']} {json.dumps(h['args'] or {})}")
+        assert terminated and reward == 1.0, (task.id, info.get("verdict"))
+        env.reset(options={"episode_id": task.id})
+        _, reward, terminated, _, _ = env.step('finish {"answer": "ok"}')
+        assert terminated and reward == 0.0

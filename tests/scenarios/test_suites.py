@@ -27,6 +27,15 @@ def test_every_registered_suite_has_its_folder_tasks_and_verbs():
         suite_named("smh-lite")
 
 
+def test_the_gym_environments_come_from_the_registry():
+    from scenarios.gym_env import ENV_IDS
+    assert ENV_IDS == {"simuhome": "MatterTwin/SimuHome-v0", "personal": "MatterTwin/PersonalHomeBench-v0",
+                       "smh": "MatterTwin/SMH-Bench-v0"}   # lifelong has no per-task episodes
+    with pytest.raises(ValueError, match="no per-task episodes"):
+        from scenarios.gym_env import HomeEnv
+        HomeEnv(suite="lifelong")
+
+
 def test_bench_help_lists_the_suites_and_old_verbs_still_answer():
     runner = CliRunner()
     listing = runner.invoke(app, ["bench", "--help"], env={"COLUMNS": "160"})
