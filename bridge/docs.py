@@ -15,17 +15,14 @@ import json
 import math
 import random
 import re
-import types
-import typing
 from collections import Counter
 from typing import Any
-
-from chip.clusters.Types import Nullable
 
 from clusters import devices as _devices  # noqa: F401  (registers the device types)
 from clusters.base import GLOBAL_ATTRIBUTES
 from clusters.devices import DEVICE_TYPES
 from clusters.rules import RULES
+from clusters.value_types import Kind, shape
 from clusters.values import enum_members, to_json
 
 #: One line on what each cluster is for (the data model has ids and types, not purposes).
@@ -92,17 +89,12 @@ def name_is_composition(cluster: str) -> bool:
 
 def _enum_type(typ: Any) -> type[enum.Enum] | None:
     """The enum inside a (possibly Optional/Nullable/list) chip type, if any."""
-    origin = typing.get_origin(typ)
-    if origin in (typing.Union, types.UnionType, list):
-        for arg in typing.get_args(typ):
-            if arg not in (Nullable, type(None)):
-                found = _enum_type(arg)
-                if found:
-                    return found
-        return None
-    if isinstance(typ, type) and issubclass(typ, enum.Enum) and not issubclass(typ, enum.IntFlag):
-        return typ
-    return None
+    s = shape(typ)
+    if s.is_union and len(s.options) != 1:
+        return next((found for option in s.options if (found := _enum_type(option))), None)
+    if s.kind is Kind.LIST:
+        return _enum_type(s.item)
+    return s.typ if s.kind is Kind.ENUM else None
 
 
 def _enum_text(typ: Any) -> str:

@@ -11,18 +11,16 @@ from __future__ import annotations
 import base64
 import functools
 import re
-import types
-import typing
 from collections.abc import Callable
 from typing import Any
 
-from chip import tlv
 from chip.clusters import Objects as Clusters
 from chip.clusters.ClusterObjects import ALL_ATTRIBUTES, ALL_CLUSTERS, ClusterObject
-from chip.clusters.Types import Nullable, NullValue
+from chip.clusters.Types import NullValue
 
 from bridge.backend import ToolError
 from clusters.devices import DEVICE_TYPES, create_device
+from clusters.value_types import Kind, shape
 from clusters.values import to_json, type_name
 
 DESCRIPTOR = 0x001D
@@ -52,31 +50,29 @@ def wire_to_json(typ: Any, raw: Any) -> Any:
     field name, bytes in base64) as `clusters.values.to_json` would give it."""
     if raw is None:
         return None
-    origin = typing.get_origin(typ)
-    if origin in (typing.Union, types.UnionType):
-        concrete = [a for a in typing.get_args(typ) if a not in (Nullable, type(None))]
-        return wire_to_json(concrete[0], raw) if len(concrete) == 1 else raw
-    if origin is list:
-        (item,) = typing.get_args(typ) or (Any,)
-        return [wire_to_json(item, v) for v in raw] if isinstance(raw, list) else raw
-    if isinstance(typ, type):
-        if issubclass(typ, ClusterObject) and isinstance(raw, dict):
-            out = {}
-            for field in typ.descriptor.Fields:
-                for key in (str(field.Tag), field.Tag, field.Label):
-                    if key in raw:
-                        out[field.Label] = wire_to_json(field.Type, raw[key])
-                        break
-            return out
-        if issubclass(typ, bytes) and isinstance(raw, str):
-            try:
-                return base64.b64decode(raw).hex()
-            except ValueError:
-                return raw
-        if issubclass(typ, bool):
-            return bool(raw)
-        if (issubclass(typ, float) or issubclass(typ, tlv.float32)) and isinstance(raw, (int, float)):
-            return float(raw)
+    s = shape(typ)
+    if s.is_union and len(s.options) != 1:
+        return raw
+    kind, typ = s.kind, s.typ
+    if kind is Kind.LIST:
+        return [wire_to_json(s.item, v) for v in raw] if isinstance(raw, list) else raw
+    if kind is Kind.STRUCT and isinstance(raw, dict):
+        out = {}
+        for field in typ.descriptor.Fields:
+            for key in (str(field.Tag), field.Tag, field.Label):
+                if key in raw:
+                    out[field.Label] = wire_to_json(field.Type, raw[key])
+                    break
+        return out
+    if kind is Kind.BYTES and isinstance(raw, str):
+        try:
+            return base64.b64decode(raw).hex()
+        except ValueError:
+            return raw
+    if kind is Kind.BOOL:
+        return bool(raw)
+    if kind in (Kind.FLOAT32, Kind.FLOAT) and isinstance(raw, (int, float)):
+        return float(raw)
     return raw
 
 

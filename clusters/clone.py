@@ -41,8 +41,6 @@ import functools
 import importlib.util
 import inspect
 import math
-import types
-import typing
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,13 +49,14 @@ from typing import Any
 from chip import tlv
 from chip.clusters import Objects as Clusters
 from chip.clusters.ClusterObjects import ALL_ATTRIBUTES, ALL_CLUSTERS, ClusterObject
-from chip.clusters.Types import Nullable, NullValue
+from chip.clusters.Types import NullValue
 
 import clusters.devices  # noqa: F401 - registers every server class we have
 from clusters.base import PER_READER, ClusterServer
 from clusters.constraints import check_attribute
 from clusters.device import Device, DeviceType, Endpoint
 from clusters.status import MatterError, Status
+from clusters.value_types import Kind, shape
 from matter_protocol.tlv import Struct
 
 GLOBAL_IDS = {0xFFF8: "GeneratedCommandList", 0xFFF9: "AcceptedCommandList", 0xFFFA: "EventList",
@@ -101,34 +100,24 @@ def _generic(value: Any) -> Any:
     return value
 
 
-def _union(typ: Any) -> tuple[bool, bool, Any] | None:
-    if typing.get_origin(typ) not in (typing.Union, types.UnionType):
-        return None
-    args = typing.get_args(typ)
-    inner = [a for a in args if a is not Nullable and a is not type(None)]
-    return Nullable in args, type(None) in args, inner[0] if len(inner) == 1 else Any
-
-
 def from_dump(typ: Any, raw: Any, what: str = "value") -> Any:
     """The Matter value of a dump value of chip type `typ`; DumpError if it does not fit (an
     enum value of a newer spec, say: the attribute is then kept as the dump has it, `Opaque`)."""
-    parts = _union(typ)
-    if parts is not None:
-        nullable, _, typ = parts
-        if raw is None:
-            if nullable:
-                return NullValue
-            raise DumpError(f"{what} is null but not nullable")
-    elif raw is None:
+    s = shape(typ)
+    if raw is None:
+        if s.nullable:
+            return NullValue
         raise DumpError(f"{what} is null but not nullable")
-    if typing.get_origin(typ) is list:
-        (item,) = typing.get_args(typ) or (Any,)
+    kind, typ = s.kind, s.typ
+    if s.is_union and len(s.options) != 1:
+        return raw   # a union of several types: kept as the dump has it
+    if kind is Kind.LIST:
         if not isinstance(raw, list):
             raise DumpError(f"{what} is not a list")
-        return [from_dump(item, v, f"{what}[{i}]") for i, v in enumerate(raw)]
-    if typ is Any:
+        return [from_dump(s.item, v, f"{what}[{i}]") for i, v in enumerate(raw)]
+    if kind is Kind.ANY:
         return raw
-    if isinstance(typ, type) and issubclass(typ, ClusterObject):
+    if kind is Kind.STRUCT:
         if not isinstance(raw, dict):
             raise DumpError(f"{what} is not a struct")
         fields = {f.Tag: f for f in typ.descriptor.Fields}
@@ -140,39 +129,38 @@ def from_dump(typ: Any, raw: Any, what: str = "value") -> Any:
             if str(tag) in raw:
                 values[f.Label] = from_dump(f.Type, raw[str(tag)], f"{what}.{f.Label}")
             else:
-                field_parts = _union(f.Type)
-                if not (field_parts and field_parts[1]):
+                if not shape(f.Type).optional:
                     raise DumpError(f"{what} lacks field {f.Label}")
                 values[f.Label] = None
         return typ(**values)
-    if isinstance(typ, type) and issubclass(typ, bool):
+    if kind is Kind.BOOL:
         if not isinstance(raw, bool):
             raise DumpError(f"{what} is not a boolean")
         return raw
-    if isinstance(typ, type) and issubclass(typ, (enum.Enum, tlv.uint)):
+    if kind in (Kind.ENUM, Kind.BITMAP, Kind.UINT):
         if isinstance(raw, bool) or not isinstance(raw, int) or raw < 0:
             raise DumpError(f"{what} is not an unsigned integer")
-        if issubclass(typ, enum.IntFlag):
+        if kind is Kind.BITMAP:
             return typ(raw)
-        if issubclass(typ, enum.Enum):
+        if kind is Kind.ENUM:
             known = {int(m.value) for m in typ if m.name != "kUnknownEnumValue"}
             if raw not in known:
                 raise DumpError(f"{what}={raw} is not a {typ.__name__} this data model knows")
             return typ(raw)
         return int(raw)
-    if isinstance(typ, type) and issubclass(typ, float):
+    if kind in (Kind.FLOAT32, Kind.FLOAT):
         if isinstance(raw, bool) or not isinstance(raw, (int, float)):
             raise DumpError(f"{what} is not a number")
         return float(raw)
-    if isinstance(typ, type) and issubclass(typ, int):
+    if kind is Kind.INT:
         if isinstance(raw, bool) or not isinstance(raw, int):
             raise DumpError(f"{what} is not an integer")
         return int(raw)
-    if isinstance(typ, type) and issubclass(typ, str):
+    if kind is Kind.STR:
         if not isinstance(raw, str):
             raise DumpError(f"{what} is not a string")
         return raw
-    if isinstance(typ, type) and issubclass(typ, bytes):
+    if kind is Kind.BYTES:
         if not isinstance(raw, str):
             raise DumpError(f"{what} is not a base64 octet string")
         try:

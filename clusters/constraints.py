@@ -28,18 +28,16 @@ holds it to matter.js's model of the spec).
 from __future__ import annotations
 
 import enum
-import types
-import typing
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from chip import tlv
 from chip.clusters import Objects as Clusters
 from chip.clusters.ClusterObjects import ClusterObject
 from chip.clusters.Types import NullValue
 
 from clusters.status import MatterError, Status
+from clusters.value_types import Kind, shape
 
 #: Integer ranges of the spec's data types, (low, high).
 RANGES: dict[str, tuple[int, int]] = {
@@ -117,31 +115,23 @@ def check_command(command: ClusterObject, what: str, cluster: str | None = None)
 
 
 def _check(typ: Any, value: Any, what: str, key: tuple[str, str, str]) -> None:
-    origin = typing.get_origin(typ)
-    if origin in (typing.Union, types.UnionType):
-        if value is None or value is NullValue:
-            return   # optional / nullable: the decoders already refused a null where none may be
-        inner = [a for a in typing.get_args(typ) if a is not type(None) and getattr(a, "__name__", "") != "Nullable"]
-        if len(inner) == 1:
-            _check(inner[0], value, what, key)
-        return
-    if origin is list:
-        (item,) = typing.get_args(typ) or (Any,)
+    s = shape(typ)
+    if s.is_union and (value is None or value is NullValue or len(s.options) != 1):
+        return   # optional / nullable: the decoders already refused a null where none may be
+    if s.kind is Kind.LIST:
         for i, v in enumerate(value or ()):
-            _check(item, v, f"{what}[{i}]", key)
+            _check(s.item, v, f"{what}[{i}]", key)
         return
-    if not isinstance(typ, type) or value is None or value is NullValue:
+    if value is None or value is NullValue:
         return
-    if issubclass(typ, ClusterObject):
-        for f in typ.descriptor.Fields:
+    if s.kind is Kind.STRUCT:
+        for f in s.typ.descriptor.Fields:
             _check(f.Type, getattr(value, f.Label, None), f"{what}.{f.Label}",
                    (key[0], key[1], f"{key[2]}.{f.Label}"))
         return
-    if issubclass(typ, (bool, enum.Enum)):
-        return   # see the module docstring
-    if issubclass(typ, (tlv.float32, float)) or not issubclass(typ, int):
-        return
-    spec_type = FIELD_TYPES.get(key) or ("uint64" if issubclass(typ, tlv.uint) else "int64")
+    if s.kind not in (Kind.UINT, Kind.INT):
+        return   # booleans and enums (see the module docstring), numbers, strings, bytes
+    spec_type = FIELD_TYPES.get(key) or ("uint64" if s.kind is Kind.UINT else "int64")
     low, high = RANGES[spec_type]
     if not low <= int(value) <= high:
         raise MatterError(Status.CONSTRAINT_ERROR, f"{what}={int(value)} is outside {spec_type} ({low}..{high})")

@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import types
-import typing
 from typing import Any
 
-from chip import tlv
 from chip.clusters.ClusterObjects import ClusterObject
-from chip.clusters.Types import Nullable, NullValue
+from chip.clusters.Types import NullValue
 
 from clusters.status import MatterError, Status
+from clusters.value_types import Kind, is_optional, shape
 
 
 def to_json(value: Any) -> Any:
@@ -47,35 +45,26 @@ def to_json(value: Any) -> Any:
 
 def type_name(typ: Any) -> str:
     """A short human name for a chip type, used in error messages and docs."""
-    origin = typing.get_origin(typ)
-    if origin in (typing.Union, types.UnionType):
-        args = [a for a in typing.get_args(typ) if a is not type(None)]
-        nullable = Nullable in args
-        inner = " | ".join(type_name(a) for a in args if a is not Nullable)
-        return f"{inner} or null" if nullable else inner
-    if origin is list:
-        (item,) = typing.get_args(typ) or (Any,)
-        return f"list of {type_name(item)}"
-    if isinstance(typ, type):
-        if issubclass(typ, bool):
-            return "boolean"
-        if issubclass(typ, enum.IntFlag):
-            return f"bitmap {typ.__name__}"
-        if issubclass(typ, enum.Enum):
-            return f"enum {typ.__name__}"
-        if issubclass(typ, tlv.float32) or issubclass(typ, float):
-            return "number"
-        if issubclass(typ, tlv.uint):
-            return "unsigned integer"
-        if issubclass(typ, int):
-            return "integer"
-        if issubclass(typ, str):
-            return "string"
-        if issubclass(typ, bytes):
-            return "hex byte string"
-        if issubclass(typ, ClusterObject):
-            return f"struct {typ.__name__}"
-    return str(typ)
+    s = shape(typ)
+    if s.is_union:
+        inner = " | ".join(type_name(a) for a in s.options)
+        return f"{inner} or null" if s.nullable else inner
+    return _NAMES[s.kind](s) if s.kind in _NAMES else str(typ)
+
+
+_NAMES = {
+    Kind.LIST: lambda s: f"list of {type_name(s.item)}",
+    Kind.BOOL: lambda s: "boolean",
+    Kind.BITMAP: lambda s: f"bitmap {s.typ.__name__}",
+    Kind.ENUM: lambda s: f"enum {s.typ.__name__}",
+    Kind.FLOAT32: lambda s: "number",
+    Kind.FLOAT: lambda s: "number",
+    Kind.UINT: lambda s: "unsigned integer",
+    Kind.INT: lambda s: "integer",
+    Kind.STR: lambda s: "string",
+    Kind.BYTES: lambda s: "hex byte string",
+    Kind.STRUCT: lambda s: f"struct {s.typ.__name__}",
+}
 
 
 def enum_members(typ: type[enum.Enum]) -> dict[str, int]:
@@ -89,81 +78,78 @@ def from_json(typ: Any, data: Any, what: str = "value") -> Any:
     Raises MatterError(INVALID_DATA_TYPE) for a wrong shape and CONSTRAINT_ERROR for an
     enum value the spec does not define; `what` names the thing in the message.
     """
-    origin = typing.get_origin(typ)
-    if origin in (typing.Union, types.UnionType):
-        args = typing.get_args(typ)
+    s = shape(typ)
+    if s.is_union:
         if data is None:
-            if Nullable in args:
+            if s.nullable:
                 return NullValue
-            if type(None) in args:
+            if s.optional:
                 return None
             raise MatterError(Status.CONSTRAINT_ERROR, f"{what} may not be null")
-        concrete = [a for a in args if a not in (Nullable, type(None))]
         errors = []
-        for option in concrete:
+        for option in s.options:
             try:
                 return from_json(option, data, what)
             except MatterError as exc:
                 errors.append(exc)
         raise errors[0]
-    if origin is list:
-        (item,) = typing.get_args(typ) or (Any,)
+    kind = s.kind
+    if kind is Kind.LIST:
         if not isinstance(data, list):
             raise _wrong(typ, data, what)
-        return [from_json(item, v, f"{what}[{i}]") for i, v in enumerate(data)]
-    if typ is Any:
+        return [from_json(s.item, v, f"{what}[{i}]") for i, v in enumerate(data)]
+    if kind is Kind.ANY:
         return data
-    if isinstance(typ, type):
-        if issubclass(typ, bool):
-            if isinstance(data, bool):
-                return data
-            raise _wrong(typ, data, what)
-        if issubclass(typ, enum.IntFlag):
-            if isinstance(data, bool) or not isinstance(data, int) or data < 0:
-                raise _wrong(typ, data, what)
-            known = 0
-            for m in typ:
-                known |= int(m)
-            if data & ~known:
-                raise MatterError(Status.CONSTRAINT_ERROR,
-                                  f"{what}: bits {data & ~known:#x} are not defined in {typ.__name__}")
-            return typ(data)
-        if issubclass(typ, enum.Enum):
-            if isinstance(data, str) and data in enum_members(typ):
-                return typ[data]
-            if isinstance(data, bool) or not isinstance(data, int):
-                raise _wrong(typ, data, what)
-            members = enum_members(typ)
-            if data not in members.values():
-                raise MatterError(Status.CONSTRAINT_ERROR,
-                                  f"{what}={data} is not a {typ.__name__}; accepted: "
-                                  + ", ".join(f"{v} ({k})" for k, v in members.items()))
-            return typ(data)
-        if issubclass(typ, tlv.float32) or issubclass(typ, float):
-            if isinstance(data, bool) or not isinstance(data, (int, float)):
-                raise _wrong(typ, data, what)
-            return float(data)
-        if issubclass(typ, tlv.uint):
-            if isinstance(data, bool) or not isinstance(data, int) or data < 0:
-                raise _wrong(typ, data, what)
-            return int(data)
-        if issubclass(typ, int):
-            if isinstance(data, bool) or not isinstance(data, int):
-                raise _wrong(typ, data, what)
-            return int(data)
-        if issubclass(typ, str):
-            if not isinstance(data, str):
-                raise _wrong(typ, data, what)
+    if kind is Kind.BOOL:
+        if isinstance(data, bool):
             return data
-        if issubclass(typ, bytes):
-            if isinstance(data, (bytes, bytearray)):
-                return bytes(data)
-            try:
-                return bytes.fromhex(data)
-            except (TypeError, ValueError):
-                raise _wrong(typ, data, what) from None
-        if issubclass(typ, ClusterObject):
-            return struct_from_json(typ, data, what)
+        raise _wrong(typ, data, what)
+    if kind is Kind.BITMAP:
+        if isinstance(data, bool) or not isinstance(data, int) or data < 0:
+            raise _wrong(typ, data, what)
+        known = 0
+        for m in typ:
+            known |= int(m)
+        if data & ~known:
+            raise MatterError(Status.CONSTRAINT_ERROR,
+                              f"{what}: bits {data & ~known:#x} are not defined in {typ.__name__}")
+        return typ(data)
+    if kind is Kind.ENUM:
+        if isinstance(data, str) and data in enum_members(typ):
+            return typ[data]
+        if isinstance(data, bool) or not isinstance(data, int):
+            raise _wrong(typ, data, what)
+        members = enum_members(typ)
+        if data not in members.values():
+            raise MatterError(Status.CONSTRAINT_ERROR,
+                              f"{what}={data} is not a {typ.__name__}; accepted: "
+                              + ", ".join(f"{v} ({k})" for k, v in members.items()))
+        return typ(data)
+    if kind in (Kind.FLOAT32, Kind.FLOAT):
+        if isinstance(data, bool) or not isinstance(data, (int, float)):
+            raise _wrong(typ, data, what)
+        return float(data)
+    if kind is Kind.UINT:
+        if isinstance(data, bool) or not isinstance(data, int) or data < 0:
+            raise _wrong(typ, data, what)
+        return int(data)
+    if kind is Kind.INT:
+        if isinstance(data, bool) or not isinstance(data, int):
+            raise _wrong(typ, data, what)
+        return int(data)
+    if kind is Kind.STR:
+        if not isinstance(data, str):
+            raise _wrong(typ, data, what)
+        return data
+    if kind is Kind.BYTES:
+        if isinstance(data, (bytes, bytearray)):
+            return bytes(data)
+        try:
+            return bytes.fromhex(data)
+        except (TypeError, ValueError):
+            raise _wrong(typ, data, what) from None
+    if kind is Kind.STRUCT:
+        return struct_from_json(typ, data, what)
     raise MatterError(Status.INVALID_DATA_TYPE, f"{what}: unsupported type {typ!r}")
 
 
@@ -185,16 +171,12 @@ def struct_from_json(typ: type[ClusterObject], data: Any, what: str) -> ClusterO
     for label, field in fields.items():
         if label in values:
             continue
-        if _is_optional(field.Type):
+        if is_optional(field.Type):
             values[label] = None
         else:
             raise MatterError(Status.INVALID_COMMAND,
                               f"{what}: missing field {label!r} ({type_name(field.Type)})")
     return typ(**values)
-
-
-def _is_optional(typ: Any) -> bool:
-    return typing.get_origin(typ) in (typing.Union, types.UnionType) and type(None) in typing.get_args(typ)
 
 
 def _wrong(typ: Any, data: Any, what: str) -> MatterError:

@@ -13,6 +13,7 @@ from test_node_im_server import CTRL, IM, KEYS, NODE, Link, values
 
 from clusters.devices import create_device
 from clusters.status import Status
+from clusters.value_types import list_item_type
 from matter_protocol import certs
 from matter_protocol.exchange import MessageLayer
 from matter_protocol.interaction import (
@@ -32,7 +33,7 @@ from matter_protocol.tlv import Struct, decode_tlv
 from twin.node.access import ADMINISTER, MANAGE, OPERATE, VIEW, required_privilege, subject_matches
 from twin.node.commissioning import NodeCommissioning
 from twin.node.fabrics import Fabric
-from twin.node.values import decode_typed, encode_value, list_item_type
+from twin.node.values import decode_typed, encode_value
 
 AC = C.AccessControl
 Entry, Target = AC.Structs.AccessControlEntryStruct, AC.Structs.AccessControlTargetStruct

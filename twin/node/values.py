@@ -9,18 +9,15 @@ in the node glue and not in the pure TLV codec: it needs the cluster value model
 from __future__ import annotations
 
 import dataclasses
-import enum
-import types
-import typing
 from dataclasses import dataclass
 from typing import Any
 
 from chip.clusters import Objects as Clusters
 from chip.clusters.ClusterObjects import ClusterObject
-from chip.clusters.Types import Nullable, NullValue
-from chip.tlv import float32, uint
+from chip.clusters.Types import NullValue
 
 from clusters.status import MatterError, Status
+from clusters.value_types import Kind, Shape, shape
 from clusters.values import from_json, type_name
 from matter_protocol.interaction import FABRIC_INDEX_TAG
 from matter_protocol.tlv import ARRAY, STRUCT, CodecError, Struct, TLVWriter
@@ -69,57 +66,37 @@ class Typed:
     def write_tlv(self, writer: TLVWriter, tag: int | None) -> None:
         encode_typed(writer, tag, self.typ, self.value)
 
-def _union_parts(typ: Any) -> tuple[bool, bool, Any] | None:
-    """(nullable, optional, inner type) of a Union, or None when `typ` is not a Union."""
-    if typing.get_origin(typ) not in (typing.Union, types.UnionType):
-        return None
-    args = typing.get_args(typ)
-    inner = [a for a in args if a is not Nullable and a is not type(None)]
-    if len(inner) != 1:
+def _shape(typ: Any) -> Shape:
+    s = shape(typ)
+    if s.is_union and len(s.options) != 1:
         raise CodecError(f"unsupported union type {typ!r}")
-    return Nullable in args, type(None) in args, inner[0]
-
-
-def list_item_type(typ: Any) -> Any | None:
-    """The element type when `typ` (maybe nullable/optional) is a list, else None."""
-    parts = _union_parts(typ)
-    inner = parts[2] if parts else typ
-    if typing.get_origin(inner) is list:
-        return (typing.get_args(inner) or (Any,))[0]
-    return None
+    return s
 
 
 def encode_typed(w: TLVWriter, tag: int | None, typ: Any, value: Any, what: str = "value") -> None:
     """Write `value` as the TLV type its declared chip type `typ` calls for."""
-    parts = _union_parts(typ)
-    if parts is not None:
-        nullable, _, inner = parts
+    s = _shape(typ)
+    if s.is_union:
         if value is NullValue:
-            if not nullable:
+            if not s.nullable:
                 raise CodecError(f"{what} is null but {type_name(typ)} is not nullable")
             w.null(tag)
             return
         if value is None:
             raise CodecError(f"{what} is absent; optional fields are omitted by their struct")
-        typ = inner
-    if typing.get_origin(typ) is list:
-        (item,) = typing.get_args(typ) or (Any,)
+    kind, typ = s.kind, s.typ
+    if kind is Kind.LIST:
         if not isinstance(value, (list, tuple)):
             raise CodecError(f"{what}={value!r} is not a list")
         w.start(tag, ARRAY)
         for i, v in enumerate(value):
-            encode_typed(w, None, item, v, f"{what}[{i}]")
+            encode_typed(w, None, s.item, v, f"{what}[{i}]")
         w.end()
-        return
-    if typ is Any:
+    elif kind is Kind.ANY:
         w.generic(tag, value)
-        return
-    if hasattr(typ, "encode_tlv"):   # a type that encodes its own values (clusters.clone.Opaque)
+    elif kind is Kind.OWN:   # a type that encodes its own values (clusters.clone.Opaque)
         typ.encode_tlv(w, tag, value)
-        return
-    if not isinstance(typ, type):
-        raise CodecError(f"{what}: unsupported declared type {typ!r}")
-    if issubclass(typ, ClusterObject):
+    elif kind is Kind.STRUCT:
         if not isinstance(value, ClusterObject):
             raise CodecError(f"{what}={value!r} is not a {typ.__name__}")
         w.start(tag, STRUCT)
@@ -127,45 +104,41 @@ def encode_typed(w: TLVWriter, tag: int | None, typ: Any, value: Any, what: str 
             v = getattr(value, f.Label, None)
             if v is OMITTED:
                 continue
-            parts = _union_parts(f.Type)
             if v is None:
-                if parts and parts[1]:
+                field = _shape(f.Type)
+                if field.optional:
                     continue   # optional field, absent
-                if not (parts and parts[0]):
+                if not field.nullable:
                     raise CodecError(f"{what}.{f.Label} is missing and not optional")
                 v = NullValue   # a nullable field left None by its builder
             encode_typed(w, f.Tag, f.Type, v, f"{what}.{f.Label}")
         w.end()
-    elif issubclass(typ, bool):
+    elif kind is Kind.BOOL:
         if not isinstance(value, bool):
             raise CodecError(f"{what}={value!r} is not a boolean")
         w.boolean(tag, value)
-    elif issubclass(typ, (enum.Enum, uint)):   # enums and bitmaps are unsigned on the wire
+    elif kind in (Kind.ENUM, Kind.BITMAP, Kind.UINT):   # enums and bitmaps are unsigned on the wire
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise CodecError(f"{what}={value!r} is not an unsigned integer")
         w.uint(tag, int(value))
-    elif issubclass(typ, float32):
+    elif kind in (Kind.FLOAT32, Kind.FLOAT):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise CodecError(f"{what}={value!r} is not a number")
-        w.float32(tag, float(value))
-    elif issubclass(typ, float):
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise CodecError(f"{what}={value!r} is not a number")
-        w.float64(tag, float(value))
-    elif issubclass(typ, int):
+        (w.float32 if kind is Kind.FLOAT32 else w.float64)(tag, float(value))
+    elif kind is Kind.INT:
         if isinstance(value, bool) or not isinstance(value, int):
             raise CodecError(f"{what}={value!r} is not an integer")
         w.sint(tag, int(value))
-    elif issubclass(typ, str):
+    elif kind is Kind.STR:
         if not isinstance(value, str):
             raise CodecError(f"{what}={value!r} is not a string")
         w.utf8(tag, value)
-    elif issubclass(typ, bytes):
+    elif kind is Kind.BYTES:
         if not isinstance(value, (bytes, bytearray)):
             raise CodecError(f"{what}={value!r} is not an octet string")
         w.octets(tag, value)
     else:
-        raise CodecError(f"{what}: unsupported declared type {typ.__name__}")
+        raise CodecError(f"{what}: unsupported declared type {getattr(typ, '__name__', typ)!r}")
 
 
 def encode_value(typ: Any, value: Any) -> bytes:
@@ -186,67 +159,58 @@ def decode_typed(typ: Any, raw: Any, what: str = "value",
     def wrong() -> MatterError:
         return MatterError(bad, f"{what}={raw!r} is not a {type_name(typ)}")
 
-    parts = _union_parts(typ)
-    if parts is not None:
-        nullable, _, inner = parts
-        if raw is None:
-            if nullable:
-                return NullValue
-            raise MatterError(bad, f"{what} may not be null ({type_name(typ)})")
-        typ = inner
-    elif raw is None:
+    s = _shape(typ)
+    if raw is None:
+        if s.nullable:
+            return NullValue
         raise MatterError(bad, f"{what} may not be null ({type_name(typ)})")
-    if typing.get_origin(typ) is list:
-        (item,) = typing.get_args(typ) or (Any,)
+    kind, typ = s.kind, s.typ
+    if kind is Kind.LIST:
         if not isinstance(raw, list):
             raise wrong()
-        return [decode_typed(item, v, f"{what}[{i}]", bad) for i, v in enumerate(raw)]
-    if typ is Any:
+        return [decode_typed(s.item, v, f"{what}[{i}]", bad) for i, v in enumerate(raw)]
+    if kind is Kind.ANY:
         return raw
-    if not isinstance(typ, type):
-        raise MatterError(Status.FAILURE, f"{what}: unsupported declared type {typ!r}")
-    if issubclass(typ, ClusterObject):
+    if kind is Kind.STRUCT:
         if not isinstance(raw, Struct):
             raise wrong()
         values: dict[str, Any] = {}
         for f in typ.descriptor.Fields:
             if f.Tag in raw:
                 values[f.Label] = decode_typed(f.Type, raw[f.Tag], f"{what}.{f.Label}", bad)
-            elif (_union_parts(f.Type) or (False, False))[1]:
+            elif _shape(f.Type).optional:
                 values[f.Label] = None
             elif f.Tag == FABRIC_INDEX_TAG:
                 values[f.Label] = 0
             else:
                 raise MatterError(bad, f"{what}: missing field {f.Label} (tag {f.Tag}, {type_name(f.Type)})")
         return typ(**values)
-    if issubclass(typ, bool):
+    if kind is Kind.BOOL:
         if not isinstance(raw, bool):
             raise wrong()
         return raw
-    if issubclass(typ, enum.Enum):
+    if kind in (Kind.ENUM, Kind.BITMAP):
         if isinstance(raw, bool) or not isinstance(raw, int) or raw < 0:
             raise wrong()
         return from_json(typ, int(raw), what)   # CONSTRAINT_ERROR for undefined values/bits
-    if issubclass(typ, uint):
+    if kind is Kind.UINT:
         if isinstance(raw, bool) or not isinstance(raw, int) or raw < 0:
             raise wrong()
         return int(raw)
-    if issubclass(typ, float):
+    if kind in (Kind.FLOAT32, Kind.FLOAT):
         if not isinstance(raw, float):
             raise wrong()
         return float(raw)
-    if issubclass(typ, int):
+    if kind is Kind.INT:
         if isinstance(raw, bool) or not isinstance(raw, int):
             raise wrong()
         return int(raw)
-    if issubclass(typ, str):
+    if kind is Kind.STR:
         if not isinstance(raw, str):
             raise wrong()
         return raw
-    if issubclass(typ, bytes):
+    if kind is Kind.BYTES:
         if not isinstance(raw, bytes):
             raise wrong()
         return raw
     raise MatterError(Status.FAILURE, f"{what}: unsupported declared type {typ!r}")
-
-

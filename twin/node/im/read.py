@@ -10,6 +10,7 @@ from chip.clusters.Types import NullValue
 
 from clusters.base import AccessContext, ClusterServer
 from clusters.status import MatterError, Status
+from clusters.value_types import list_item_type
 from matter_protocol.interaction import (
     AttributeData,
     AttributePath,
@@ -27,7 +28,7 @@ from twin.node.im.model import (
     Chunk,
     fabric_index_of,
 )
-from twin.node.values import encode_value, list_item_type, without_sensitive
+from twin.node.values import encode_value, without_sensitive
 
 log = logging.getLogger(__name__)
 

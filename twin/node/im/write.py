@@ -10,6 +10,7 @@ from chip.clusters.Types import NullValue
 
 from clusters.base import AccessContext
 from clusters.status import MatterError, Status
+from clusters.value_types import list_item_type
 from clusters.values import to_json
 from matter_protocol.interaction import (
     FABRIC_INDEX_TAG,
@@ -24,7 +25,7 @@ from twin.node.im.model import (
     RESPONSE_TIMEOUT_MS,
     fabric_index_of,
 )
-from twin.node.values import decode_typed, list_item_type
+from twin.node.values import decode_typed
 
 log = logging.getLogger(__name__)
 
