@@ -689,6 +689,13 @@ class Home:
                     if target.partition(":")[0] not in home.devices:
                         raise UserFileError(source, f"rooms[{i}].devices[{j}].options.bound_to",
                                             f"no device {target.partition(':')[0]!r} in this home")
+        for i, rule in enumerate(spec.automations):
+            try:
+                made = home.automations.create(rule.trigger, rule.steps, rule.conditions, rule.name)
+            except (ValueError, UnknownIdError) as exc:   # AutomationError, ArgumentError: ValueErrors
+                raise UserFileError(source, f"automations[{i}]", str(exc)) from None
+            if not rule.enabled:
+                home.automations.set_enabled(made.id, False)
         home._settle()
         return home
 

@@ -288,6 +288,16 @@ class PreferencesSpec(_Model):
         return self
 
 
+class AutomationSpec(_Model):
+    """A persistent rule of the home (twin/automations.py); its trigger, conditions and steps are
+    checked against the home's devices and rooms when the home is built."""
+    name: str | None = None
+    enabled: bool = True
+    trigger: dict[str, Any]
+    conditions: list[dict[str, Any]] = Field(default_factory=list)
+    steps: list[dict[str, Any]] = Field(min_length=1)
+
+
 class ResidentSpec(_Model):
     """Someone who lives in the home: who they are (a persona, in words) and their habits."""
     id: str = Field(pattern=ID_PATTERN)
@@ -313,6 +323,8 @@ class HomeSpec(_Model):
     rooms: list[RoomSpec] = Field(min_length=1)
     #: Who lives here (personalised households, scenarios/personal); the twin itself ignores them.
     residents: list[ResidentSpec] = Field(default_factory=list)
+    #: Automation rules the home starts with (docs/home.md).
+    automations: list[AutomationSpec] = Field(default_factory=list)
 
     @field_validator("start_time")
     @classmethod
@@ -332,7 +344,7 @@ class HomeSpec(_Model):
         # A home without products or physics overrides dumps as before they existed (episode
         # files stay byte-identical).
         data = handler(self)
-        for key in ("products", "physics", "residents"):
+        for key in ("products", "physics", "residents", "automations"):
             if not getattr(self, key):
                 data.pop(key, None)
         return data
@@ -509,4 +521,8 @@ def to_yaml(spec: HomeSpec) -> str:
         for key in ("leave", "back"):
             if prefs[key] is None:
                 del prefs[key]
+    for rule in data.get("automations", []):
+        for key, default in (("name", None), ("enabled", True), ("conditions", [])):
+            if rule[key] == default:
+                del rule[key]
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)

@@ -236,3 +236,28 @@ def test_rules_on_a_large_homemaker_home_stepped_and_fast_forwarded():
     assert len(homes[1].automations.get("a1").runs) == 4
     assert len(homes[1].automations.get("a2").runs) == 2 and len(homes[1].automations.get("a3").runs) == 2
     assert [r["time"][11:16] for r in homes[1].automations.get("a4").runs] in (["09:10"], ["09:11"])
+
+
+def test_home_files_carry_automations_and_a_bad_one_is_one_line():
+    import yaml
+
+    from twin.schema import UserFileError, parse_data, to_yaml
+    data = {"name": "rules", "rooms": [{"id": "hall", "devices": [
+        {"id": "lamp", "type": "on_off_light"}, {"id": "fan", "type": "fan"}]}],
+        "automations": [{"name": "lamp at seven", "trigger": {"type": "time", "at": "07:00"},
+                         "steps": [on("lamp")]},
+                        {"trigger": {"type": "device", "device_id": "lamp", "cluster_id": "OnOff",
+                                     "attribute_id": "OnOff", "op": "==", "value": True},
+                         "steps": [on("fan")], "enabled": False}]}
+    spec = parse_data(data)
+    assert parse_data(yaml.safe_load(to_yaml(spec))) == spec
+    home = Home.from_spec(spec)
+    assert [(r.name, r.enabled) for r in home.automations.list()] == [("lamp at seven", True), ("a2", False)]
+    home.run_until("2025-06-02 07:00:00")
+    assert onoff(home, "lamp") and not onoff(home, "fan")
+    data["automations"][1]["steps"] = [on("ghost")]
+    with pytest.raises(UserFileError) as err:
+        Home.from_spec(parse_data(data, "rules.yaml"), source="rules.yaml")
+    assert str(err.value).startswith("rules.yaml: automations[1]: ") and "ghost" in str(err.value)
+    assert "automations" not in Home.default().snapshot() and "automations" not in to_yaml(
+        parse_data({"rooms": [{"id": "a"}]}))
