@@ -292,6 +292,7 @@ class PaseResponder(_Pase):
         self._w0, self._L = parse_verifier(verifier)
         self._salt, self._iterations = bytes(salt), iterations
         self._spake: Spake2pVerifier | None = None
+        self._context: bytes | None = None
         # True once Pake1 was answered with Pake2: from cB the peer can now check the passcode it
         # committed to in pA, so this exchange spent one passcode guess (see `_finish` in the runtime).
         self.passcode_tried = False
@@ -322,14 +323,17 @@ class PaseResponder(_Pase):
             4: None if has_params else {1: uint(self._iterations), 2: self._salt},
             5: self._local_params,
         })
-        context = Crypto_Hash(SPAKE2P_CONTEXT_PREFIX + payload + response)
-        self._spake = Spake2pVerifier(context, self._w0, self._L, rng=self.rng)
+        # The SPAKE2+ share (an EC multiplication, ~3 ms in pure Python) is made when Pake1 comes:
+        # a PBKDFParamRequest anyone can send then costs no curve arithmetic (issue #32).
+        self._context = Crypto_Hash(SPAKE2P_CONTEXT_PREFIX + payload + response)
         self._expect = SecureChannelOpcode.PASE_Pake1
         return [(SecureChannelOpcode.PBKDFParamResponse, response)]
 
     def _spake_verifier(self) -> Spake2pVerifier:
-        # Pake1 and Pake3 are only expected after the PBKDFParamRequest step made the verifier.
-        assert self._spake is not None, "SPAKE2+ verifier used before PBKDFParamRequest"
+        # Pake1 and Pake3 are only expected after the PBKDFParamRequest step made the context.
+        if self._spake is None:
+            assert self._context is not None, "SPAKE2+ verifier used before PBKDFParamRequest"
+            self._spake = Spake2pVerifier(self._context, self._w0, self._L, rng=self.rng)
         return self._spake
 
     def _on_pake1(self, payload: bytes) -> list[tuple[int, bytes]]:

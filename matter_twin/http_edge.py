@@ -10,8 +10,9 @@ every call and wrote a traceback per failed accept. Here, for every server the a
 - tool calls run one at a time (`one_at_a_time`), so one worker thread at most competes with the
   loop for the home's lock;
 - the connection is guarded (`GuardedH11Protocol`): at most MAX_CONNECTIONS open (beyond, a new one
-  is closed at once, before it holds a descriptor for long), a request head must arrive within
-  HEAD_TIMEOUT_S, idle keep-alive connections close after KEEP_ALIVE_S;
+  is closed at once, before it holds a descriptor for long; at most BACKLOG are accepted per turn
+  of the loop), a request head must arrive within HEAD_TIMEOUT_S, idle keep-alive connections
+  close after KEEP_ALIVE_S;
 - what the server and asyncio log per bad request or failed accept is rate-limited.
 """
 from __future__ import annotations
@@ -36,6 +37,11 @@ __all__ = ["BadBody", "read_json", "server_config", "run_server", "GuardedH11Pro
 MAX_BODY_BYTES = 4 * 1024 * 1024
 #: HTTP connections open at once; the API's clients are a few agents, a page and scripts.
 MAX_CONNECTIONS = 128
+#: The listen backlog, which is also how many connections asyncio accepts in one turn of the loop
+#: before the surplus ones are closed: uvicorn's 2,048 let a burst of 1,100 connections be
+#: accepted in one turn (a stall of most of a second, and "Too many open files" at the common
+#: limit of 1,024 descriptors).
+BACKLOG = 64
 #: From the connection (or the end of the last response) to a complete request head.
 HEAD_TIMEOUT_S = 10.0
 #: To receive a whole request body.
@@ -191,6 +197,10 @@ class RateLimitFilter(logging.Filter):
         if len(self._last) > 1000:
             self._last.clear()
         self._last[key] = now
+        error = record.exc_info[1] if record.exc_info else None
+        if isinstance(error, OSError):   # a failed accept: what clients caused, not a bug to trace
+            record.msg = f"{record.getMessage()}: {error}"
+            record.args, record.exc_info, record.exc_text = None, None, None
         return True
 
 
@@ -209,7 +219,7 @@ def server_config(app: Any, host: str, port: int, **options: Any) -> uvicorn.Con
     quiet_floods()
     options.setdefault("log_level", "warning")
     return uvicorn.Config(CloseOnRefusal(app), host=host, port=port, http=GuardedH11Protocol,
-                          timeout_keep_alive=KEEP_ALIVE_S,
+                          timeout_keep_alive=KEEP_ALIVE_S, backlog=BACKLOG,
                           h11_max_incomplete_event_size=16 * 1024, **options)
 
 

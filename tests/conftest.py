@@ -12,6 +12,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import netns  # noqa: E402  (tests/ on the path first)
+from adversarial import ADVERSARIAL  # noqa: E402
+
+TESTS = Path(__file__).resolve().parent
 
 # Shared helpers (netns, e2e_twin, ...) live in tests/; test modules import each other's
 # fixtures (for example the IM `Link`) across package folders, so every folder is importable.
@@ -24,6 +27,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.get_closest_marker("e2e") is None:
             item.add_marker(pytest.mark.unit)
+        if Path(item.path).relative_to(TESTS).as_posix() in ADVERSARIAL:
+            item.add_marker(pytest.mark.adversarial)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

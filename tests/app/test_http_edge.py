@@ -99,14 +99,15 @@ def closed_by_server(sock, within=5.0):
 
 def test_idle_and_surplus_connections_are_closed_and_the_api_answers_right_after(caplog):
     app = create_app(TwinBackend(Home.default()))
-    with caplog.at_level(logging.WARNING), served(app, MAX_CONNECTIONS=40, HEAD_TIMEOUT_S=1.0) as port:
-        idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(120)]
+    # 60 connections fit the listen backlog (edge.BACKLOG): all are accepted at once, in order.
+    with caplog.at_level(logging.WARNING), served(app, MAX_CONNECTIONS=20, HEAD_TIMEOUT_S=3.0) as port:
+        idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(60)]
         try:
             time.sleep(0.5)
             # Beyond the limit a connection is closed at once; the first ones wait for their head.
-            assert sum(closed_by_server(s, within=0.2) for s in idle[60:]) == 60
+            assert sum(closed_by_server(s, within=0.1) for s in idle[20:]) == 40
             # Those that never send a request head are closed after the head timeout.
-            assert all(closed_by_server(s) for s in idle[:40])
+            assert all(closed_by_server(s, within=5.0) for s in idle[:20])
         finally:
             for s in idle:
                 s.close()
