@@ -15,8 +15,8 @@ The verifier, the same for both (each rule written down):
 - clarify (TC3): EIA: the agent asked the user before its first state change (at most three
   questions) and then the act check passes; DR: mode is clarify and nothing is replayed.
 - rule (TC4): some automation the agent created fires exactly when the expected one does
-  (trigger validation: the same cron minutes over two weeks; state conditions on the same
-  device attribute or room state, true for the same values), and its steps, run on the start
+  (trigger validation, `Automations.same_firing`: the same cron minutes; state conditions on
+  the same device attribute or room state, true for the same values), and its steps, run on the start
   home, pass the act check (action validation); and no device changed now.
 - answer (TC7): the reply states the expected value and nothing contradicting it (rule judge
   below); no device changed.
@@ -28,7 +28,6 @@ import json
 import re
 from collections import Counter
 from collections.abc import Callable
-from datetime import datetime
 from typing import Any
 
 from bridge.home_tools import HOME_TOOLS
@@ -37,8 +36,7 @@ from bridge.twin_backend import TwinBackend
 from scenarios.agent import Agent, AgentOutput
 from scenarios.smh.tasks import SmhTask, build_home, prompt
 from scenarios.suite import Attempt
-from twin.automations import AutomationError, Cron
-from twin.compare import compare
+from twin.automations import AutomationError
 from twin.goals import Goal, device_state
 from twin.home import Home
 from twin.user import Intent, ScriptedUser
@@ -93,69 +91,19 @@ def _act_predicates(task: SmhTask) -> list[dict[str, Any]]:
     return [*task.goal, {"type": "unchanged", "except": list(task.targets)}]
 
 
-def _cron_minutes(expression: str) -> frozenset[datetime]:
-    cron, at, out = Cron(expression), datetime(2025, 6, 2), set()   # a Monday
-    while len(out) < 3000:
-        nxt = cron.next_after(at)
-        if nxt is None or nxt >= datetime(2025, 6, 16):
-            break
-        out.add(nxt)
-        at = nxt
-    return frozenset(out)
-
-
-def _probes(a: Any, b: Any) -> list[Any]:
-    if isinstance(a, bool) or isinstance(b, bool):
-        return [True, False]
-    nums = [x for v in (a, b) for x in (v if isinstance(v, list) else [v]) if isinstance(x, (int, float))]
-    return sorted({n + d for n in nums for d in (-5, -1, -0.5, 0, 0.5, 1, 5)})
-
-
-def same_condition(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    """Two device or room conditions that are true for the same values of the same thing."""
-    if a.get("type") != b.get("type"):
+def same_trigger(home: Home, expected: dict[str, Any], rule: dict[str, Any]) -> bool:
+    """Trigger validation: the rule is enabled and fires exactly when `expected` does
+    (`Automations.same_firing`: the same cron minutes; state conditions on the same thing, true
+    for the same values). A time trigger with one state condition is a time-and-state trigger."""
+    trigger, conditions = rule["trigger"], rule.get("conditions") or []
+    if trigger.get("type") == "time" and len(conditions) == 1 and conditions[0].get("type") in ("device", "room"):
+        trigger, conditions = {"type": "time_and_state", "cron": trigger["cron"], "state": conditions[0]}, []
+    if conditions or not rule.get("enabled", True):
         return False
-    if a["type"] == "room":
-        if (a.get("room_id"), a.get("state")) != (b.get("room_id"), b.get("state")):
-            return False
-    elif a["type"] == "device":
-        key = ("device_id", "cluster_id", "attribute_id")
-        if any(str(a.get(k)).lower() != str(b.get(k)).lower() for k in key) or \
-                (a.get("endpoint_id") or 1) != (b.get("endpoint_id") or 1):
-            return False
-    else:
-        return a == b
-    return all(compare(x, a["op"], a["value"]) == compare(x, b["op"], b["value"])
-               for x in _probes(a["value"], b["value"]))
-
-
-def _meaning(trigger: dict[str, Any], conditions: list[dict[str, Any]]) -> tuple[Any, Any, list[dict[str, Any]]]:
-    """(cron minutes or None, state event or None, conditions that must hold) of a rule."""
-    when = list(conditions)
-    if trigger["type"] in ("time", "time_and_state"):
-        if trigger["type"] == "time_and_state":
-            when.append(trigger["state"])
-        return _cron_minutes(trigger["cron"]), None, when
-    return None, trigger, when
-
-
-def same_trigger(expected: dict[str, Any], rule: dict[str, Any]) -> bool:
     try:
-        times_e, event_e, when_e = _meaning(expected, [])
-        times_a, event_a, when_a = _meaning(rule["trigger"], rule.get("conditions") or [])
-    except (AutomationError, KeyError):
+        return bool(home.automations.same_firing(expected, trigger))
+    except (AutomationError, ValueError, KeyError):
         return False
-    if times_e != times_a or (event_e is None) != (event_a is None):
-        return False
-    if event_e is not None and not same_condition(event_e, event_a):
-        return False
-    left = list(when_a)
-    for cond in when_e:
-        match = next((c for c in left if same_condition(cond, c)), None)
-        if match is None:
-            return False
-        left.remove(match)
-    return not left
 
 
 def steps_reach_goal(task: SmhTask, start: Home, steps: list[dict[str, Any]]) -> bool:
@@ -234,7 +182,7 @@ def verify(task: SmhTask, start: Home, acted: Home, goal_now: Goal, answer: str 
         rules = [r.to_json() for r in acted.automations.list()]
         if not rules:
             return {"success": False, "m": 0.0, "error": "missing_automation"}
-        triggered = [r for r in rules if same_trigger(task.rule["trigger"], r)] if task.rule else []
+        triggered = [r for r in rules if same_trigger(acted, task.rule["trigger"], r)] if task.rule else []
         if not triggered:
             return {"success": False, "m": 0.0, "error": "trigger_mismatch"}
         if not any(steps_reach_goal(task, start, r["steps"]) for r in triggered):

@@ -146,16 +146,19 @@ def test_a_rule_with_the_right_actions_and_the_wrong_trigger_fails(tasks):
         assert verify(task, start, right, goal, "Done.", [], None)["success"], sub
 
 
-def test_trigger_equivalence_is_by_meaning():
+def test_trigger_equivalence_is_by_meaning(tasks):
+    home = build_home(_first(tasks, "time_specific"))
+    room = next(iter(home.rooms))
     at = {"type": "time", "cron": "30 7 * * 1-5"}
-    assert same_trigger(at, {"trigger": {"type": "time", "cron": "30 7 * * mon,tue,wed,thu,fri"}, "conditions": []})
-    assert not same_trigger(at, {"trigger": {"type": "time", "cron": "30 7 * * *"}, "conditions": []})
-    hot = {"type": "room", "room_id": "kitchen", "state": "temperature", "op": ">", "value": 28}
+    rule = lambda trigger, conditions=(): {"trigger": trigger, "conditions": list(conditions), "enabled": True}  # noqa: E731
+    assert same_trigger(home, at, rule({"type": "time", "cron": "30 7 * * mon,tue,wed,thu,fri"}))
+    assert not same_trigger(home, at, rule({"type": "time", "cron": "30 7 * * *"}))
+    assert not same_trigger(home, at, {**rule(at), "enabled": False})
+    hot = {"type": "room", "room_id": room, "state": "temperature", "op": ">", "value": 28}
     both = {"type": "time_and_state", "cron": "0 14 * * *", "state": hot}
-    assert same_trigger(both, {"trigger": {"type": "time", "cron": "0 14 * * *"}, "conditions": [hot]})
-    assert not same_trigger(both, {"trigger": {"type": "time", "cron": "0 14 * * *"},
-                                   "conditions": [{**hot, "op": ">="}]})
-    assert same_trigger(hot, {"trigger": {**hot, "op": ">", "value": 28.0}, "conditions": []})
+    assert same_trigger(home, both, rule({"type": "time", "cron": "0 14 * * *"}, [hot]))
+    assert not same_trigger(home, both, rule({"type": "time", "cron": "0 14 * * *"}, [{**hot, "op": ">="}]))
+    assert same_trigger(home, hot, rule({**hot, "value": 28.0}))
 
 
 def test_generation_is_seeded_and_stable(tasks):
