@@ -8,7 +8,7 @@ Phases (same home, same run):
    must be byte-identical (asserted);
 3. fast-forward --hours of virtual time (lights, ACs, purifiers, workflows every 20 min);
 4. `fork()` timed 50 times (median), after the day's run.
-Prints the figures and one markdown table row for the README.
+Prints the figures and one markdown table row for docs/performance.md.
 """
 from __future__ import annotations
 

@@ -291,7 +291,7 @@ def main() -> None:
     parser.add_argument("--controller-sdk-log", default="error", choices=("error", "progress", "detail"),
                         help="python-matter-server's CHIP SDK log level (its default, error; progress logs "
                              "every message, which at a few hundred subscriptions costs its CHIP thread "
-                             "more than it has, see README)")
+                             "more than it has, see docs/performance.md)")
     parser.add_argument("--keep", type=Path, default=None,
                         help="work in this new directory and keep it afterwards (the twin's and "
                              "python-matter-server's logs, the commissioning progress)")

@@ -11,29 +11,18 @@ import json
 import sys
 import threading
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console, RenderableType
-from rich.live import Live
-from rich.table import Table
+from rich.console import Console
 
-from bridge.home_tools import HOME_TOOLS
-from bridge.tools import TOOL_NAMES, TOOL_SCHEMAS, Session, call_tool
-from bridge.twin_backend import TwinBackend
-from matter_twin import cli_bridge, nodes
-from matter_twin.cli_bench import bench_app
-from matter_twin.cli_bridge import bridge_app
-from matter_twin.cli_calibrate import calibrate
-from matter_twin.cli_device import device_app
-from matter_twin.cli_lab import lab_app
+# Only light modules at the top: each command imports what it uses when it runs, and the
+# command groups below are imported only when one of their commands runs (start-up time).
 from matter_twin.console import (
     CliError,
+    LazyGroup,
     TwinApp,
     codes_rows,
     err_console,
@@ -44,18 +33,18 @@ from matter_twin.console import (
     print_device_code,
     room_table,
 )
+from matter_twin.defaults import DEFAULT_EMBEDDED
 from matter_twin.extras import require
-from matter_twin.http import create_app
-from matter_twin.http_edge import run_server
-from matter_twin.mqtt import DEFAULT_EMBEDDED, MqttSettings
-from twin import generator
-from twin.clock import TICKS_PER_SECOND, Pace, Pacer
-from twin.faults import load_fault_file
-from twin.node.manager import DEFAULT_BASE_PORT
-from twin.node.pairing import DEFAULT_WINDOW_TIMEOUT_S, WINDOW_CHOICES
-from twin.schema import UserFileError, to_yaml
+from twin.node.defaults import DEFAULT_BASE_PORT, DEFAULT_WINDOW_TIMEOUT_S, WINDOW_CHOICES
 
-app = TwinApp(name="twin", add_completion=False, no_args_is_help=True,
+
+class _Commands(LazyGroup):
+    lazy = {"bench": "matter_twin.cli_bench:bench_app", "bridge": "matter_twin.cli_bridge:bridge_app",
+            "device": "matter_twin.cli_device:device_app", "lab": "matter_twin.cli_lab:lab_app",
+            "calibrate": "matter_twin.cli_calibrate:calibrate"}
+
+
+app = TwinApp(name="twin", cls=_Commands, add_completion=False, no_args_is_help=True,
            pretty_exceptions_enable=False, rich_markup_mode="markdown",
            help="A Matter-protocol digital twin of a smart home.\n\n"
                 "Every simulated device is a Matter node; rooms follow physics on a 0.1 s "
@@ -67,7 +56,7 @@ app = TwinApp(name="twin", add_completion=False, no_args_is_help=True,
                 "    twin home generate --seed 7 --rooms 4 --devices 12 -o home.yaml\n\n"
                 "    twin serve --home home.yaml --port 8080")
 home_app = TwinApp(name="home", no_args_is_help=True, rich_markup_mode="markdown",
-                   help="Create and inspect home files.\n\nExamples:\n\n"
+                   help="Create home files.\n\nExamples:\n\n"
                         "    twin home generate --seed 7 --rooms 4 --devices 12 -o home.yaml\n\n"
                         "    twin run --home home.yaml")
 app.optional_values = {"--mqtt": "embedded"}   # `twin run --mqtt [URL]`
@@ -89,11 +78,6 @@ def _main(show_version: bool = typer.Option(False, "--version", callback=_print_
     pass
 
 app.add_typer(home_app, name="home")
-app.add_typer(bench_app, name="bench")
-app.add_typer(bridge_app, name="bridge")
-app.add_typer(device_app, name="device")
-app.add_typer(lab_app, name="lab")
-app.command("calibrate")(calibrate)
 
 HomeOption = typer.Option(None, "--home", help="Home file (YAML or JSON). Default: the built-in home.",
                           show_default=False)
@@ -105,11 +89,13 @@ SeedOption = typer.Option(None, "--seed", help="Seed of the home's random genera
                           "(default: the home file's seed, or 0).", show_default=False)
 FaultsOption = typer.Option(None, "--faults", help="A faults file (YAML): seeded faults in virtual time "
                             "(offline, latency, loss, failing commands, stuck, sensor bias/drift/noise/stale, "
-                            "reboot, commissioning); see the README, \"Faults\".", show_default=False)
+                            "reboot, commissioning); see docs/faults.md.", show_default=False)
 
 
 def with_faults(home: Any, faults_file: Path | None) -> Any:
     """Schedule a faults file's faults on `home`; a bad file is one CliError line."""
+    from twin.faults import load_fault_file
+    from twin.schema import UserFileError
     if faults_file is not None:
         try:
             home.faults.load(load_fault_file(faults_file), str(faults_file))
@@ -121,8 +107,11 @@ def with_faults(home: Any, faults_file: Path | None) -> Any:
 # ---- twin run --------------------------------------------------------------------------
 
 
-def _real_time(home: Any, speed: float, end_tick: int | None, view: Callable[[], RenderableType],
+def _real_time(home: Any, speed: float, end_tick: int | None, view: Callable[[], Any],
                console: Console) -> None:
+    from rich.live import Live
+
+    from twin.clock import TICKS_PER_SECOND, Pacer
     pacer = Pacer(speed, time.monotonic(), home.clock.tick)
     # Transient: `run` prints the final table once afterwards (it used to show twice).
     with Live(view(), console=console, refresh_per_second=4, transient=True) as live:
@@ -163,7 +152,7 @@ def run(home_file: Path | None = HomeOption, seed: int | None = SeedOption,
                                       "default; bind elsewhere only on purpose."),
         runs_dir: Path | None = RunsOption,
         mqtt: str | None = typer.Option(None, "--mqtt", metavar="[URL]", show_default=False, help="Publish the home "
-                                        "over MQTT and take commands (see README, Live views): mqtt://HOST:PORT or "
+                                        "over MQTT and take commands (see docs/live-views.md): mqtt://HOST:PORT or "
                                         "mqtts://...; without a URL an embedded broker (amqtt) listens on "
                                         "--mqtt-listen."),
         mqtt_user: str | None = typer.Option(None, "--mqtt-user", show_default=False, help="MQTT username."),
@@ -233,6 +222,7 @@ def run(home_file: Path | None = HomeOption, seed: int | None = SeedOption,
         twin run --mqtt mqtts://broker.lan:8883 --mqtt-user twin --mqtt-ca ca.pem
         twin run --faults faults.yaml --http 8080      # scheduled faults; more live: POST /faults
     """
+    from twin.clock import TICKS_PER_SECOND
     if speed.strip().lower() == "max":
         factor = None
     else:
@@ -248,7 +238,10 @@ def run(home_file: Path | None = HomeOption, seed: int | None = SeedOption,
         raise CliError("--speed max needs --duration SECONDS (fast-forwarding forever never ends)")
     if matter and factor is None:
         raise CliError("--matter needs a real-time run (--speed N); --speed max only fast-forwards")
-    with_nodes = factor is not None and (matter if matter is not None else nodes.matter_default()[0])
+    if matter is None and factor is not None:
+        from matter_twin import nodes  # the runtime: only for runs that may serve nodes
+        matter = nodes.matter_default()[0]
+    with_nodes = factor is not None and bool(matter)
     if http_port is not None and not 0 < http_port < 65536:
         raise CliError(f"--http {http_port} is not a TCP port")
     if not 180 <= window_timeout <= 900:
@@ -256,6 +249,7 @@ def run(home_file: Path | None = HomeOption, seed: int | None = SeedOption,
     mqtt_settings = None
     if mqtt is not None:
         require("mqtt", "--mqtt")
+        from matter_twin.mqtt import MqttSettings
         if factor is None:
             raise CliError("--mqtt needs a real-time run (--speed N); --speed max only fast-forwards")
         if not 0.1 <= mqtt_sample <= 3600:
@@ -276,6 +270,7 @@ def run(home_file: Path | None = HomeOption, seed: int | None = SeedOption,
         if factor is None:
             fast_forward(home, end_tick - start_tick)
         elif with_nodes or http_port is not None or mqtt_settings is not None:
+            from matter_twin import nodes
             try:
                 interrupted = nodes.run(home, factor, end_tick, err_console, matter=with_nodes, storage=storage,
                                            reset_fabrics=reset_fabrics, base_port=base_port,
@@ -369,6 +364,9 @@ def pair(device: str = typer.Argument(..., help="The node whose window to open (
 
         twin pair sensors@kitchen --http 8080 --timeout 300
     """
+    import urllib.error
+    import urllib.parse
+    import urllib.request
     if not 0 < http_port < 65536:
         raise CliError(f"--http {http_port} is not a TCP port")
     if timeout is not None and not 180 <= timeout <= 900:
@@ -425,6 +423,9 @@ def tool(name: str = typer.Argument(..., help="Tool name, e.g. get_room_devices.
 
         twin tool get_cluster_doc '{"query": "fan speed", "top_k": 2}'
     """
+    from bridge.tools import TOOL_NAMES, Session, call_tool
+    from bridge.twin_backend import TwinBackend
+    from twin.clock import TICKS_PER_SECOND
     if name not in TOOL_NAMES:
         raise CliError(f"unknown tool {name!r}; tools: {', '.join(TOOL_NAMES)}")
     try:
@@ -436,6 +437,7 @@ def tool(name: str = typer.Argument(..., help="Tool name, e.g. get_room_devices.
     if not advance >= 0:
         raise CliError(f"--advance {advance} must be >= 0 seconds")
     if backend_config is not None:  # a bridge config: twin devices, Matter nodes or both
+        from matter_twin import cli_bridge
         result = cli_bridge.run_tool(backend_config, name, parsed)
     else:
         home = load_home(home_file, seed)
@@ -458,6 +460,9 @@ def list_tools(as_json: bool = typer.Option(False, "--json", help="Print the Ope
 
         twin tools --json > tools.json
     """
+    from rich.table import Table
+
+    from bridge.tools import TOOL_SCHEMAS
     if as_json:
         print(json.dumps(TOOL_SCHEMAS, indent=2, ensure_ascii=False))
         return
@@ -500,6 +505,8 @@ def home_generate(seed: int = typer.Option(0, "--seed", help="Seed: same seed, s
 
         twin run --home home.yaml
     """
+    from twin import generator
+    from twin.schema import to_yaml
     if (rooms is not None and rooms < 1) or (devices is not None and devices < 0):
         raise CliError("--rooms must be >= 1 and --devices >= 0")
     try:
@@ -555,6 +562,13 @@ def serve(home_file: Path | None = HomeOption, seed: int | None = SeedOption,
 
         twin serve --home-tools    # then POST /tools/create_automation, /tools/query_home
     """
+    from bridge.home_tools import HOME_TOOLS
+    from bridge.tools import Session
+    from bridge.twin_backend import TwinBackend
+    from matter_twin import cli_bridge
+    from matter_twin.http import create_app
+    from matter_twin.http_edge import run_server
+    from twin.clock import Pace
     if speed < 0:
         raise CliError(f"--speed {speed} must be >= 0")
     if not 0 < port < 65536:
@@ -575,9 +589,10 @@ def serve(home_file: Path | None = HomeOption, seed: int | None = SeedOption,
         stop.set()
 
 
-def _drive_clock(home: Any, pace: Pace, lock: threading.Lock, stop: threading.Event) -> None:
+def _drive_clock(home: Any, pace: Any, lock: threading.Lock, stop: threading.Event) -> None:
     """Background pacing for `twin serve`: steps the home under the app's lock, at the pace
     the live page sets (paused: the clock moves only by POST /clock/advance)."""
+    from twin.clock import TICKS_PER_SECOND, Pacer
     version = pace.version
     pacer = Pacer(pace.speed, time.monotonic(), home.clock.tick)
     while not stop.wait(0.1):
@@ -610,6 +625,8 @@ def mcp(backend_config: Path | None = BackendOption, home_file: Path | None = Ho
 
         twin mcp --backend bridge.yaml --http 8765     # http://127.0.0.1:8765/mcp
     """
+    from bridge.twin_backend import TwinBackend
+    from matter_twin import cli_bridge
     if http is not None and not 0 < http < 65536:
         raise CliError(f"--http {http} is not a TCP port")
     if backend_config is not None:

@@ -2,25 +2,26 @@
 
 Bad input (a missing file, JSON that does not parse, a file that does not validate) is a
 `CliError`: one line on stderr, exit code 2, never a traceback.
+
+Every command imports this module, so it imports only typer and rich at the top: the home,
+the nodes and the QR encoder are imported by the functions that use them (start-up time).
 """
 from __future__ import annotations
 
+import ast
+import importlib
+import importlib.util
+import inspect
 import sys
 from pathlib import Path
 from typing import Any
 
 import click
-import segno
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 from rich.text import Text
-
-from twin.clock import TICKS_PER_SECOND
-from twin.home import EMBEDDED_HOMES, Home
-from twin.node.pairing import device_name, home_pairings, served_devices
-from twin.schema import UserFileError
+from typer.core import TyperGroup
 
 FAST_FORWARD_CHUNK = 3000  # ticks per progress update (five virtual minutes)
 
@@ -86,6 +87,68 @@ class TwinApp(typer.Typer):
         return code
 
 
+class LazyGroup(TyperGroup):
+    """A command group whose `lazy` subcommands ("name": "module:attribute", a Typer app or a
+    command function) are imported only when one of them runs, so `twin --help` and `twin tool`
+    do not import every command's modules. Its help lists them with the help their source
+    gives, read from the source without importing it."""
+
+    lazy: dict[str, str] = {}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return [*super().list_commands(ctx), *(n for n in self.lazy if n not in self.commands)]
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in self.commands or name not in self.lazy:
+            return super().get_command(ctx, name)
+        return _Deferred(name, self)
+
+    def load(self, name: str) -> click.Command:
+        """The real command `name`, imported now (and kept)."""
+        if name not in self.commands:
+            module, _, attribute = self.lazy[name].partition(":")
+            target = getattr(importlib.import_module(module), attribute)
+            if isinstance(target, typer.Typer):   # a group, even with one command (`bridge init`)
+                command: click.Command = typer.main.get_group(target)
+            else:                                 # a command function
+                app = TwinApp(rich_markup_mode="markdown")
+                app.command(name)(target)
+                command = typer.main.get_command(app)
+            command.name = name
+            self.add_command(command, name)
+        return self.commands[name]
+
+
+class _Deferred(click.Command):
+    """A lazy subcommand as its group's help lists it; it imports the real one to run."""
+
+    def __init__(self, name: str, group: LazyGroup) -> None:
+        super().__init__(name, help=_source_help(group.lazy[name]))
+        self.group = group
+
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
+                     **extra: Any) -> click.Context:
+        return self.group.load(self.name or "").make_context(info_name, args, parent=parent, **extra)
+
+
+def _source_help(target: str) -> str:
+    """The help of "module:attribute" from its source: a function's docstring, or the `help=`
+    of the `Typer(...)` assigned to that name."""
+    module, _, attribute = target.partition(":")
+    spec = importlib.util.find_spec(module)
+    if spec is None or spec.origin is None:
+        return ""
+    for node in ast.parse(Path(spec.origin).read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.FunctionDef) and node.name == attribute:
+            return inspect.cleandoc(ast.get_docstring(node) or "")
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == attribute for t in node.targets) \
+                and isinstance(node.value, ast.Call):
+            for keyword in node.value.keywords:
+                if keyword.arg == "help":
+                    return inspect.cleandoc(ast.literal_eval(keyword.value))
+    return ""
+
+
 def with_optional_values(argv: list[str], optional: dict[str, str]) -> list[str]:
     """`--mqtt` given without a value (last, or before another option) gets its default one."""
     out: list[str] = []
@@ -124,6 +187,8 @@ def by_category(items: list[Any], categories: list[str] | None, limit: int | Non
 def load_home(home_file: Path | None, seed: int | None) -> Any:
     """The home to run: from a file, an embedded home by name ("modern"), or the built-in
     default. Bad files raise CliError."""
+    from twin.home import EMBEDDED_HOMES, Home
+    from twin.schema import UserFileError
     if home_file is not None and not home_file.exists() and str(home_file) in EMBEDDED_HOMES:
         return Home.embedded(str(home_file), seed=seed)
     if home_file is not None and not home_file.exists():
@@ -152,6 +217,9 @@ def room_table(home: Any, speed: str = "") -> Table:
 
 def fast_forward(home: Any, ticks: int, console: Console = err_console) -> None:
     """Step `ticks` ticks as fast as possible, with a progress bar on a terminal."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from twin.clock import TICKS_PER_SECOND
     columns = (TextColumn("fast-forward"), BarColumn(), TextColumn("{task.fields[time]}"),
                TimeRemainingColumn())
     with Progress(*columns, console=console, transient=True,
@@ -168,6 +236,7 @@ def fast_forward(home: Any, ticks: int, console: Console = err_console) -> None:
 def codes_rows(home: Any, seed: int | None = None) -> list[dict[str, Any]]:
     """Each node's pairing codes (no sockets opened): the home's devices, then each room's
     sensor node (`sensors@<room>`)."""
+    from twin.node.pairing import device_name, home_pairings, served_devices
     devices = served_devices(home)
     return [{**p.to_json(), "name": device_name(home, devices[device_id])}
             for device_id, p in home_pairings(home, seed, devices).items()]
@@ -247,6 +316,7 @@ def print_codes(console: Console, rows: list[dict[str, Any]], title: str | None 
 
 def qr_matrix(payload: str, border: int = 2) -> list[list[bool]]:
     """The QR symbol of `payload` as rows of modules (True: dark), quiet zone included."""
+    import segno
     qr = segno.make(payload, error="m", micro=False)
     return [[bool(m) for m in row] for row in qr.matrix_iter(scale=1, border=border)]
 

@@ -45,6 +45,7 @@ from bridge.backend import INVALID_ARGUMENT, ToolError
 from bridge.tools import Session, call_tool
 from bridge.twin_backend import TwinBackend
 from clusters.units import unit_of
+from matter_twin.defaults import DEFAULT_EMBEDDED
 from twin.changes import ROOM_UNITS, Batch, Change, ChangeStream, room_value
 from twin.clock import Pace
 from twin.ratelog import RateLimitedLog
@@ -54,7 +55,6 @@ log = logging.getLogger(__name__)
 #: What clients cause (retained commands, payloads refused): a line per kind and 10 s.
 client_log = RateLimitedLog(log)
 
-DEFAULT_EMBEDDED = "127.0.0.1:1883"
 #: How often the publisher takes its batch from the stream (wall seconds).
 PUBLISH_PERIOD_S = 0.1
 

@@ -4,7 +4,7 @@
 # and everything the real-controller tests need (system packages, python-matter-server,
 # matter.js, Home Assistant), checks the code (ruff; mypy, strict on the protocol package),
 # then runs the whole suite. Arguments go to pytest, e.g. `bash scripts/test.sh -m unit`
-# for the fast suite (under 3 minutes on 2 cores). pytest's exit code 5 ("no tests collected") fails too.
+# for the fast suite (sizes and times: docs/performance.md). pytest's exit code 5 ("no tests collected") fails too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -z "${VIRTUAL_ENV:-}" ]; then

@@ -1,6 +1,6 @@
 """The house rules, checked on the code: layers import one way and no module closes a circle.
 
-Every folder is one layer; LAYERS lists them lowest first (README "Layout"). A module may
+Every folder is one layer; LAYERS lists them lowest first (docs/architecture.md). A module may
 import its own layer and the layers below it, never above. Every import counts: top-level,
 inside functions and under TYPE_CHECKING, so an upward dependency cannot hide in a lazy import.
 """

@@ -38,6 +38,7 @@ from twin.node.core import (
     NodeCore,
 )
 from twin.node.credentials import DeviceCredentials
+from twin.node.defaults import DEFAULT_BASE_PORT
 from twin.node.device_state import DeviceStateStore
 from twin.node.fabrics import FabricTable
 from twin.node.faults import FaultTriggers, LinkFaults
@@ -56,12 +57,11 @@ from twin.node.pairing import (
     served_devices,
 )
 from twin.node.resumption import SubscriptionStore
-from twin.node.transport import MATTER_PORT, UdpTransport
+from twin.node.transport import UdpTransport
 from twin.node.window import CommissioningWindow, WindowStatus
 
 log = logging.getLogger(__name__)
 
-DEFAULT_BASE_PORT = MATTER_PORT   # the first node on Matter's port, the others above it
 #: How long a gracefully rebooting node waits at most for its subscribers to answer its last
 #: reports (ShutDown among them) before it goes down.
 SHUTDOWN_GRACE_S = 1.0

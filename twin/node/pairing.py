@@ -8,13 +8,12 @@ from typing import Any
 from chip.clusters import Objects as Clusters
 
 from matter_protocol.pairing import DiscoveryCapabilities, SetupPayload, passcode_and_discriminator
+from twin.node.defaults import DEFAULT_WINDOW_TIMEOUT_S, WINDOW_CHOICES  # noqa: F401 - re-exported
 from twin.room_sensors import room_sensor_devices
 
 # A manual code carries 4 bits of the discriminator: at most this many open windows can each
 # be found by their own manual code.
 SHORT_DISCRIMINATORS = 16
-#: `--open-windows` keywords; anything else is a list of node ids.
-WINDOW_CHOICES = ("all", "all-qr", "none")
 
 
 @dataclass(frozen=True)
@@ -112,7 +111,6 @@ def device_name(home: Any, device: Any) -> str:
     return str(_basic_information(device, "NodeLabel") or device.type.label)
 
 
-DEFAULT_WINDOW_TIMEOUT_S = 900   # the spec's longest commissioning timeout (15 min)
 
 
 @dataclass(frozen=True)

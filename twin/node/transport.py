@@ -16,9 +16,9 @@ from typing import Any, Protocol
 
 from matter_protocol.exchange import Action, Exchange, MessageLayer, Send
 from matter_protocol.message import MessageFormatError, MessageHeader
+from twin.node.defaults import MATTER_PORT
 
 log = logging.getLogger(__name__)
-MATTER_PORT = 5540
 
 
 def _make_socket(host: str, port: int) -> socket.socket:

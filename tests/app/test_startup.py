@@ -1,0 +1,51 @@
+"""Start-up: each command imports only what it uses (the figures are bench/bench_startup.py's)."""
+import json
+import subprocess
+import sys
+
+import pytest
+import typer
+
+from matter_twin.cli import app
+from matter_twin.console import _source_help
+
+PROBE = """
+import json, sys
+from matter_twin.cli import app
+try:
+    app(sys.argv[1:])
+except SystemExit:
+    pass
+print(json.dumps(sorted(sys.modules)), file=sys.stderr)
+"""
+
+
+def _modules(*args: str) -> set[str]:
+    done = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True, timeout=300)
+    return set(json.loads(done.stderr.strip().splitlines()[-1]))
+
+
+def _tops(modules: set[str]) -> set[str]:
+    return {m.split(".")[0] for m in modules}
+
+
+def test_help_imports_no_command():
+    modules = _modules("--help")
+    ours = {m for m in modules if _tops({m}) & {"twin", "bridge", "scenarios", "hardware", "clusters"}}
+    assert ours <= {"twin", "twin.node", "twin.node.defaults"}   # the option defaults only
+    assert not _tops(modules) & {"chip", "fastapi", "uvicorn", "mcp", "segno"}
+
+
+def test_a_tool_call_imports_no_server_benchmark_or_lab():
+    tops = _tops(_modules("tool", "get_current_time", "{}"))
+    assert "bridge" in tops and "twin" in tops
+    assert not tops & {"fastapi", "uvicorn", "mcp", "scenarios", "hardware", "openai", "matplotlib"}
+
+
+@pytest.mark.parametrize("name", sorted(type(typer.main.get_command(app)).lazy))
+def test_a_lazy_command_is_listed_with_the_help_it_runs_with(name):
+    group = typer.main.get_command(app)
+    listed = group.get_command(None, name)
+    assert listed.help and listed.help == _source_help(group.lazy[name])
+    loaded = group.load(name)
+    assert loaded.help.strip() == listed.help.strip()
