@@ -6,7 +6,7 @@ from pathlib import Path
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from matter_twin.console import CliError
+from matter_twin.console import CliError, one_line
 from matter_twin.extras import require, require_for_model
 from scenarios.lifelong import scenario_named
 from scenarios.lifelong.policies import make_policy as make_lifelong_policy
@@ -14,6 +14,7 @@ from scenarios.lifelong.report import TAU_GRID
 from scenarios.lifelong.report import run_count as lifelong_run_count
 from scenarios.lifelong.report import run_report as run_lifelong_report
 from scenarios.lifelong.routines import routines_for
+from scenarios.model_api import ModelAPIError
 from twin.home import Home
 from twin.schema import UserFileError
 
@@ -33,7 +34,10 @@ def lifelong(scenario: list[str] = typer.Option(["pref-r", "tool-r", "mixed-r"],
                                               "default: the packaged default home."),
              base_url: str | None = typer.Option(None, envvar="OPENAI_BASE_URL", help="OpenAI-compatible API "
                                                  "base URL (openai:MODEL policies)."),
-             api_key: str | None = typer.Option(None, envvar="OPENAI_API_KEY", help="API key.")):
+             api_key: str | None = typer.Option(None, envvar="OPENAI_API_KEY", help="API key."),
+             max_unusable: float = typer.Option(0.2, "--max-unusable", min=0.0, max=1.0, help="Fail (exit 1) when "
+                                                "more than this share of an openai:MODEL policy's replies held no "
+                                                "action word (each became NOOP).")):
     """Lifelong runs (DomusMind): no-reset weeks of the twin home under preference and tool drift.
     Routines propose service calls; the policy executes, asks, delays or skips; a latent persona
     approves or not; tool drift is the home's fault engine. Reports step success, confirmation
@@ -76,11 +80,24 @@ def lifelong(scenario: list[str] = typer.Option(["pref-r", "tool-r", "mixed-r"],
                                          home=home)
         except OSError as exc:
             raise CliError(f"{out}: {exc.strerror or exc}") from None
-        except Exception as exc:   # an LLM endpoint that fails mid-run: one line, not a traceback
-            if type(exc).__module__.split(".")[0] != "openai":
-                raise
-            raise CliError(f"the policy's model API failed: {exc}") from None
+        except ModelAPIError as exc:   # an LLM endpoint that fails: one line, not a traceback
+            raise CliError(f"the policy's {exc}") from None
     for f in report["findings"]:
         typer.echo(f"{f['scenario']}: {f['claim']}: {'holds' if f['holds'] else 'does not hold'}")
     plots = "rolling.png, frontier.png" if taus else "rolling.png"
     typer.echo(f"report in {out / 'report.md'} and {out / 'report.json'}; plots {plots}")
+    too_many = []
+    for scenario_name, entry in report["scenarios"].items():
+        for policy_name, figures in entry["policies"].items():
+            llm = figures.get("llm")
+            if llm is None:
+                continue
+            replies = llm["parse_hits"] + llm["fallbacks"]
+            typer.echo(f"{scenario_name} {policy_name}: {llm['fallbacks']} of {replies} replies held no action "
+                       "word and became NOOP")
+            if llm["fallbacks"] > max_unusable * replies:
+                too_many.append(f"{scenario_name} {policy_name}")
+    if too_many:
+        one_line(f"more than {max_unusable:g} of the replies could not be used (--max-unusable) in: "
+                 + ", ".join(too_many))
+        raise typer.Exit(1)

@@ -14,6 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from matter_twin.console import CliError, by_category, one_line
 from matter_twin.extras import require_for_model
+from scenarios.model_api import ModelAPIError
 from scenarios.personal.evaluate import PersonalJudge, make_agent, summarize
 from scenarios.personal.evaluate import run as run_all
 from scenarios.personal.evaluate import validate as check
@@ -145,6 +146,8 @@ def run(agent: str = typer.Option(..., help="reference | null | openai:MODEL"),
                               scorer, max_steps, progress=lambda: bar.advance(job))
         except UserFileError as exc:   # a household file that does not load
             raise CliError(str(exc)) from None
+        except ModelAPIError as exc:   # the tasks it stopped are not recorded: a rerun retries them
+            raise CliError(f"{exc}; the tasks not done are not recorded: a rerun retries them") from None
     summary = summarize(results)
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
     for category, figures in summary.items():

@@ -16,9 +16,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from matter_twin.console import CliError, by_category, one_line
 from matter_twin.extras import require, require_for_model
 from matter_twin.sandbox import SERVER_URL, matter_sandbox, missing_requirements, python_command
+from scenarios.model_api import ModelAPIError
 from scenarios.over_matter import MatterServing, MatterServingError, runs_over_matter
 from scenarios.report import write_report
-from scenarios.runner import load_results, make_agent, make_judge
+from scenarios.runner import load_results, make_agent, make_judge, no_usable_reply
 from scenarios.runner import run as run_all
 from scenarios.simuhome.agreement import DEFAULT_LABELS, agreement_table, judge_labels, load_labels
 from scenarios.simuhome.export import ExportError, chat_examples, preference_pairs
@@ -157,10 +158,19 @@ def run(agent: str = typer.Option(..., help="reference | null | openai:MODEL"),
                                                  "network namespace where it finds the nodes (no root needed)."),
         ray: str | None = typer.Option(None, "--ray", metavar="ADDRESS", show_default=False,
                                        help="Run episodes as Ray tasks: 'local' starts a local Ray "
-                                            "(loopback only, --workers CPUs); else a cluster address.")):
+                                            "(loopback only, --workers CPUs); else a cluster address."),
+        max_unusable: float = typer.Option(0.2, "--max-unusable", min=0.0, max=1.0, help="Fail the run (exit 1) "
+                                           "when more than this share of an LLM agent's replies could not be "
+                                           "used (no step could be parsed).")):
     """Run an agent over the episodes and score them. Results go to `--out`/results.jsonl (what the
     run decided: identical across reruns and executors; wall-clock latencies in timings.jsonl); a
     rerun with the same `--out` resumes where it stopped.
+
+    An LLM agent's API that cannot be reached, refuses the key or does not know the model stops
+    the run with one line (exit 2); the episodes it stopped are not recorded, so a rerun
+    retries them. Replies that hold no usable step are counted in the summary; above
+    `--max-unusable` the run fails (exit 1). An episode in which no reply at all could be used
+    is not recorded either, and three in a row stop the run.
 
     With `--over-matter` every episode's home is served as a Matter bridge node (one
     commissioning per episode) and the agent works through python-matter-server; the home it
@@ -215,7 +225,7 @@ def run(agent: str = typer.Option(..., help="reference | null | openai:MODEL"),
                     "--judge", judge, "--mode", mode, "--max-steps", str(max_steps),
                     *[a for c in category or [] for a in ("--category", c)],
                     *(["--limit", str(limit)] if limit is not None else []),
-                    "--over-matter", "--matter-server", SERVER_URL]
+                    "--max-unusable", str(max_unusable), "--over-matter", "--matter-server", SERVER_URL]
             env = dict(os.environ, **{k: v for k, v in (("OPENAI_BASE_URL", base_url),
                                                         ("OPENAI_API_KEY", api_key)) if v})
             with matter_sandbox("bench") as sandbox:
@@ -224,23 +234,44 @@ def run(agent: str = typer.Option(..., help="reference | null | openai:MODEL"),
         serving = MatterServing(matter_server)
         try:
             serving.wait_for_server()
-            run_all(items, lambda: make_agent(agent, base_url, api_key, mode), scorer, out, 1, max_steps,
-                    serve=serving, fatal=(MatterServingError,))
+            new = run_all(items, lambda: make_agent(agent, base_url, api_key, mode), scorer, out, 1, max_steps,
+                          serve=serving, fatal=(MatterServingError,))
             typer.echo(f"over Matter: {serving.commissioned} episode homes served as bridge nodes, each "
                        f"commissioned into python-matter-server at {matter_server}")
         except MatterServingError as exc:
             _fail(f"over Matter: {exc} (results so far are in {out / 'results.jsonl'}; a rerun resumes)")
+        except ModelAPIError as exc:
+            raise CliError(f"{exc}; the episodes it stopped are not recorded: a rerun retries them") from None
         finally:
             serving.close()
     else:
         try:
-            run_all(items, lambda: make_agent(agent, base_url, api_key, mode), scorer, out, workers, max_steps,
-                    ray_address=ray)
+            new = run_all(items, lambda: make_agent(agent, base_url, api_key, mode), scorer, out, workers, max_steps,
+                          ray_address=ray)
+        except ModelAPIError as exc:
+            raise CliError(f"{exc}; the episodes it stopped are not recorded: a rerun retries them") from None
         except RuntimeError as exc:   # Ray missing or unreachable
             raise CliError(str(exc)) from None
     results = [r for r in load_results(out) if r["episode_id"] in {e.id for e in items}]
     ok = sum(bool(r["success"]) for r in results)
     typer.echo(f"{ok}/{len(results)} episodes succeeded; results in {out / 'results.jsonl'}")
+    _unusable_summary(new, max_unusable)
+
+
+def _unusable_summary(new: list[dict], max_unusable: float) -> None:
+    """An LLM agent's unusable replies in this run: counted, and over the threshold a failure."""
+    replies = sum(r.get("replies") or 0 for r in new)
+    if not replies:
+        return
+    unusable = sum(r.get("unusable_replies") or 0 for r in new)
+    skipped = sum(no_usable_reply(r) for r in new)
+    typer.echo(f"{unusable} of {replies} model replies could not be used"
+               + (f"; {skipped} episodes without one usable reply were not recorded (a rerun retries them)"
+                  if skipped else ""))
+    if unusable > max_unusable * replies:
+        one_line(f"{unusable / replies:.0%} of the model's replies could not be used, above --max-unusable "
+                 f"{max_unusable:g}")
+        raise typer.Exit(1)
 
 
 @simuhome_app.command()

@@ -24,6 +24,9 @@ class AgentOutput:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     error: str | None = None
+    #: Model agents: replies received, and how many of them could not be used (no parseable step).
+    replies: int | None = None
+    unusable_replies: int | None = None
 
 
 class Agent(Protocol):

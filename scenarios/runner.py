@@ -23,6 +23,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from scenarios.agent import Agent, Serve, in_process
 from scenarios.agents.react import ReActAgent
 from scenarios.agents.simple import NullAgent
+from scenarios.model_api import ModelAPIError
 from scenarios.simuhome.evaluate import Judge, run_episode
 from scenarios.simuhome.judges import LLMJudge, RuleJudge
 from scenarios.simuhome.reference import ReferenceAgent
@@ -32,6 +33,19 @@ RESULTS = "results.jsonl"
 TIMINGS = "timings.jsonl"
 #: Fields of a result that depend on the wall clock: kept in TIMINGS, not in RESULTS.
 TIMING_FIELDS = ("latency_s",)
+#: This many episodes in a row in which no reply of the model could be used stop the run.
+UNUSABLE_IN_A_ROW = 3
+
+
+class ModelRepliesUnusable(ModelAPIError):
+    """Episode after episode, none of the model's replies held a step to take."""
+
+
+def no_usable_reply(result: dict[str, Any]) -> bool:
+    """A model agent's episode in which not one reply could be used: the model (or its
+    protocol, --mode) is unusable, so the episode says nothing about the agent. It is not
+    recorded as done: a rerun retries it."""
+    return bool(result.get("replies")) and result.get("unusable_replies") == result["replies"]
 
 
 def make_agent(spec: str, base_url: str | None = None, api_key: str | None = None,
@@ -43,8 +57,12 @@ def make_agent(spec: str, base_url: str | None = None, api_key: str | None = Non
     if spec == "null":
         return NullAgent()
     if spec.startswith("openai:") and len(spec) > len("openai:"):
-        return ReActAgent(spec[len("openai:"):], mode=mode, base_url=base_url or os.environ.get("OPENAI_BASE_URL"),
-                          api_key=api_key or os.environ.get("OPENAI_API_KEY"))
+        base_url = base_url or os.environ.get("OPENAI_BASE_URL")
+        api_key = api_key or os.environ.get("OPENAI_API_KEY")
+        if not base_url and not api_key:
+            raise ValueError(f"{spec} needs an API key: set OPENAI_API_KEY or --api-key (for a local "
+                             "OpenAI-compatible server, --base-url URL)")
+        return ReActAgent(spec[len("openai:"):], mode=mode, base_url=base_url, api_key=api_key)
     raise ValueError(f"unknown agent {spec!r}; accepted: reference, null, openai:MODEL")
 
 
@@ -84,24 +102,30 @@ def run(episodes: list[Episode], agent_factory: Callable[[], Agent], judge: Judg
     new: list[dict[str, Any]] = []
 
     def record(result: dict[str, Any]) -> None:
+        new.append(result)
+        if no_usable_reply(result):
+            return
         timing = {"episode_id": result["episode_id"], **{k: result[k] for k in TIMING_FIELDS if k in result}}
         kept = {k: v for k, v in result.items() if k not in TIMING_FIELDS}
         with (out / RESULTS).open("a", encoding="utf-8") as fh:
             fh.write(json.dumps(kept, ensure_ascii=False, sort_keys=True) + "\n")
         with (out / TIMINGS).open("a", encoding="utf-8") as fh:
             fh.write(json.dumps(timing, sort_keys=True) + "\n")
-        new.append(result)
 
     results = (_on_ray(todo, agent_factory, judge, max_steps, ray_address, workers) if ray_address
                else _in_threads(todo, agent_factory, judge, max_steps, workers, serve, fatal))
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("ok {task.fields[ok]}"), TimeElapsedColumn(), disable=not progress) as bar:
         task = bar.add_task(f"{len(done)} done before; running", total=len(todo), ok=0)
-        ok = 0
+        ok = unusable_in_a_row = 0
         for result in results:
             record(result)
             ok += bool(result["success"])
             bar.update(task, advance=1, ok=ok)
+            unusable_in_a_row = unusable_in_a_row + 1 if no_usable_reply(result) else 0
+            if unusable_in_a_row >= UNUSABLE_IN_A_ROW:
+                raise ModelRepliesUnusable(f"none of the model's replies could be used in {unusable_in_a_row} "
+                                           "episodes in a row (no step could be parsed): check the model and --mode")
     return new
 
 
@@ -110,7 +134,7 @@ def run_one(episode: Episode, agent_factory: Callable[[], Agent], judge: Judge, 
     """One episode's record; an episode that cannot even run is a recorded failure."""
     try:
         return run_episode(episode, agent_factory(), judge, max_steps, serve=serve)
-    except fatal:
+    except (ModelAPIError, *fatal):
         raise
     except Exception as exc:  # the episode itself is broken: record it, keep going
         return {"episode_id": episode.id, "category": episode.category, "success": False,

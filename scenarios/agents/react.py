@@ -17,6 +17,7 @@ from typing import Any
 
 from bridge.tools import TOOL_SCHEMAS, Session, call_tool
 from scenarios.agent import AgentOutput
+from scenarios.model_api import create_completion
 
 SYSTEM_PROMPT = """You are a smart-home assistant. You fulfil the user's request by calling tools that \
 read and control Matter devices in the home.
@@ -147,43 +148,54 @@ class ReActAgent:
         messages: list[dict[str, Any]] = [{"role": "system", "content": system},
                                           {"role": "user", "content": query}]
         tokens = [0, 0]
+        replies = unusable = 0
         for _ in range(max_steps):
             kwargs: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": self.temperature}
             if self.mode == "tools":
                 kwargs["tools"] = self.tools
-            reply = self.client.chat.completions.create(**kwargs)
+            reply = create_completion(self.client, kwargs)
+            replies += 1
             if reply.usage is not None:
                 tokens[0] += reply.usage.prompt_tokens or 0
                 tokens[1] += reply.usage.completion_tokens or 0
             message = reply.choices[0].message
             if self.mode == "json":
-                self._json_turn(message.content or "", messages, backend, session)
+                usable = self._json_turn(message.content or "", messages, backend, session)
             else:
-                self._tools_turn(message, messages, backend, session)
+                usable = self._tools_turn(message, messages, backend, session)
+            unusable += not usable
             if session.finished:
-                return AgentOutput(session.answer, len(session.history), *tokens)
-        return AgentOutput(None, len(session.history), *tokens, error=f"no finish within {max_steps} steps")
+                return AgentOutput(session.answer, len(session.history), *tokens, replies=replies,
+                                   unusable_replies=unusable)
+        return AgentOutput(None, len(session.history), *tokens, error=f"no finish within {max_steps} steps",
+                           replies=replies, unusable_replies=unusable)
 
-    def _json_turn(self, text: str, messages: list, backend: Any, session: Session) -> None:
+    def _json_turn(self, text: str, messages: list, backend: Any, session: Session) -> bool:
+        """One reply in the JSON protocol; False when it held no step to take (unusable)."""
         messages.append({"role": "assistant", "content": text})
         try:
             action, args = parse_step(text)
         except ValueError as exc:
             observation: dict[str, Any] = {"ok": False, "error": {"code": "INVALID_STEP", "message": str(exc)}}
+            usable = False
         else:
             first_call = len(session.history)
             observation = call_tool(backend, action, args, session)
             _note_thought(session, first_call, thought_of(text))
+            usable = True
         messages.append({"role": "user", "content": "Observation: " + json.dumps(observation, ensure_ascii=False)})
+        return usable
 
-    def _tools_turn(self, message: Any, messages: list, backend: Any, session: Session) -> None:
+    def _tools_turn(self, message: Any, messages: list, backend: Any, session: Session) -> bool:
+        """One reply with function calling; False when none of its calls had JSON arguments."""
         calls = message.tool_calls or []
         messages.append({"role": "assistant", "content": message.content or "",
                          **({"tool_calls": [c.model_dump() for c in calls]} if calls else {})})
         if not calls:  # plain text: treat it as the final answer
             call_tool(backend, "finish", {"answer": message.content or ""}, session)
-            return
+            return True
         first_call = len(session.history)
+        usable = False
         for call in calls:
             try:
                 args = json.loads(call.function.arguments or "{}")
@@ -192,8 +204,10 @@ class ReActAgent:
                                                                  "message": f"arguments are not JSON ({exc.msg})"}}
             else:
                 result = call_tool(backend, call.function.name, args, session)
+                usable = True
             messages.append({"role": "tool", "tool_call_id": call.id,
                              "content": json.dumps(result, ensure_ascii=False)})
             _note_thought(session, first_call, (message.content or "").strip())
             if session.finished:
-                return
+                break
+        return usable

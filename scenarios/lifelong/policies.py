@@ -27,6 +27,7 @@ from typing import Any
 from scenarios.lifelong.config import Scenario
 from scenarios.lifelong.environment import approval_probability
 from scenarios.lifelong.routines import template_bias
+from scenarios.model_api import create_completion
 
 __all__ = ["NoToM", "Static", "Online", "Oracle", "LLMPolicy", "make_policy", "gate", "POLICY_NAMES"]
 
@@ -193,9 +194,9 @@ class LLMPolicy:
                              sensitivity="privacy-sensitive" if s["privacy_sensitive"] else "non-sensitive")
 
     def decide(self, step: dict[str, Any], persona: dict[str, float] | None) -> str:
-        reply = self.client.chat.completions.create(
-            model=self.model, temperature=self.temperature, max_tokens=self.max_tokens,
-            messages=[{"role": "user", "content": self.prompt(step)}])
+        reply = create_completion(self.client, {
+            "model": self.model, "temperature": self.temperature, "max_tokens": self.max_tokens,
+            "messages": [{"role": "user", "content": self.prompt(step)}]})
         match = _ACTION_WORD.search((reply.choices[0].message.content or "").upper())
         if match is None:
             self.fallbacks += 1
@@ -224,6 +225,9 @@ def make_policy(name: str, scenario: Scenario, tau: float = 0.5, base_url: str |
     if key == "ORACLE":
         return Oracle(scenario, tau)
     if name.startswith("openai:") and len(name) > len("openai:"):
+        if not (base_url or os.environ.get("OPENAI_BASE_URL") or api_key or os.environ.get("OPENAI_API_KEY")):
+            raise ValueError(f"{name} needs an API key: set OPENAI_API_KEY or --api-key (for a local "
+                             "OpenAI-compatible server, --base-url URL)")
         return LLMPolicy(name[len("openai:"):], base_url=base_url, api_key=api_key)
     raise ValueError(f"unknown policy {name!r}; accepted: {', '.join(POLICY_NAMES)}, openai:MODEL")
 

@@ -104,8 +104,10 @@ def run_report(scenarios: list[Scenario], policies: list[str], seeds: list[int],
                 safe = policy.name.replace(":", "_").replace("/", "_")
                 (folder / f"{safe}-seed{seed}.jsonl").write_text(
                     "".join(json.dumps(_rounded(s), sort_keys=True) + "\n" for s in trajectory), encoding="utf-8")
-                if hasattr(policy, "settings"):
-                    settings = policy.settings()
+                if hasattr(policy, "settings"):   # counts add up over the seeds
+                    this = policy.settings()
+                    settings = this if settings is None else {
+                        **this, **{k: settings[k] + this[k] for k in ("parse_hits", "fallbacks") if k in this}}
                 if advance is not None:
                     advance(f"{scenario.name} {policy.name} seed {seed}")
             entry["policies"][policy.name] = {

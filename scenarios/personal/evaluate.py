@@ -28,6 +28,7 @@ from bridge.tools import TOOL_SCHEMAS, Session, call_tool
 from scenarios.agent import AgentOutput
 from scenarios.agents.react import ReActAgent, tool_list
 from scenarios.agents.simple import NullAgent
+from scenarios.model_api import create_completion
 from scenarios.personal.household import Household
 from scenarios.personal.tasks import (
     LEVEL_TOLERANCE,
@@ -168,9 +169,9 @@ class PersonalJudge:
         self.name = f"llm:{model}"
 
     def _ask(self, system: str, user: str) -> str:
-        reply = self.client.chat.completions.create(
-            model=self.model, temperature=0,
-            messages=[{"role": "system", "content": system}, {"role": "user", "content": user}])
+        reply = create_completion(self.client, {
+            "model": self.model, "temperature": 0,
+            "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}]})
         return (reply.choices[0].message.content or "").strip()
 
     def equivalent(self, question: str, truth: str, answer: str) -> bool:

@@ -20,6 +20,7 @@ from bridge.tools import Session, call_tool
 from bridge.twin_backend import TwinBackend
 from clusters.values import to_json
 from scenarios.agent import Agent, AgentOutput, Serve, in_process
+from scenarios.model_api import ModelAPIError
 from scenarios.simuhome.judges import recognizes_problem
 from scenarios.simuhome.names import our_endpoint
 from scenarios.simuhome.schema import DeviceGoal, Episode, InitialState, RoomGoal, TimedGoal, Verdict
@@ -271,6 +272,8 @@ def run_episode(episode: Episode, agent: Agent, judge: Judge, max_steps: int = 3
         wall = time.perf_counter()
         try:
             out = agent.run(episode.query, backend, session, max_steps)
+        except ModelAPIError:
+            raise
         except Exception as exc:  # an agent crash is a failed episode, not a failed run
             out = AgentOutput(None, len(session.history), error=f"{type(exc).__name__}: {exc}")
         latency = time.perf_counter() - wall
@@ -278,7 +281,8 @@ def run_episode(episode: Episode, agent: Agent, judge: Judge, max_steps: int = 3
     return {"episode_id": episode.id, "category": episode.category, "agent": agent.name,
             **score(episode, start, acted, session, judge, answer),
             "latency_s": round(latency, 4), "prompt_tokens": out.prompt_tokens,
-            "completion_tokens": out.completion_tokens, "agent_error": out.error}
+            "completion_tokens": out.completion_tokens, "agent_error": out.error,
+            **({"replies": out.replies, "unusable_replies": out.unusable_replies} if out.replies is not None else {})}
 
 
 def classify_error(episode: Episode, record: dict[str, Any], missing: list[str], verdict: Verdict) -> str:

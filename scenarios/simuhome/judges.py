@@ -13,6 +13,7 @@ from collections import Counter
 from typing import Any
 
 from bridge.tools import Session
+from scenarios.model_api import create_completion
 from scenarios.simuhome import templates as T
 from scenarios.simuhome.schema import DeviceGoal, Episode, RoomGoal, TimedGoal, Verdict
 from scenarios.simuhome.templates import split_sentences
@@ -443,7 +444,7 @@ class LLMJudge:
         messages = judge_messages(episode, session)
         letters = []
         for _ in range(self.votes):
-            reply = self.client.chat.completions.create(model=self.model, messages=messages, temperature=0)
+            reply = create_completion(self.client, {"model": self.model, "messages": messages, "temperature": 0})
             text = (reply.choices[0].message.content or "").strip().upper()
             letters.append("A" if text.startswith("A") else "B")
         tally = Counter(letters)
