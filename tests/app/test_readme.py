@@ -155,6 +155,6 @@ def test_shell_examples_name_only_real_commands_and_options():
             words = shlex.split(line.split(" #", 1)[0].split(">", 1)[0])
             if not words or words[0] != "twin":
                 continue
-            done = subprocess.run([sys.executable, "-m", "matter_twin.cli", *words[1:], "--help"],
-                                  capture_output=True, text=True, timeout=300, env=dict(os.environ, PYTHONPATH=str(REPO)))
+            done = subprocess.run([sys.executable, "-m", "matter_twin.cli", *words[1:], "--help"], capture_output=True,
+                                  text=True, timeout=300, env=dict(os.environ, PYTHONPATH=str(REPO)))
             assert done.returncode == 0, f"{line}: {done.stderr}"
