@@ -7,6 +7,7 @@ with an error exits with code 1.
 """
 from __future__ import annotations
 
+import errno
 import json
 import sys
 import threading
@@ -24,6 +25,7 @@ from matter_twin.console import (
     CliError,
     LazyGroup,
     TwinApp,
+    check_tcp_port,
     codes_rows,
     err_console,
     fast_forward,
@@ -246,6 +248,8 @@ def run(home_file: Path | None = HomeOption, seed: int | None = SeedOption,
         raise CliError(f"--http {http_port} is not a TCP port")
     if not 180 <= window_timeout <= 900:
         raise CliError(f"--window-timeout {window_timeout}: the spec allows 180..900 seconds")
+    if http_port is not None and factor is not None:
+        check_tcp_port(http_host, http_port, "--http")
     mqtt_settings = None
     if mqtt is not None:
         require("mqtt", "--mqtt")
@@ -279,6 +283,9 @@ def run(home_file: Path | None = HomeOption, seed: int | None = SeedOption,
                                            window_timeout_s=window_timeout, http_host=http_host,
                                            runs_dir=runs_dir, home_file=home_file, mqtt=mqtt_settings)
             except (OSError, ValueError) as err:  # port in use, unknown interface, foreign storage
+                if isinstance(err, OSError) and err.errno == errno.EADDRINUSE and str(err.strerror).startswith("UDP"):
+                    raise CliError(f"{err.strerror}: another program (or another `twin run`) has it; run the nodes "
+                                   f"on other ports with --base-port PORT (they take PORT, PORT+1, ...)") from None
                 raise CliError(str(err)) from None
         else:
             print(f"running {home.name!r}: {len(home.rooms)} rooms, {len(home.devices)} devices "
@@ -536,8 +543,9 @@ def serve(home_file: Path | None = HomeOption, seed: int | None = SeedOption,
           host: str = typer.Option("127.0.0.1", "--host", help="Address to bind. Loopback by default; "
                                    "bind elsewhere only on purpose."),
           port: int = typer.Option(8080, "--port", help="TCP port."),
-          speed: float = typer.Option(0.0, "--speed", help="Advance virtual time at this factor "
-                                      "in the background; 0 = paused, only POST /clock/advance (or the "
+          speed: float = typer.Option(1.0, "--speed", help="Advance virtual time at this factor "
+                                      "in the background (default: real time, so a first look at the page "
+                                      "sees the home move); 0 = paused, only POST /clock/advance (or the "
                                       "live page) moves it."),
           runs_dir: Path | None = RunsOption, faults_file: Path | None = FaultsOption,
           home_tools: bool = typer.Option(False, "--home-tools", help=(
@@ -573,6 +581,7 @@ def serve(home_file: Path | None = HomeOption, seed: int | None = SeedOption,
         raise CliError(f"--speed {speed} must be >= 0")
     if not 0 < port < 65536:
         raise CliError(f"--port {port} is not a TCP port")
+    check_tcp_port(host, port, "--port")
     if backend_config is not None:  # real time: the bridge's devices live on the wall clock
         return cli_bridge.serve(backend_config, host, port)
     home = with_faults(load_home(home_file, seed), faults_file)
@@ -629,6 +638,8 @@ def mcp(backend_config: Path | None = BackendOption, home_file: Path | None = Ho
     from matter_twin import cli_bridge
     if http is not None and not 0 < http < 65536:
         raise CliError(f"--http {http} is not a TCP port")
+    if http is not None:
+        check_tcp_port(host, http, "--http")
     if backend_config is not None:
         backend = cli_bridge.open_backend(backend_config)
     else:

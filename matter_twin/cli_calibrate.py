@@ -12,16 +12,17 @@ from rich.progress import Progress
 from rich.table import Table
 
 from hardware.calibrate import Fit, TraceError, check_trace, fit, read_trace, write_home
-from matter_twin.console import CliError
+from matter_twin.console import CliError, one_line
 from twin.schema import UserFileError, parse_file
 
 
 def calibrate(recording: Path = typer.Argument(..., help="The trace: a CSV file (format below) or a lab "
                                              "session's SQLite recording (`twin lab run`; its last run)."),
-              home: Path = typer.Option(..., "--home", help="The home file the trace was recorded in; "
-                                        "the fitted values are written into it."),
-              output: Path | None = typer.Option(None, "-o", "--output",
-                                                 help="Write the calibrated home here instead of over --home."),
+              home: Path = typer.Option(..., "--home", help="The home file the trace was recorded in."),
+              output: Path | None = typer.Option(None, "-o", "--output", show_default=False,
+                                                 help="Where to write the calibrated home (default: beside --home, "
+                                                 "as NAME.calibrated.yaml)."),
+              in_place: bool = typer.Option(False, "--in-place", help="Write the calibrated values over --home."),
               dry_run: bool = typer.Option(False, "--dry-run", help="Report the fit, write nothing."),
               as_json: bool = typer.Option(False, "--json", help="Print the report as JSON.")) -> None:
     """Fit the physics coefficients and appliance cycle timings to a recorded trace.
@@ -39,6 +40,11 @@ def calibrate(recording: Path = typer.Argument(..., help="The trace: a CSV file 
     A lab recording (SQLite, from `twin lab run`) works too: its real devices' reports are the
     inputs and its room samples the observations.
 
+    The calibrated home goes to a new file (`-o`, default NAME.calibrated.yaml beside the home)
+    unless `--in-place`. A fitted coefficient that is not positive or moved more than
+    100-fold from its value is outside physical bounds (the trace does not pin it down): then
+    nothing is written and the command exits 1.
+
         time,target,quantity,value
         0,living_room,temperature,27.5
         0,living_room_ac,1/OnOff/OnOff,true
@@ -47,9 +53,11 @@ def calibrate(recording: Path = typer.Argument(..., help="The trace: a CSV file 
 
     Examples:
 
-        twin calibrate lab-trace.csv --home lab.yaml
+        twin calibrate lab-trace.csv --home lab.yaml          # writes lab.calibrated.yaml
 
         twin calibrate lab-trace.csv --home lab.yaml -o lab-calibrated.yaml --json
+
+        twin calibrate lab-trace.csv --home lab.yaml --in-place
 
         twin calibrate lab-trace.csv --home lab.yaml --dry-run
     """
@@ -57,6 +65,9 @@ def calibrate(recording: Path = typer.Argument(..., help="The trace: a CSV file 
         raise CliError(f"{recording}: no such file")
     if not home.exists():
         raise CliError(f"{home}: no such file")
+    if in_place and output is not None:
+        raise CliError("--in-place writes over --home; it does not go with -o")
+    target = home if in_place else output or home.with_name(f"{home.stem}.calibrated{home.suffix}")
     try:
         spec = parse_file(home)
         trace = read_trace(recording)
@@ -69,16 +80,36 @@ def calibrate(recording: Path = typer.Argument(..., help="The trace: a CSV file 
     except (TraceError, UserFileError) as err:
         raise CliError(str(err)) from None
     written = None
-    if not dry_run:
+    implausible = out_of_bounds(result)
+    if not dry_run and not implausible:
         try:
-            written = write_home(home, result.overrides, result.timings, output, result.travel, result.transitions)
+            written = write_home(home, result.overrides, result.timings, target, result.travel, result.transitions)
             parse_file(written)   # what we wrote must load
         except (OSError, UserFileError) as err:
-            raise CliError(f"{output or home}: {err}") from None
+            raise CliError(f"{target}: {err}") from None
     if as_json:
-        print(json.dumps(report_json(result, written), indent=2))
+        print(json.dumps({**report_json(result, written), "out_of_bounds": implausible}, indent=2))
     else:
         print_report(result, written)
+    if implausible:
+        one_line(f"fit outside physical bounds, nothing written: {'; '.join(implausible)} (the trace does not pin "
+                 f"{'it' if len(implausible) == 1 else 'them'} down: record longer, or with the device working)")
+        raise typer.Exit(1)
+
+
+#: A fitted coefficient more than this factor away from its value is not a calibration.
+BOUND_FACTOR = 100.0
+
+
+def out_of_bounds(result: Fit) -> list[str]:
+    """The fitted coefficients that are not physical: not positive, or moved more than
+    BOUND_FACTOR-fold (a least-squares fit drives an unobservable one anywhere, e.g. 7.8e-25)."""
+    bad = []
+    for key, value in result.coefficients.items():
+        before = result.previous.get(key) or 0.0
+        if not value > 0 or (before > 0 and not before / BOUND_FACTOR <= value <= before * BOUND_FACTOR):
+            bad.append(f"{key} {before:.3g} -> {value:.3g}")
+    return bad
 
 
 def report_json(result: Fit, written: Path | None) -> dict:

@@ -149,6 +149,20 @@ def _source_help(target: str) -> str:
     return ""
 
 
+def check_tcp_port(host: str, port: int, option: str) -> None:
+    """One CliError line, before any work, when a server could not listen on host:port (a port
+    another program holds), instead of the server's own log lines and exit code."""
+    import socket
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)   # as the server binds
+        try:
+            probe.bind((host, port))
+        except OSError as err:
+            raise CliError(f"cannot listen on {host}:{port} ({err.strerror}): another program has it; "
+                           f"choose another with {option} PORT") from None
+
+
 def with_optional_values(argv: list[str], optional: dict[str, str]) -> list[str]:
     """`--mqtt` given without a value (last, or before another option) gets its default one."""
     out: list[str] = []

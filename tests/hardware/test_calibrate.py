@@ -117,10 +117,16 @@ def test_cli_writes_the_home_file_that_then_loads(trace, tmp_path):
     home_file.write_text(yaml.safe_dump(SPEC, sort_keys=False))
     trace_file = tmp_path / "trace.csv"
     trace_file.write_text(write_csv(trace))
+    original = home_file.read_text()
     result = CliRunner().invoke(app, ["calibrate", str(trace_file), "--home", str(home_file), "--json"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
     assert report["coefficients"]["ac_k_full_fan"]["fitted"] == pytest.approx(8.2e-5, rel=1e-6)
+    calibrated = tmp_path / "lab.calibrated.yaml"   # a new file: the home stays as it was
+    assert report["written"] == str(calibrated) and home_file.read_text() == original
+    in_place = CliRunner().invoke(app, ["calibrate", str(trace_file), "--home", str(home_file), "--in-place"])
+    assert in_place.exit_code == 0, in_place.output
+    assert home_file.read_text() == calibrated.read_text()
     home = Home.load(home_file)
     assert home.coefficients["ac_k_full_fan"] == pytest.approx(8.2e-5, rel=1e-6)
     assert home.device("washer").endpoint(1).server("LaundryWasherMode").modes[4].cycle == \
@@ -209,3 +215,20 @@ def test_a_lab_recording_is_a_trace_too(trace, tmp_path):
     (tmp_path / "junk.sqlite").write_bytes(b"SQLite format 3\x00" + b"x" * 100)
     with pytest.raises(TraceError, match="junk.sqlite"):
         read_trace(tmp_path / "junk.sqlite")
+
+
+def test_a_fit_outside_physical_bounds_writes_nothing(tmp_path, capsys):
+    """A room that never moves says nothing about its envelope: least squares drives the ambient
+    coefficient to ~0 (-100 %), which is refused instead of written."""
+    home_file = tmp_path / "still.yaml"
+    home_file.write_text(yaml.safe_dump({"name": "still", "rooms": [{"id": "lab", "temperature": 27.5}]}))
+    trace_file = tmp_path / "t.csv"
+    trace_file.write_text("time,target,quantity,value\n0,lab,temperature,27.5\n3600,lab,temperature,27.5\n"
+                          "7200,lab,temperature,27.5\n")
+    before = home_file.read_text()
+    with pytest.raises(SystemExit) as exit_:
+        app(["calibrate", str(trace_file), "--home", str(home_file), "--in-place"], prog_name="twin")
+    assert exit_.value.code == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("error: fit outside physical bounds, nothing written: ambient_k.temperature 5e-06 -> ")
+    assert home_file.read_text() == before and sorted(p.name for p in tmp_path.iterdir()) == ["still.yaml", "t.csv"]

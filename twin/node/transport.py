@@ -34,11 +34,11 @@ def _make_socket(host: str, port: int) -> socket.socket:
         if family == socket.AF_INET6:
             sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
         sock.bind((host, port))
-    except OSError:
+    except OSError as err:
         sock.close()
         if family == socket.AF_INET6 and host == "::":
             return _make_socket("0.0.0.0", port)  # no usable IPv6 here: fall back to IPv4
-        raise
+        raise OSError(err.errno, f"UDP port {port}: {err.strerror}") from None   # say which port
     sock.setblocking(False)
     return sock
 
