@@ -1,11 +1,16 @@
 """`twin lab demo`: the whole lab workflow without hardware.
 
 matter.js devices (npm `@matter/main`: a dimmable light, a thermostat, a multi-sensor whose
-endpoint 1 is a temperature sensor; tests/matterjs/devices.mjs) stand in for products, in a
+endpoint 1 is a temperature sensor; hardware/standins/devices.mjs, shipped with the package)
+stand in for products, in a
 network namespace created here (nothing is advertised outside this machine). The session
 runs inside it with a managed python-matter-server: the light plays the default home's
 living_room_light, the thermostat its bedroom_ac, the sensor feeds the kitchen's temperature;
 a script runs, then the recording is replayed and the report written. Needs root.
+
+matter.js comes from the source tree's `.cache/matterjs` when `scripts/install-test-deps.sh`
+put it there; otherwise it is installed with npm on first use into the user's cache directory
+($XDG_CACHE_HOME or ~/.cache, then matter-twin/matterjs; about 150 MB), once.
 """
 from __future__ import annotations
 
@@ -24,8 +29,9 @@ import yaml
 from hardware.replay import replay_session, write_report
 
 REPO = Path(__file__).resolve().parent.parent
-MATTERJS = REPO / ".cache" / "matterjs" / "node_modules"
-DEVICES_SCRIPT = REPO / "tests" / "matterjs" / "devices.mjs"
+#: The matter.js release the stand-ins are written for (scripts/install-test-deps.sh installs the same).
+MATTERJS_VERSION = "0.17.9"
+DEVICES_SCRIPT = Path(__file__).resolve().parent / "standins" / "devices.mjs"
 #: kind -> (UDP port, passcode, discriminator)
 STAND_INS = {"light": (5541, 20202021, 3840), "thermostat": (5542, 20202022, 2816),
              "sensors": (5543, 20202023, 1792)}
@@ -35,12 +41,38 @@ class DemoError(Exception):
     """What the demo needs is missing, or a stand-in did not start (one line)."""
 
 
+def matterjs_dirs() -> list[Path]:
+    """Where matter.js may be installed (node_modules folders), in the order they are tried."""
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return [REPO / ".cache" / "matterjs" / "node_modules", cache / "matter-twin" / "matterjs" / "node_modules"]
+
+
+def installed_matterjs() -> Path | None:
+    """The first node_modules folder that holds matter.js, if any."""
+    return next((f for f in matterjs_dirs() if (f / "@matter" / "main").is_dir()), None)
+
+
+def install_matterjs() -> Path:
+    """Install matter.js with npm into the user cache; its node_modules folder."""
+    target = matterjs_dirs()[-1]
+    if shutil.which("npm") is None:
+        raise DemoError("the demo needs matter.js, and npm to install it (Debian: apt-get install nodejs npm)")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    package = target.parent / "package.json"
+    if not package.exists():
+        package.write_text('{"private": true}\n')
+    done = subprocess.run(["npm", "install", "--silent", "--no-audit", "--no-fund", f"@matter/main@{MATTERJS_VERSION}"],
+                          cwd=target.parent, capture_output=True, text=True)
+    if done.returncode != 0 or not (target / "@matter" / "main").is_dir():
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise DemoError(f"npm could not install matter.js into {target.parent} ({last})")
+    return target
+
+
 def _check() -> None:
     missing = []
-    if not (MATTERJS / "@matter" / "main").is_dir():
-        missing.append(f"matter.js in {MATTERJS} (scripts/install-test-deps.sh)")
     if shutil.which("node") is None:
-        missing.append("node")
+        missing.append("node (Debian: apt-get install nodejs npm)")
     if shutil.which("matter-server") is None:
         missing.append("matter-server (pip install 'python-matter-server[server]==7.0.1')")
     if shutil.which("ip") is None:
@@ -114,11 +146,17 @@ def demo_lab(codes: dict[str, str]) -> dict:
 def run_demo(folder: Path) -> Iterator[str]:
     """Run the demo in `folder`; yields progress lines."""
     _check()
+    modules = installed_matterjs()
+    if modules is None:
+        yield (f"installing matter.js (npm @matter/main@{MATTERJS_VERSION}, about 150 MB) into "
+               f"{matterjs_dirs()[-1].parent}, once")
+        modules = install_matterjs()
     folder.mkdir(parents=True, exist_ok=True)
     scripts = folder / "matterjs"
     scripts.mkdir(exist_ok=True)
-    if not (scripts / "node_modules").exists():
-        (scripts / "node_modules").symlink_to(MATTERJS)
+    if (scripts / "node_modules").is_symlink() or (scripts / "node_modules").exists():
+        (scripts / "node_modules").unlink()
+    (scripts / "node_modules").symlink_to(modules)
     shutil.copy(DEVICES_SCRIPT, scripts / "devices.mjs")
     os.makedirs("/data", exist_ok=True)
     with namespace() as ns:
@@ -169,8 +207,8 @@ def run_demo(folder: Path) -> Iterator[str]:
     for path in write_report(result, folder / "report", "md"):
         yield f"wrote {path}"
     s = result["summary"]
-    yield (f"replay: {s['compared_steps']} steps compared, {s['diverged_steps']} diverged (twin-only devices: "
-           f"{s['diverged_twin_only']}); real light's command-to-report latency median "
+    yield (f"replay on the twin alone: {s['compared_steps']} steps compared, {s['diverged_steps']} answered "
+           f"differently (twin-only devices: {s['diverged_twin_only']}); real light's command-to-report latency median "
            f"{1000 * s['latency'].get('living_room_light', {}).get('session', {}).get('median', 0):.0f} ms")
     yield (f"done. Next: twin lab report {recording}; open {folder / 'report' / 'report.md'}; "
            f"edit {lab_file} and run it yourself with `twin lab run` inside a namespace that sees your devices")

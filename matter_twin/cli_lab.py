@@ -7,6 +7,7 @@ exit 1 when an expectation failed or the twin diverged; `replay` exits 1 above t
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import typer
@@ -156,7 +157,7 @@ def _run(lab_file: Path, recording: Path | None, shadow: bool, http: int | None 
                 summary = session.run_script(on_step)
         err_console.print(_live_view(session, f"session done: {summary['calls']} calls, "
                                      f"{summary['expectation_failures']} failed expectations, "
-                                     f"{summary['divergences']} divergences"))
+                                     f"{summary['divergences']} shadow divergences (real vs its shadowing twin)"))
     finally:
         if page is not None:
             page.stop()
@@ -237,9 +238,9 @@ def replay(recording: Path = typer.Argument(..., help="A session file (SQLite)."
     except ERRORS as err:
         raise CliError(str(err)) from None
     summary = result["summary"]
-    print(f"run {summary['run']}: {summary['compared_steps']} steps compared, "
-          f"{summary['diverged_steps']} diverged (score {summary['score']:.3f}, threshold {threshold:g}); "
-          f"twin-only devices: {summary['diverged_twin_only']} diverged")
+    print(f"run {summary['run']} replayed on the twin alone: {summary['compared_steps']} steps compared, "
+          f"{summary['diverged_steps']} answered differently (score {summary['score']:.3f}, threshold {threshold:g}); "
+          f"twin-only devices: {summary['diverged_twin_only']} differ")
     for path in paths:
         print(f"wrote {path}")
     if summary["score"] > threshold:
@@ -273,17 +274,20 @@ def demo(folder: Path = typer.Option(Path("lab-demo"), "--folder", help="Where t
     """A lab without hardware: matter.js devices (a dimmable light, a thermostat, a temperature
     sensor) stand in for products, in a network namespace the demo creates; a managed
     python-matter-server commissions them; a scripted session runs, is replayed, and the report
-    is written. Needs root (it creates a network namespace) and matter.js
-    (scripts/install-test-deps.sh).
+    is written. Needs root (it creates a network namespace), Node.js and the `lab` extra;
+    matter.js is installed on first use into ~/.cache/matter-twin/matterjs (about 150 MB).
 
     Examples:
 
-        sudo twin lab demo --folder /tmp/lab-demo
+        twin lab demo --folder /tmp/lab-demo          # as root
+
+        sudo .venv/bin/twin lab demo                   # with sudo: name the venv's twin
     """
     require("lab", "twin lab demo")
     from hardware.demo import DemoError, run_demo
     if os.geteuid() != 0:
-        raise CliError("twin lab demo needs root: it creates a network namespace (run it with sudo)")
+        raise CliError("twin lab demo needs root: it creates a network namespace (as a user with sudo: "
+                       f"sudo {sys.argv[0] if os.path.isabs(sys.argv[0]) else 'PATH/TO/venv/bin/twin'} lab demo)")
     try:
         for line in run_demo(folder.resolve()):
             err_console.print(line)

@@ -36,3 +36,11 @@ def test_installed_extras_pass_and_only_openai_models_need_llm():
     extras.require("plots", "charts")            # the test environment has every extra
     extras.require_for_model("reference", "x")
     extras.require_for_model(None, "x")
+
+
+def test_the_lab_demo_stand_ins_ship_with_the_package():
+    from hardware.demo import DEVICES_SCRIPT, MATTERJS_VERSION
+    assert DEVICES_SCRIPT.is_file() and "tests" not in DEVICES_SCRIPT.parts
+    assert "hardware" in PYPROJECT["tool"]["setuptools"]["package-data"]
+    script = (Path(__file__).parents[2] / "scripts" / "install-test-deps.sh").read_text()
+    assert f"MATTERJS_VERSION={MATTERJS_VERSION}" in script   # the tests and the demo use one matter.js

@@ -1,5 +1,5 @@
 """The bridge on foreign hardware: matter.js devices (a dimmable light, a thermostat and a
-multi-sensor, see tests/matterjs/devices.mjs) behind python-matter-server, in a network
+multi-sensor, see hardware/standins/devices.mjs) behind python-matter-server, in a network
 namespace this module creates. The bridge commissions them by pairing code, places them in
 rooms, and the same tools drive them; then a mixed home (twin devices + the same nodes),
 `twin bridge init`, and clear errors when the server or a node is gone.

@@ -1,4 +1,4 @@
-"""Clones of real products, end to end: matter.js devices (tests/matterjs/devices.mjs) are
+"""Clones of real products, end to end: matter.js devices (hardware/standins/devices.mjs) are
 commissioned by python-matter-server in a namespace this module creates, their node dumps
 captured; each dump cloned round-trips (export(clone(dump)) == dump); then `twin run` serves
 clones of the light and the multi-sensor as Matter nodes, python-matter-server commissions

@@ -1,5 +1,5 @@
 """Lab sessions on stand-in hardware: matter.js devices (a dimmable light, a thermostat, a
-multi-sensor; tests/matterjs/devices.mjs) behind python-matter-server, in a network namespace
+multi-sensor; hardware/standins/devices.mjs) behind python-matter-server, in a network namespace
 this module creates once (tests/matterjs/lab.py). The light plays the default home's
 living_room_light, the thermostat its bedroom_ac, the multi-sensor is added to the bedroom and
 feeds its temperature; every other device of the home is a twin beside them.

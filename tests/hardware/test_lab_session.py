@@ -221,7 +221,7 @@ def test_replay_exits_non_zero_above_the_threshold(tmp_path, capsys):
     out = tmp_path / "rep"
     assert twin(["lab", "replay", str(lab.default_recording()), "-o", str(out), "--threshold", "1"], capsys)[0] == 0
     code, stdout, _ = twin(["lab", "replay", str(lab.default_recording()), "-o", str(out)], capsys)
-    assert code == 1 and "1 diverged" in stdout
+    assert code == 1 and "1 answered differently" in stdout
     assert (out / "report.md").exists()
     with pytest.raises(RecordingError, match="no run 9"):
         replay_session(lab.default_recording(), 9)

@@ -20,6 +20,8 @@ from typing import Any
 import yaml
 from netns import REPO, Netns, network_namespace, wait_for_line
 
+from hardware.demo import DEVICES_SCRIPT  # the stand-ins ship with the package
+
 SERVER_PORT = 5580
 SERVER_URL = f"ws://127.0.0.1:{SERVER_PORT}/ws"
 MATTERJS = REPO / ".cache" / "matterjs" / "node_modules"
@@ -80,7 +82,7 @@ def lab(workdir: Path) -> Iterator[Lab]:
     scripts = workdir / "matterjs"
     scripts.mkdir()
     (scripts / "node_modules").symlink_to(MATTERJS)
-    shutil.copy(REPO / "tests" / "matterjs" / "devices.mjs", scripts / "devices.mjs")
+    shutil.copy(DEVICES_SCRIPT, scripts / "devices.mjs")
     paa = workdir / "paa"
     write_paa_trust_store(paa)  # with the `.version` stamp python-matter-server needs
     with network_namespace("br") as ns:

@@ -1,4 +1,4 @@
-// Stand-ins for physical Matter products in the bridge tests: one matter.js ServerNode per
+// Stand-ins for physical Matter products (`twin lab demo`, and the bridge and lab tests): one matter.js ServerNode per
 // process, of a kind nobody in this project wrote.
 //
 //   node devices.mjs KIND PORT PASSCODE DISCRIMINATOR
