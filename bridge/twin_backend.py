@@ -77,7 +77,8 @@ class TwinBackend:
     @staticmethod
     def _attribute(server: Any, attribute: Any) -> str:
         try:
-            return server.resolve_attribute(attribute)
+            name: str = server.resolve_attribute(attribute)
+            return name
         except MatterError as err:
             raise ToolError(err.status.name, f"{server.name} has no attribute {attribute!r}",
                             accepted=list(server.attribute_names())) from None
@@ -85,7 +86,8 @@ class TwinBackend:
     @staticmethod
     def _command(server: Any, command: Any) -> str:
         try:
-            return server.resolve_command(command)
+            name: str = server.resolve_command(command)
+            return name
         except MatterError as err:
             raise ToolError(err.status.name, f"{server.name} does not accept command {command!r}",
                             accepted=list(server.commands)) from None
@@ -185,7 +187,7 @@ class TwinBackend:
 
     # ---- time and workflows --------------------------------------------------------
     def current_time(self) -> str:
-        return self.home.now.strftime(TIME_FORMAT)
+        return str(self.home.now.strftime(TIME_FORMAT))
 
     def schedule_workflow(self, start_time: str, steps: list[dict[str, Any]]) -> dict[str, Any]:
         if self.endpoint_alias is not None:

@@ -6,7 +6,7 @@ builder in `DEVICE_TYPES` (see clusters/devices.py).
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -143,7 +143,7 @@ class Device:
         for server in self.servers():
             server.attach()
 
-    def servers(self):
+    def servers(self) -> Iterator[ClusterServer]:
         for ep in self.endpoints.values():
             yield from ep.servers.values()
 

@@ -15,7 +15,7 @@ served (no endpoint has a Groups cluster), so AuthMode Group entries grant nothi
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeAlias
 
 from chip.clusters import Objects as Clusters
 from chip.clusters.Types import NullValue
@@ -23,7 +23,7 @@ from chip.clusters.Types import NullValue
 from clusters.base import AccessContext
 from twin.node.fabrics import CAT_PREFIX
 
-Privilege = Clusters.AccessControl.Enums.AccessControlEntryPrivilegeEnum
+Privilege: TypeAlias = Clusters.AccessControl.Enums.AccessControlEntryPrivilegeEnum
 AuthMode = Clusters.AccessControl.Enums.AccessControlEntryAuthModeEnum
 VIEW, PROXY_VIEW, OPERATE, MANAGE, ADMINISTER = (Privilege.kView, Privilege.kProxyView, Privilege.kOperate,
                                                  Privilege.kManage, Privilege.kAdminister)
@@ -82,7 +82,8 @@ def required_privilege(kind: str, cluster: int, item: int) -> Privilege:
     """The privilege an operation needs. kind: "read", "write", "invoke" or "event"."""
     if kind not in _DEFAULT:
         raise ValueError(f"unknown access kind {kind!r}; accepted: {', '.join(_DEFAULT)}")
-    return _BY_ITEM.get((kind, cluster, item)) or _BY_CLUSTER.get((kind, cluster)) or _DEFAULT[kind]
+    needed: Privilege = _BY_ITEM.get((kind, cluster, item)) or _BY_CLUSTER.get((kind, cluster)) or _DEFAULT[kind]
+    return needed
 
 
 def grants(held: int, required: int) -> bool:

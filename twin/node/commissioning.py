@@ -42,6 +42,7 @@ from chip.clusters.Types import NullValue
 
 from clusters.base import AccessContext, Clusters, ClusterServer, MatterError, Status, current_access
 from clusters.device import Device
+from matter_protocol.case import FabricInfo
 from matter_protocol.spake2p import (
     PBKDF_MAX_SALT_LEN,
     make_verifier,
@@ -87,7 +88,7 @@ class NodeCommissioning:
 
     PASE_FAILSAFE_S = DEFAULT_FAILSAFE_EXPIRY_S
 
-    def __init__(self, storage_dir: str | os.PathLike, device: Device, credentials: DeviceCredentials | None,
+    def __init__(self, storage_dir: str | os.PathLike[str], device: Device, credentials: DeviceCredentials | None,
                  passcode: int, discriminator: int, rng: random.Random, *, now_ms: Callable[[], int],
                  max_fabrics: int = 16, pbkdf_iterations: int = DEFAULT_PBKDF_ITERATIONS):
         self.storage_dir = Path(storage_dir)
@@ -135,7 +136,7 @@ class NodeCommissioning:
     def pase_parameters(self) -> PakeParameters | None:
         return self.window.pase_verifier()
 
-    def to_case_fabrics(self):
+    def to_case_fabrics(self) -> list[FabricInfo]:
         return self.table.to_case_fabrics()
 
     def fabric_for_session(self, session: Any) -> int | None:

@@ -152,7 +152,8 @@ class DeviceCredentials:
             write_atomic(dac_cert_path, dac.public_bytes(serialization.Encoding.DER))
         if not issued_by(dac, pai):
             raise AttestationError(f"{dac_cert_path} was not issued by the PAI in {pai_cert_path}")
-        if dac.public_key().public_numbers() != dac_key.public_key().public_numbers():
+        spki = (serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+        if dac.public_key().public_bytes(*spki) != dac_key.public_key().public_bytes(*spki):
             raise AttestationError(f"{dac_key_path} does not match the DAC in {dac_cert_path}")
         return cls(vendor_id, product_id, dac, dac_key, pai, paa)
 

@@ -86,7 +86,7 @@ class LinkFaults:
             delay += engine.strength(device, "commissioning_slow")
         if delay > 0:
             self.counts["delayed"] += 1
-        return delay
+        return float(delay)
 
     def _inspect(self, data: bytes, outbound: bool, decoded: tuple[MessageHeader, int] | None,
                  payload: PayloadHeader | None) -> bool:
@@ -129,7 +129,8 @@ class FaultTriggers:
 
     @property
     def key(self) -> bytes | None:
-        return self.engine.test_event_key
+        key: bytes | None = self.engine.test_event_key
+        return key
 
     def trigger(self, code: int) -> bool:
         """Start or clear a fault; False for a code this node does not handle."""

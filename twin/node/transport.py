@@ -105,14 +105,17 @@ class UdpTransport(asyncio.DatagramProtocol):
         return protocol
 
     @property
-    def address(self) -> tuple:
-        return self._transport.get_extra_info("sockname")
+    def address(self) -> tuple[Any, ...]:
+        assert self._transport is not None, "not connected yet"
+        sockname: tuple[Any, ...] = self._transport.get_extra_info("sockname")
+        return sockname
 
     @property
     def port(self) -> int:
-        return self.address[1]
+        return int(self.address[1])
 
     def now_ms(self) -> float:
+        assert self._loop is not None, "not connected yet"
         return self._loop.time() * 1000.0
 
     # -- asyncio callbacks ----------------------------------------------------------------------
@@ -209,7 +212,7 @@ class UdpTransport(asyncio.DatagramProtocol):
         """(Re)arm the loop timer only for an earlier deadline (see `TimerSlot`)."""
         if self._loop is None or self._transport is None:
             return
-        if self._slot.arm(self.layer.next_timer()):
+        if self._slot.arm(self.layer.next_timer()) and self._slot.armed_ms is not None:
             if self._timer is not None:
                 self._timer.cancel()
             self._timer = self._loop.call_at(self._slot.armed_ms / 1000.0, self._on_timer)

@@ -3,10 +3,11 @@ the commissioning state tells the node runtime about."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypeAlias
 
 from clusters.base import Clusters
 
-WindowStatus = Clusters.AdministratorCommissioning.Enums.CommissioningWindowStatusEnum
+WindowStatus: TypeAlias = Clusters.AdministratorCommissioning.Enums.CommissioningWindowStatusEnum
 
 
 # --- the commissioning window ------------------------------------------------------------
