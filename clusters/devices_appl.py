@@ -60,6 +60,7 @@ from clusters.energy import (
     DeviceEnergyManagementServer,
     ElectricalEnergyMeasurementServer,
     ElectricalPowerMeasurementServer,
+    PowerSourceServer,
     PowerTopologyServer,
 )
 from clusters.evse import EnergyEvseModeServer, EnergyEvseServer
@@ -209,7 +210,7 @@ def _color_dimmer_switch(bound_to: list[str] | None = None, **_: Any) -> list[En
 def _speaker(**_: Any) -> list[Endpoint]:
     """A speaker: OnOff is mute, LevelControl the volume (0..100 %, as LevelControl 0..254 is not)."""
     volume = LevelControlServer(on_off=True, lighting=False, CurrentLevel=30, MinLevel=0, MaxLevel=100)
-    return [_endpoint(1, [SPEAKER], IdentifyServer(), OnOffServer(), volume)]
+    return [_endpoint(1, [SPEAKER], OnOffServer(), volume)]   # (no Identify: the Speaker type has none)
 
 
 
@@ -255,9 +256,17 @@ SURFACE_LEVELS = ("Off", "Low", "Medium", "High", "Boost")
 SURFACE_WATTS = (0.0, 500.0, 1000.0, 1800.0, 2300.0)
 
 
-def _surface(endpoint_id: int) -> Endpoint:
-    return _endpoint(endpoint_id, [COOK_SURFACE], TemperatureControlServer(
+#: Semantic tag namespaces (Matter standard namespaces): Common Number, Power Source (Solar 2, Battery 3).
+COMMON_NUMBER, POWER_SOURCE_NAMESPACE = 0x07, 0x0F
+
+
+def _surface(endpoint_id: int, number: int | None = None) -> Endpoint:
+    """A cook surface; `number` tags it (Common Number) when a cooktop has several."""
+    ep = _endpoint(endpoint_id, [COOK_SURFACE], TemperatureControlServer(
         levels=True, SupportedTemperatureLevels=list(SURFACE_LEVELS), SelectedTemperatureLevel=0))
+    if number is not None:
+        ep.tags = ((COMMON_NUMBER, number, f"Surface {number}"),)
+    return ep
 
 
 def _cooktop(surfaces: int = 4, **_: Any) -> list[Endpoint]:
@@ -265,7 +274,7 @@ def _cooktop(surfaces: int = 4, **_: Any) -> list[Endpoint]:
     cooktop's OnOff (OffOnly) switches every surface off."""
     if isinstance(surfaces, bool) or not isinstance(surfaces, int) or not 1 <= surfaces <= 6:
         raise MatterError(Status.CONSTRAINT_ERROR, f"surfaces={surfaces!r}: give 1..6")
-    plates = [_surface(2 + i) for i in range(surfaces)]
+    plates = [_surface(2 + i, i + 1) for i in range(surfaces)]
     controls = [p.server(C.TemperatureControl) for p in plates]
     onoff = OnOffServer(off_only=True)
 
@@ -350,8 +359,8 @@ def _evse(circuit_amps: float = 32.0, **_: Any) -> list[Endpoint]:
     power = evse.power_watts
     dem = DeviceEnergyManagementServer(power_source=power, ESAType=C.DeviceEnergyManagement.Enums.ESATypeEnum.kEvse)
     meters = _meters(power, hooked=evse, more=(dem,))
-    return [_endpoint(1, [ENERGY_EVSE, ELECTRICAL_SENSOR, DEVICE_ENERGY_MANAGEMENT], IdentifyServer(), evse,
-                      EnergyEvseModeServer(), *meters, dem)]
+    return [_endpoint(1, [ENERGY_EVSE, POWER_SOURCE, ELECTRICAL_SENSOR, DEVICE_ENERGY_MANAGEMENT], IdentifyServer(),
+                      evse, EnergyEvseModeServer(), PowerSourceServer(EndpointList=[1]), *meters, dem)]
 
 
 def clear_sky(hour: float) -> float:
@@ -377,7 +386,10 @@ def _solar_power(peak_watts: float = 5000.0, **_: Any) -> list[Endpoint]:
         return -peak_watts * clear_sky(middle.hour + middle.minute / 60 + middle.second / 3600)
     meters = _meters(power, exported=True, stepped=True)
     holder["eem"] = meters[2]
-    return [_endpoint(1, [SOLAR_POWER, ELECTRICAL_SENSOR], IdentifyServer(), *meters)]
+    ep = _endpoint(1, [SOLAR_POWER, POWER_SOURCE, ELECTRICAL_SENSOR], IdentifyServer(),
+                   PowerSourceServer(EndpointList=[1], Description="Solar"), *meters)
+    ep.tags = ((POWER_SOURCE_NAMESPACE, 2, "Solar"),)
+    return [ep]
 
 
 def _battery_storage(capacity_kwh: float = 10.0, max_watts: float = 5000.0, **_: Any) -> list[Endpoint]:
@@ -398,8 +410,10 @@ def _battery_storage(capacity_kwh: float = 10.0, max_watts: float = 5000.0, **_:
             cause=C.DeviceEnergyManagement.Enums.PowerAdjustReasonEnum.kNoAdjustment))
     meters = _meters(power, hooked=cell, exported=True, more=(dem,))
     dem.listeners.append(lambda s, n: n == "ESAState" and cell.set_power(dem.requested_power or 0.0))
-    return [_endpoint(1, [BATTERY_STORAGE, POWER_SOURCE, ELECTRICAL_SENSOR, DEVICE_ENERGY_MANAGEMENT],
-                      IdentifyServer(), cell, *meters, dem)]
+    ep = _endpoint(1, [BATTERY_STORAGE, POWER_SOURCE, ELECTRICAL_SENSOR, DEVICE_ENERGY_MANAGEMENT],
+                   IdentifyServer(), cell, *meters, dem)
+    ep.tags = ((POWER_SOURCE_NAMESPACE, 3, "Battery"),)
+    return [ep]
 
 
 # ---- more controllers, HVAC and media ---------------------------------------------------------

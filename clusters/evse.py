@@ -1,5 +1,5 @@
-"""Energy EVSE (Matter 1.4, revision 3, SoCReporting feature) and Energy EVSE Mode, charging
-a simulated car.
+"""Energy EVSE (Matter 1.4, revision 3, ChargingPreferences and SoCReporting features) and
+Energy EVSE Mode, charging a simulated car.
 
 The car (`plug_in(capacity_kwh, soc_percent, target_percent)`, `unplug()`: a hand at the
 charger) is a battery with an anchor (tick, energy in mWh, charging power in mW). While the
@@ -9,6 +9,11 @@ mains voltage. The car's energy is closed form (linear), and the tick at which i
 its target is an exact discrete event (EnergyTransferStopped, State PluggedInNoDemand), as is
 the end of ChargingEnabledUntil (epoch-s of the simulated clock). SessionEnergyCharged,
 SessionDuration and StateOfCharge are derived from the anchor.
+
+Charging preferences (PREF): SetTargets stores the week's charging target schedules (kept
+per day of week, a later schedule replacing the days it names), GetTargets answers them,
+ClearTargets empties them. The NextCharge* attributes stay null: the twin does not plan
+charging around the targets (the car charges whenever it is enabled).
 """
 from __future__ import annotations
 
@@ -18,6 +23,7 @@ from chip.clusters.Types import NullValue
 
 from clusters.base import TICKS_PER_SECOND, Clusters, ClusterServer, MatterError, Status, check_range, epoch_seconds
 from clusters.modes import ModeBaseServer, ModeOption
+from clusters.values import from_json, to_json
 
 EVSE = Clusters.EnergyEvse
 S = EVSE.Enums.StateEnum
@@ -38,9 +44,10 @@ class EnergyEvseServer(ClusterServer):
     revision = 3
     attributes = ("State", "SupplyState", "FaultState", "ChargingEnabledUntil", "CircuitCapacity",
                   "MinimumChargeCurrent", "MaximumChargeCurrent", "UserMaximumChargeCurrent", "SessionID",
-                  "SessionDuration", "SessionEnergyCharged", "StateOfCharge", "BatteryCapacity")
+                  "SessionDuration", "SessionEnergyCharged", "StateOfCharge", "BatteryCapacity",
+                  "NextChargeStartTime", "NextChargeTargetTime", "NextChargeRequiredEnergy", "NextChargeTargetSoC")
     writable = frozenset({"UserMaximumChargeCurrent"})
-    commands = ("Disable", "EnableCharging")
+    commands = ("Disable", "EnableCharging", "SetTargets", "GetTargets", "ClearTargets")
     notes = ("Currents are in mA, energy in mWh, ChargingEnabledUntil in epoch-s (null: until Disable).",
              "EnableCharging needs minimumChargeCurrent <= maximumChargeCurrent, both within 0..80 A.",
              "A car charges at min(MaximumChargeCurrent, UserMaximumChargeCurrent, CircuitCapacity) x 230 V "
@@ -49,13 +56,15 @@ class EnergyEvseServer(ClusterServer):
     def __init__(self, circuit_amps: float = 32.0, **initial: Any):
         if not 6 <= circuit_amps <= 80:
             raise MatterError(Status.CONSTRAINT_ERROR, f"circuit_amps={circuit_amps}: give 6..80 A")
-        super().__init__(feature_map=int(EVSE.Bitmaps.Feature.kSoCReporting),
+        super().__init__(feature_map=int(EVSE.Bitmaps.Feature.kSoCReporting)
+                         | int(EVSE.Bitmaps.Feature.kChargingPreferences),
                          **{"CircuitCapacity": int(circuit_amps * 1000),
                             "UserMaximumChargeCurrent": int(circuit_amps * 1000), **initial})
         #: the car: None, or [anchor tick, energy mWh, power mW, capacity mWh, target mWh, session start tick,
         #: session energy at the anchor mWh]
         self._car: list[Any] | None = None
         self._until: int | None = None     # tick ChargingEnabledUntil ends
+        self._targets: dict[int, list[Any]] = {}   # day bit -> its charging targets (ChargingTargetStruct)
         #: Called whenever the charging power changes (the composition's energy meters re-anchor).
         self.power_hooks: list[Any] = []
 
@@ -64,7 +73,8 @@ class EnergyEvseServer(ClusterServer):
                 "ChargingEnabledUntil": 0, "CircuitCapacity": 32000, "MinimumChargeCurrent": 6000,
                 "MaximumChargeCurrent": 0, "UserMaximumChargeCurrent": 32000, "SessionID": NullValue,
                 "SessionDuration": NullValue, "SessionEnergyCharged": NullValue, "StateOfCharge": NullValue,
-                "BatteryCapacity": NullValue}
+                "BatteryCapacity": NullValue, "NextChargeStartTime": NullValue, "NextChargeTargetTime": NullValue,
+                "NextChargeRequiredEnergy": NullValue, "NextChargeTargetSoC": NullValue}
 
     def validate_write(self, name: str, value: Any) -> None:
         if name == "UserMaximumChargeCurrent":
@@ -202,6 +212,38 @@ class EnergyEvseServer(ClusterServer):
         self.set("ChargingEnabledUntil", 0)
         self._update()
 
+    # ---- charging preferences ------------------------------------------------------------------
+    def SetTargets(self, request: Any) -> None:
+        updates: dict[int, list[Any]] = {}
+        for i, schedule in enumerate(request.chargingTargetSchedules):
+            days = int(schedule.dayOfWeekForSequence)
+            if not 0 < days <= 0x7F:
+                raise MatterError(Status.CONSTRAINT_ERROR, f"chargingTargetSchedules[{i}].dayOfWeekForSequence={days}: "
+                                  "give a bitmap of days, Sunday 0x01 .. Saturday 0x40")
+            if len(schedule.chargingTargets) > 10:
+                raise MatterError(Status.CONSTRAINT_ERROR, f"chargingTargetSchedules[{i}]: at most 10 targets a day")
+            for j, target in enumerate(schedule.chargingTargets):
+                where = f"chargingTargetSchedules[{i}].chargingTargets[{j}]"
+                check_range(f"{where}.targetTimeMinutesPastMidnight", target.targetTimeMinutesPastMidnight, 0, 1439)
+                check_range(f"{where}.targetSoC", target.targetSoC, 0, 100)
+                check_range(f"{where}.addedEnergy", target.addedEnergy, 0, 2**62)
+            for bit in range(7):
+                if days >> bit & 1:
+                    updates[1 << bit] = list(schedule.chargingTargets)
+        self._targets.update(updates)
+
+    def GetTargets(self, request: Any = None) -> Any:
+        by_targets: dict[str, list[Any]] = {}
+        for day in sorted(self._targets):
+            key = repr(self._targets[day])
+            by_targets.setdefault(key, [0, self._targets[day]])[0] |= day
+        return EVSE.Commands.GetTargetsResponse(chargingTargetSchedules=[
+            EVSE.Structs.ChargingTargetScheduleStruct(dayOfWeekForSequence=days, chargingTargets=targets)
+            for days, targets in by_targets.values()])
+
+    def ClearTargets(self, request: Any = None) -> None:
+        self._targets = {}
+
     # ---- time ------------------------------------------------------------------------------
     def _full_tick(self) -> int | None:
         car = self._car
@@ -230,10 +272,13 @@ class EnergyEvseServer(ClusterServer):
         self._store()
 
     def private_state(self) -> dict[str, Any]:
-        return {"car": self._car, "until": self._until}
+        return {"car": self._car, "until": self._until,
+                "targets": {str(day): [to_json(t) for t in targets] for day, targets in self._targets.items()}}
 
     def load_private_state(self, state: dict[str, Any]) -> None:
         self._car = state.get("car")
         self._until = state.get("until")
+        self._targets = {int(day): [from_json(EVSE.Structs.ChargingTargetStruct, t, "EnergyEvse targets")
+                                    for t in targets] for day, targets in state.get("targets", {}).items()}
 
     persists = False   # a charging session does not survive a power cut

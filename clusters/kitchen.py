@@ -98,7 +98,7 @@ class MicrowaveOvenModeServer(ModeBaseServer):
 
 class MicrowaveOvenControlServer(ClusterServer):
     cluster = MWOC
-    revision = 3
+    revision = 1
     attributes = ("CookTime", "MaxCookTime", "PowerSetting", "MinPower", "MaxPower", "PowerStep")
     commands = ("SetCookingParameters", "AddMoreTime")
     notes = ("CookTime is in seconds (1..MaxCookTime); PowerSetting is a percentage from MinPower to "

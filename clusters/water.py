@@ -35,6 +35,7 @@ WATER_J_PER_L_K = 4186.0
 
 class WaterHeaterModeServer(ModeBaseServer):
     cluster = Clusters.WaterHeaterMode
+    revision = 1
     default_modes = (ModeOption("Off", 0, (_WH.kOff,)), ModeOption("Manual", 1, (_WH.kManual,)),
                      ModeOption("Timed", 2, (_WH.kTimed,)))
 

@@ -11,6 +11,10 @@ notes. Results come from a pytest run's JUnit XML:
     python -m pytest tests/conformance --junitxml=conformance.xml      # unit + e2e
     python scripts/conformance_table.py conformance.xml                 # -> docs/conformance.md
     python scripts/conformance_table.py conformance.xml -o -            # print it instead
+    python scripts/conformance_table.py new.xml --previous docs/conformance.md   # add a partial run
+
+With `--previous`, a test case the given runs have no result for (of a kind) keeps the result the
+previous table shows: a run of some modules updates the table without losing the others'.
 """
 from __future__ import annotations
 
@@ -111,7 +115,18 @@ def _order(tc: str) -> tuple:
     return (prefix, *map(int, numbers))
 
 
-def render(cases: dict[str, Case], not_applicable: dict[str, tuple[str, str]], sources: list[str]) -> str:
+def read_previous(path: Path) -> dict[str, tuple[str, str]]:
+    """TC id -> (in process, over the network) cells of a table this script wrote."""
+    out = {}
+    for line in path.read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 3 and re.match(r"^TC_[A-Za-z]+_\d+_\d+$", cells[0]):
+            out[cells[0]] = (cells[1], cells[2])
+    return out
+
+
+def render(cases: dict[str, Case], not_applicable: dict[str, tuple[str, str]], sources: list[str],
+           previous: dict[str, tuple[str, str]] | None = None) -> str:
     both = sorted(set(cases) & set(not_applicable))
     if both:
         raise SystemExit(f"conformance_table: {', '.join(both)} are both tested and marked not applicable")
@@ -127,15 +142,21 @@ def render(cases: dict[str, Case], not_applicable: dict[str, tuple[str, str]], s
         "on-network by the CHIP SDK's Python controller from home-assistant-chip-core; the e2e suite).",
         "Test cases about commissioning, security, sessions, discovery and subscriptions belong to the",
         "network node and run over the network only. A count is the number of duts the case ran on;",
-        "— means the case does not run that way (or the run given had no result for it).",
+        "— means the case does not run that way (or the run given had no result for it). The device",
+        "library's other types (one device each in a home of their own) run in process only; over the",
+        "network python-matter-server commissions, interviews and controls each of them (tests/e2e).",
         "",
         "| TC | in process | over the network | what is checked | note |",
         "| --- | --- | --- | --- | --- |",
     ]
+    def cell(case: Case, kind: int) -> str:
+        outcomes = case.results[KINDS[kind]]
+        if not outcomes and previous and case.tc in previous:
+            return previous[case.tc][kind]
+        return verdict(outcomes)
     for tc in sorted(cases, key=_order):
         case = cases[tc]
-        lines.append(f"| {tc} | {verdict(case.results['inprocess'])} | {verdict(case.results['network'])} "
-                     f"| {case.doc} | {case.note} |")
+        lines.append(f"| {tc} | {cell(case, 0)} | {cell(case, 1)} | {case.doc} | {case.note} |")
     lines += ["", "## Not applicable", "", "| TC | reason |", "| --- | --- |"]
     for tc in sorted(not_applicable, key=_order):
         if not not_applicable[tc][1].startswith("not covered: "):
@@ -148,8 +169,8 @@ def render(cases: dict[str, Case], not_applicable: dict[str, tuple[str, str]], s
             lines.append(f"| {tc} | {not_applicable[tc][1].removeprefix('not covered: ')} |")
     counts = defaultdict(int)
     for case in cases.values():
-        for kind in KINDS:
-            v = verdict(case.results[kind])
+        for kind in range(len(KINDS)):
+            v = cell(case, kind)
             counts[v.split(" ")[0].strip("*") if v != "—" else "not run"] += 1
     lines += ["", f"Totals over both kinds: {dict(sorted(counts.items()))}; "
               f"{len(cases)} test cases, {len(not_applicable)} not applicable or not covered yet.", ""]
@@ -160,8 +181,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("junit", nargs="*", type=Path, help="JUnit XML files of pytest runs of tests/conformance")
     parser.add_argument("-o", "--output", default=str(OUT), help="where to write (- for stdout)")
+    parser.add_argument("--previous", type=Path, help="a table this script wrote: results the runs given lack "
+                        "are kept from it")
     args = parser.parse_args(argv)
-    missing = [str(p) for p in args.junit if not p.is_file()]
+    missing = [str(p) for p in [*args.junit, *([args.previous] if args.previous else [])] if not p.is_file()]
     if missing:
         print(f"conformance_table: no such file: {', '.join(missing)}", file=sys.stderr)
         return 2
@@ -171,7 +194,9 @@ def main(argv: list[str] | None = None) -> int:
     except ET.ParseError as err:
         print(f"conformance_table: not JUnit XML: {err}", file=sys.stderr)
         return 2
-    text = render(cases, not_applicable, [p.name for p in args.junit])
+    previous = read_previous(args.previous) if args.previous else None
+    sources = [p.name for p in args.junit] + ([f"earlier results from {args.previous.name}"] if previous else [])
+    text = render(cases, not_applicable, sources, previous)
     if args.output == "-":
         print(text)
     else:

@@ -2,7 +2,9 @@
 
 The duts are the default home's devices (the first of each device type), one room-sensor node and
 the bridge (bridge mode: the whole home behind an Aggregator). Each is offered in every `KINDS`
-entry: in process (tests/conformance/inprocess.py) and over the network (the e2e suite).
+entry: in process (tests/conformance/inprocess.py) and over the network (the e2e suite). The
+device library's other types (`LIBRARY_IDS`: one device each in a home of their own) are offered
+in process only (the network lab serves the default home; tests/e2e covers them over Matter).
 
 - `dut`: one Dut per (kind, dut key); a test case that applies only to some clusters selects its
   duts with `@pytest.mark.parametrize("dut", serving(C.OnOff), indirect=True)`, so duts without
@@ -43,6 +45,21 @@ DEVICE_IDS = _device_ids(_REFERENCE)
 FIRST_ROOM = next(iter(_REFERENCE.rooms))
 
 
+def _library_home() -> Home:
+    """One device of each registered type the default home lacks, its id its type key."""
+    from clusters.devices import DEVICE_TYPES
+    home = Home("library")
+    home.add_room("lab")
+    for key in sorted(DEVICE_TYPES):
+        if key not in DEVICE_IDS and DEVICE_TYPES[key].root is None:
+            home.add_device(key, key, "lab")
+    return home
+
+
+_LIBRARY = _library_home()
+LIBRARY_IDS = {device.type.key: device.id for device in _LIBRARY.devices.values()}
+
+
 def build(key: str, home: Home) -> tuple[Any, str]:
     """The data model (device or bridge) of dut `key` in `home`, and its name."""
     if key == BRIDGE:
@@ -50,6 +67,8 @@ def build(key: str, home: Home) -> tuple[Any, str]:
     if key == ROOM_SENSOR_TYPE.key:
         device = room_sensor_device(home, FIRST_ROOM)
         return device, device.id
+    if key in LIBRARY_IDS:
+        return home.device(LIBRARY_IDS[key]), LIBRARY_IDS[key]
     return home.device(DEVICE_IDS[key]), DEVICE_IDS[key]
 
 
@@ -63,15 +82,15 @@ def _features(model: Any) -> dict[int, set[int]]:
 
 #: dut key -> cluster id -> the FeatureMaps it serves that cluster with.
 DUT_FEATURES: dict[str, dict[int, set[int]]] = {
-    key: _features(build(key, _REFERENCE.fork())[0])
-    for key in [*DEVICE_IDS, ROOM_SENSOR_TYPE.key, BRIDGE]}
+    **{key: _features(build(key, _REFERENCE.fork())[0]) for key in [*DEVICE_IDS, ROOM_SENSOR_TYPE.key, BRIDGE]},
+    **{key: _features(build(key, _LIBRARY.fork())[0]) for key in LIBRARY_IDS}}
 #: dut key -> the cluster ids it serves on any endpoint.
 DUT_CLUSTERS: dict[str, frozenset[int]] = {key: frozenset(served) for key, served in DUT_FEATURES.items()}
 
 
 def inprocess_dut(key: str) -> InProcessDut:
-    """A fresh in-process Dut of `key`, in its own copy of the default home."""
-    home = _REFERENCE.fork()
+    """A fresh in-process Dut of `key`, in its own copy of the default (or the library) home."""
+    home = (_LIBRARY if key in LIBRARY_IDS else _REFERENCE).fork()
     model, name = build(key, home)
     return InProcessDut(home, model, name, key)
 
@@ -85,7 +104,11 @@ def serving(*clusters: Any, feature: int = 0, kinds: tuple[str, ...] | None = No
         return any(m & feature == feature for m in maps)
     return [pytest.param((kind, key), id=f"{kind}-{key}", marks=marks)
             for kind, marks in KINDS.items() if kinds is None or kind in kinds
-            for key in DUT_FEATURES if serves(key)]
+            for key in DUT_FEATURES if serves(key) and _offered(kind, key)]
+
+
+def _offered(kind: str, key: str) -> bool:
+    return kind == "inprocess" or key not in LIBRARY_IDS
 
 
 def over_network(params: list[Any]) -> list[Any]:
@@ -96,7 +119,7 @@ def over_network(params: list[Any]) -> list[Any]:
 
 def all_duts() -> list[Any]:
     return [pytest.param((kind, key), id=f"{kind}-{key}", marks=marks)
-            for kind, marks in KINDS.items() for key in DUT_CLUSTERS]
+            for kind, marks in KINDS.items() for key in DUT_CLUSTERS if _offered(kind, key)]
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -5,6 +5,7 @@ import pytest
 from chip.clusters import Objects as C
 from chip.clusters.Types import NullValue
 from conftest import serving
+from dut import DutStatusError
 from steps import (
     IN_PROCESS,
     ClusterSpec,
@@ -14,6 +15,8 @@ from steps import (
     one_of,
     scene_round_trip,
 )
+
+from clusters.status import Status
 
 OO = C.OnOff
 A = OO.Attributes
@@ -54,8 +57,16 @@ def test_TC_OO_2_1(dut):
 
 @pytest.mark.parametrize("dut", DUTS, indirect=True)
 def test_TC_OO_2_2(dut):
-    """Primary functionality: Off, On, Toggle, each reflected in OnOff."""
+    """Primary functionality: Off, On, Toggle, each reflected in OnOff (OffOnly: Off, and On and
+    Toggle are UNSUPPORTED_COMMAND)."""
     for endpoint in endpoints_with(dut, OO):
+        if dut.read(endpoint, A.FeatureMap) & 0x4:   # OffOnly (a cooktop: it is turned on by using it)
+            assert dut.invoke(endpoint, OO.Commands.Off()) is None and dut.read(endpoint, A.OnOff) is False
+            for command in (OO.Commands.On(), OO.Commands.Toggle()):
+                with pytest.raises(DutStatusError) as error:
+                    dut.invoke(endpoint, command)
+                assert error.value.status == Status.UNSUPPORTED_COMMAND
+            continue
         for command, expected in ((OO.Commands.Off(), False), (OO.Commands.On(), True),
                                   (OO.Commands.Off(), False), (OO.Commands.Toggle(), True),
                                   (OO.Commands.Toggle(), False), (OO.Commands.Off(), False)):

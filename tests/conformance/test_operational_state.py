@@ -65,7 +65,8 @@ def test_TC_OPSTATE_2_1(dut):
 
 
 def _start(dut, endpoint):
-    dut.invoke(endpoint, C.OnOff.Commands.On())   # the twin's appliances start only when on
+    if C.OnOff.id in dut.read(endpoint, C.Descriptor.Attributes.ServerList):
+        dut.invoke(endpoint, C.OnOff.Commands.On())   # the twin's appliances start only when on
     return dut.invoke(endpoint, OPSTATE.Commands.Start())
 
 

@@ -147,11 +147,13 @@ def test_TC_TSTAT_4_1(dut):
         _on(dut, endpoint)
         features = dut.read(endpoint, A.FeatureMap)
         if features & HEAT:
-            dut.write(endpoint, A.OccupiedHeatingSetpoint, 2000)
+            # 20 °C, or the lowest a water heater's tank allows plus 1 °C
+            base = max(2000, dut.read(endpoint, A.MinHeatSetpointLimit) + 100)
+            dut.write(endpoint, A.OccupiedHeatingSetpoint, base)
             dut.invoke(endpoint, TSTAT.Commands.SetpointRaiseLower(mode=0, amount=10))   # heat +1 °C
-            assert dut.read(endpoint, A.OccupiedHeatingSetpoint) == 2100
+            assert dut.read(endpoint, A.OccupiedHeatingSetpoint) == base + 100
             dut.invoke(endpoint, TSTAT.Commands.SetpointRaiseLower(mode=0, amount=-20))
-            assert dut.read(endpoint, A.OccupiedHeatingSetpoint) == 1900
+            assert dut.read(endpoint, A.OccupiedHeatingSetpoint) == base - 100
         if features & COOL:
             dut.write(endpoint, A.OccupiedCoolingSetpoint, 2500)
             dut.invoke(endpoint, TSTAT.Commands.SetpointRaiseLower(mode=1, amount=-10))  # cool -1 °C

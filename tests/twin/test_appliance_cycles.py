@@ -255,3 +255,23 @@ def test_the_modern_home_loads_and_runs_a_day_exactly():
     assert b.device("utility_water_heater").read("WaterHeaterManagement", "HeatDemand") in (0, 1)
     with pytest.raises(Exception, match="embedded homes: default, modern"):
         Home.embedded("castle")
+
+
+def test_evse_charging_targets_are_kept_per_day():
+    home = home_with(("ev", "evse", {}))
+    ev = home.device("ev")
+    T, S = C.EnergyEvse.Structs.ChargingTargetStruct, C.EnergyEvse.Structs.ChargingTargetScheduleStruct
+    weekday = S(dayOfWeekForSequence=0x3E, chargingTargets=[T(targetTimeMinutesPastMidnight=420, targetSoC=80)])
+    sunday = S(dayOfWeekForSequence=0x01, chargingTargets=[T(targetTimeMinutesPastMidnight=600, addedEnergy=5000)])
+    ev.invoke("EnergyEvse", "SetTargets", {"chargingTargetSchedules": [weekday, sunday]})
+    got = ev.invoke("EnergyEvse", "GetTargets").chargingTargetSchedules
+    assert sorted((s.dayOfWeekForSequence, s.chargingTargets[0].targetTimeMinutesPastMidnight) for s in got) \
+        == [(0x01, 600), (0x3E, 420)]
+    snapshot = Home.restore(home.snapshot())
+    assert len(snapshot.device("ev").invoke("EnergyEvse", "GetTargets").chargingTargetSchedules) == 2
+    with pytest.raises(MatterError) as err:
+        ev.invoke("EnergyEvse", "SetTargets", {"chargingTargetSchedules": [
+            S(dayOfWeekForSequence=0x80, chargingTargets=[])]})
+    assert err.value.status == Status.CONSTRAINT_ERROR
+    ev.invoke("EnergyEvse", "ClearTargets")
+    assert ev.invoke("EnergyEvse", "GetTargets").chargingTargetSchedules == []
