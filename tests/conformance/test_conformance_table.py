@@ -52,3 +52,19 @@ def test_results_from_junit(tmp_path):
     assert "**skipped** (1/1)" in rows["TC_DESC_1_1"]
     assert "ProductAppearance" in rows["TC_BINFO_3_1"]          # a not-applicable reason
     assert table.main([str(tmp_path / "absent.xml")]) == 2
+
+
+def test_a_partial_run_keeps_the_previous_results(tmp_path):
+    table = load()
+    previous = tmp_path / "previous.md"
+    previous.write_text("| TC_DESC_2_1 | pass (7) | pass (3) | x | |\n| TC_DESC_1_1 | pass (5) | — | x | |\n")
+    junit = tmp_path / "run.xml"
+    junit.write_text('<testsuites><testsuite name="pytest"><testcase classname="tests.conformance.test_tc_desc" '
+                     'name="test_TC_DESC_2_1[inprocess-bridge]"/></testsuite></testsuites>')
+    out = tmp_path / "conformance.md"
+    assert table.main([str(junit), "--previous", str(previous), "-o", str(out)]) == 0
+    rows = {line.split(" | ")[0][2:]: line.split(" | ") for line in out.read_text().splitlines()
+            if line.startswith("| TC_")}
+    assert rows["TC_DESC_2_1"][1:3] == ["pass (1)", "pass (3)"]     # the new in-process result, the old network one
+    assert rows["TC_DESC_1_1"][1:3] == ["pass (5)", "—"]
+    assert table.main([str(junit), "--previous", str(tmp_path / "absent.md")]) == 2
