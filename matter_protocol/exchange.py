@@ -37,6 +37,12 @@ from matter_protocol.status_report import GeneralCode, SecureChannelStatus, Stat
 
 # Spec: a message over UDP must fit the IPv6 minimum MTU.
 MAX_UDP_MESSAGE_SIZE = 1280
+# Exchanges a peer may open with unsolicited messages, per session and in all: beyond, a new one is
+# dropped unacknowledged, as the CHIP SDK drops messages when its exchange pool
+# (CHIP_CONFIG_MAX_EXCHANGE_CONTEXTS) is full. Each holds until its last message is acked or MRP
+# gives up, so a peer that never acks could otherwise pile them up (issue #32).
+MAX_PEER_EXCHANGES_PER_SESSION = 32
+MAX_PEER_EXCHANGES = 512
 # Ephemeral initiator node ids are drawn from the operational node id range (spec "Operational Node ID").
 _MAX_OPERATIONAL_NODE_ID = 0xFFFFFFEFFFFFFFFF
 
@@ -116,6 +122,9 @@ class MessageLayer:
         self.sessions = sessions if sessions is not None else SessionTable(rng)
         self._handlers: dict[tuple[int, int], Any] = {}
         self._exchanges: dict[tuple[Session, int, bool], Exchange] = {}
+        self._peer_opened: dict[Session, int] = {}   # responder exchanges open, per session
+        self.max_peer_exchanges_per_session = MAX_PEER_EXCHANGES_PER_SESSION
+        self.max_peer_exchanges = MAX_PEER_EXCHANGES
         self._next_exchange_id = rng.randint(0, 0xFFFF)
         self._events: list[Action] = []
 
@@ -334,9 +343,14 @@ class MessageLayer:
         if exchange is None:
             handler_key = (ph.vendor_id or 0, ph.protocol_id)
             if ph.initiator and not ph.is_standalone_ack and handler_key in self._handlers:
+                if (self._peer_opened.get(session, 0) >= self.max_peer_exchanges_per_session
+                        or sum(self._peer_opened.values()) >= self.max_peer_exchanges):
+                    return actions + [Dropped(f"too many exchanges open (session {self._peer_opened.get(session, 0)}, "
+                                              f"all {sum(self._peer_opened.values())}); new exchange dropped")]
                 exchange = Exchange(self, session, ph.exchange_id, False, ph.protocol_id,
                                     self._handlers[handler_key], ph.vendor_id or 0)
                 self._exchanges[exchange.key] = exchange
+                self._peer_opened[session] = self._peer_opened.get(session, 0) + 1
             else:
                 # Exchange manager: ack on an ephemeral exchange so the peer stops retransmitting.
                 if ph.needs_ack:
@@ -388,6 +402,12 @@ class MessageLayer:
         exchange.closed = True
         if self._exchanges.get(exchange.key) is exchange:
             del self._exchanges[exchange.key]
+            if not exchange.is_initiator:
+                left = self._peer_opened.get(exchange.session, 1) - 1
+                if left > 0:
+                    self._peer_opened[exchange.session] = left
+                else:
+                    self._peer_opened.pop(exchange.session, None)
 
     def _purge(self, session: Session) -> None:
         for exchange in [e for e in self._exchanges.values() if e.session is session]:

@@ -20,6 +20,7 @@ ADVERSARIAL: dict[str, str] = {
     "node/test_node_handshake_squatting.py": "#32: PASE squatting, replayed Sigma1, unacked exchange, log rate",
     "node/test_node_pase_squatter_matter_server.py": "#32: a PASE squatter over the wire",
     "node/test_node_im_limits.py": "#32: TimedRequest range and privilege, open interactions capped",
+    "protocol/test_message_layer.py": "#32: exchanges a peer that never acks can hold, capped",
     "app/test_http_edge.py": "#32: HTTP body limits, read timeouts, connection cap, no tracebacks",
     "app/test_mqtt_edge.py": "#32: nested and retained MQTT commands",
     "node/test_device_state_disk_full.py": "#32: a full disk: one warning, changes refused until saved",

@@ -7,6 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from matter_protocol.exchange import (
+    MAX_PEER_EXCHANGES_PER_SESSION,
     MAX_UDP_MESSAGE_SIZE,
     Deliver,
     Dropped,
@@ -375,3 +376,34 @@ def test_fuzz_unsecured_headers_with_random_payloads(payload_head, tail):
     # SessionClosed: older unsecured sessions are evicted once the table (16) is full
     assert all(isinstance(x, (Send, Deliver, Dropped, SessionClosed)) for x in actions)
     assert len(list(FUZZ_LAYER.sessions.unsecured_sessions())) <= FUZZ_LAYER.sessions.max_unsecured
+
+
+def test_a_peer_that_never_acks_holds_a_bounded_number_of_exchanges():
+    """Issue #32: each request the node answers keeps its exchange until the answer is acked;
+    a peer that never acks gets at most MAX_PEER_EXCHANGES_PER_SESSION, then its new exchanges
+    are dropped (a full exchange pool in the CHIP SDK does the same), and another session is
+    still served."""
+    a, b, sa, sb = pair()
+    delivered = 0
+    for _ in range(100):
+        request = a.send(a.new_exchange(sa, IM), 0x02, b"read", now_ms=0)[0]
+        for event in b.receive(request.data, CTRL, 1):
+            if isinstance(event, Deliver):
+                delivered += 1
+                b.send(event.exchange, 0x05, b"report", now_ms=1)   # never acked by `a`
+                b.close_exchange(event.exchange, now_ms=1)
+    assert delivered == MAX_PEER_EXCHANGES_PER_SESSION == len(b.exchanges())
+    # Another peer's session is served meanwhile.
+    other = MessageLayer(random.Random(7))
+    so = other.add_secure_session(EstablishedSession(11, 21, KEYS, True, None, None, None), NODE, 0)
+    b.add_secure_session(EstablishedSession(21, 11, KEYS, False, None, None, None), ("fd00::3", 5540, 0, 0), 0)
+    request = other.send(other.new_exchange(so, IM), 0x02, b"read", now_ms=0)[0]
+    assert "Deliver" in kinds(b.receive(request.data, ("fd00::3", 5540, 0, 0), 2))
+    # MRP gives up on the unacked answers: the session may open exchanges again.
+    now = 2
+    while (due := b.next_timer()) is not None:
+        now = max(now, due)
+        b.on_timer(now)
+    assert [e for e in b.exchanges() if e.session is sb] == []
+    request = a.send(a.new_exchange(sa, IM), 0x02, b"read", now_ms=now)[0]
+    assert "Deliver" in kinds(b.receive(request.data, CTRL, now + 1))
