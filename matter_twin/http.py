@@ -70,6 +70,20 @@ def _body_error(err: ValueError) -> JSONResponse:
     return _error(400, INVALID_ARGUMENT, f"request body is not JSON: {err}")
 
 
+#: Tools that change device state, which `twin run` saves for the next start.
+CHANGING_TOOLS = frozenset({"execute_command", "write_attribute"})
+
+
+def refuse_unsaved(tool: str, can_save: Callable[[], bool] | None) -> dict[str, Any] | None:
+    """The error answer for a state-changing tool while the nodes' state cannot be saved (a full
+    disk: twin/node/device_state.py), so no change is acknowledged that a restart would lose."""
+    if tool not in CHANGING_TOOLS or can_save is None or can_save():
+        return None
+    return {"ok": False, "error": ToolError(
+        "RESOURCE_EXHAUSTED", "the device state cannot be saved now (the disk is full or not writable; "
+        "see the log): changes are refused until it can").to_json()}
+
+
 def _offline_docs(app: FastAPI) -> None:
     """/docs with Swagger UI's own files (the swagger-ui-bundle package), not a CDN: it works
     offline and on air-gapped lab machines."""
@@ -116,6 +130,9 @@ def create_app(backend: Backend, session: Session | None = None, pace: Pace | No
             args = await _json_body(request)
         except ValueError as err:
             return _body_error(err)
+        unsaved = refuse_unsaved(name, getattr(app.state, "can_save", None))
+        if unsaved is not None:
+            return JSONResponse(unsaved, status_code=503)
         async with calls:   # one worker thread at a time competes with the nodes for the lock
             result = await run_in_threadpool(locked, call_tool, backend, name, args, session)
         if result["ok"]:

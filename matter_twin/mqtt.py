@@ -46,6 +46,7 @@ from bridge.tools import Session, call_tool
 from bridge.twin_backend import TwinBackend
 from clusters.units import unit_of
 from matter_twin.defaults import DEFAULT_EMBEDDED
+from matter_twin.http import refuse_unsaved
 from twin.changes import ROOM_UNITS, Batch, Change, ChangeStream, room_value
 from twin.clock import Pace
 from twin.ratelog import RateLimitedLog
@@ -194,6 +195,8 @@ class MqttBridge:
         self.backend = TwinBackend(home)
         self.session = Session()
         self.published = 0   # messages sent (for the bench)
+        #: Whether a change made now would be saved (set by `twin run` with nodes; None: always).
+        self.can_save: Any = None
 
     @property
     def prefix(self) -> str:
@@ -280,8 +283,11 @@ class MqttBridge:
             error = ToolError(INVALID_ARGUMENT, "a retained command is not run: the broker would deliver it again "
                               "at every start; publish commands without the retain flag (clear this one with an "
                               "empty retained message), or start the twin with --mqtt-retained-commands")
+        unsaved = refuse_unsaved(tool, self.can_save) if error is None else None
         if error is not None:
             result: dict[str, Any] = {"ok": False, "error": error.to_json()}
+        elif unsaved is not None:
+            result = unsaved
         else:
             result = await asyncio.to_thread(self._call, tool, args)
         if request_id is not None:

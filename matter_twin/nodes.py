@@ -126,6 +126,7 @@ async def run_async(home: Any, speed: float, end_tick: int | None, console: Cons
             app.state.codes = manager.codes
             app.state.pair = manager.open_window   # POST /pair/{device}: `twin pair DEVICE`
             app.state.links = manager.link_counts  # GET /faults: each node's link counters
+            app.state.can_save = manager.states.can_save   # a full disk: changing tools refused
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -134,6 +135,8 @@ async def run_async(home: Any, speed: float, end_tick: int | None, console: Cons
     # One change stream for the page and MQTT (each its own subscription): one listener per server.
     stream = getattr(app.state, "change_stream", None) if http_port is not None else None
     mqtt_run = _MqttRun(home, lock, mqtt, pace, stream) if mqtt is not None else None
+    if mqtt_run is not None and manager is not None:
+        mqtt_run.bridge.can_save = manager.states.can_save
     try:
         if mqtt_run is not None:
             await mqtt_run.start()

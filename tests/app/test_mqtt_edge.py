@@ -25,7 +25,7 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-async def scenario(retained_commands: bool, before: list, after: list) -> tuple[Home, dict]:
+async def scenario(retained_commands: bool, before: list, after: list, can_save=None) -> tuple[Home, dict]:
     """Publish `before` (topic suffix, payload, retain) to a fresh broker, start the bridge, publish
     `after`; returns the home and the replies by tool."""
     port = free_port()
@@ -33,6 +33,7 @@ async def scenario(retained_commands: bool, before: list, after: list) -> tuple[
     home, lock = Home.default(), threading.Lock()
     settings = MqttSettings(listen=f"127.0.0.1:{port}", prefix="t", retained_commands=retained_commands)
     bridge = MqttBridge(home, lock, settings)
+    bridge.can_save = can_save
     replies: dict[str, list] = {}
     stop, ready = asyncio.Event(), asyncio.Event()
     try:
@@ -84,3 +85,10 @@ def test_a_retained_command_is_not_run_at_start_unless_opted_in(opted_in):
     else:
         assert not reply["ok"] and "retained command is not run" in reply["error"]["message"]
         assert not light_on(home)
+
+
+def test_a_command_is_refused_while_the_state_cannot_be_saved():
+    home, replies = asyncio.run(scenario(False, [], [("command/execute_command", json.dumps(ON), False)],
+                                         can_save=lambda: False))
+    (reply,) = replies["execute_command"]
+    assert reply["error"]["code"] == "RESOURCE_EXHAUSTED" and not light_on(home)

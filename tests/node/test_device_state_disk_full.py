@@ -85,3 +85,23 @@ def test_the_node_refuses_writes_and_commands_while_its_state_cannot_be_saved():
     link.im.can_change = lambda: True
     link.request(toggle)
     assert device.read("OnOff", "OnOff") is True
+
+
+def test_the_tool_api_refuses_changes_while_the_state_cannot_be_saved():
+    from fastapi.testclient import TestClient
+
+    from bridge.twin_backend import TwinBackend
+    from matter_twin.http import create_app
+    from twin.home import Home
+
+    home = Home.default()
+    app = create_app(TwinBackend(home))
+    app.state.can_save = lambda: False   # what `twin run` wires to its DeviceStateStore
+    client = TestClient(app)
+    on = {"device.id": "bedroom_light", "endpoint.id": 1, "cluster.id": "OnOff", "command.id": "On", "args": {}}
+    answer = client.post("/tools/execute_command", json=on)
+    assert answer.status_code == 503 and answer.json()["error"]["code"] == "RESOURCE_EXHAUSTED"
+    assert home.devices["bedroom_light"].endpoint(1).server("OnOff").get("OnOff") is False
+    assert client.post("/tools/get_rooms", json={}).status_code == 200   # reading goes on
+    app.state.can_save = lambda: True
+    assert client.post("/tools/execute_command", json=on).json()["ok"]
