@@ -1,8 +1,9 @@
 """The `Backend` protocol: everything the SimuHome tools need from a home.
 
-The tools (bridge/tools.py) are written once against this protocol. Three implementations
-are planned: the twin in process (bridge/twin_backend.py), the twin over Matter and real
-hardware over Matter (both through python-matter-server).
+The tools (bridge/tools.py) are written once against this protocol. It has three
+implementations: the twin in process (bridge/twin_backend.py), any Matter home through
+python-matter-server, the twin's nodes or real hardware (bridge/matter_backend.py), and the
+two mixed, device by device (bridge/mixed.py).
 
 Design choices:
 - **Synchronous.** Agent loops, the CLI and tests call tools synchronously, and the

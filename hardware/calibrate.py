@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from clusters.values import to_json
+from hardware.recording import Recording, RecordingError
 from twin.clock import TICKS_PER_SECOND
 from twin.home import Home
 from twin.physics import COEFFICIENTS, LIGHT_TYPES, VARIABLES, air_role, measures_room, with_overrides
@@ -101,7 +102,6 @@ def read_recording(path: str | Path, run: int | None = None) -> Trace:
     """A trace from a lab session's SQLite recording (hardware/recording.py), its last run
     unless `run` names one: `reports` are the device inputs (the real devices' where there
     are any, else the twin's), `samples` the room observations; time is the twin's tick."""
-    from hardware.recording import Recording, RecordingError  # noqa: PLC0415
     source = str(path)
     try:
         recording = Recording(path)

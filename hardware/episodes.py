@@ -27,6 +27,7 @@ from typing import Any
 from hardware.controller import ManagedController
 from hardware.labfile import Lab
 from hardware.session import LabSession, load_twin_home
+from scenarios.runner import make_agent, make_judge
 from scenarios.simuhome.evaluate import build_home
 from scenarios.simuhome.schema import DEFAULT_EPISODES, Episode, load_episodes
 from twin.home import Home
@@ -99,7 +100,6 @@ def run_episodes(lab: Lab, recording: Path | None = None, log: Callable[[str], N
                  on_session: Callable[[LabSession], None] | None = None) -> dict[str, Any]:
     """Run the lab file's episodes that fit the bench, one session run each (one controller
     for all); the summary holds every result line and the dropped episodes with reasons."""
-    from scenarios.runner import make_agent, make_judge
     spec = lab.spec.session.episodes
     assert spec is not None
     say = log or (lambda message: None)

@@ -43,7 +43,7 @@ class LabRuns:
     def run_agent(self) -> dict[str, Any]:
         """Drive the lab file's agent through the tools against the mixed home; every call it
         makes is recorded (source "agent"); the goals are read back through the same tools."""
-        from scenarios.runner import make_agent
+        from scenarios.runner import make_agent  # the benchmark's agents only when a session runs one
         spec = self.lab.spec.session.agent
         assert spec is not None
         session, _, error = self._drive(make_agent(spec.agent, base_url=spec.base_url), spec.query,
@@ -69,7 +69,7 @@ class LabRuns:
     def _drive(self, agent: Any, query: str, max_steps: int) -> tuple[Session, Any, str | None]:
         """Run `agent` on `query` through the tools against the mixed home, every call
         recorded (source "agent"): (its tool session, its output or None, its error)."""
-        from scenarios.simuhome.evaluate import agent_session
+        from scenarios.simuhome.evaluate import agent_session  # as make_agent above
         assert self.backend is not None
         backend = _Timed(self.backend, self._tick)
         session = agent_session()
@@ -87,7 +87,7 @@ class LabRuns:
         runs, and the benchmark's evaluator scores what the mixed home then holds (a coupled
         device's twin holds its product's reported state). The result line is recorded
         (event "episode_score") and returned."""
-        from scenarios.simuhome.evaluate import score
+        from scenarios.simuhome.evaluate import score  # as make_agent above
         assert self.twin is not None
         setup = [c for c in episode.initial.setup if self._touches_real(c.tool, c.args)]
         for call in setup:

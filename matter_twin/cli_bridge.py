@@ -1,5 +1,5 @@
 """CLI pieces for the bridge: `twin bridge init`, and the `--backend CONFIG` variants of
-`twin tool`, `twin serve` and `twin mcp` (wired into twin/cli.py).
+`twin tool`, `twin serve` and `twin mcp` (wired into matter_twin/cli.py).
 
 Bad input (a config that does not validate, a server that cannot be reached) is a CliError:
 one line, exit code 2.

@@ -38,6 +38,7 @@ from gymnasium import spaces
 from bridge.tools import TOOL_NAMES, call_tool
 from bridge.twin_backend import TwinBackend
 from scenarios.simuhome.evaluate import Judge, agent_session, build_home
+from scenarios.simuhome.reference import ReferenceAgent
 from scenarios.simuhome.schema import Episode
 from scenarios.suite import Attempt
 from scenarios.suites import SUITES, suite_named
@@ -205,7 +206,6 @@ class HomeEnv(gymnasium.Env):
 def reference_actions(episode: Episode) -> list[str]:
     """The reference solver's calls on `episode`, as text actions: a policy that earns the full
     reward wherever the solver does (it works only through the tools, never sees the goal)."""
-    from scenarios.simuhome.reference import ReferenceAgent
     home = build_home(episode).fork()
     session = agent_session()
     ReferenceAgent().run(episode.query, TwinBackend(home), session, 100)
