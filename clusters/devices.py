@@ -43,6 +43,15 @@ from clusters.device_types import (  # noqa: F401 - re-exported: physics and doc
     AIR_PURIFIER,
     AIR_QUALITY_SENSOR,
     BASIC_VIDEO_PLAYER,
+    CONTACT_SENSOR,
+    DOOR_LOCK,
+    FLOW_SENSOR,
+    OCCUPANCY_SENSOR,
+    PRESSURE_SENSOR,
+    RAIN_SENSOR,
+    SMOKE_CO_ALARM,
+    WATER_FREEZE_DETECTOR,
+    WATER_LEAK_DETECTOR,
     COLOR_TEMPERATURE_LIGHT,
     COOK_SURFACE,
     DEVICE_ENERGY_MANAGEMENT,
@@ -70,6 +79,7 @@ from clusters.device_types import (  # noqa: F401 - re-exported: physics and doc
     WATER_HEATER,
     WINDOW_COVERING,
 )
+from clusters.door_lock import DoorLockServer
 from clusters.energy import (
     PS,
     DeviceEnergyManagementServer,
@@ -103,6 +113,14 @@ from clusters.modes import (
 from clusters.onoff import OnOffServer
 from clusters.operational_state import OperationalStateServer, RvcOperationalStateServer, normalize_cycle
 from clusters.scenes import GroupsServer, ScenesManagementServer
+from clusters.sensors import (
+    BooleanStateConfigurationServer,
+    BooleanStateServer,
+    FlowMeasurementServer,
+    OccupancySensingServer,
+    PressureMeasurementServer,
+    SmokeCoAlarmServer,
+)
 from clusters.service_area import ServiceAreaServer
 from clusters.status import MatterError, Status
 from clusters.temperature_control import TemperatureControlServer
@@ -376,6 +394,90 @@ _TYPES = [
     ("window_covering", "Window Covering", WINDOW_COVERING, _window_covering, 0x8011),
 ]
 for _key, _label, (_dt, _rev), _build, _product_id in _TYPES:
+    register(DeviceType(_key, _label, _dt, _rev, _build, product_id=_product_id))
+
+
+# ---- locks and sensors of a real home (issue #27; ProductIDs 0x8100-0x813F) -------------------
+#: The device types whose BooleanState the home drives (twin/sensors.py), by what they detect.
+BOOLEAN_SENSORS = {CONTACT_SENSOR[0]: "contact", WATER_LEAK_DETECTOR[0]: "leak",
+                   WATER_FREEZE_DETECTOR[0]: "freeze", RAIN_SENSOR[0]: "rain"}
+
+
+def _battery() -> PowerSourceServer:
+    """A user-replaceable battery powering endpoint 1 (door locks and sensors are battery products)."""
+    return PowerSourceServer(battery=True, EndpointList=[1],
+                             BatReplaceability=PS.Enums.BatReplaceabilityEnum.kUserReplaceable)
+
+
+def _door_lock(door_sensor: bool = True, auto_relock_s: int = 0, require_pin: bool = False,
+               users: list[Any] | None = None, **_: Any) -> list[Endpoint]:
+    """A keypad deadbolt. `users`: [{name, pin, type?}] programmed at install (user and PIN
+    credential index 1, 2, ... in order); `auto_relock_s`: AutoRelockTime; `require_pin`:
+    RequirePINforRemoteOperation; `door_sensor`: a door position sensor (DoorState)."""
+    lock = DoorLockServer(door_sensor=door_sensor, AutoRelockTime=int(auto_relock_s),
+                          RequirePINforRemoteOperation=bool(require_pin))
+    lock.install_users(users or [])
+    return [_endpoint(1, [DOOR_LOCK, POWER_SOURCE], IdentifyServer(), lock, _battery())]
+
+
+def _boolean_sensor(device_type: tuple[int, int], configuration: bool) -> Callable[..., list[Endpoint]]:
+    def build(**_: Any) -> list[Endpoint]:
+        servers: list[Any] = [IdentifyServer(), BooleanStateServer()]
+        if configuration:
+            servers.append(BooleanStateConfigurationServer())
+        return [_endpoint(1, [device_type, POWER_SOURCE], *servers, _battery())]
+    return build
+
+
+def _contact_sensor(mounted_on: str | None = None, **_: Any) -> list[Endpoint]:
+    """`mounted_on`: the id of the door lock or window covering whose opening it watches (the
+    home wires it, twin/sensors.py); without it, scenario events open and close it."""
+    return _boolean_sensor(CONTACT_SENSOR, False)()
+
+
+def _occupancy_sensor(hold_time_s: int = 60, **_: Any) -> list[Endpoint]:
+    return [_endpoint(1, [OCCUPANCY_SENSOR, POWER_SOURCE], IdentifyServer(),
+                      OccupancySensingServer(HoldTime=int(hold_time_s)), _battery())]
+
+
+def _smoke_co_alarm(co: bool = True, **_: Any) -> list[Endpoint]:
+    alarm = SmokeCoAlarmServer(co=co)
+    battery = _battery()
+    battery.listeners.append(lambda server, name: name == "BatChargeLevel" and alarm.battery(int(server.get(name))))
+    return [_endpoint(1, [SMOKE_CO_ALARM, POWER_SOURCE], IdentifyServer(), alarm, battery)]
+
+
+def _measurement_sensor(device_type: tuple[int, int], server: Callable[[], Any]) -> Callable[..., list[Endpoint]]:
+    def build(**_: Any) -> list[Endpoint]:
+        return [_endpoint(1, [device_type], IdentifyServer(), server())]
+    return build
+
+
+_SENSOR_TYPES = [
+    ("door_lock", "Door Lock", DOOR_LOCK, _door_lock, 0x8100),
+    ("contact_sensor", "Contact Sensor", CONTACT_SENSOR, _contact_sensor, 0x8101),
+    ("occupancy_sensor", "Occupancy Sensor", OCCUPANCY_SENSOR, _occupancy_sensor, 0x8102),
+    ("smoke_co_alarm", "Smoke CO Alarm", SMOKE_CO_ALARM, _smoke_co_alarm, 0x8103),
+    ("water_leak_detector", "Water Leak Detector", WATER_LEAK_DETECTOR,
+     _boolean_sensor(WATER_LEAK_DETECTOR, True), 0x8104),
+    ("water_freeze_detector", "Water Freeze Detector", WATER_FREEZE_DETECTOR,
+     _boolean_sensor(WATER_FREEZE_DETECTOR, True), 0x8105),
+    ("rain_sensor", "Rain Sensor", RAIN_SENSOR, _boolean_sensor(RAIN_SENSOR, True), 0x8106),
+    ("pressure_sensor", "Pressure Sensor", PRESSURE_SENSOR, _measurement_sensor(
+        PRESSURE_SENSOR, lambda: PressureMeasurementServer(MinMeasuredValue=300, MaxMeasuredValue=1100)), 0x8107),
+    ("flow_sensor", "Flow Sensor", FLOW_SENSOR, _measurement_sensor(
+        FLOW_SENSOR, lambda: FlowMeasurementServer(MeasuredValue=0, MinMeasuredValue=0, MaxMeasuredValue=500)),
+     0x8108),
+    ("temperature_sensor", "Temperature Sensor", TEMPERATURE_SENSOR, _measurement_sensor(
+        TEMPERATURE_SENSOR, lambda: TemperatureMeasurementServer(MinMeasuredValue=-4000, MaxMeasuredValue=6000)),
+     0x8109),
+    ("humidity_sensor", "Humidity Sensor", HUMIDITY_SENSOR, _measurement_sensor(
+        HUMIDITY_SENSOR, lambda: RelativeHumidityMeasurementServer(MinMeasuredValue=0, MaxMeasuredValue=10000)),
+     0x810A),
+    ("light_sensor", "Light Sensor", LIGHT_SENSOR, _measurement_sensor(
+        LIGHT_SENSOR, lambda: IlluminanceMeasurementServer(MinMeasuredValue=1, MaxMeasuredValue=0xFFFE)), 0x810B),
+]
+for _key, _label, (_dt, _rev), _build, _product_id in _SENSOR_TYPES:
     register(DeviceType(_key, _label, _dt, _rev, _build, product_id=_product_id))
 
 #: Device types served as Matter nodes that are not SimuHome devices (see the module docstring).

@@ -21,6 +21,7 @@ Kinds and what `severity` means:
 | sensor_noise | Gaussian noise on each measurement | standard deviation (default 0.2) |
 | sensor_stale | measurements freeze at their onset value | - |
 | reboot | ShutDown (graceful), down `duration` s (default 2), StartUp; sessions, subscriptions gone | - |
+| jammed | a door lock's bolt jams: LockState NotFullyLocked, DoorLockAlarm LockJammed, lock and unlock fail | - |
 | commissioning_slow | PASE messages wait this long | ms (default 2000) |
 | commissioning_failure | PASE messages are dropped: commissioning fails | - |
 
@@ -53,10 +54,10 @@ __all__ = ["FAULT_KINDS", "FaultSpec", "FaultFile", "FaultEngine", "load_fault_f
 
 SENSOR_KINDS = ("sensor_bias", "sensor_drift", "sensor_noise", "sensor_stale")
 NETWORK_KINDS = ("offline", "latency", "loss", "commissioning_slow", "commissioning_failure")
-DEVICE_KINDS = ("command_failure", "stuck", "reboot")
+DEVICE_KINDS = ("command_failure", "stuck", "reboot", "jammed")
 FAULT_KINDS = NETWORK_KINDS + DEVICE_KINDS + SENSOR_KINDS
 #: Kinds that are on or off: a gradual transition means nothing for them.
-BINARY_KINDS = frozenset({"offline", "stuck", "sensor_stale", "reboot", "commissioning_failure"})
+BINARY_KINDS = frozenset({"offline", "stuck", "sensor_stale", "reboot", "commissioning_failure", "jammed"})
 DEFAULT_SEVERITY = {"latency": 200.0, "loss": 0.2, "command_failure": 1.0, "sensor_bias": 1.0,
                     "sensor_drift": 1.0, "sensor_noise": 0.2, "commissioning_slow": 2000.0}
 PROBABILITY_KINDS = frozenset({"loss", "command_failure"})
@@ -257,6 +258,8 @@ class FaultEngine:
             raise ValueError(f"device: no device {spec.device!r}; accepted: a device id or sensors@<room>")
         if spec.device in sensors and spec.kind in DEVICE_KINDS:
             raise ValueError(f"kind: a room-sensor node takes sensor and network faults, not {spec.kind}")
+        if spec.kind == "jammed" and self._lock(spec.device) is None:
+            raise ValueError(f"kind: {spec.device} has no door lock to jam")
         if spec.kind in SENSOR_KINDS and not self._quantities(spec.device):
             raise ValueError(f"kind: {spec.device} measures nothing of its room, so it has no {spec.kind}")
 
@@ -308,6 +311,8 @@ class FaultEngine:
             self._record(fault, "FaultEnded", len(fault.occurrences()) - 1, tick)
             if fault.spec.kind == "reboot" and fault.spec.device in self.home.devices:
                 self._reboot(fault, starting=False)
+            if fault.spec.kind == "jammed":
+                self._jam(fault.spec.device, tick)
             self._mark_reachable(fault, tick)
 
     # ---- time --------------------------------------------------------------------------------
@@ -329,6 +334,8 @@ class FaultEngine:
                 fault.stale = {q: self._true_value(fault.spec.device, q) for q in self._quantities(fault.spec.device)}
             if fault.spec.kind == "reboot" and fault.spec.device in self.home.devices:
                 self._reboot(fault, starting=name == "FaultStarted")
+            if fault.spec.kind == "jammed":
+                self._jam(fault.spec.device, t)
             self._mark_reachable(fault, t)
 
     def _mark_reachable(self, fault: _Fault, tick: int) -> None:
@@ -340,6 +347,17 @@ class FaultEngine:
         basic = self.home.devices[device_id].endpoint(0).servers.get(Clusters.BasicInformation.id)
         if basic is not None:
             basic.set("Reachable", not any(self.active(device_id, kind, tick) for kind in ("offline", "reboot")))
+
+    def _lock(self, device_id: str) -> Any:
+        if device_id not in self.home.devices:
+            return None
+        return next((s for s in self.home.devices[device_id].servers() if s.id == Clusters.DoorLock.id), None)
+
+    def _jam(self, device_id: str, tick: int) -> None:
+        """The lock's bolt is jammed while any jammed fault on it is in effect."""
+        lock = self._lock(device_id)
+        if lock is not None:
+            lock.set_jammed(bool(self.active(device_id, "jammed", tick)))
 
     def _record(self, fault: _Fault, name: str, occurrence: int, tick: int) -> None:
         spec = fault.spec

@@ -38,7 +38,7 @@ from clusters.devices import DEVICE_TYPES, create_device
 from clusters.status import MatterError
 from clusters.switches import controller_commands
 from clusters.values import to_json
-from twin import physics
+from twin import physics, sensors
 from twin.automations import Automations
 from twin.clock import DEFAULT_START, TICKS_PER_SECOND, VirtualClock, parse_time
 from twin.faults import FaultEngine
@@ -171,6 +171,13 @@ class Home:
         self._dirty: set[str] = set()                     # rooms whose physics inputs changed
         self._next_flip: int | None = None
         # One bound-method object each, shared by every server (forks remap it once).
+        #: Residents' whereabouts: person -> room id (`set_presence`); occupancy sensors and the
+        #: occupants' heat follow it.
+        self.presence: dict[str, str] = {}
+        #: device id -> the contact sensors mounted on it; room id -> its occupancy, smoke and
+        #: freeze sensors (twin/sensors.py). Both are derived from the devices as they are placed.
+        self.mounts: dict[str, list[str]] = {}
+        self.watchers: dict[str, list[str]] = {}
         self._listener = self._on_change
         self._event_sink = self._on_event
         self._intercept = self.faults.intercept
@@ -221,6 +228,15 @@ class Home:
             server.clock = self.clock  # initial values may start anchored behaviour
         for key, value in (attributes or {}).items():
             _apply_initial(device, key, value)
+        mounted = options.get("mounted_on")
+        if mounted is not None:
+            target = self.devices.get(mounted) if isinstance(mounted, str) else None
+            if target is None or not sensors.mountable(target):
+                raise ValueError(f"mounted_on: {mounted!r} is not a door lock with a door sensor or a window "
+                                 "covering of this home (list the device before its contact sensor)")
+            device.endpoint(1).server("BooleanState").set_state(sensors.is_closed(target))
+        if sensors.watches_room(device):
+            sensors.read_room(self, device, room_id)   # its first reading, before it is wired: no event
         self._place(device, room_id, name, options, tuple(tags), category)
         return device
 
@@ -239,6 +255,12 @@ class Home:
         self._meta[device.id] = _DeviceMeta(device.type.key, room_id, name, copy.deepcopy(options),
                                             tags, category)
         self._room_devices[room_id].append(device.id)
+        if options.get("mounted_on") is not None:
+            self.mounts.setdefault(options["mounted_on"], []).append(device.id)
+            # on a door the lock's DoorState already trades air with outside: the contact adds none
+            device.endpoint(1).server("BooleanState").on_door = sensors.has_door(self.devices[options["mounted_on"]])
+        if sensors.watches_room(device):
+            self.watchers.setdefault(room_id, []).append(device.id)
         self._timed = None
         self._dirty.add(room_id)
 
@@ -261,6 +283,41 @@ class Home:
         self._dirty.add(self._meta[device_id].room)
         if device_id in self.automations.watched:
             self.automations.touched(device_id)
+        if device_id in self.mounts:
+            sensors.follow(self, device_id)
+
+    # ---- residents and scenario events ----------------------------------------------------
+    def occupants(self, room_id: str) -> int:
+        """How many residents are in the room now."""
+        return sum(1 for room in self.presence.values() if room == room_id)
+
+    def set_presence(self, person: str, room_id: str | None) -> None:
+        """Where a resident is now (None: away from home). Occupancy sensors follow at once; the
+        occupants' heat from the next physics update. UnknownIdError for an unknown room."""
+        if not isinstance(person, str) or not person:
+            raise ValueError(f"person: a non-empty name, got {person!r}")
+        if room_id is not None:
+            self._check_room(room_id)
+        before = self.presence.get(person)
+        if before == room_id:
+            return
+        if room_id is None:
+            del self.presence[person]
+        else:
+            self.presence[person] = room_id
+        for room in (before, room_id):
+            if room is not None:
+                self._dirty.add(room)
+                sensors.refresh_room(self, room)
+
+    def mounted_on(self, device_id: str) -> str | None:
+        """The door lock or covering a contact sensor is mounted on, if any."""
+        return self._meta[device_id].options.get("mounted_on") if device_id in self._meta else None
+
+    def device_event(self, device_id: str, event: str, value: Any = None) -> None:
+        """A scenario event on a device (a door opens, a leak, smoke, a keypad entry; see
+        twin/sensors.py `apply_event`). ValueError says what was wrong."""
+        sensors.apply_event(self, device_id, event, value)
 
     def _on_event(self, server: ClusterServer, event: ClusterEvent) -> None:
         self.events.append({
@@ -500,13 +557,16 @@ class Home:
             self._update_physics(tick)
 
     def _update_physics(self, tick: int) -> None:
+        touched: list[str] = []
         for room_id, room in self.rooms.items():
             dirty = room_id in self._dirty
             if not dirty and not any(tr.flip_tick is not None and tr.flip_tick <= tick
                                      for tr in room._traj.values()):
                 continue
-            terms = (physics.room_terms(self.devices_in(room_id), self.ambient, self.coefficients)
+            terms = (physics.room_terms(self.devices_in(room_id), self.ambient, self.coefficients,
+                                        self.occupants(room_id) if self.presence else 0)
                      if dirty else None)
+            touched.append(room_id)
             for var in VARIABLES:
                 old = room._traj[var]
                 new_terms = terms[var] if terms is not None else old.terms
@@ -514,6 +574,9 @@ class Home:
                 if new_terms == old.terms and tuple(t.active_at(x) for t in new_terms) == old.active:
                     continue  # same coefficients: keep the anchor
                 room._traj[var] = Trajectory(x, tick, new_terms)
+        for room_id in touched:
+            if room_id in self.watchers:
+                sensors.refresh_room(self, room_id)   # a threshold crossed, or the room changed
         self._dirty.clear()
         self._refresh_next_flip()
 
@@ -549,6 +612,7 @@ class Home:
             **({"physics": copy.deepcopy(self.physics_overrides)} if self.physics_overrides else {}),
             **({"products": {k: product_of(t).attributes for k, t in self.products.items()}}
                if self.products else {}),
+            **({"presence": dict(sorted(self.presence.items()))} if self.presence else {}),
             # Only with faults: snapshots of homes without any stay as they were.
             **({"faults": self.faults.state()} if self.faults.faults or self.faults.test_event_key else {}),
         }
@@ -584,6 +648,7 @@ class Home:
         version, internal, gauss = snapshot["rng"]
         home.rng.setstate((version, tuple(internal), gauss))
         home._dirty = set(snapshot["dirty"])
+        home.presence = dict(snapshot.get("presence", {}))
         if "faults" in snapshot:
             home.faults.load_state(copy.deepcopy(snapshot["faults"]))
         home._refresh_next_flip()

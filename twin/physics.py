@@ -76,7 +76,7 @@ ticks, evaluating the same closed form. The home jumps to that tick and re-ancho
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
 from chip.clusters import Objects as Clusters
@@ -85,6 +85,7 @@ from chip.clusters.Types import Nullable
 from clusters.devices import (
     AIR_PURIFIER,
     COLOR_TEMPERATURE_LIGHT,
+    CONTACT_SENSOR,
     COOK_SURFACE,
     DIMMABLE_LIGHT,
     EXTENDED_COLOR_LIGHT,
@@ -94,10 +95,13 @@ from clusters.devices import (
     ON_OFF_LIGHT,
     REFRIGERATOR,
     TEMPERATURE_CONTROLLED_CABINET,
+    WATER_FREEZE_DETECTOR,
     WATER_HEATER,
     WINDOW_COVERING,
 )
 from clusters.devices_appl import SURFACE_WATTS
+from clusters.sensors import SmokeCoAlarmServer
+from twin.sensors import FREEZE_C, smoke_levels
 
 VARIABLES = ("temperature", "humidity", "pm10")
 
@@ -118,6 +122,12 @@ COEFFICIENTS: dict[str, Any] = {
     "microwave_steam": {"k": 5e-7, "target": 90.0},
     "hood_pm10": {"k_full_fan": 2.5e-4, "target": 0.0},
     "hood_humidity": {"k_full_fan": 5e-5, "target": 50.0},
+    # An open door or window trades air with outside (time constant ~35 min for a window).
+    "open_window_k": 5e-5,
+    "open_door_k": 3e-5,
+    # People warm (and humidify) a room: about a tenth of a small heater each.
+    "occupant_heat": {"k_per_person": 2e-6, "target": 37.0},
+    "occupant_moisture": {"k_per_person": 1e-6, "target": 90.0},
 }
 
 
@@ -327,6 +337,8 @@ def device_terms(device: Any, coefficients: dict[str, Any] = COEFFICIENTS) -> li
             if k > 0 and mode in HEAT_MODES and heat is not None:
                 out.append(("temperature", Term(device.id, k, heat / 100.0, BELOW)))
         out.extend(appliance_terms(device, ep, C))
+        for source in TERM_SOURCES:
+            out.extend(source(device, ep, C))
         role = air_role(device, ep)
         if role is not None:
             fan = _fan_fraction(device, ep)
@@ -367,14 +379,69 @@ def appliance_terms(device: Any, ep: Any, C: dict[str, Any]) -> list[tuple[str, 
 
 
 def room_terms(devices: Iterable[Any], ambient: dict[str, float],
-               coefficients: dict[str, Any] = COEFFICIENTS) -> dict[str, tuple[Term, ...]]:
-    """All terms per variable for a room: ambient first, then devices by id."""
+               coefficients: dict[str, Any] = COEFFICIENTS, occupants: int = 0) -> dict[str, tuple[Term, ...]]:
+    """All terms per variable for a room: ambient first, then its occupants, then devices by id."""
     terms: dict[str, list[Term]] = {
         var: [Term("ambient", coefficients["ambient_k"][var], float(ambient[var]))] for var in VARIABLES}
+    if occupants:
+        for var, key in (("temperature", "occupant_heat"), ("humidity", "occupant_moisture")):
+            c = coefficients[key]
+            terms[var].append(Term("occupants", c["k_per_person"] * occupants, c["target"]))
     for device in sorted(devices, key=lambda d: d.id):
         for var, term in device_terms(device, coefficients):
-            terms[var].append(term)
+            terms[var].append(term._replace(target=float(ambient[var])) if term.source.startswith(OUTSIDE) else term)
     return {var: tuple(ts) for var, ts in terms.items()}
+
+
+# ---- more sources of terms ----------------------------------------------------------------------
+#: Other modules' per-endpoint contributions: `(device, endpoint, coefficients) -> [(variable, Term)]`,
+#: asked for every endpoint of every device whenever a room's terms are re-derived (so they must be
+#: pure functions of the device's state). Register with `@term_source`. A heat or moisture source
+#: is a term pulling towards a hot or wet target (an oven: k toward 200 °C); an extractor, a term
+#: towards the outside (`outside(device, k)`: the home's ambient value is filled in).
+TermSource = Callable[[Any, Any, dict[str, Any]], list[tuple[str, Term]]]
+TERM_SOURCES: list[TermSource] = []
+#: Source prefix of a term whose target is the outside (ambient/weather) value of its variable.
+OUTSIDE = "outside:"
+
+
+def term_source(source: TermSource) -> TermSource:
+    TERM_SOURCES.append(source)
+    return source
+
+
+def outside(device: Any, k: float) -> list[tuple[str, Term]]:
+    """Terms exchanging every room variable with outside at strength k (the target is filled in)."""
+    return [(var, Term(OUTSIDE + device.id, k, 0.0)) for var in VARIABLES]
+
+
+@term_source
+def openings(device: Any, endpoint: Any, C: dict[str, Any]) -> list[tuple[str, Term]]:
+    """An open door (a door lock's DoorState) or an open window (a contact sensor reading open:
+    it watches a window or a covering that opens one; one on a lock's door adds nothing, the
+    lock counts that door) exchanges air with outside."""
+    lock = endpoint.servers.get(Clusters.DoorLock.id)
+    if lock is not None and _attr(lock, "DoorState") == Clusters.DoorLock.Enums.DoorStateEnum.kDoorOpen:
+        return outside(device, C["open_door_k"])
+    contact = endpoint.servers.get(Clusters.BooleanState.id)
+    if contact is not None and CONTACT_SENSOR[0] in _types(endpoint) and not contact.get("StateValue") \
+            and not getattr(contact, "on_door", False):
+        return outside(device, C["open_window_k"])
+    return []
+
+
+#: Zero-strength terms that only watch a threshold: their flip is where a sensor's reading changes
+#: (a smoke alarm's PM10 levels, a freeze detector's temperature), found exactly like a
+#: thermostat's switch point; twin/sensors.py re-reads the sensors there.
+@term_source
+def watch_terms(device: Any, endpoint: Any, C: dict[str, Any]) -> list[tuple[str, Term]]:
+    alarm = endpoint.servers.get(Clusters.SmokeCoAlarm.id)
+    if isinstance(alarm, SmokeCoAlarmServer):     # ours: a clone's is a store of its values
+        warning, critical = smoke_levels(alarm)
+        return [("pm10", Term(device.id, 0.0, warning, ABOVE)), ("pm10", Term(device.id, 0.0, critical, ABOVE))]
+    if WATER_FREEZE_DETECTOR[0] in _types(endpoint) and Clusters.BooleanState.id in endpoint.servers:
+        return [("temperature", Term(device.id, 0.0, FREEZE_C, ABOVE))]
+    return []
 
 
 def illuminance(daylight_lux: float, devices: Iterable[Any],

@@ -16,6 +16,19 @@ const BADGES = {
   water_heater: ["WH", 0], water_valve: ["V", 195], pump: ["Pu", 185], evse: ["EV", 120], solar_power: ["PV", 55],
   battery_storage: ["B", 130], thermostat: ["T", 15],
 };
+// Locks and sensors of a real home (issue #27).
+Object.assign(BADGES, {
+  door_lock: ["Lk", 0], contact_sensor: ["C", 60], occupancy_sensor: ["Oc", 120], smoke_co_alarm: ["SA", 355],
+  water_leak_detector: ["Lw", 195], water_freeze_detector: ["Fr", 185], rain_sensor: ["Rn", 215],
+  pressure_sensor: ["P", 240], flow_sensor: ["Fl", 180], temperature_sensor: ["T", 15], humidity_sensor: ["Hu", 200],
+  light_sensor: ["Lx", 50],
+});
+const LOCK_STATES = { 0: "Not fully locked", 1: "Locked", 2: "Unlocked", 3: "Unlatched" };
+const DOOR_STATES = { 0: "door open", 1: "door closed", 2: "door jammed", 3: "door forced open", 5: "door ajar" };
+const ALARM_STATES = ["", "warning", "CRITICAL"];
+// What a BooleanState's TRUE means, by device type.
+const BOOLEAN_MEANING = { contact_sensor: ["Open", "Closed"], water_leak_detector: ["Dry", "LEAK"],
+  water_freeze_detector: ["No frost", "FREEZE"], rain_sensor: ["Dry", "Rain"] };
 const MODE_CLUSTERS = ["DishwasherMode", "LaundryWasherMode", "RvcRunMode", "RvcCleanMode",
   "RefrigeratorAndTemperatureControlledCabinetMode", "OvenMode", "MicrowaveOvenMode", "WaterHeaterMode", "EnergyEvseMode"];
 const EVSE_STATES = ["unplugged", "plugged in", "wants charge", "charging", "discharging", "ending", "fault"];
@@ -90,6 +103,31 @@ export function summary(device) {
     const mw = attr(device, power, "ElectricalPowerMeasurement", "ActivePower");
     if (mw !== null && mw !== undefined) parts.push(`${(mw / 1000).toFixed(0)} W`);
   }
+  const lock = find(device, "DoorLock");
+  if (lock !== null) {
+    parts.push(LOCK_STATES[attr(device, lock, "DoorLock", "LockState")] ?? "lock ?");
+    const door = attr(device, lock, "DoorLock", "DoorState");
+    if (door !== undefined && door !== null) parts.push(DOOR_STATES[door] ?? "door ?");
+  }
+  const bs = find(device, "BooleanState");
+  if (bs !== null) parts.push((BOOLEAN_MEANING[device.type] || ["false", "true"])[attr(device, bs, "BooleanState", "StateValue") ? 1 : 0]);
+  const occ = find(device, "OccupancySensing");
+  if (occ !== null) parts.push(attr(device, occ, "OccupancySensing", "Occupancy") ? "Occupied" : "Unoccupied");
+  const smoke = find(device, "SmokeCoAlarm");
+  if (smoke !== null) {
+    const s = attr(device, smoke, "SmokeCoAlarm", "SmokeState"), co = attr(device, smoke, "SmokeCoAlarm", "COState");
+    parts.push(s ? `SMOKE ${ALARM_STATES[s]}` : co ? `CO ${ALARM_STATES[co]}` : "No smoke");
+  }
+  for (const [cluster, unit, scale] of [["RelativeHumidityMeasurement", "%RH", 100], ["PressureMeasurement", "kPa", 10], ["FlowMeasurement", "m³/h", 10]]) {
+    const ep = find(device, cluster);
+    const v = ep === null ? null : attr(device, ep, cluster, "MeasuredValue");
+    if (ep !== null && v !== null && v !== undefined && !find(device, "FanControl")) parts.push(`${(v / scale).toFixed(1)} ${unit}`);
+  }
+  const lux = find(device, "IlluminanceMeasurement");
+  if (lux !== null) {
+    const v = attr(device, lux, "IlluminanceMeasurement", "MeasuredValue");
+    if (v) parts.push(`${Math.round(10 ** ((v - 1) / 10000))} lx`);
+  }
   for (const cluster of MODE_CLUSTERS) {
     const ep = find(device, cluster);
     if (ep === null) continue;
@@ -160,6 +198,20 @@ export function controls(device) {
     out.push(slider(0, 254, attr(device, cc, "ColorControl", "CurrentHue"), (v) =>
       exec(device, cc, "ColorControl", "MoveToHueAndSaturation", { hue: v, saturation: 254, transitionTime: 5, optionsMask: 0, optionsOverride: 0 }),
       "hue"));
+  }
+  const lock = find(device, "DoorLock");
+  if (lock !== null) {
+    // A PIN field: the lock may require one (RequirePINforRemoteOperation); sent hex-encoded.
+    const pin = el("input", { type: "password", size: 6, placeholder: "PIN", title: "PINCode" });
+    const hex = () => [...pin.value].map((c) => c.charCodeAt(0).toString(16).padStart(2, "0")).join("");
+    const op = (command) => exec(device, lock, "DoorLock", command, pin.value ? { PINCode: hex() } : {});
+    out.push(pin, el("span", { class: "buttons" },
+      el("button", { class: "small", onclick: () => op("LockDoor") }, "Lock"),
+      el("button", { class: "small", onclick: () => op("UnlockDoor") }, "Unlock")));
+  }
+  const smoke = find(device, "SmokeCoAlarm");
+  if (smoke !== null) {
+    out.push(el("button", { class: "small", onclick: () => exec(device, smoke, "SmokeCoAlarm", "SelfTestRequest") }, "Test"));
   }
   for (const cluster of ["OperationalState", "RvcOperationalState", "OvenCavityOperationalState"]) {
     const ep = find(device, cluster);

@@ -57,6 +57,10 @@ _BY_CLUSTER: dict[tuple[str, int], Privilege] = {
     ("invoke", _C.Identify.id): MANAGE,                         # Identify, TriggerEffect
     ("write", _C.Identify.id): MANAGE,
     ("write", _C.Binding.id): MANAGE,
+    # DoorLock: users, credentials and schedules are Administer; lock/unlock Operate (below);
+    # its attributes Manage, the code-entry policy Administer (spec 5.2.9).
+    ("invoke", _C.DoorLock.id): ADMINISTER,
+    ("write", _C.DoorLock.id): MANAGE,
 }
 
 # (kind, cluster id, attribute/command/event id) -> privilege, for single items.
@@ -67,6 +71,13 @@ _BY_ITEM: dict[tuple[str, int, int], Privilege] = {
     ("write", _C.BasicInformation.id, _C.BasicInformation.Attributes.Location.attribute_id): ADMINISTER,
     ("invoke", _C.GeneralDiagnostics.id, _C.GeneralDiagnostics.Commands.TestEventTrigger.command_id): MANAGE,
     ("write", _C.OnOff.id, _C.OnOff.Attributes.StartUpOnOff.attribute_id): MANAGE,
+    ("invoke", _C.DoorLock.id, _C.DoorLock.Commands.LockDoor.command_id): OPERATE,
+    ("invoke", _C.DoorLock.id, _C.DoorLock.Commands.UnlockDoor.command_id): OPERATE,
+    ("invoke", _C.DoorLock.id, _C.DoorLock.Commands.UnlockWithTimeout.command_id): OPERATE,
+    ("invoke", _C.DoorLock.id, _C.DoorLock.Commands.UnboltDoor.command_id): OPERATE,
+    ("write", _C.DoorLock.id, _C.DoorLock.Attributes.WrongCodeEntryLimit.attribute_id): ADMINISTER,
+    ("write", _C.DoorLock.id, _C.DoorLock.Attributes.UserCodeTemporaryDisableTime.attribute_id): ADMINISTER,
+    ("write", _C.DoorLock.id, _C.DoorLock.Attributes.RequirePINforRemoteOperation.attribute_id): ADMINISTER,
     ("write", _C.LevelControl.id, _C.LevelControl.Attributes.StartUpCurrentLevel.attribute_id): MANAGE,
     ("write", _C.ColorControl.id, _C.ColorControl.Attributes.StartUpColorTemperatureMireds.attribute_id): MANAGE,
     ("write", _C.Thermostat.id, _C.Thermostat.Attributes.MinHeatSetpointLimit.attribute_id): MANAGE,
