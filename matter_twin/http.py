@@ -16,6 +16,8 @@
 - `GET  /health`             liveness
 - `GET|POST /faults`, `DELETE /faults/{id}`  live fault injection (twin homes; matter_twin/http_faults.py)
 - `GET|POST /hand`  a hand on a device: press a switch, plug in a car, draw hot water (matter_twin/http_hands.py)
+- `GET|POST /weather`, `POST /presence`, `POST /devices/{id}/event`  the outside world: weather,
+                             residents, scenario events (twin homes; matter_twin/http_home.py)
 - `GET  /`                   the live page, with `/live/...` and `POST /clock/pace` (twin homes;
                              see matter_twin/live_web.py)
 
@@ -43,6 +45,7 @@ from matter_twin.console import codes_rows
 from matter_twin.http_edge import BadBody, one_at_a_time, read_json
 from matter_twin.http_faults import mount_faults
 from matter_twin.http_hands import mount_hands
+from matter_twin.http_home import mount_home_events
 from matter_twin.live_web import mount_live
 from twin.clock import Pace
 from twin.commands import parameters_schema
@@ -233,4 +236,5 @@ def create_app(backend: Backend, session: Session | None = None, pace: Pace | No
         mount_live(app, backend.home, lock, pace, runs_dir, home_file)
         mount_faults(app, backend.home, locked, _json_body)
         mount_hands(app, backend.home, locked, _json_body)
+        mount_home_events(app, backend.home, locked, _json_body)
     return app

@@ -30,11 +30,13 @@ from typing import Any
 
 from chip.clusters import Objects as Clusters
 from chip.clusters.ClusterObjects import ClusterEvent
+from pydantic import ValidationError
 
 from clusters.base import ClusterServer
 from clusters.clone import DumpError, Product, load_product, product_of, product_type, read_dump
 from clusters.device import Device, DeviceType
 from clusters.devices import DEVICE_TYPES, create_device
+from clusters.sensors import PressureMeasurementServer
 from clusters.status import MatterError
 from clusters.switches import controller_commands
 from clusters.values import to_json
@@ -45,10 +47,13 @@ from twin.faults import FaultEngine
 from twin.fork import Devices, GraphCopier, no_gc
 from twin.layout import category_of
 from twin.physics import VARIABLES, Trajectory
-from twin.schema import HomeSpec, UnknownIdError, UserFileError, parse_file
+from twin.schema import HomeSpec, UnknownIdError, UserFileError, first_problem, parse_file
+from twin.weather import Weather, WeatherSpec
 from twin.workflows import StepFailed, Workflows
 
 SNAPSHOT_FORMAT = 1
+#: A pressure sensor's reading in a home without weather (kPa, the standard atmosphere).
+STANDARD_PRESSURE_KPA = 101.325
 #: Rounds of (server events, workflows) allowed at one tick before we call it a loop.
 _MAX_ROUNDS = 1000
 
@@ -121,7 +126,8 @@ class Room:
     @property
     def illuminance(self) -> float:
         """lux"""
-        lights_and_daylight = physics.illuminance(self.daylight_lux, self._home.devices_in(self.id),
+        daylight = self.daylight_lux * self._home.outdoor("daylight", 1.0)
+        lights_and_daylight = physics.illuminance(daylight, self._home.devices_in(self.id),
                                                   self._home.coefficients)
         return lights_and_daylight + self.indoor_lux
 
@@ -178,6 +184,9 @@ class Home:
         #: freeze sensors (twin/sensors.py). Both are derived from the devices as they are placed.
         self.mounts: dict[str, list[str]] = {}
         self.watchers: dict[str, list[str]] = {}
+        #: The outdoor weather (twin/weather.py), or None: the constant `ambient` (SimuHome's homes).
+        self.weather: Weather | None = None
+        self._weather_tick: int | None = None       # the next hour at which the weather changes
         self._listener = self._on_change
         self._event_sink = self._on_event
         self._intercept = self.faults.intercept
@@ -237,6 +246,8 @@ class Home:
             device.endpoint(1).server("BooleanState").set_state(sensors.is_closed(target))
         if sensors.watches_room(device):
             sensors.read_room(self, device, room_id)   # its first reading, before it is wired: no event
+        if self.weather is not None and sensors.boolean_kind(device) == "rain":
+            device.endpoint(1).server("BooleanState").set_state(self.outdoor("raining"))
         self._place(device, room_id, name, options, tuple(tags), category)
         return device
 
@@ -250,6 +261,8 @@ class Home:
             quantity = physics.sensor_quantity(device, server)
             if quantity is not None:
                 server.sensor_source = functools.partial(self.sensed, device.id, room_id, quantity)
+            elif isinstance(server, PressureMeasurementServer) and server.sensor_source is None:
+                server.sensor_source = functools.partial(self.outdoor, "pressure", STANDARD_PRESSURE_KPA)
         device.interceptor = self._intercept   # faults: failing, stuck, unreachable calls
         self.devices[device.id] = device
         self._meta[device.id] = _DeviceMeta(device.type.key, room_id, name, copy.deepcopy(options),
@@ -313,6 +326,44 @@ class Home:
     def mounted_on(self, device_id: str) -> str | None:
         """The door lock or covering a contact sensor is mounted on, if any."""
         return self._meta[device_id].options.get("mounted_on") if device_id in self._meta else None
+
+    # ---- the outdoor weather -------------------------------------------------------------
+    def outdoor(self, quantity: str, default: Any = None) -> Any:
+        """The weather's `quantity` now (twin/weather.py QUANTITIES), or `default` without weather."""
+        return default if self.weather is None else self.weather.at(self.clock.now)[quantity]
+
+    def set_weather(self, spec: WeatherSpec | dict[str, Any] | None) -> None:
+        """Give the home an outdoor weather (a WeatherSpec or its dict; None: back to the constant
+        ambient). ValueError for a bad spec, nothing changed."""
+        if spec is None:
+            self.weather, self._weather_tick = None, None
+            return
+        try:
+            weather = Weather(spec if isinstance(spec, WeatherSpec) else WeatherSpec.model_validate(spec), self.seed)
+        except ValidationError as exc:
+            path, problem = first_problem(exc, "weather")
+            raise ValueError(f"weather.{path}: {problem}" if path != "weather" else f"weather: {problem}") from None
+        self.weather = weather
+        self._apply_weather(self.clock.tick)
+
+    def pin_weather(self, values: dict[str, Any]) -> dict[str, Any]:
+        """Hold weather quantities (`{"temperature": 35}`; null releases one) from now on; returns
+        the weather now. ValueError for a bad value, or a home without weather."""
+        if self.weather is None:
+            raise ValueError("this home has no weather; give it one (home file `weather:`) first")
+        self.weather.set(values)
+        self._apply_weather(self.clock.tick)
+        return self.weather.at(self.clock.now)
+
+    def _apply_weather(self, tick: int) -> None:
+        """The hour's weather becomes the rooms' outside (each room re-anchors), rain sensors follow."""
+        assert self.weather is not None
+        now = self.clock.time_at(tick)
+        outside = self.weather.at(now)
+        self.ambient = {**self.ambient, "temperature": outside["temperature"], "humidity": outside["humidity"]}
+        self._dirty.update(self.rooms)
+        self._weather_tick = self.clock.tick_at(self.weather.next_change(now))
+        sensors.rain_changed(self, outside["raining"])
 
     def device_event(self, device_id: str, event: str, value: Any = None) -> None:
         """A scenario event on a device (a door opens, a leak, smoke, a keypad entry; see
@@ -532,12 +583,16 @@ class Home:
                 nxt = tick
             if self._next_flip is not None and self._next_flip < nxt:
                 nxt = self._next_flip
+            if self._weather_tick is not None and self._weather_tick < nxt:
+                nxt = self._weather_tick
             self.clock.tick = max(nxt, self.clock.tick + 1)
             self._settle()
 
     def _settle(self) -> None:
         tick = self.clock.tick
         self.faults.run_due(tick)   # faults starting now apply before anything else this tick
+        if self._weather_tick is not None and tick >= self._weather_tick:
+            self._apply_weather(tick)
         for _ in range(_MAX_ROUNDS):
             due = [(device_id, s) for device_id, servers in self._timed_servers.items() for s in servers
                    if (t := s.next_event_tick()) is not None and t <= tick]
@@ -613,6 +668,7 @@ class Home:
             **({"products": {k: product_of(t).attributes for k, t in self.products.items()}}
                if self.products else {}),
             **({"presence": dict(sorted(self.presence.items()))} if self.presence else {}),
+            **({"weather": {**self.weather.state(), "next_tick": self._weather_tick}} if self.weather else {}),
             # Only with faults: snapshots of homes without any stay as they were.
             **({"faults": self.faults.state()} if self.faults.faults or self.faults.test_event_key else {}),
         }
@@ -649,6 +705,10 @@ class Home:
         home.rng.setstate((version, tuple(internal), gauss))
         home._dirty = set(snapshot["dirty"])
         home.presence = dict(snapshot.get("presence", {}))
+        if "weather" in snapshot:
+            state = dict(snapshot["weather"])
+            home._weather_tick = state.pop("next_tick")
+            home.weather = Weather.from_state(state, home.seed)
         if "faults" in snapshot:
             home.faults.load_state(copy.deepcopy(snapshot["faults"]))
         home._refresh_next_flip()
@@ -732,6 +792,8 @@ class Home:
                 home.add_product(key, read_dump(str(base / product_file)))
             except DumpError as exc:
                 raise UserFileError(source, f"products.{key}", str(exc)) from None
+        if spec.weather is not None:
+            home.set_weather(spec.weather)
         for room in spec.rooms:
             home.add_room(room.id, room.name, room.temperature, room.humidity, room.pm10,
                           room.daylight_lux, room.indoor_lux, room.floor, room.kind)

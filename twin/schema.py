@@ -30,6 +30,7 @@ from pydantic import (
 from clusters.devices import DEVICE_TYPES
 from twin.clock import DEFAULT_START
 from twin.physics import with_overrides
+from twin.weather import WeatherSpec
 
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$"
 
@@ -325,6 +326,8 @@ class HomeSpec(_Model):
     residents: list[ResidentSpec] = Field(default_factory=list)
     #: Automation rules the home starts with (docs/home.md).
     automations: list[AutomationSpec] = Field(default_factory=list)
+    #: The outdoor weather (twin/weather.py); none: the constant `ambient`.
+    weather: WeatherSpec | None = None
 
     @field_validator("start_time")
     @classmethod
@@ -347,6 +350,8 @@ class HomeSpec(_Model):
         for key in ("products", "physics", "residents", "automations"):
             if not getattr(self, key):
                 data.pop(key, None)
+        if self.weather is None:
+            data.pop("weather", None)
         return data
 
     @field_validator("products")
