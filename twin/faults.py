@@ -54,8 +54,10 @@ __all__ = ["FAULT_KINDS", "FaultSpec", "FaultFile", "FaultEngine", "load_fault_f
 
 SENSOR_KINDS = ("sensor_bias", "sensor_drift", "sensor_noise", "sensor_stale")
 NETWORK_KINDS = ("offline", "latency", "loss", "commissioning_slow", "commissioning_failure")
-DEVICE_KINDS = ("command_failure", "stuck", "reboot", "jammed")
-FAULT_KINDS = NETWORK_KINDS + DEVICE_KINDS + SENSOR_KINDS
+DEVICE_KINDS = ("command_failure", "stuck", "reboot")
+LOCK_KINDS = ("jammed",)
+#: Kinds added later go at the end: a kind's index is part of its TestEventTrigger code (twin/node/faults.py).
+FAULT_KINDS = NETWORK_KINDS + DEVICE_KINDS + SENSOR_KINDS + LOCK_KINDS
 #: Kinds that are on or off: a gradual transition means nothing for them.
 BINARY_KINDS = frozenset({"offline", "stuck", "sensor_stale", "reboot", "commissioning_failure", "jammed"})
 DEFAULT_SEVERITY = {"latency": 200.0, "loss": 0.2, "command_failure": 1.0, "sensor_bias": 1.0,
