@@ -90,6 +90,7 @@ from clusters.energy import (
 )
 from clusters.fan_control import FanControlServer
 from clusters.filters import ActivatedCarbonFilterMonitoringServer, HepaFilterMonitoringServer
+from clusters.icd import IcdManagementServer
 from clusters.identify import IdentifyServer
 from clusters.laundry import LaundryDryerControlsServer, LaundryWasherControlsServer
 from clusters.level_control import LevelControlServer
@@ -409,42 +410,56 @@ def _battery() -> PowerSourceServer:
                              BatReplaceability=PS.Enums.BatReplaceabilityEnum.kUserReplaceable)
 
 
+def _sleepy(endpoints: list[Endpoint], sleepy: bool, slow_poll_ms: int = 3000) -> list[Endpoint]:
+    """A battery product as a Thread sleepy end device: IcdManagement on the root endpoint (its
+    slow and fast polling; `create_device` puts `root_servers` there)."""
+    if sleepy:
+        endpoints[0].root_servers = (IcdManagementServer(slow_poll_ms=slow_poll_ms),)   # type: ignore[attr-defined]
+    return endpoints
+
+
 def _door_lock(door_sensor: bool = True, auto_relock_s: int = 0, require_pin: bool = False,
-               users: list[Any] | None = None, **_: Any) -> list[Endpoint]:
+               users: list[Any] | None = None, sleepy: bool = True, slow_poll_ms: int = 3000,
+               **_: Any) -> list[Endpoint]:
     """A keypad deadbolt. `users`: [{name, pin, type?}] programmed at install (user and PIN
     credential index 1, 2, ... in order); `auto_relock_s`: AutoRelockTime; `require_pin`:
     RequirePINforRemoteOperation; `door_sensor`: a door position sensor (DoorState)."""
     lock = DoorLockServer(door_sensor=door_sensor, AutoRelockTime=int(auto_relock_s),
                           RequirePINforRemoteOperation=bool(require_pin))
     lock.install_users(users or [])
-    return [_endpoint(1, [DOOR_LOCK, POWER_SOURCE], IdentifyServer(), lock, _battery())]
+    return _sleepy([_endpoint(1, [DOOR_LOCK, POWER_SOURCE], IdentifyServer(), lock, _battery())],
+                   sleepy, slow_poll_ms)
 
 
 def _boolean_sensor(device_type: tuple[int, int], configuration: bool) -> Callable[..., list[Endpoint]]:
-    def build(**_: Any) -> list[Endpoint]:
+    def build(sleepy: bool = True, slow_poll_ms: int = 3000, **_: Any) -> list[Endpoint]:
         servers: list[Any] = [IdentifyServer(), BooleanStateServer()]
         if configuration:
             servers.append(BooleanStateConfigurationServer())
-        return [_endpoint(1, [device_type, POWER_SOURCE], *servers, _battery())]
+        return _sleepy([_endpoint(1, [device_type, POWER_SOURCE], *servers, _battery())], sleepy, slow_poll_ms)
     return build
 
 
-def _contact_sensor(mounted_on: str | None = None, **_: Any) -> list[Endpoint]:
+def _contact_sensor(mounted_on: str | None = None, sleepy: bool = True, slow_poll_ms: int = 3000,
+                    **_: Any) -> list[Endpoint]:
     """`mounted_on`: the id of the door lock or window covering whose opening it watches (the
-    home wires it, twin/sensors.py); without it, scenario events open and close it."""
-    return _boolean_sensor(CONTACT_SENSOR, False)()
+    home wires it, twin/sensors.py); without it, scenario events open and close it. `sleepy`
+    (battery sensors and locks): an ICD polling every `slow_poll_ms` (clusters/icd.py)."""
+    return _boolean_sensor(CONTACT_SENSOR, False)(sleepy=sleepy, slow_poll_ms=slow_poll_ms)
 
 
-def _occupancy_sensor(hold_time_s: int = 60, **_: Any) -> list[Endpoint]:
-    return [_endpoint(1, [OCCUPANCY_SENSOR, POWER_SOURCE], IdentifyServer(),
-                      OccupancySensingServer(HoldTime=int(hold_time_s)), _battery())]
+def _occupancy_sensor(hold_time_s: int = 60, sleepy: bool = True, slow_poll_ms: int = 3000,
+                      **_: Any) -> list[Endpoint]:
+    return _sleepy([_endpoint(1, [OCCUPANCY_SENSOR, POWER_SOURCE], IdentifyServer(),
+                              OccupancySensingServer(HoldTime=int(hold_time_s)), _battery())], sleepy, slow_poll_ms)
 
 
-def _smoke_co_alarm(co: bool = True, **_: Any) -> list[Endpoint]:
+def _smoke_co_alarm(co: bool = True, sleepy: bool = True, slow_poll_ms: int = 3000, **_: Any) -> list[Endpoint]:
     alarm = SmokeCoAlarmServer(co=co)
     battery = _battery()
     battery.listeners.append(lambda server, name: name == "BatChargeLevel" and alarm.battery(int(server.get(name))))
-    return [_endpoint(1, [SMOKE_CO_ALARM, POWER_SOURCE], IdentifyServer(), alarm, battery)]
+    return _sleepy([_endpoint(1, [SMOKE_CO_ALARM, POWER_SOURCE], IdentifyServer(), alarm, battery)], sleepy,
+                   slow_poll_ms)
 
 
 def _measurement_sensor(device_type: tuple[int, int], server: Callable[[], Any]) -> Callable[..., list[Endpoint]]:
@@ -501,6 +516,9 @@ def create_device(device_id: str, type_key: str | DeviceType, rng: random.Random
     rng = rng or random.Random(device_id)
     if device_type.root is not None:
         return Device(device_id, device_type, device_type.build(**options), root_servers=device_type.root(name))
+    endpoints = device_type.build(**options)
+    # servers a builder asks for on the root endpoint (a sleepy device's IcdManagement)
+    extra = [s for ep in endpoints for s in vars(ep).pop("root_servers", ())]
     identity = BasicInformationServer(
         VendorName="matter-twin", ProductName=f"Twin {device_type.label}"[:32],
         ProductID=device_type.product_id, NodeLabel=(name or device_id)[:32],
@@ -508,7 +526,7 @@ def create_device(device_id: str, type_key: str | DeviceType, rng: random.Random
         ProductLabel=device_type.label, PartNumber=f"TW-{device_type.product_id:04X}",
         # example.com (RFC 2606): the twin has no product page of its own
         ProductURL=f"https://example.com/matter-twin/{device_type.key}")
-    return Device(device_id, device_type, device_type.build(**options), root_servers=[identity])
+    return Device(device_id, device_type, endpoints, root_servers=[identity, *extra])
 
 
 # ---- the rest of the device library (issue #27): registered by its own module ---------------

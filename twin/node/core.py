@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from chip.clusters import Objects as Clusters
+
 from matter_protocol.case import CaseInitiator, CaseResponder
 from matter_protocol.exchange import Deliver, Exchange, ExchangeFailed, MessageLayer, Send, SessionClosed
 from matter_protocol.mdns import Mrp
@@ -62,9 +64,25 @@ RECENT_RANDOMS = 64
 # Minimum wait a BUSY StatusReport asks the initiator to observe (its ProtocolData, u16 ms).
 BUSY_WAIT_MS = 1000
 NODE_MRP = Mrp()
-SESSION_PARAMETERS = {"SESSION_IDLE_INTERVAL": NODE_MRP.idle_interval_ms,
-                      "SESSION_ACTIVE_INTERVAL": NODE_MRP.active_interval_ms,
-                      "SESSION_ACTIVE_THRESHOLD": NODE_MRP.active_threshold_ms}
+
+
+def session_parameters(mrp: Mrp) -> dict[str, int]:
+    """The session parameters a node offers in PASE and CASE: its MRP intervals."""
+    return {"SESSION_IDLE_INTERVAL": mrp.idle_interval_ms, "SESSION_ACTIVE_INTERVAL": mrp.active_interval_ms,
+            "SESSION_ACTIVE_THRESHOLD": mrp.active_threshold_ms}
+
+
+SESSION_PARAMETERS = session_parameters(NODE_MRP)
+
+
+def node_mrp(device: Any) -> Mrp:
+    """A node's MRP intervals: a sleepy device's (IcdManagement on endpoint 0: its slow and fast
+    polling, clusters/icd.py) or the always-on default."""
+    root = device.endpoints.get(0)
+    icd = root.servers.get(Clusters.IcdManagement.id) if root is not None else None
+    if icd is None or not hasattr(icd, "mrp"):
+        return NODE_MRP
+    return Mrp(*icd.mrp())
 _MATTER_EPOCH_UNIX = 946684800  # 2000-01-01T00:00:00Z
 
 
@@ -113,8 +131,10 @@ class NodeCore:
     """
 
     def __init__(self, pairing: Pairing, commissioning: Any, im: Any, rng: random.Random,
-                 lock: Any = None, wall_clock: Callable[[], int] = matter_epoch_now):
+                 lock: Any = None, wall_clock: Callable[[], int] = matter_epoch_now,
+                 session_params: dict[str, int] = SESSION_PARAMETERS):
         self.pairing = pairing
+        self.session_params = session_params
         self.commissioning = commissioning
         self.im = im
         self.rng = rng
@@ -195,7 +215,7 @@ class NodeCore:
             except RuntimeError:
                 break
             initiator = CaseInitiator(fabric, int(record["node_id"]), local_id, rng=self.rng,
-                                      session_params=SESSION_PARAMETERS, at=self.wall_clock())
+                                      session_params=self.session_params, at=self.wall_clock())
             session = self.layer.open_unsecured(tuple(record["address"]), now_ms)
             session.pinned = True
             exchange = self.layer.new_exchange(session, ProtocolId.SECURE_CHANNEL, handler="secure channel")
@@ -397,10 +417,10 @@ class NodeCore:
             if opcode == SecureChannelOpcode.PBKDFParamRequest:
                 pake = self.commissioning.pase_parameters()
                 return _Handshake("PASE", PaseResponder(pake.verifier, pake.salt, pake.iterations, local_id,
-                                                        rng=self.rng, session_params=SESSION_PARAMETERS),
+                                                        rng=self.rng, session_params=self.session_params),
                                   exchange, now_ms)
             return _Handshake("CASE", CaseResponder(self.commissioning.to_case_fabrics(), local_id, rng=self.rng,
-                                                    session_params=SESSION_PARAMETERS, at=self.wall_clock()),
+                                                    session_params=self.session_params, at=self.wall_clock()),
                               exchange, now_ms)
         except Exception:
             self.layer.sessions.release_id(local_id)

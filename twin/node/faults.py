@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import collections
 import random
+import time
+from collections.abc import Callable
 from typing import Any
 
 from matter_protocol.message import MessageFormatError, MessageHeader, PayloadHeader, ProtocolId, SecureChannelOpcode
@@ -46,7 +48,15 @@ class LinkFaults:
     datagram, else the delay in ms (0: at once). `boots` counts the reboots the node has gone
     through; the node manager raises it once a rebooting node's last turn is over."""
 
-    def __init__(self, engine: Any, device_id: str, seed: int):
+    def __init__(self, engine: Any, device_id: str, seed: int, poll: tuple[int, int] | None = None,
+                 clock: Callable[[], float] = time.monotonic):
+        """`poll`: a sleepy device's (slow poll interval, active threshold) in ms: a datagram to it
+        waits for its next poll unless it is still active from an exchange (clusters/icd.py).
+        `clock`: wall-clock seconds (the network is real time)."""
+        self.poll = poll
+        self.clock = clock
+        self._epoch = clock()          # the device polls at epoch + k * interval
+        self._active_until = -1.0      # wall-clock second until which it polls fast (Active mode)
         self.engine = engine
         self.device_id = device_id
         #: This node's faults, kept up to date by the engine (pushed, not scanned per datagram).
@@ -54,7 +64,7 @@ class LinkFaults:
         self.rng = random.Random(f"matter-twin link|{seed}|{device_id}")
         self.boots = engine.boots(device_id)
         self.counts = {"received": 0, "sent": 0, "dropped in": 0, "dropped out": 0, "delayed": 0,
-                       "retransmissions in": 0, "retransmissions out": 0}
+                       "retransmissions in": 0, "retransmissions out": 0, "held for poll": 0}
         self._seen: dict[bool, collections.OrderedDict[tuple[int, int | None, int], None]] = {
             False: collections.OrderedDict(), True: collections.OrderedDict()}
 
@@ -64,6 +74,20 @@ class LinkFaults:
         return bool(engine.active(device, "offline")) or (
             bool(engine.active(device, "reboot")) and self.boots >= engine.boots(device))
 
+    def _sleep(self, outbound: bool) -> float:
+        """A sleepy device's wait (ms) for a datagram: an inbound one waits for the next poll while
+        the device is idle; any exchange keeps it active (fast polling) for the threshold."""
+        if self.poll is None:
+            return 0.0
+        interval, threshold = self.poll[0] / 1000.0, self.poll[1] / 1000.0
+        now = self.clock()
+        wait = 0.0
+        if not outbound and now >= self._active_until:
+            wait = (-(now - self._epoch)) % interval       # to the next poll of the grid
+            self.counts["held for poll"] += 1
+        self._active_until = max(self._active_until, now + wait + threshold)
+        return wait * 1000.0
+
     def verdict(self, data: bytes, outbound: bool, header: tuple[MessageHeader, int] | None = None,
                 payload_header: PayloadHeader | None = None) -> float | None:
         """`header` (the message header and its length) and `payload_header`: what the caller
@@ -71,8 +95,9 @@ class LinkFaults:
         way = "out" if outbound else "in"
         self.counts["sent" if outbound else "received"] += 1
         pase = self._inspect(data, outbound, header, payload_header)
+        sleep = self._sleep(outbound)
         if not self.faults:
-            return 0.0
+            return sleep
         engine, device = self.engine, self.device_id
         if self.down() or (pase and engine.active(device, "commissioning_failure")):
             self.counts[f"dropped {way}"] += 1
@@ -86,7 +111,7 @@ class LinkFaults:
             delay += engine.strength(device, "commissioning_slow")
         if delay > 0:
             self.counts["delayed"] += 1
-        return float(delay)
+        return float(delay) + sleep
 
     def _inspect(self, data: bytes, outbound: bool, decoded: tuple[MessageHeader, int] | None,
                  payload: PayloadHeader | None) -> bool:

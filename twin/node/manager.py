@@ -36,6 +36,8 @@ from twin.node.commissioning import NodeCommissioning
 from twin.node.core import (
     NODE_MRP,
     NodeCore,
+    node_mrp,
+    session_parameters,
 )
 from twin.node.credentials import DeviceCredentials
 from twin.node.defaults import DEFAULT_BASE_PORT
@@ -407,7 +409,9 @@ class NodeManager:
                 core = self._build_core(device, self.pairings[device_id])
                 node = MatterNode(device, core, self.base_port + index, self.host)
                 await node.start()
-                node.link = LinkFaults(self.home.faults, device_id, self.home.seed)
+                mrp = node_mrp(device)
+                sleepy = (mrp.idle_interval_ms, mrp.active_threshold_ms) if mrp != NODE_MRP else None
+                node.link = LinkFaults(self.home.faults, device_id, self.home.seed, poll=sleepy)
                 # Listeners fire in whatever thread changed the attribute (HTTP tools too).
                 core.im.on_dirty = node.wake
                 self._adopt(device_id, node)
@@ -569,7 +573,8 @@ class NodeManager:
             im = InteractionModelServer(device, self.rng, event_numbers=event_numbers)
             im.can_change = self.states.can_save   # a full disk: refuse what could not be saved
             commissioning.diagnostics.test_events = FaultTriggers(self.home.faults, device.id)
-            core = NodeCore(pairing, commissioning, im, self.rng, self.lock)
+            core = NodeCore(pairing, commissioning, im, self.rng, self.lock,
+                            session_params=session_parameters(node_mrp(device)))
             core.keep_subscriptions(SubscriptionStore(FileStorage(node_dir / SUBSCRIPTIONS_FILE)))
         return core
 
@@ -589,10 +594,10 @@ class NodeManager:
             services.append(Commissionable(
                 port=node.port, discriminator=discriminator, vendor_id=pairing.vendor_id,
                 product_id=pairing.product_id, device_type=node.device.type.device_type_id,
-                commissioning_mode=mode, device_name=_truncate_utf8(label, 32), mrp=NODE_MRP))
+                commissioning_mode=mode, device_name=_truncate_utf8(label, 32), mrp=node_mrp(node.device)))
         for fabric in fabrics:
             services.append(Operational(port=node.port, compressed_fabric_id=fabric.compressed_fabric_id,
-                                        node_id=fabric.node_id, mrp=NODE_MRP))
+                                        node_id=fabric.node_id, mrp=node_mrp(node.device)))
         return {s.key(): s for s in services}
 
     def sync_advertisements(self, everything: bool = True) -> None:

@@ -1,0 +1,78 @@
+"""IcdManagement cluster server (Matter 1.4, revision 3): an intermittently connected device.
+
+A battery sensor or lock as a Thread sleepy end device: a Short Idle Time (SIT) ICD that polls
+its parent every `slow_poll_ms` while idle and every `fast_poll_ms` for ActiveModeThreshold after
+any exchange. The node advertises these as SII / SAI / SAT (mDNS TXT and session parameters)
+and holds each message addressed to the node until its next poll (twin/node/faults.py
+`IcdLink`), so a controller's request, and so its read or subscription report, waits up to one
+slow-poll interval, as with a real sleepy device.
+
+With the Check-In Protocol Support feature (CIP) clients register (RegisterClient, Manage
+privilege in the spec: Administer for another subject than the caller's, not modelled)
+in a fabric-scoped RegisteredClients list and get the ICDCounter; the twin records the
+registrations and advances the counter at each registration, but sends no Check-In messages
+(a SIT device needs none: it stays reachable at its slow-poll interval).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from clusters.base import Clusters, ClusterServer, MatterError, Status, current_access
+
+ICD = Clusters.IcdManagement
+
+
+class IcdManagementServer(ClusterServer):
+    cluster = ICD
+    revision = 3
+    attributes = ("IdleModeDuration", "ActiveModeDuration", "ActiveModeThreshold", "RegisteredClients",
+                  "ICDCounter", "ClientsSupportedPerFabric", "MaximumCheckInBackOff")
+    commands = ("RegisterClient", "UnregisterClient")
+    notes = ("A sleepy device: messages to it wait for its next poll (slow poll while idle, fast poll "
+             "for ActiveModeThreshold ms after an exchange).",)
+    changes_omitted = frozenset({"ICDCounter"})
+
+    def __init__(self, slow_poll_ms: int = 3000, fast_poll_ms: int = 300, **initial: Any):
+        if not 0 < fast_poll_ms <= slow_poll_ms <= 15000:
+            raise ValueError(f"ICD polling: need 0 < fast_poll_ms <= slow_poll_ms <= 15000 (a SIT device), "
+                             f"got {fast_poll_ms}, {slow_poll_ms}")
+        self.slow_poll_ms, self.fast_poll_ms = int(slow_poll_ms), int(fast_poll_ms)
+        super().__init__(feature_map=int(ICD.Bitmaps.Feature.kCheckInProtocolSupport), **initial)
+
+    def defaults(self) -> dict[str, Any]:
+        return {"IdleModeDuration": 60, "ActiveModeDuration": 300, "ActiveModeThreshold": 300,
+                "RegisteredClients": [], "ICDCounter": 0, "ClientsSupportedPerFabric": 2,
+                "MaximumCheckInBackOff": 60}
+
+    def _fabric(self) -> int:
+        access = current_access.get()
+        if access is None or not access.fabric_index:
+            raise MatterError(Status.UNSUPPORTED_ACCESS, "IcdManagement: registration needs a fabric (CASE)")
+        return int(access.fabric_index)
+
+    def RegisterClient(self, request: Any) -> Any:
+        fabric = self._fabric()
+        if len(request.key) != 16:
+            raise MatterError(Status.CONSTRAINT_ERROR, "IcdManagement.RegisterClient: key must be 16 bytes")
+        clients = [c for c in self._values["RegisteredClients"]
+                   if not (c.fabricIndex == fabric and c.checkInNodeID == request.checkInNodeID)]
+        if sum(c.fabricIndex == fabric for c in clients) >= self._values["ClientsSupportedPerFabric"]:
+            raise MatterError(Status.RESOURCE_EXHAUSTED, "IcdManagement: this fabric's client slots are full")
+        clients.append(ICD.Structs.MonitoringRegistrationStruct(
+            checkInNodeID=request.checkInNodeID, monitoredSubject=request.monitoredSubject,
+            clientType=request.clientType, fabricIndex=fabric))
+        self.set("RegisteredClients", clients)
+        self.set("ICDCounter", (self._values["ICDCounter"] + 1) & 0xFFFFFFFF)
+        return ICD.Commands.RegisterClientResponse(ICDCounter=self._values["ICDCounter"])
+
+    def UnregisterClient(self, request: Any) -> None:
+        fabric = self._fabric()
+        clients = self._values["RegisteredClients"]
+        kept = [c for c in clients if not (c.fabricIndex == fabric and c.checkInNodeID == request.checkInNodeID)]
+        if len(kept) == len(clients):
+            raise MatterError(Status.NOT_FOUND, f"IcdManagement: no client {request.checkInNodeID:#x} on this fabric")
+        self.set("RegisteredClients", kept)
+
+    def mrp(self) -> tuple[int, int, int]:
+        """(idle, active, threshold) ms: the node's SII / SAI / SAT."""
+        return self.slow_poll_ms, self.fast_poll_ms, int(self._values["ActiveModeThreshold"])
