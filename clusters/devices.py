@@ -469,31 +469,38 @@ def _measurement_sensor(device_type: tuple[int, int], server: Callable[[], Any])
 
 
 _SENSOR_TYPES = [
-    ("door_lock", "Door Lock", DOOR_LOCK, _door_lock, 0x8100),
-    ("contact_sensor", "Contact Sensor", CONTACT_SENSOR, _contact_sensor, 0x8101),
-    ("occupancy_sensor", "Occupancy Sensor", OCCUPANCY_SENSOR, _occupancy_sensor, 0x8102),
-    ("smoke_co_alarm", "Smoke CO Alarm", SMOKE_CO_ALARM, _smoke_co_alarm, 0x8103),
+    ("door_lock", "Door Lock", DOOR_LOCK, _door_lock, 0x8100, ("hallway",)),
+    ("contact_sensor", "Contact Sensor", CONTACT_SENSOR, _contact_sensor, 0x8101,
+     ("hallway", "living_room", "bedroom", "kitchen")),
+    ("occupancy_sensor", "Occupancy Sensor", OCCUPANCY_SENSOR, _occupancy_sensor, 0x8102,
+     ("hallway", "living_room", "office")),
+    ("smoke_co_alarm", "Smoke CO Alarm", SMOKE_CO_ALARM, _smoke_co_alarm, 0x8103, ("kitchen", "hallway", "bedroom")),
     ("water_leak_detector", "Water Leak Detector", WATER_LEAK_DETECTOR,
-     _boolean_sensor(WATER_LEAK_DETECTOR, True), 0x8104),
+     _boolean_sensor(WATER_LEAK_DETECTOR, True), 0x8104, ("bathroom", "kitchen", "utility_room")),
     ("water_freeze_detector", "Water Freeze Detector", WATER_FREEZE_DETECTOR,
-     _boolean_sensor(WATER_FREEZE_DETECTOR, True), 0x8105),
-    ("rain_sensor", "Rain Sensor", RAIN_SENSOR, _boolean_sensor(RAIN_SENSOR, True), 0x8106),
+     _boolean_sensor(WATER_FREEZE_DETECTOR, True), 0x8105, ("utility_room",)),
+    ("rain_sensor", "Rain Sensor", RAIN_SENSOR, _boolean_sensor(RAIN_SENSOR, True), 0x8106, ("hallway",)),
     ("pressure_sensor", "Pressure Sensor", PRESSURE_SENSOR, _measurement_sensor(
-        PRESSURE_SENSOR, lambda: PressureMeasurementServer(MinMeasuredValue=300, MaxMeasuredValue=1100)), 0x8107),
+        PRESSURE_SENSOR, lambda: PressureMeasurementServer(MinMeasuredValue=300, MaxMeasuredValue=1100)),
+     0x8107, ("utility_room",)),
     ("flow_sensor", "Flow Sensor", FLOW_SENSOR, _measurement_sensor(
         FLOW_SENSOR, lambda: FlowMeasurementServer(MeasuredValue=0, MinMeasuredValue=0, MaxMeasuredValue=500)),
-     0x8108),
+     0x8108, ("utility_room",)),
     ("temperature_sensor", "Temperature Sensor", TEMPERATURE_SENSOR, _measurement_sensor(
         TEMPERATURE_SENSOR, lambda: TemperatureMeasurementServer(MinMeasuredValue=-4000, MaxMeasuredValue=6000)),
-     0x8109),
+     0x8109, ("bedroom", "living_room", "office", "kids_room")),
     ("humidity_sensor", "Humidity Sensor", HUMIDITY_SENSOR, _measurement_sensor(
         HUMIDITY_SENSOR, lambda: RelativeHumidityMeasurementServer(MinMeasuredValue=0, MaxMeasuredValue=10000)),
-     0x810A),
+     0x810A, ("bathroom", "bedroom")),
     ("light_sensor", "Light Sensor", LIGHT_SENSOR, _measurement_sensor(
-        LIGHT_SENSOR, lambda: IlluminanceMeasurementServer(MinMeasuredValue=1, MaxMeasuredValue=0xFFFE)), 0x810B),
+        LIGHT_SENSOR, lambda: IlluminanceMeasurementServer(MinMeasuredValue=1, MaxMeasuredValue=0xFFFE)),
+     0x810B, ("living_room", "hallway")),
 ]
-for _key, _label, (_dt, _rev), _build, _product_id in _SENSOR_TYPES:
-    register(DeviceType(_key, _label, _dt, _rev, _build, product_id=_product_id))
+#: The types the home drives beyond a measured room quantity (twin/sensors.py, twin/physics.py).
+HOME_DRIVEN = frozenset({"door_lock", "contact_sensor", "occupancy_sensor", "smoke_co_alarm", "water_freeze_detector",
+                         "rain_sensor", "pressure_sensor"})
+for _key, _label, (_dt, _rev), _build, _product_id, _rooms in _SENSOR_TYPES:
+    register(DeviceType(_key, _label, _dt, _rev, _build, product_id=_product_id, room_kinds=_rooms))
 
 #: Device types served as Matter nodes that are not SimuHome devices (see the module docstring).
 NODE_ONLY_TYPES: dict[str, DeviceType] = {

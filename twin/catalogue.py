@@ -15,7 +15,7 @@ from typing import Any
 
 from chip.clusters.ClusterObjects import ALL_CLUSTERS
 
-from clusters.devices import DEVICE_TYPES, create_device
+from clusters.devices import DEVICE_TYPES, HOME_DRIVEN, create_device
 from clusters.devices_appl import PHYSICS
 from twin import physics
 from twin.layout import category_of
@@ -43,7 +43,7 @@ def _name(cluster_id: int) -> str:
 def has_physics(key: str, device: Any) -> bool:
     """Whether the type takes part in the simulation's physics: it drives a room variable or
     the illuminance, measures the room, or simulates something of its own."""
-    if key in PHYSICS:
+    if key in PHYSICS or key in HOME_DRIVEN:
         return True
     if any(physics.sensor_quantity(device, s) for s in device.servers()):
         return True
