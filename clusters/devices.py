@@ -404,10 +404,19 @@ BOOLEAN_SENSORS = {CONTACT_SENSOR[0]: "contact", WATER_LEAK_DETECTOR[0]: "leak",
                    WATER_FREEZE_DETECTOR[0]: "freeze", RAIN_SENSOR[0]: "rain"}
 
 
-def _battery() -> PowerSourceServer:
-    """A user-replaceable battery powering endpoint 1 (door locks and sensors are battery products)."""
-    return PowerSourceServer(battery=True, EndpointList=[1],
-                             BatReplaceability=PS.Enums.BatReplaceabilityEnum.kUserReplaceable)
+#: What one action costs a lock's or sensor's battery (% of a full charge): a bolt thrown (a set
+#: of AA cells lasts ~5,000 operations), a change reported over the radio, a self-test's siren.
+BOLT_PERCENT, REPORT_PERCENT, SELF_TEST_PERCENT = 0.02, 0.002, 0.05
+
+
+def _battery(*watched: tuple[Any, str, float]) -> PowerSourceServer:
+    """A user-replaceable battery powering endpoint 1 (door locks and sensors are battery products),
+    drained by each change of the `watched` (server, attribute, percent) (PowerSourceServer.drain)."""
+    battery = PowerSourceServer(battery=True, EndpointList=[1],
+                                BatReplaceability=PS.Enums.BatReplaceabilityEnum.kUserReplaceable)
+    for server, attribute, percent in watched:
+        server.listeners.append(lambda s, name, a=attribute, p=percent: name == a and battery.drain(p))
+    return battery
 
 
 def _sleepy(endpoints: list[Endpoint], sleepy: bool, slow_poll_ms: int = 3000) -> list[Endpoint]:
@@ -427,16 +436,19 @@ def _door_lock(door_sensor: bool = True, auto_relock_s: int = 0, require_pin: bo
     lock = DoorLockServer(door_sensor=door_sensor, AutoRelockTime=int(auto_relock_s),
                           RequirePINforRemoteOperation=bool(require_pin))
     lock.install_users(users or [])
-    return _sleepy([_endpoint(1, [DOOR_LOCK, POWER_SOURCE], IdentifyServer(), lock, _battery())],
+    return _sleepy([_endpoint(1, [DOOR_LOCK, POWER_SOURCE], IdentifyServer(), lock,
+                              _battery((lock, "LockState", BOLT_PERCENT)))],
                    sleepy, slow_poll_ms)
 
 
 def _boolean_sensor(device_type: tuple[int, int], configuration: bool) -> Callable[..., list[Endpoint]]:
     def build(sleepy: bool = True, slow_poll_ms: int = 3000, **_: Any) -> list[Endpoint]:
-        servers: list[Any] = [IdentifyServer(), BooleanStateServer()]
+        state = BooleanStateServer()
+        servers: list[Any] = [IdentifyServer(), state]
         if configuration:
             servers.append(BooleanStateConfigurationServer())
-        return _sleepy([_endpoint(1, [device_type, POWER_SOURCE], *servers, _battery())], sleepy, slow_poll_ms)
+        return _sleepy([_endpoint(1, [device_type, POWER_SOURCE], *servers,
+                                  _battery((state, "StateValue", REPORT_PERCENT)))], sleepy, slow_poll_ms)
     return build
 
 
@@ -450,13 +462,14 @@ def _contact_sensor(mounted_on: str | None = None, sleepy: bool = True, slow_pol
 
 def _occupancy_sensor(hold_time_s: int = 60, sleepy: bool = True, slow_poll_ms: int = 3000,
                       **_: Any) -> list[Endpoint]:
-    return _sleepy([_endpoint(1, [OCCUPANCY_SENSOR, POWER_SOURCE], IdentifyServer(),
-                              OccupancySensingServer(HoldTime=int(hold_time_s)), _battery())], sleepy, slow_poll_ms)
+    occupancy = OccupancySensingServer(HoldTime=int(hold_time_s))
+    return _sleepy([_endpoint(1, [OCCUPANCY_SENSOR, POWER_SOURCE], IdentifyServer(), occupancy,
+                              _battery((occupancy, "Occupancy", REPORT_PERCENT)))], sleepy, slow_poll_ms)
 
 
 def _smoke_co_alarm(co: bool = True, sleepy: bool = True, slow_poll_ms: int = 3000, **_: Any) -> list[Endpoint]:
     alarm = SmokeCoAlarmServer(co=co)
-    battery = _battery()
+    battery = _battery((alarm, "TestInProgress", SELF_TEST_PERCENT / 2), (alarm, "ExpressedState", REPORT_PERCENT))
     battery.listeners.append(lambda server, name: name == "BatChargeLevel" and alarm.battery(int(server.get(name))))
     return _sleepy([_endpoint(1, [SMOKE_CO_ALARM, POWER_SOURCE], IdentifyServer(), alarm, battery)], sleepy,
                    slow_poll_ms)

@@ -553,6 +553,9 @@ class PowerSourceServer(ClusterServer):
         self.battery_rate = battery_rate
         #: [tick, level in 1/1000 %, rate in 1/1000 % per tick] once the level moves on its own.
         self._charge: list[int] | None = None
+        #: Charge used by discrete actions (`drain`: a lock's motor turns, a sensor radios a
+        #: report), in 1/1000 %, for batteries that do not move on their own.
+        self._used = 0
         super().__init__(feature_map=feature_map, **initial)
 
     def defaults(self) -> dict[str, Any]:
@@ -632,11 +635,18 @@ class PowerSourceServer(ClusterServer):
             self._charge = [due, level, 0 if level in (0, 100_000) else self._charge[2]]
             self._store_battery(level)
 
+    def drain(self, percent: float) -> None:
+        """An action used `percent` of a full charge (a battery without a rate of its own)."""
+        self.changing()
+        self._used = min(self._used + round(percent * 1000), 100_000)
+        self.set_battery((100_000 - self._used) / 1000)
+
     def private_state(self) -> dict[str, Any]:
-        return {"charge": list(self._charge) if self._charge else None}
+        return {"charge": list(self._charge) if self._charge else None, **({"used": self._used} if self._used else {})}
 
     def load_private_state(self, state: dict[str, Any]) -> None:
         self._charge = state.get("charge")
+        self._used = state.get("used", 0)
 
     def stop_motion(self) -> None:
         self._charge = None

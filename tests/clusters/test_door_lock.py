@@ -216,3 +216,17 @@ def test_lock_commands_need_a_timed_invoke_over_matter():
     for name in ("LockDoor", "UnlockDoor", "UnlockWithTimeout", "SetUser", "ClearUser", "SetCredential",
                  "ClearCredential"):
         assert getattr(DL.Commands, name).must_use_timed_invoke
+
+
+def test_each_bolt_throw_drains_the_battery():
+    device, server, _, _ = lock()
+    battery = device.locate("PowerSource")
+    for _ in range(250):
+        device.invoke("DoorLock", "UnlockDoor", {})
+        device.invoke("DoorLock", "LockDoor", {})
+    assert battery.get("BatPercentRemaining") == 2 * 90      # 500 throws at 0.02 % each
+    assert battery.private_state()["used"] == 10_000
+    for _ in range(2100):
+        device.invoke("DoorLock", "UnlockDoor", {})
+        device.invoke("DoorLock", "LockDoor", {})
+    assert battery.get("BatChargeLevel") == Clusters.PowerSource.Enums.BatChargeLevelEnum.kCritical

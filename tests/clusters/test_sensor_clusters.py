@@ -89,3 +89,11 @@ def test_pressure_and_flow_units():
     assert device.read("PressureMeasurement", "MeasuredValue") == 1013
     flow, _, _ = make("flow_sensor")
     assert flow.read("FlowMeasurement", "MeasuredValue") == 0
+
+
+def test_reports_drain_a_sensor_battery():
+    device, _, _ = make("contact_sensor")
+    state = device.locate("BooleanState")
+    for i in range(500):
+        state.set_state(i % 2 == 0)
+    assert device.read("PowerSource", "BatPercentRemaining") == 2 * 99     # 500 reports at 0.002 %
