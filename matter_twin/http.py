@@ -16,8 +16,8 @@
 - `GET  /health`             liveness
 - `GET|POST /faults`, `DELETE /faults/{id}`  live fault injection (twin homes; matter_twin/http_faults.py)
 - `GET|POST /hand`  a hand on a device: press a switch, plug in a car, draw hot water (matter_twin/http_hands.py)
-- `GET|POST /weather`, `POST /presence`, `POST /devices/{id}/event`  the outside world: weather,
-                             residents, scenario events (twin homes; matter_twin/http_home.py)
+- `GET|POST /weather`, `POST /presence`  the outdoor weather and where residents are (twin homes;
+                             matter_twin/http_home.py)
 - `GET  /`                   the live page, with `/live/...` and `POST /clock/pace` (twin homes;
                              see matter_twin/live_web.py)
 

@@ -5,8 +5,9 @@ on a twin home: what scenarios and people do that is not a Matter command.
 - `POST /weather`               body `{"temperature": 35, "raining": true, "humidity": null, ...}`:
                                 hold quantities from now on (null releases one)
 - `POST /presence`              body `{"person": "ann", "room": "kitchen"}` (room null: away)
-- `POST /devices/{id}/event`    body `{"event": "open"|"close"|"detect"|"clear"|"smoke"|"co"|
-                                "keypad"|"manual"|"flow", "value": ...}` (docs/devices.md)
+
+Scenario events on devices (a door opened, a PIN at the keypad, a leak, smoke) are hand actions:
+`POST /hand` (matter_twin/http_hands.py, `Home.hand`).
 
 A bad request is 400 with one line saying what was wrong, and nothing changes.
 """
@@ -72,12 +73,3 @@ def mount_home_events(app: FastAPI, home: Any, locked: Callable[..., Any],
             return _error(400, INVALID_ARGUMENT, "body must name the person: {\"person\": ..., \"room\": ...}")
         return await call(lambda: home.set_presence(body["person"], body.get("room")) or
                           {"presence": dict(sorted(home.presence.items()))})
-
-    @app.post("/devices/{device_id}/event", tags=["home"], summary="A scenario event on a device")
-    async def event(device_id: str, request: Request) -> JSONResponse:
-        body = await body_of(request, {"event", "value"})
-        if isinstance(body, JSONResponse):
-            return body
-        if "event" not in body:
-            return _error(400, INVALID_ARGUMENT, "body must name the event: {\"event\": ..., \"value\": ...}")
-        return await call(home.device_event, device_id, body["event"], body.get("value"))

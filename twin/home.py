@@ -497,11 +497,16 @@ class Home:
     HAND_ACTIONS = {"press": ("presses", "hold_seconds", "position"), "toggle": (), "on": (), "off": (),
                     "brighter": (), "dimmer": (), "hue": ("value",), "color_temperature": ("value",),
                     "plug_in": ("capacity_kwh", "soc_percent", "target_percent"), "unplug": (),
-                    "draw_water": ("litres",)}
+                    "draw_water": ("litres",),
+                    # doors, locks and sensors (twin/sensors.py apply_event)
+                    "open": (), "close": (), "detect": (), "clear": (), "smoke": ("level",), "co": ("level",),
+                    "keypad": ("op", "pin"), "manual": ("op",), "flow": ("m3_per_h",)}
 
     def hand(self, device_id: str, action: str, **args: Any) -> dict[str, Any]:
         """A resident's hand on a device (one entry for HTTP and scripts): press a switch or a
-        light switch's action (`press`), plug a car into a charger or unplug it, draw hot water.
+        light switch's action (`press`), plug a car into a charger or unplug it, draw hot water;
+        open or close a door, enter a PIN at a lock's keypad, and the scenario events of sensors
+        (a leak, smoke, CO: `device_event`).
         ValueError naming what is accepted for an unknown action or argument; MatterError from
         the device for a state it cannot do it in."""
         if action not in self.HAND_ACTIONS:
@@ -516,6 +521,10 @@ class Home:
             self.unplug_ev(device_id)
         elif action == "draw_water":
             self.draw_hot_water(device_id, **args)
+        elif action in sensors.EVENTS:
+            names = self.HAND_ACTIONS[action]
+            value = dict(args) if action == "keypad" else args.get(names[0]) if names else None
+            sensors.apply_event(self, device_id, action, value)
         else:
             return self.press(device_id, action, **args)
         return {"device": device_id, "action": action}

@@ -1,4 +1,5 @@
-"""The outside world over HTTP: weather, presence and scenario events (matter_twin/http_home.py)."""
+"""The outside world over HTTP: weather and presence (matter_twin/http_home.py), and the scenario
+events of locks and sensors as hand actions (POST /hand)."""
 from fastapi.testclient import TestClient
 
 from bridge.tools import Session
@@ -23,9 +24,10 @@ def test_weather_presence_and_events():
     assert pinned["ok"] and pinned["weather"]["temperature"] == 33.0
     assert http.post("/presence", json={"person": "ann", "room": "hall"}).json()["presence"] == {"ann": "hall"}
     assert home.device("motion").read("OccupancySensing", "Occupancy") == 1
-    ok = http.post("/devices/front/event", json={"event": "keypad", "value": {"op": "unlock", "pin": "1234"}})
-    assert ok.json() == {"ok": True} and home.device("front").read("DoorLock", "LockState") == 2
-    assert http.post("/devices/front/event", json={"event": "open"}).json()["ok"]
+    ok = http.post("/hand", json={"device": "front", "action": "keypad", "op": "unlock", "pin": "1234"})
+    assert ok.json()["ok"] and home.device("front").read("DoorLock", "LockState") == 2
+    assert http.post("/hand", json={"device": "front", "action": "open"}).json()["ok"]
+    assert home.device("front").read("DoorLock", "DoorState") == 0
 
 
 def test_bad_requests_are_one_line_and_change_nothing():
@@ -36,9 +38,10 @@ def test_bad_requests_are_one_line_and_change_nothing():
             ("/weather", {"snow": 1}, 400, "body must be"),
             ("/presence", {"person": "ann", "room": "attic"}, 404, "attic"),
             ("/presence", {"room": "hall"}, 400, "person"),
-            ("/devices/front/event", {"event": "smoke", "value": 1}, 400, "takes no"),
-            ("/devices/nope/event", {"event": "open"}, 404, "nope"),
-            ("/devices/front/event", {"event": "keypad", "value": {"op": "unlock", "pin": "0000"}}, 400, "wrong code")]:
+            ("/hand", {"device": "front", "action": "smoke", "level": 1}, 400, "takes no"),
+            ("/hand", {"device": "front", "action": "smoke", "volume": 1}, 400, "level"),
+            ("/hand", {"device": "nope", "action": "open"}, 400, "nope"),
+            ("/hand", {"device": "front", "action": "keypad", "op": "unlock", "pin": "0000"}, 400, "wrong code")]:
         answer = http.post(path, json=body)
         assert answer.status_code == status, (path, body, answer.text)
         assert words in answer.json()["error"]["message"], answer.json()
