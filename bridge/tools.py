@@ -276,12 +276,15 @@ def _get_room_devices(backend: Backend, args: dict, session: Session) -> dict:
 #: Room states in SimuHome's units (its agent prompt, "Room State Units"), which are also
 #: the Matter measurement clusters' units: temperature and humidity in hundredths
 #: (2300 = 23.00 °C, 5500 = 55.00 %RH), illuminance in lux, PM10 in µg/m³. Rounded here,
-#: at the edge; the home keeps full precision.
+#: at the edge, finer than the judges' tolerance (±0.1 °C, %RH, µg/m³; ±1 lux): PM10 keeps
+#: two decimals. The home keeps full precision.
 ROOM_STATE_UNITS = {"temperature": "0.01 °C", "humidity": "0.01 %RH", "illuminance": "lux", "pm10": "µg/m³"}
-_SCALE = {"temperature": 100, "humidity": 100, "illuminance": 1, "pm10": 1}
+_SCALE = {"temperature": 100, "humidity": 100, "illuminance": 1}
 
 
-def _rounded(name: str, value: float) -> int:
+def _rounded(name: str, value: float) -> int | float:
+    if name == "pm10":
+        return round(value, 2)
     return int(round(value * _SCALE[name]))
 
 

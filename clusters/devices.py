@@ -155,8 +155,9 @@ def _dimmable_light(level_frequency: list[int] | None = None, **_: Any) -> list[
                                                                      frequency=level_frequency))]
 
 
-def _air_conditioner(**_: Any) -> list[Endpoint]:
-    thermostat = ThermostatServer(heating=True, cooling=True, presets=True, SystemMode=0)
+def _air_conditioner(heating: bool = True, cooling: bool = True, **_: Any) -> list[Endpoint]:
+    # heating=False: a cooling-only unit (most room ACs; SimuHome's), cooling=False: heat only
+    thermostat = ThermostatServer(heating=heating, cooling=cooling, presets=True, SystemMode=0)
     return [_endpoint(1, [ROOM_AIR_CONDITIONER], IdentifyServer(), OnOffServer(dead_front=True),
                       thermostat, ThermostatUserInterfaceConfigurationServer(), _fan())]
 
@@ -279,8 +280,9 @@ def _electrical_sensor(load_watts: float = 120.0, **_: Any) -> list[Endpoint]:
                       ElectricalEnergyMeasurementServer(power_source=power))]
 
 
-def _heat_pump(**_: Any) -> list[Endpoint]:
-    thermostat = ThermostatServer(heating=True, cooling=True, presets=True, SystemMode=0)
+def _heat_pump(heating: bool = True, cooling: bool = True, **_: Any) -> list[Endpoint]:
+    # cooling=False: a heating-only pump (SimuHome's), heating=False: cooling only
+    thermostat = ThermostatServer(heating=heating, cooling=cooling, presets=True, SystemMode=0)
     running = lambda: 0.0 if int(thermostat.get("SystemMode")) == 0 else 1800.0  # noqa: E731
     meters = [ElectricalPowerMeasurementServer(power_source=running),
               ElectricalEnergyMeasurementServer(power_source=running),

@@ -549,6 +549,20 @@ class Home:
         self._server_of(device_id, Clusters.WaterHeaterManagement).draw(litres)
         self._settle()
 
+    def set_room_state(self, room_id: str, **values: float) -> None:
+        """Set room values now (°C, %RH, µg/m³), as a scenario's start state says; the
+        physics goes on from them. Illuminance is not a state: it follows its sources."""
+        self._check_room(room_id)
+        unknown = sorted(set(values) - set(VARIABLES))
+        if unknown:
+            raise ValueError(f"{', '.join(unknown)}: not a room state; accepted: {', '.join(VARIABLES)}")
+        self._settle()
+        room = self.rooms[room_id]
+        tick = self.clock.tick
+        for var, value in values.items():
+            room._traj[var] = Trajectory(float(value), tick, room._traj[var].terms)
+        self._refresh_next_flip()
+
     # ---- time ----------------------------------------------------------------------
     def step(self, ticks: int = 1) -> None:
         """Tick-by-tick reference path: settle every single tick."""

@@ -64,6 +64,8 @@ def replay(initial: InitialState) -> Home:
             raise EpisodeError(f"initial.setup[{i}] ({call.tool}) failed: "
                                f"{result.get('error', {}).get('message')}")
     home.run_until(initial.start_time)
+    for room_id, values in initial.rooms_at_start.items():
+        home.set_room_state(room_id, **values)
     return home
 
 

@@ -73,6 +73,10 @@ SKIPPED_ATTRIBUTES = frozenset({"ClusterRevision", "FeatureMap", "AttributeList"
 METERED = frozenset({"ElectricalPowerMeasurement", "ElectricalEnergyMeasurement", "DeviceEnergyManagement"})
 #: Room sensor attributes read from the room (the humidifier's RelativeHumidityMeasurement).
 ROOM_MEASURED = frozenset({("RelativeHumidityMeasurement", "MeasuredValue")})
+#: SimuHome's AC only cools and its heat pump only heats (its generator's premise: every
+#: goal and QT2-IF episode assumes it): imported ones are built so, and the attributes of the
+#: side they lack (and the sequence, which follows the features) are not imported.
+ONE_WAY = {"air_conditioner": ({"heating": False}, "Heat"), "heat_pump": ({"cooling": False}, "Cool")}
 RVC_IDLE_TAG, RVC_CLEANING_TAG = 0x4000, 0x4001  # RvcRunMode ModeTags Idle, Cleaning
 QUERY_TYPES = {"qt1": "QT1", "qt2": "QT2", "qt3": "QT3", "qt4-1": "QT4-1", "qt4-2": "QT4-2", "qt4-3": "QT4-3"}
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
@@ -221,7 +225,10 @@ def _initial_state(cfg: _Home, base: datetime, types: dict[str, str],
                                    args={"device.id": device_id, "endpoint.id": 1, **call}))
     setup.sort(key=lambda c: c.at_seconds)
     spec = HomeSpec(name="simuhome", start_time=base - timedelta(seconds=warmup), rooms=rooms)
-    initial = InitialState(home=spec, setup=setup, start_time=base)
+    # The warm-up starts cycles in the past; the agent still starts on SimuHome's room values.
+    at_start = {room_id: {"temperature": room.state["temperature"] / 100, "humidity": room.state["humidity"] / 100,
+                          "pm10": room.state.get("pm10", 0.0)} for room_id, room in cfg.rooms.items()}
+    initial = InitialState(home=spec, setup=setup, start_time=base, rooms_at_start=at_start)
     # SimuHome's illuminance is a room baseline plus its lights; blinds do not enter. So no
     # daylight here, and the baseline is light from sources we do not model (indoor_lux).
     probe = replay(initial)
@@ -258,10 +265,13 @@ def _device_state(dev: _Device, type_key: str, renumbered: dict[tuple[str, str],
         options["temperature_setpoint"] = True
     if type_key == "tv" and {"1.LevelControl.RemainingTime", "1.LevelControl.StartUpCurrentLevel"} & set(values):
         options["level_startup"] = True
+    if type_key in ONE_WAY:
+        options.update(ONE_WAY[type_key][0])
     for key, value in values.items():
         endpoint, cluster, attribute = map_path(type_key, key)
         if cluster in SKIPPED_CLUSTERS | METERED or attribute in SKIPPED_ATTRIBUTES or endpoint == 0 \
-                or (cluster, attribute) in ROOM_MEASURED or attribute == "SupportedModes":
+                or (cluster, attribute) in ROOM_MEASURED or attribute == "SupportedModes" \
+                or _one_way_lacks(type_key, cluster, attribute):
             continue
         if attribute == "CurrentMode":
             value = renumbered.get((dev.device_id, cluster), {}).get(value, value)
@@ -288,6 +298,11 @@ def _device_state(dev: _Device, type_key: str, renumbered: dict[tuple[str, str],
             options["modes"] = modes
         run = (run[0], sum(seconds for _, seconds in cycle) - run[2], run[2])
     return attributes, options, run, calls
+
+
+def _one_way_lacks(type_key: str, cluster: str, attribute: str) -> bool:
+    return (type_key in ONE_WAY and cluster == "Thermostat"
+            and (ONE_WAY[type_key][1] in attribute or attribute == "ControlSequenceOfOperation"))
 
 
 def _rvc_cycles(modes: list[dict[str, Any]], values: dict[str, Any]) -> list[dict[str, Any]]:
@@ -435,7 +450,7 @@ def _differences(cfg: _Home, types: dict[str, str], home: Home,
                 if cluster in SKIPPED_CLUSTERS | METERED or endpoint == 0 or attribute in (
                         "ClusterRevision", "FeatureMap", "OperationalStateList", "OperationalError",
                         "PhaseList", "CurrentPhase", "LocalTemperature", "SupportedModes") \
-                        or (cluster, attribute) in ROOM_MEASURED:
+                        or (cluster, attribute) in ROOM_MEASURED or _one_way_lacks(type_key, cluster, attribute):
                     continue
                 try:
                     ours = to_json(device.read(cluster, attribute, endpoint_id=endpoint))
@@ -490,7 +505,8 @@ def _long_enough(initial: InitialState, goals: list[Any], home: Home) -> Initial
             option = "clean_modes" if device.type == "robot_vacuum_cleaner" else "modes"
             modes = device.options.get(option) or [_default_mode(m) for m in _default_modes(device.type)]
             device.options[option] = [{**m, "cycle": _at_least(m.get("cycle"), seconds)} for m in modes]
-    return InitialState(home=spec, setup=initial.setup, start_time=initial.start_time)
+    return InitialState(home=spec, setup=initial.setup, start_time=initial.start_time,
+                        rooms_at_start=initial.rooms_at_start)
 
 
 def _at_least(cycle: list[Any] | None, seconds: int) -> list[list[Any]]:

@@ -54,6 +54,9 @@ class InitialState(_Model):
     setup: list[SetupCall] = Field(default_factory=list)
     #: Virtual time at which the agent starts (home start + warm-up), "YYYY-MM-DD HH:MM:SS".
     start_time: datetime
+    #: Room values the agent starts on, set at `start_time` after the setup (°C, %RH, µg/m³):
+    #: a warm-up that starts devices in the past need not move the rooms away from them.
+    rooms_at_start: dict[str, dict[Literal["temperature", "humidity", "pm10"], float]] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _ordered(self) -> InitialState:
@@ -63,6 +66,9 @@ class InitialState(_Model):
         warmup = (self.start_time - self.home.start_time).total_seconds()
         if warmup < (offsets[-1] if offsets else 0):
             raise ValueError(f"start_time {self.start_time} is before the last setup call")
+        unknown = sorted(set(self.rooms_at_start) - {r.id for r in self.home.rooms})
+        if unknown:
+            raise ValueError(f"rooms_at_start: no room {', '.join(unknown)} in the home")
         return self
 
 
@@ -171,7 +177,8 @@ class Episode(_Model):
 #: indoor_lux, cloned products, calibrated physics), left out of a line while they hold
 #: their default so the committed file stays byte-identical: field name -> default.
 _OMITTED_AT_DEFAULT: dict[str, Any] = {"tolerance_seconds": None, "feasible_part": [], "source": None,
-                                       "indoor_lux": 0.0, "products": {}, "physics": {}}
+                                       "indoor_lux": 0.0, "products": {}, "physics": {},
+                                       "rooms_at_start": {}}
 
 
 def _omit_defaults(data: Any) -> Any:

@@ -157,7 +157,7 @@ def foreign_scenario(config: str) -> dict[str, Any]:
 
         hall_states = ok(b, "get_room_states", {"room.id": "hall"})
         assert {k: hall_states[k] for k in ("temperature", "humidity", "illuminance", "pm10")} == {
-            "temperature": 2150, "humidity": 4820, "illuminance": 1000, "pm10": 12}
+            "temperature": 2150, "humidity": 4820, "illuminance": 1000, "pm10": 12.5}
         partial = failed(b, "get_room_states", {"room.id": "living"})
         assert partial["code"] == "UNAVAILABLE"
         assert "no sensor for humidity, illuminance, pm10" in partial["message"]

@@ -64,7 +64,7 @@ def test_get_room_devices_and_unknown_room(call):
 
 def test_get_room_states_rounds_at_the_edge(call, home):
     r = call("get_room_states", {"room.id": "living_room"})
-    assert r["temperature"] == 2412 and r["humidity"] == 5124 and r["pm10"] == 17
+    assert r["temperature"] == 2412 and r["humidity"] == 5124 and r["pm10"] == 17.26
     assert r["illuminance"] == 250  # daylight only, light off
     assert r["units"] == {"temperature": "0.01 °C", "humidity": "0.01 %RH", "illuminance": "lux",
                           "pm10": "µg/m³"}

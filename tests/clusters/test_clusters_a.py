@@ -567,10 +567,10 @@ def test_pm10():
     assert p.read("FeatureMap") == 1 and p.read("ClusterRevision") == 3
     assert p.read("MeasurementUnit") == Clusters.Pm10ConcentrationMeasurement.Enums.MeasurementUnitEnum.kUgm3
     assert p.read("MeasurementMedium") == Clusters.Pm10ConcentrationMeasurement.Enums.MeasurementMediumEnum.kAir
-    p.sensor_source = lambda: 42.25
-    assert p.read("MeasuredValue") == 42.0            # the sensor resolves whole µg/m³
-    p.sensor_source = lambda: 42.75
-    assert p.read("MeasuredValue") == 43.0
+    p.sensor_source = lambda: 42.254
+    assert p.read("MeasuredValue") == 42.25           # the sensor resolves 0.01 µg/m³
+    p.sensor_source = lambda: 42.756
+    assert p.read("MeasuredValue") == 42.76
     p.sensor_source = lambda: -3.0
     assert p.read("MeasuredValue") == 0.0
 

@@ -482,3 +482,53 @@ def test_oracle_meets_every_sample_goal_and_cycles_last_as_simuhome_says(tmp_pat
     assert all(sum(s for _, s in m["cycle"]) >= 7300 for m in dryer_spec.options["modes"])
     result = score(ep, oracle_plan(ep))
     assert result["success"], result["failures"]
+
+
+# ---- the start state is SimuHome's ------------------------------------------------------------------
+def test_first_room_reads_are_the_files_values_after_a_warm_up(tmp_path):
+    """A running washer makes the import start the home in the past (a warm-up), while a cooling
+    AC and the room's drift would move the rooms: the agent's first reads are still the file's
+    initial values, at the tool's resolution (0.01 °C/%RH, lux, 0.01 µg/m³)."""
+    cooling = ac("utility_ac_1")
+    cooling["attributes"].update({"1.OnOff.OnOff": True, "1.Thermostat.SystemMode": 3,
+                                  "1.FanControl.PercentSetting": 100, "1.Thermostat.OccupiedCoolingSetpoint": 1800})
+    rooms = {"utility": room(washer("utility_washer_1", remaining=2000), cooling, temperature=2912.6,
+                             humidity=6123.4, illuminance=321.5, pm10=41.4883),
+             "hall": room(light("hall_light_1"), temperature=1987.2, humidity=3011.9, illuminance=12.25, pm10=7.06)}
+    imported = import_file(write(tmp_path, "start", "qt1", "feasible", rooms,
+                                 [{"variant": "room_state", "room_id": "utility", "room_state": "pm10",
+                                   "current_value": 41.49, "unit": "µg/m³"}]))
+    episode = imported.episode
+    assert episode.initial.start_time > episode.initial.home.start_time   # there is a warm-up
+    backend, session = TwinBackend(build_home(episode)), Session()
+    for room_id, values in rooms.items():
+        first = call_tool(backend, "get_room_states", {"room.id": room_id}, session)
+        assert first["temperature"] == round(values["state"]["temperature"])
+        assert first["humidity"] == round(values["state"]["humidity"])
+        assert first["illuminance"] == round(values["state"]["illuminance"])
+        assert first["pm10"] == round(values["state"]["pm10"], 2)
+    # the goal is the value the agent reads, and the physics goes on from there
+    assert episode.goals[0].value == pytest.approx(41.4883)
+    home = build_home(episode)
+    home.advance(600)
+    assert home.rooms["utility"].temperature < 29.126 - 0.05
+
+
+def test_simuhome_ac_only_cools_and_heat_pump_only_heats(tmp_path):
+    """SimuHome's premise (its QT2-IF "warm the room" episodes with only an AC there): an
+    imported AC cannot heat and an imported heat pump cannot cool."""
+    rooms = {"den": room(ac("den_ac_1"), heat_pump("den_hp_1"), temperature=2000)}
+    imported = import_file(write(tmp_path, "one_way", "qt2", "infeasible", rooms,
+                                 [{"room_id": "den", "room_state": "temperature", "direction": "increase",
+                                   "feasibility": False}], meta={"infeasible_family": "contextual_saturation"}))
+    assert imported.differences == []
+    backend, session = TwinBackend(build_home(imported.episode)), Session()
+    assert call_tool(backend, "execute_command", call("den_ac_1", "OnOff", "On")["args"], session)["ok"]
+    for device, endpoint, mode in (("den_ac_1", 1, 4), ("den_hp_1", 2, 3)):
+        r = call_tool(backend, "write_attribute", {"device.id": device, "endpoint.id": endpoint,
+                                                   "cluster.id": "Thermostat", "attribute.id": "SystemMode",
+                                                   "value": mode}, session)
+        assert not r["ok"] and r["error"]["code"] == "CONSTRAINT_ERROR", r
+    r = call_tool(backend, "write_attribute", {"device.id": "den_hp_1", "endpoint.id": 2, "cluster.id": "Thermostat",
+                                               "attribute.id": "SystemMode", "value": 4}, session)
+    assert r["ok"], r

@@ -368,3 +368,21 @@ def test_default_home_all_types_step_fast_forward_fork_and_restore_agree():
     fork.devices["kitchen_dishwasher"].invoke("OperationalState", "Start")
     fork.advance(3600)
     assert dumps(jumped) == before
+
+
+def test_set_room_state_reanchors_and_the_physics_goes_on():
+    """A scenario's start state: the room reads what was set, then drifts on as before, the
+    same way in a restored snapshot; illuminance and unknown names are refused."""
+    home = make_room_home(temperature=20.0)
+    home.advance(600)
+    home.set_room_state("r", temperature=25.5, pm10=3.25)
+    assert home.rooms["r"].temperature == 25.5 and home.rooms["r"].pm10 == 3.25
+    twin = Home.restore(home.snapshot())
+    home.advance(600)
+    twin.advance(600)
+    assert 25.5 < home.rooms["r"].temperature < 30.0   # towards the 30 °C ambient
+    assert dumps(home) == dumps(twin)
+    with pytest.raises(ValueError, match="illuminance: not a room state"):
+        home.set_room_state("r", illuminance=10)
+    with pytest.raises(UnknownIdError):
+        home.set_room_state("nowhere", temperature=20)

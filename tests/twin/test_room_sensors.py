@@ -96,7 +96,7 @@ def test_sensors_follow_physics_when_the_home_advances():
         now = values(sensor)
         room = home.rooms["living_room"]
         assert now["temperature"] == round(room.temperature * 100)
-        assert now["pm10"] == round(room.pm10)                       # whole µg/m³
+        assert now["pm10"] == round(room.pm10, 2)                    # 0.01 µg/m³
         assert now["temperature"] < before["temperature"] and now["pm10"] < before["pm10"]
         before = now
     assert before["air_quality"] == pm10_air_quality(home.rooms["living_room"].pm10)
