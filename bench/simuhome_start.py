@@ -15,9 +15,9 @@ from pathlib import Path
 
 from bridge.tools import Session, call_tool
 from bridge.twin_backend import TwinBackend
-from scenarios.evaluate import build_home
-from scenarios.judges import VALUE_TOLERANCE
-from scenarios.simuhome import ImportError_, import_dir, import_file
+from scenarios.simuhome.evaluate import build_home
+from scenarios.simuhome.importer import ImportError_, import_dir, import_file
+from scenarios.simuhome.judges import VALUE_TOLERANCE
 
 #: SimuHome's room values -> the tool's units (its files keep temperature and humidity x100).
 STEP = {"temperature": 1, "humidity": 1, "illuminance": 1, "pm10": 0.01}

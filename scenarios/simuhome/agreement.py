@@ -22,12 +22,31 @@ DEFAULT_LABELS = Path(__file__).parent / "data" / "judge_labels.jsonl"
 LABELS = ("correct", "wrong", "evasive", "stuffed", "partially right")
 
 
-def load_labels(path: str | Path = DEFAULT_LABELS) -> list[dict[str, str]]:
-    rows = [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+#: Independent sets label pass/fail and say which kind of answer it is; `split` marks the part
+#: the rules may be tuned on ("dev") and the held-out one ("heldout").
+VERDICTS = ("pass", "fail")
+SPLITS = ("dev", "heldout")
+
+
+def load_labels(path: str | Path = DEFAULT_LABELS) -> list[dict[str, Any]]:
+    """Label rows: `label` one of LABELS (the hand-written set), or "pass"/"fail" with a free
+    `kind` (an independent set); an optional `split` of SPLITS."""
+    try:
+        rows = [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: line {exc.lineno}: not JSON: {exc.msg}") from None
     for n, row in enumerate(rows, 1):
-        if row.get("label") not in LABELS or not row.get("answer") or not row.get("episode_id"):
-            raise ValueError(f"{path}:{n}: needs episode_id, answer and a label in {', '.join(LABELS)}")
+        if not isinstance(row, dict) or row.get("label") not in LABELS + VERDICTS or not row.get("answer") \
+                or not row.get("episode_id"):
+            raise ValueError(f"{path}:{n}: needs episode_id, answer and a label in {', '.join(LABELS + VERDICTS)}")
+        if row.get("split") is not None and row["split"] not in SPLITS:
+            raise ValueError(f"{path}:{n}: split {row['split']!r} is not one of {', '.join(SPLITS)}")
     return rows
+
+
+def kind(row: dict[str, Any]) -> str:
+    """What kind of answer a row is: its label, or for pass/fail rows their `kind`."""
+    return str(row.get("kind") or row["label"]) if row["label"] in VERDICTS else str(row["label"])
 
 
 class CannedAnswerAgent:
@@ -54,20 +73,22 @@ def judge_labels(episodes: list[Episode], labels: list[dict[str, str]], judges: 
         if episode is None:
             raise ValueError(f"labelled answer for unknown episode {row['episode_id']!r}")
         verdicts = {j.name: run_episode(episode, CannedAnswerAgent(row["answer"]), j)["success"] for j in judges}
-        out.append({**row, "category": episode.category, "should_pass": row["label"] == "correct",
+        out.append({**row, "category": episode.category, "should_pass": row["label"] in ("correct", "pass"),
                     "verdicts": verdicts})
     return out
 
 
-def accuracy(rows: list[dict[str, Any]], judge: str) -> dict[str, tuple[int, int]]:
-    """{label or "all": (judged as the label says, labelled)}."""
+def accuracy(rows: list[dict[str, Any]], judge: str, by: str = "label") -> dict[str, tuple[int, int]]:
+    """{label (or kind, or category) or "all": (judged as the label says, labelled)}."""
     right: Counter[str] = Counter()
     total: Counter[str] = Counter()
     for row in rows:
-        for key in (row["label"], "all"):
+        group = kind(row) if by == "label" else str(row[by])
+        for key in (group, "all"):
             total[key] += 1
             right[key] += row["verdicts"][judge] == row["should_pass"]
-    return {k: (right[k], total[k]) for k in (*LABELS, "all") if total[k]}
+    order = [k for k in LABELS if total[k]] + sorted(k for k in total if k not in LABELS and k != "all")
+    return {k: (right[k], total[k]) for k in (*order, "all") if total[k]}
 
 
 def cohen_kappa(a: list[bool], b: list[bool]) -> float:
@@ -82,12 +103,23 @@ def cohen_kappa(a: list[bool], b: list[bool]) -> float:
 
 
 def agreement_table(rows: list[dict[str, Any]], judges: list[str]) -> str:
-    """Accuracy per label for each judge, then each judge's agreement with the first (rule) one."""
-    lines = ["| label | n | " + " | ".join(judges) + " |", "|---|---|" + "---|" * len(judges)]
-    tables = {j: accuracy(rows, j) for j in judges}
-    for key in (*LABELS, "all"):
-        if key not in tables[judges[0]]:
-            continue
+    """Accuracy per label for each judge, then each judge's agreement with the first (rule) one;
+    a set with a `split` gets this for each part, and per category."""
+    parts = sorted({r.get("split") for r in rows if r.get("split")})
+    if not parts:
+        return _table(rows, judges, "label")
+    out = []
+    for part in parts:
+        mine = [r for r in rows if r.get("split") == part]
+        out += [f"### {part} ({len(mine)} answers)", _table(mine, judges, "category"), "",
+                _table(mine, judges, "label"), ""]
+    return "\n".join(out).rstrip()
+
+
+def _table(rows: list[dict[str, Any]], judges: list[str], by: str) -> str:
+    lines = [f"| {by} | n | " + " | ".join(judges) + " |", "|---|---|" + "---|" * len(judges)]
+    tables = {j: accuracy(rows, j, by) for j in judges}
+    for key in tables[judges[0]]:
         n = tables[judges[0]][key][1]
         cells = [f"{tables[j][key][0]}/{n} ({100 * tables[j][key][0] / n:.0f} %)" for j in judges]
         lines.append(f"| {key} | {n} | " + " | ".join(cells) + " |")

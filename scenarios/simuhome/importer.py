@@ -42,7 +42,7 @@ from clusters.devices import create_device
 from clusters.modes import ModeBaseServer, RvcCleanModeServer
 from clusters.status import MatterError
 from clusters.values import to_json
-from scenarios.simuhome.actions import ACTUATORS, strongest
+from scenarios.simuhome.actions import ACTUATORS, THERMOSTAT_ENDPOINT, strongest, write
 from scenarios.simuhome.evaluate import EpisodeError, replay
 from scenarios.simuhome.generate import type_words
 from scenarios.simuhome.names import TYPE_KEYS, map_path
@@ -635,6 +635,11 @@ def oracle_plan(episode: Episode) -> list[dict[str, Any]]:
             for device_id, type_key in types.items():
                 room = next(r.id for r in episode.initial.home.rooms if any(d.id == device_id for d in r.devices))
                 if room == goal.room_id and type_key in ACTUATORS[(goal.state, goal.direction)]:
+                    if goal.state == "temperature" and type_key in ONE_WAY and \
+                            ONE_WAY[type_key][1] == ("Cool" if goal.direction == "decrease" else "Heat"):
+                        plan.append(write(device_id, "Thermostat", "SystemMode", 0,  # it can only stop
+                                          endpoint=THERMOSTAT_ENDPOINT[type_key]))
+                        continue
                     plan += [c for c, _ in strongest(device_id, type_key, goal.state, goal.direction)]
         elif isinstance(goal, DeviceGoal):
             plan += _achieve([goal], run_mode_ids)

@@ -13,6 +13,7 @@ from collections import Counter
 from typing import Any
 
 from bridge.tools import Session
+from scenarios import answers as A
 from scenarios.model_api import create_completion
 from scenarios.simuhome import templates as T
 from scenarios.simuhome.schema import DeviceGoal, Episode, RoomGoal, TimedGoal, Verdict
@@ -34,8 +35,21 @@ IMPLIED = {  # infeasibility kind -> the words an answer needs for it
 }
 #: Tolerance when matching a reported room value (natural units).
 VALUE_TOLERANCE = {"temperature": 0.1, "humidity": 0.1, "illuminance": 1.0, "pm10": 0.1}
-_NUMBER = re.compile(r"-?\d+(?:[.,]\d+)?")
-_CLOCK = re.compile(r"\b(\d{1,2}):(\d{2})(?::\d{2})?\s*([ap]\.?m\.?)?", re.IGNORECASE)
+#: Device nouns people use, per type (singular; a plural "s" is allowed), for claims such as
+#: "there is no AC" or "the lights are already off".
+NOUNS: dict[str, tuple[str, ...]] = {
+    "on_off_light": ("light", "lamp"), "dimmable_light": ("light", "lamp", "dimmer", "dimmable light"),
+    "air_conditioner": ("ac", "a/c", "air conditioner", "air conditioning", "aircon"),
+    "air_purifier": ("air purifier", "purifier"), "tv": ("tv", "television"), "heat_pump": ("heat pump",),
+    "humidifier": ("humidifier",), "dehumidifier": ("dehumidifier",),
+    "window_covering": ("blind", "window covering", "shade", "curtain", "shutter"),
+    "dishwasher": ("dishwasher",), "laundry_washer": ("washer", "washing machine"),
+    "laundry_dryer": ("dryer", "tumble dryer"), "fan": ("fan",),
+    "robot_vacuum_cleaner": ("robot vacuum", "vacuum", "robot"), "freezer": ("freezer",),
+    "refrigerator": ("refrigerator", "fridge"), "electrical_sensor": ("energy meter", "meter"),
+}
+#: What a value read as "nothing" sounds like (a null attribute).
+NOTHING = re.compile(r"\b(?:no|none|null|not set|n/a|nothing|unknown|empty)\b", re.IGNORECASE)
 
 
 def _has_any(text: str, words: tuple[str, ...] | list[str]) -> bool:
@@ -43,24 +57,34 @@ def _has_any(text: str, words: tuple[str, ...] | list[str]) -> bool:
     return any(w.lower() in low for w in words)
 
 
+#: Words that set a true time against the assumed one ("it actually ends at 6:14, not 5:30").
+CONTRAST = ("but", "however", "actually", "instead", "already", "rather", "not at", "not until", "only at",
+            "earliest", "too late", "too early", "won't", "will not", "wouldn't", "isn't", "doesn't",
+            "does not", "is not", "not ", "different")
+
+
 def recognizes_problem(episode: Episode, answer: str) -> bool:
-    """Does the answer say what kind of problem this is (missing, cannot, conflict)?"""
-    return episode.infeasibility is not None and _has_any(answer, IMPLIED[episode.infeasibility.kind])
+    """Does the answer say what kind of problem this is (missing, cannot, conflict)? A timing
+    conflict may also be explained without the word: a true time set against the asked one."""
+    inf = episode.infeasibility
+    if inf is None:
+        return False
+    if _has_any(answer, IMPLIED[inf.kind]):
+        return True
+    if inf.kind in ("time_conflict", "completion_conflict", "deadline") and inf.times:
+        wanted = [int(t[:2]) * 60 + int(t[3:]) for t in inf.times]
+        true_time = any(A.near(m, w) for m in A.clock_minutes(answer) for w in wanted)
+        return true_time and _has_any(answer, CONTRAST + CANNOT)
+    return False
 
 
 def numbers(text: str) -> list[float]:
-    return [float(n.replace(",", ".")) for n in _NUMBER.findall(text)]
+    return [q.value for q in A.quantities(text)]
 
 
 def clock_minutes(text: str) -> list[int]:
-    """Minutes since midnight of every clock time in the text (12- or 24-hour)."""
-    out = []
-    for h, m, ampm in _CLOCK.findall(text):
-        hour = int(h) % 24
-        if ampm:
-            hour = hour % 12 + (12 if ampm.lower().startswith("p") else 0)
-        out.append(hour * 60 + int(m))
-    return out
+    """Minutes since midnight of every clock time in the text (12- or 24-hour, digits or words)."""
+    return list(A.clock_minutes(text))
 
 
 def mentions_room(answer: str, room_id: str) -> bool:
@@ -69,18 +93,40 @@ def mentions_room(answer: str, room_id: str) -> bool:
 
 
 def reports_value(answer: str, goal: RoomGoal | DeviceGoal) -> bool:
-    found = numbers(answer)
+    """Does the answer give the goal's value as a person would: rounded to the decimals it
+    writes, in natural or the tools' raw units (x100), "on"/"off", "none" for null, a list
+    item by item?"""
     if isinstance(goal, RoomGoal):
         tol = VALUE_TOLERANCE[goal.state]
         scaled = goal.state in ("temperature", "humidity")  # tools' raw Matter form is x100
-        return any(abs(x - goal.value) <= tol or (scaled and abs(x - goal.value * 100) <= tol * 100)
-                   for x in found)
-    if isinstance(goal.value, bool):
-        return re.search(rf"\b{'on' if goal.value else 'off'}\b", answer, re.IGNORECASE) is not None
-    if isinstance(goal.value, (int, float)):
-        options = [goal.value] + ([goal.value / 100] if goal.attribute.endswith("Setpoint") else [])
-        return any(abs(x - v) < 0.01 for x in found for v in options)
-    return str(goal.value).lower() in answer.lower()
+        return any(A.same_as_written(q, goal.value, tol)
+                   or (scaled and abs(q.value - goal.value * 100) <= tol * 100) for q in A.quantities(answer))
+    return _gives(answer, goal.value, _centi(goal))
+
+
+def _centi(goal: DeviceGoal) -> bool:
+    """Is the attribute in 0.01 units a person converts (700 -> "7 °C")?"""
+    return any(w in goal.attribute for w in ("Temperature", "Setpoint")) or goal.cluster in (
+        "TemperatureMeasurement", "RelativeHumidityMeasurement")
+
+
+def _gives(answer: str, value: Any, centi: bool) -> bool:
+    if value is None:
+        return NOTHING.search(answer) is not None
+    if isinstance(value, bool):
+        return re.search(rf"\b{'on|true|yes' if value else 'off|false'}\b", answer, re.IGNORECASE) is not None
+    if isinstance(value, (int, float)):
+        options = [value] + ([value / 100] if centi else [])
+        return any(A.same_as_written(q, v, 0.01) for q in A.quantities(answer) for v in options)
+    if isinstance(value, list):
+        return all(_gives(answer, item, centi) for item in value) if value else NOTHING.search(answer) is not None
+    if isinstance(value, dict):  # a struct: its label or number is what a person repeats
+        named = [v for k, v in value.items() if k.lower() in ("label", "name", "mode", "value")]
+        return any(_gives(answer, v, centi) for v in (named or list(value.values())) if v is not None)
+    low = answer.lower()
+    text = str(value)
+    spaced = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", text.lstrip("k")).lower()   # kRunning -> running
+    return text.lower() in low or spaced in low
 
 
 def _read_device(history: list[dict[str, Any]], device_id: str) -> bool:
@@ -113,6 +159,21 @@ ALLOWED: dict[str, set[str]] = {
 SUCCESS = re.compile(r"\bi(?:'ve| have)? (?:now |just )?(?:scheduled|turned|switched|set|started|adjusted|changed|"
                      r"lowered|raised|opened|closed|paused|started)\b|\bsuccessfully\b|\bdone\s*[.:!]|\ball set\b|"
                      r"\bhas been (?:scheduled|turned|switched|set|started|adjusted)\b", re.IGNORECASE)
+#: A clause that only supposes or offers ("even if I started it now", "would you like me to
+#: turn it on?", "once it finishes I could ...") claims nothing done.
+SUPPOSING = re.compile(r"\b(?:if|unless|would|could|should|shall|once|whether|want me to|like me to|"
+                       r"were to|can i|may i|might)\b|\?", re.IGNORECASE)
+#: An answer that takes its own conclusion back ("it may be possible after all").
+HEDGE = re.compile(r"\b(?:may|might) (?:still |actually |well |yet )?(?:be (?:possible|feasible|doable)|work)\b|"
+                   r"\bpossible after all\b|\bafter all\b.{0,30}\b(?:possible|can|work)|"
+                   r"\b(?:maybe|perhaps) (?:it|i|we|this|that) (?:can|could|will)\b(?! not)", re.IGNORECASE)
+#: A reason for "cannot" in QT2-IF: nothing there can do it, or what can is at its limit.
+NO_ACTUATOR_REASON = re.compile(r"\b(?:no|none of the|not any|nothing|lacks?|without|doesn't have|does not have|"
+                                r"only (?:has|have|a|an|the)|isn't an?|is not an?|aren't any|are not any)\b",
+                                re.IGNORECASE)
+LIMIT_REASON = re.compile(r"\balready\b|\b(?:max(?:imum)?|min(?:imum)?|lowest|highest|full(?:y)?|"
+                          r"limit|as (?:high|low|far|much|cold|warm|dark|bright) as|100 ?%|all (?:the )?way)\b",
+                          re.IGNORECASE)
 #: A value given for a device: "is on", "set to 40", "at 40 %", "level is 89".
 DEVICE_VALUE = re.compile(r"\b(?:is|are|was) (?:on|off|running|set)\b|\bset to\b|\bat \d|\d+\s*(?:%|percent|°)|"
                           r"\blevel (?:is|of) \d", re.IGNORECASE)
@@ -123,6 +184,154 @@ RESOLVES = re.compile(r"\?|\b(?:have not|haven't|did not|didn't|won't|will not|n
 RAW_OUTPUT = re.compile(r"[{\[]\s*\"\w+\"\s*:")
 #: A query sentence this long (words) repeated in the answer counts as echoing the query.
 ECHO_WORDS = 4
+
+
+def clauses(answer: str) -> list[str]:
+    """Sentences cut at ; : and ", but"/" and" joins: the unit a claim is made in."""
+    out = []
+    for sentence in split_sentences(answer):
+        out += [c.strip() for c in re.split(r"[;:]|,\s*(?:but|and|so)\b|\s+but\s+", sentence) if c.strip()]
+    return out
+
+
+def claims_done(answer: str) -> bool:
+    """Does the answer say it did something (outside a clause that only supposes or offers)?"""
+    return any(SUCCESS.search(c) and not SUPPOSING.search(c) for c in clauses(answer))
+
+
+def _noun_pattern(type_key: str) -> str:
+    return "|".join(re.escape(n) + "(?:e?s)?" for n in NOUNS.get(type_key, ()))
+
+
+_STATE_AFTER = r"\s+(?:is |are )?(?:on|off|running|open|closed|active|working|left|at|set|currently)\b"
+
+
+_ABSENT = re.compile(r"\b(?:there (?:is|are|'s|isn't|aren't) (?:no|not an?y?|not an?)|no|isn't an?y?|aren't any|"
+                     r"(?:does|do)(?: not|n't) have an?y?|without an?y?|lacks? an?y?|not find an?y?|"
+                     r"couldn't find an?y?)\s+", re.IGNORECASE)
+
+
+def absent_types(sentence: str) -> set[str]:
+    """Device types a sentence says are not there ("there is no AC", "no humidifier in the
+    bedroom", "doesn't have a fan"); "there are no lights on" is about their state, not
+    absence, and "no AC 2" is about one device. The noun read is the first after the trigger,
+    and the longest there ("no dimmer light" is about dimmable lights, not lights)."""
+    out: set[str] = set()
+    for m in _ABSENT.finditer(sentence):
+        after = sentence[m.end():m.end() + 60]
+        best: tuple[int, int] | None = None
+        kinds: set[str] = set()
+        for type_key in NOUNS:
+            # "no AC 2": that one device (a name the user gave), not every AC, is missing
+            hit = re.match(rf"(?:[\w-]+\s+){{0,2}}?({_noun_pattern(type_key)})\b(?!{_STATE_AFTER}|\s*\d)", after,
+                           re.IGNORECASE)
+            if hit:
+                key = (hit.start(1), -len(hit.group(1)))
+                if best is None or key < best:
+                    best, kinds = key, {type_key}
+                elif key == best:
+                    kinds.add(type_key)
+        out |= kinds
+    return out
+
+
+def false_absence(episode: Episode, answer: str) -> list[str]:
+    """Absence claims that the home contradicts: a type said missing in a room that has one
+    (the room the sentence names, else the rooms the request is about)."""
+    rooms, devices = _home(episode)
+    _, asked = related(episode)
+    request_rooms = related(episode)[0]
+    out = []
+    for sentence in split_sentences(answer):
+        types = absent_types(sentence)
+        if not types:
+            continue
+        named = {rid for rid, name in rooms.items()
+                 if any(_bounded(p).search(sentence) for p in {rid, rid.replace("_", " "), name})}
+        for type_key in types:
+            where = named or request_rooms
+            there = [d for d, (rid, t, _) in devices.items() if rid in where and t == type_key]
+            if there:
+                out.append(f"{type_key} in {', '.join(sorted(where))}")
+    return out
+
+
+def _observed_numbers(episode: Episode, history: list[dict[str, Any]]) -> list[float]:
+    """Numbers an answer may repeat: the query's, the goals', and every number the tools showed
+    (with the 0.01-unit attributes also in natural units)."""
+    out = [q.value for q in A.quantities(episode.query)]
+
+    def walk(x: Any) -> None:
+        if isinstance(x, bool) or x is None:
+            return
+        if isinstance(x, (int, float)):
+            out.extend((float(x), x / 100))
+        elif isinstance(x, dict):
+            for v in x.values():
+                walk(v)
+        elif isinstance(x, list):
+            for v in x:
+                walk(v)
+    for call in history:
+        if call["tool"] != "finish":
+            walk(call.get("result"))
+    for g in episode.goals:
+        for x in (g.goals if isinstance(g, TimedGoal) else [g]):
+            walk(x.value)
+    return out
+
+
+def invented_values(episode: Episode, history: list[dict[str, Any]], answer: str) -> list[str]:
+    """Values the answer gives that neither the tools nor the request showed (rounded as written;
+    small counts, durations and clock times aside): stuffed candidates and made-up readings."""
+    seen = _observed_numbers(episode, history)
+    _, devices = _home(episode)
+    text = answer
+    for device_id, (_, _, name) in devices.items():  # "Light 2" is a name, not a value
+        for phrase in (device_id, name):
+            if phrase:
+                text = _bounded(phrase).sub(" ", text)
+    text = re.sub(r"\b(?:[A-Za-z]+[ _-]?)(?<![0-9])\d\b(?!\s*(?:%|°|percent|degrees|lux|µg))", " ", text)
+    stray = []
+    for q in A.quantities(text):
+        if q.unit in ("minute", "second", "hour") or (q.unit is None and q.decimals == 0 and 0 <= q.value <= 10):
+            continue
+        tol = 0.1 if q.unit in ("degC", "degree", "percent", "ugm3") else 1.0 if q.unit == "lux" else 0.01
+        if not any(A.same_as_written(q, v, tol) for v in seen):
+            stray.append(f"{q.value:g}")
+    return stray
+
+
+def misattributed(episode: Episode, answer: str) -> list[str]:
+    """A sentence that names one goal room and gives another goal room's value for the same
+    state, not its own (values swapped between rooms)."""
+    goals = [g for g in episode.goals if isinstance(g, RoomGoal) and g.value is not None]
+    rooms = {g.room_id for g in goals}
+    out = []
+    for sentence in split_sentences(answer):
+        named = {r for r in rooms if mentions_room(sentence, r)}
+        if len(named) != 1:
+            continue
+        (room,) = named
+        for g in goals:
+            if g.room_id == room:
+                continue
+            own = [o for o in goals if o.room_id == room and o.state == g.state]
+            if own and reports_value(sentence, g) and not any(reports_value(sentence, o) for o in own):
+                out.append(f"{g.state} of {g.room_id} given for {room}")
+    return out
+
+
+def _stock_absence(answer: str) -> bool:
+    """Missing-device excuses with no device named ("not found", "no such device"): stuffing
+    on an episode whose problem is timing."""
+    return re.search(r"\bnot found\b|\bno such\b|\b(?:does|do)(?: not|n't) exist\b|\bmissing\b", answer,
+                     re.IGNORECASE) is not None
+
+
+def _acted(history: list[dict[str, Any]]) -> bool:
+    return any(call["tool"] in ("execute_command", "write_attribute", "schedule_workflow")
+               and (call.get("result") or {}).get("ok") for call in history)
 
 
 def _bounded(phrase: str) -> re.Pattern[str]:
@@ -165,7 +374,12 @@ def related(episode: Episode) -> tuple[set[str], set[str]]:
             room_ids.add(devices[inf.anchor_device_id][0])
     device_ids = {d for d, (rid, _, _) in devices.items() if rid in room_ids}
     if inf is not None and inf.kind == "missing_device":
-        device_ids |= {d for d, (_, type_key, _) in devices.items() if type_key in asked_types}
+        words = {w.lower() for group in inf.keywords for w in group}
+        asked_types |= {t for t in NOUNS if words & set(NOUNS[t])}
+        # a helpful alternative: where that type actually is (its room, its devices)
+        elsewhere = {d: rid for d, (rid, type_key, _) in devices.items() if type_key in asked_types}
+        device_ids |= set(elsewhere)
+        room_ids |= set(elsewhere.values())
     return room_ids, device_ids
 
 
@@ -241,36 +455,39 @@ def fabricated_values(episode: Episode, answer: str) -> bool:
 
 
 class RuleJudge:
-    """Deterministic stand-in for the LLM judge, from Appendix O.2's pass criteria.
+    """Deterministic stand-in for the LLM judge, from Appendix O.2's pass criteria. The answer is
+    read as a person writes it (scenarios/answers.py: number words, clock times with or without
+    the colon, units, values rounded to the decimals written) and its claims are checked against
+    the episode and the tool history, wherever in the answer they stand.
 
     Recall (the answer says what it must):
     R1 the agent called finish;
-    R2 QT1: for every goal the answer names its room and gives its value as observed (raw or
-       converted units) — O.2.1/O.2.2 "goal fulfilment", "room state accuracy", "room name";
-    R3 infeasible: it says what kind of problem this is (missing / cannot / conflict words) and
-       names one of each keyword group (the device type, the limit) — "infeasibility recognition",
-       "specific reasoning", "device analysis";
-    R4 infeasible: it names the rooms involved and, for timing episodes, one true time (±1 min);
+    R2 QT1: every goal's value is given as observed (raw or converted units, rounded as written,
+       "on"/"off", "none" for null, a list item by item), at least one asked room is named, and
+       no sentence gives one room's value for another — O.2.1/O.2.2;
+    R3 infeasible: it says what kind of problem this is (missing / cannot / conflict words, or
+       for timing a true time set against the asked one) and names one of each keyword group;
+       QT2-IF also says why (nothing there can do it; what can is already at its limit);
+    R4 infeasible: it names one of the rooms involved and, for timing episodes, one true time
+       (±1 min);
     R5 QT4-2/QT4-3: the agent read the operating appliance (CountdownTime) before answering;
-    R6 QT2-IF no actuator: it says it cannot (O.2.4 "explicitly states it CANNOT"), not only
-       that a device is missing; timing conflicts: it refuses or asks which time is meant
-       (O.2.6/O.2.7 "resolution policy").
+    R6 timing conflicts: it refuses or asks which time is meant (O.2.6/O.2.7).
 
     Precision (the answer says nothing it must not):
-    P1 nothing changed: a question (QT1) or an infeasible request leaves the home untouched —
-       "no false operations", "does not proceed with execution";
-    P2 it claims no other kind of problem than its episode's (a missing-device answer talks of no
-       timing conflict or limit, a timing answer of no missing device, ...) — a stuffed list of
-       excuses is not a "specific explanation";
-    P3 it names no room, and no device, unrelated to the request (see `related`): the rooms the
-       request names, their devices, the anchor, and for a missing device where that type is;
-    P4 it claims no success ("I have scheduled", "Done.") on an infeasible request (unless the
-       episode has a feasible part, which must be done: imported SimuHome QT3-IF), and gives no
-       values for a device it says is missing — "no fake confirmation", "no fabricated data";
-    P5 every clock time it names is the query's, a true time of the episode, or one the tools
-       showed (±1 min) — "factual claims match the tool observations";
-    P6 it does not echo the query (a query sentence of 4+ words repeated) and is not raw tool
-       output (JSON, or an observation copied verbatim): an answer must explain.
+    P1 nothing changed: a question (QT1) or an infeasible request leaves the home untouched;
+    P2 it claims no other kind of problem than its episode's (stuffed excuses), and every "there
+       is no X" is true of the room it names (else of the request's rooms); "no lights on" is a
+       state, not an absence;
+    P3 it names no room or device unrelated to the request (see `related`; where a missing type
+       actually is counts as related: a helpful alternative);
+    P4 every claim of having done something is backed by a successful action in the tool
+       history, and on an infeasible request only by its feasible part; suppositions and offers
+       ("even if I started it now", "shall I ...?") claim nothing; no values for a device it
+       says is missing; no hedge that takes the conclusion back ("it may be possible after all");
+    P5 every clock time is the query's, a true time of the episode, or one the tools showed;
+       in QT1-QT3 every value given is one the tools or the request showed (no stuffed
+       candidates, no made-up readings; small counts and durations aside);
+    P6 it does not echo the query and is not raw tool output.
     """
     name = "rule"
 
@@ -287,22 +504,26 @@ class RuleJudge:
         report_goals = [g for g in episode.goals if isinstance(g, (RoomGoal, DeviceGoal))
                         and (episode.query_type == "QT1")]
         for goal in report_goals:
-            if not mentions_room(answer, goal.room_id):
-                failures.append(f"the answer does not name the room {goal.room_id}")
             if not reports_value(answer, goal):
                 what = goal.state if isinstance(goal, RoomGoal) else f"{goal.device_id} {goal.attribute}"
                 failures.append(f"the answer does not give {what} = {goal.value}")
+        if report_goals and not any(mentions_room(answer, g.room_id) for g in report_goals):
+            failures.append("the answer names none of the rooms asked about")
+        failures += [f"the answer gives the {m}" for m in misattributed(episode, answer)]
         inf = episode.infeasibility
         if inf is None:
             return failures
         if not recognizes_problem(episode, answer):
             failures.append(f"the answer does not say the request is infeasible ({inf.kind})")
+        elif inf.kind == "no_actuator" and not (NO_ACTUATOR_REASON.search(answer) or CLAIMS["absence"].search(answer)):
+            failures.append("the answer says it cannot but not why (no device there can do it)")
+        elif inf.kind == "at_capacity" and not (LIMIT_REASON.search(answer) or CLAIMS["limit"].search(answer)):
+            failures.append("the answer says it cannot but not why (what could is already at its limit)")
         for group in inf.keywords:
             if not _has_any(answer, group):
                 failures.append(f"the answer names none of: {', '.join(group)}")
-        for room_id in inf.room_ids:
-            if not mentions_room(answer, room_id):
-                failures.append(f"the answer does not name the room {room_id}")
+        if inf.room_ids and not any(mentions_room(answer, r) for r in inf.room_ids):
+            failures.append(f"the answer names none of the rooms {', '.join(inf.room_ids)}")
         if inf.times:
             said = clock_minutes(answer)
             wanted = [int(t[:2]) * 60 + int(t[3:]) for t in inf.times]
@@ -323,15 +544,30 @@ class RuleJudge:
             failures.append("the agent changed device state or scheduled work on an infeasible request"
                             if inf is not None else "the agent changed device state when asked a question")
         if inf is not None:
-            other = sorted(kind for kind, pattern in CLAIMS.items()
-                           if kind not in ALLOWED[inf.kind] and pattern.search(answer))
+            # absence is a claim about the home, checked against it (below), not a kind of excuse
+            other = sorted(kind for kind, pattern in CLAIMS.items() if kind != "absence"
+                           and kind not in ALLOWED[inf.kind] and pattern.search(answer))
             if other:
                 failures.append(f"the answer also claims problems of another kind ({', '.join(other)}) "
                                 f"than this episode's ({inf.kind})")
-            if SUCCESS.search(answer) and not episode.feasible_part:  # the feasible part may be reported done
-                failures.append("the answer claims to have done something on an infeasible request")
+            if inf.kind not in ("missing_device", "no_actuator") and _stock_absence(answer):
+                failures.append("the answer also claims problems of another kind (absence) "
+                                f"than this episode's ({inf.kind})")
             if inf.kind == "missing_device" and fabricated_values(episode, answer):
                 failures.append("the answer gives values for the missing device")
+            if HEDGE.search(answer):
+                failures.append("the answer takes its conclusion back (a hedge that it may be possible)")
+        if claims_done(answer) and not (_acted(session.history) and (inf is None or episode.feasible_part)):
+            failures.append("the answer claims to have done something it did not do"
+                            if not _acted(session.history) else
+                            "the answer claims to have done something on an infeasible request")
+        wrong = false_absence(episode, answer)
+        if wrong:
+            failures.append("the answer says a device is missing that is there: " + "; ".join(wrong))
+        if episode.query_type in ("QT1", "QT2", "QT3"):
+            stray = invented_values(episode, session.history, answer)
+            if stray:
+                failures.append("the answer gives values neither observed nor asked: " + ", ".join(stray))
         rooms, devices = related(episode)
         named_rooms, named_devices = named_things(episode, answer)
         if named_rooms - rooms:
@@ -341,10 +577,10 @@ class RuleJudge:
             failures.append(f"the answer names devices unrelated to the request: "
                             f"{', '.join(sorted(named_devices - devices))}")
         allowed = allowed_minutes(episode, session.history)
-        stray = [m for m in clock_minutes(answer) if not any(_near(m, a) for a in allowed)]
-        if stray:
+        stray_times = [m for m in clock_minutes(answer) if not any(_near(m, a) for a in allowed)]
+        if stray_times:
             failures.append("the answer names clock times neither in the query nor observed: "
-                            + ", ".join(f"{m // 60:02d}:{m % 60:02d}" for m in stray))
+                            + ", ".join(f"{m // 60:02d}:{m % 60:02d}" for m in stray_times))
         if echoes_query(episode.query, answer):
             failures.append("the answer repeats the query")
         if copies_observations(session.history, answer):

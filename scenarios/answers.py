@@ -1,0 +1,130 @@
+"""Reading an answer as a person writes it: number words, clock times, values with units.
+
+The judges (scenarios/judges.py) compare what an answer claims with the episode and the tool
+history; this module only reads. Number words become digits with `text2num` ("two thirty
+three PM" -> "2 33 PM"), clock times are found by `dateparser` (against a fixed base, never
+the wall clock), and °F or kelvin are converted with `pint`. What those libraries leave to
+the writer's habit is normalised first: "6 14 PM" (a dropped colon), "quarter past six".
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from functools import lru_cache
+
+#: Minutes in a day; clock times compare on the circle.
+DAY = 24 * 60
+_BASE = datetime(2000, 1, 1)  # dateparser's relative base: fixed, so reading is deterministic
+_SETTINGS = {"RELATIVE_BASE": _BASE, "RETURN_TIME_AS_PERIOD": True, "PREFER_DATES_FROM": "current_period"}
+_MERIDIEM = r"(?:[ap]\.?\s?m\b\.?)"
+_LATER = r"(?P<later>\s+in the (?:afternoon|evening)|\s+at night)"  # "6:15 in the evening"
+_DROPPED_COLON = re.compile(rf"\b(\d{{1,2}})[ .](\d{{2}})\s*({_MERIDIEM})", re.IGNORECASE)
+_QUARTERS = re.compile(r"\b(quarter|half) (past|after|to) (\d{1,2})\b", re.IGNORECASE)
+#: Clock times said rather than written.
+_SPOKEN = re.compile(r"\bnoon\b|\bmidnight\b|o'?clock|\d+ in the (?:morning|afternoon|evening)|\d+ at night",
+                     re.IGNORECASE)
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:[.,]\d+)?(?![\w]*:\d)")
+_CLOCK_TEXT = re.compile(rf"\b\d{{1,2}}:\d\d(?::\d\d)?(?:\s*{_MERIDIEM}|{_LATER})?|\b\d{{1,2}}\s*{_MERIDIEM}",
+                         re.IGNORECASE)
+#: Unit words after a number -> a canonical unit.
+_UNITS = [
+    (re.compile(r"^\s*(?:°\s*c\b|°c|degrees? c(?:elsius)?\b|celsius|c\b(?=\s|[.,;)]|$))", re.I), "degC"),
+    (re.compile(r"^\s*(?:°\s*f\b|degrees? f(?:ahrenheit)?\b|fahrenheit)", re.I), "degF"),
+    (re.compile(r"^\s*(?:degrees?|°)", re.I), "degree"),
+    (re.compile(r"^\s*(?:%\s*rh|percent rh|% relative humidity|%|percent|per cent)", re.I), "percent"),
+    (re.compile(r"^\s*(?:lux|lx)\b", re.I), "lux"),
+    (re.compile(r"^\s*(?:µg/m³|µg/m3|ug/m3|ug/m³|micrograms?(?: per cubic met(?:er|re))?|μg/m³|μg/m3)", re.I), "ugm3"),
+    (re.compile(r"^\s*(?:min(?:ute)?s?)\b", re.I), "minute"),
+    (re.compile(r"^\s*(?:s(?:ec(?:ond)?s?)?)\b", re.I), "second"),
+    (re.compile(r"^\s*(?:h(?:ours?|rs?)?)\b", re.I), "hour"),
+]
+
+
+@dataclass(frozen=True)
+class Quantity:
+    value: float
+    #: Decimals as written ("14" 0, "14.41" 2): a person rounds to what they write.
+    decimals: int
+    unit: str | None
+    start: int
+    end: int
+
+
+@lru_cache(maxsize=4096)
+def normalize(text: str) -> str:
+    """Number words as digits and the habits the parsers miss written out."""
+    from text_to_num import alpha2digit
+    out = alpha2digit(text, "en")
+    out = _DROPPED_COLON.sub(lambda m: f"{m[1]}:{m[2]} {m[3]}", out)
+
+    def quarter(m: re.Match[str]) -> str:
+        hour, minutes = int(m[3]), 15 if m[1].lower() == "quarter" else 30
+        if m[2].lower() == "to":
+            hour, minutes = (hour - 1) % 12 or 12, 60 - minutes
+        return f"{hour}:{minutes:02d}"
+    return _QUARTERS.sub(quarter, out)
+
+
+@lru_cache(maxsize=4096)
+def clock_minutes(text: str) -> tuple[int, ...]:
+    """Minutes since midnight of every clock time the text names (12- or 24-hour, in digits
+    or words, with or without the colon, "noon", "six in the evening"), in order."""
+    from dateparser import parse
+    from dateparser.search import search_dates
+    normal = normalize(text)
+    found: list[tuple[int, int]] = []
+    for m in _CLOCK_TEXT.finditer(normal):   # each written time on its own: the parser reads it whole
+        d = parse(m.group().replace(m.group("later") or "\0", ""), languages=["en"], settings=_SETTINGS)
+        if d is not None:
+            later = 12 * 60 if m.group("later") and d.hour < 12 else 0
+            found.append((m.start(), d.hour * 60 + d.minute + later))
+    if _SPOKEN.search(normal):                # times in words: let the parser find them
+        for phrase, d in search_dates(normal, languages=["en"], settings=_SETTINGS) or []:
+            if _SPOKEN.search(phrase) and not _CLOCK_TEXT.search(phrase):
+                found.append((normal.find(phrase), d.hour * 60 + d.minute))
+    return tuple(minutes for _, minutes in sorted(found))
+
+
+@lru_cache(maxsize=4096)
+def quantities(text: str) -> tuple[Quantity, ...]:
+    """Every number in the text (not part of a clock time or a name such as "PM10" or
+    "light 2"), with its decimals and the unit written after it; °F and kelvin become °C."""
+    normal = normalize(text)
+    clocks = [m.span() for m in _CLOCK_TEXT.finditer(normal)]
+    out = []
+    for m in _NUMBER.finditer(normal):
+        if any(a <= m.start() < b for a, b in clocks):
+            continue
+        raw = m.group().replace(",", ".")
+        decimals = len(raw.split(".")[1]) if "." in raw else 0
+        value = float(raw)
+        rest = normal[m.end():m.end() + 40]
+        unit = next((name for pattern, name in _UNITS if pattern.match(rest)), None)
+        if unit == "degF":
+            value, unit, decimals = _to_celsius(value, "degF"), "degC", max(decimals, 1)
+        out.append(Quantity(value, decimals, unit, m.start(), m.end()))
+    return tuple(out)
+
+
+def _to_celsius(value: float, unit: str) -> float:
+    registry = _registry()
+    return float(registry.Quantity(value, getattr(registry, unit)).to(registry.degC).magnitude)
+
+
+@lru_cache(maxsize=1)
+def _registry():  # type: ignore[no-untyped-def]
+    import pint
+    return pint.UnitRegistry()
+
+
+def same_as_written(said: Quantity, true: float, tolerance: float) -> bool:
+    """Does `said` give `true`: within the tolerance, or `true` rounded to the decimals the
+    writer used ("14 µg/m³" for 14.41, "22.3 °C" for 22.26)?"""
+    # rounding to nothing ("0" for 0.01) is not a reading
+    return abs(said.value - true) <= tolerance or (abs(true) >= 1 and round(true, said.decimals) == said.value)
+
+
+def near(a: int, b: int, slack: int = 1) -> bool:
+    d = abs(a - b) % DAY
+    return min(d, DAY - d) <= slack
