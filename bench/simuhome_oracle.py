@@ -5,7 +5,9 @@ many our evaluator scores as SimuHome would (the oracle meets every goal there).
     python bench/simuhome_oracle.py simuhome.jsonl [--show 10]
 
 Simulator-scored episodes (feasible QT2-QT4) and the feasible part of QT3-IF are replayed;
-QT1 and the other infeasible ones are judged on the answer, which the oracle cannot write.
+QT1 and the infeasible ones are judged on the answer: the oracle makes the reads an answer
+stands on and answers from SimuHome's released ground truth (the goals, the labelled kind of
+infeasibility and its times) in each of `PHRASINGS` wordings, and the rule judge scores them.
 """
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ import time
 
 from scenarios.agents.simple import ScriptedAgent
 from scenarios.simuhome.evaluate import run_episode
-from scenarios.simuhome.importer import oracle_plan
+from scenarios.simuhome.importer import PHRASINGS, oracle_answer, oracle_plan, oracle_reads
 from scenarios.simuhome.judges import RuleJudge
 from scenarios.simuhome.schema import load_episodes
 
@@ -29,7 +31,8 @@ def main() -> None:
     parser.add_argument("episodes")
     parser.add_argument("--show", type=int, default=10, help="disagreements to print")
     args = parser.parse_args()
-    episodes = [e for e in load_episodes(args.episodes) if e.simulator_scored or e.feasible_part]
+    everything = load_episodes(args.episodes)
+    episodes = [e for e in everything if e.simulator_scored or e.feasible_part]
     t0 = time.perf_counter()
     per: collections.Counter[str] = collections.Counter()
     agree: collections.Counter[str] = collections.Counter()
@@ -48,6 +51,24 @@ def main() -> None:
     print(f"total     {sum(agree.values())}/{len(episodes)} agree in {time.perf_counter() - t0:.1f} s")
     for episode_id, failures in bad[:args.show]:
         print(f"  {episode_id}: {'; '.join(failures)}"[:300])
+    judged = [e for e in everything if not e.simulator_scored]
+    passed: collections.Counter[str] = collections.Counter()
+    count: collections.Counter[str] = collections.Counter()
+    wrong = []
+    for episode in judged:
+        for phrasing in range(PHRASINGS):
+            answer = oracle_answer(episode, phrasing)
+            record = run_episode(episode, ScriptedAgent(oracle_reads(episode), answer), RuleJudge())
+            count[episode.category] += 1
+            passed[episode.category] += record["success"]
+            if not record["success"]:
+                wrong.append((episode.id, phrasing, answer, record["failures"][:2]))
+    for category in sorted(count):
+        print(f"{category:9s} {passed[category]:3d}/{count[category]:3d} oracle answers pass the rule judge")
+    print(f"judged    {sum(passed.values())}/{sum(count.values())} answers ({len(judged)} episodes x {PHRASINGS} "
+          f"phrasings) pass in {time.perf_counter() - t0:.1f} s")
+    for episode_id, phrasing, answer, failures in wrong[:args.show]:
+        print(f"  {episode_id} #{phrasing}: {answer[:160]} -- {'; '.join(failures)}"[:400])
 
 
 if __name__ == "__main__":

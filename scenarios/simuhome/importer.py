@@ -710,3 +710,110 @@ def _achieve(goals: list[DeviceGoal], run_mode_ids: dict[str, tuple[int, int]]) 
             "command.id": "ChangeChannelByNumber",
             "args": {"majorNumber": c.get("MajorNumber", 0), "minorNumber": c.get("MinorNumber", 0)}}})
     return out
+
+
+# ---- the oracle's answers for judged episodes ------------------------------------------------------
+_UNIT = {"temperature": "°C", "humidity": "%", "illuminance": "lux", "pm10": "µg/m³"}
+_STATE_WORD = {"temperature": "temperature", "humidity": "humidity", "illuminance": "brightness",
+               "pm10": "PM10 level"}
+#: Oracle answers come in these phrasings (times with and without the colon, sentences in
+#: another order): a judge must pass each.
+PHRASINGS = 3
+
+
+def oracle_reads(episode: Episode) -> list[dict[str, Any]]:
+    """The reads an answer stands on: the required ones, every QT1 device goal's attribute, and
+    the anchor appliance's CountdownTime for timing conflicts."""
+    calls: list[dict[str, Any]] = [{"tool": a.tool, "args": dict(a.args)} for a in episode.required_actions]
+    for g in episode.goals:
+        if isinstance(g, DeviceGoal):
+            calls.append({"tool": "get_attribute", "args": {"device.id": g.device_id, "endpoint.id": g.endpoint,
+                                                            "cluster.id": g.cluster, "attribute.id": g.attribute}})
+    inf = episode.infeasibility
+    if inf is not None and inf.anchor_device_id:
+        types = {d.id: d.type for r in episode.initial.home.rooms for d in r.devices}
+        cluster = "RvcOperationalState" if types.get(inf.anchor_device_id) == "robot_vacuum_cleaner" \
+            else "OperationalState"
+        calls += [{"tool": "get_current_time", "args": {}},
+                  {"tool": "get_attribute", "args": {"device.id": inf.anchor_device_id, "endpoint.id": 1,
+                                                     "cluster.id": cluster, "attribute.id": "CountdownTime"}}]
+    return calls
+
+
+def _clock(hhmm: str, phrasing: int) -> str:
+    hour, minute = int(hhmm[:2]), int(hhmm[3:5])
+    twelve = f"{hour % 12 or 12}{':' if phrasing != 1 else ' '}{minute:02d} {'PM' if hour >= 12 else 'AM'}"
+    return hhmm if phrasing == 2 else twelve
+
+
+def _said(value: Any) -> str:
+    if value is None:
+        return "not set (none)"
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, float):
+        return f"{value:.2f}"
+    if isinstance(value, list):
+        return ", ".join(_said(v) for v in value) or "none"
+    if isinstance(value, dict):
+        return ", ".join(_said(v) for v in value.values() if not isinstance(v, (list, dict)))
+    return str(value)
+
+
+def oracle_answer(episode: Episode, phrasing: int = 0) -> str:
+    """An answer built from SimuHome's released ground truth (the goals and the labelled kind of
+    infeasibility), in one of PHRASINGS wordings."""
+    room_name = {r.id: r.name or r.id.replace("_", " ") for r in episode.initial.home.rooms}
+    parts: list[str] = []
+    for g in episode.goals:
+        if isinstance(g, RoomGoal) and g.value is not None:
+            value = f"{g.value:.2f}".rstrip("0").rstrip(".") if phrasing != 2 else f"{g.value:.2f}"
+            parts.append(f"The {_STATE_WORD[g.state]} in the {room_name.get(g.room_id, g.room_id)} is "
+                         f"{value} {_UNIT[g.state]}." if phrasing != 1 else
+                         f"In the {room_name.get(g.room_id, g.room_id)}, the {_STATE_WORD[g.state]} reads "
+                         f"{value} {_UNIT[g.state]}.")
+        elif isinstance(g, DeviceGoal):
+            parts.append(f"{g.device_id} in the {room_name.get(g.room_id, g.room_id)} reports {g.attribute} "
+                         f"{_said(g.value)}.")
+    inf = episode.infeasibility
+    if inf is None:
+        return " ".join(parts) or "Nothing to report."
+    rooms = " and the ".join(room_name.get(r, r) for r in inf.room_ids) or "room you named"
+    what = inf.keywords[0][0] if inf.keywords else "device you asked for"
+    numbered = re.search(rf"\b{re.escape(what)}\s+(\d+)", episode.query, re.IGNORECASE)
+    if numbered:  # "washer 2": that one is missing, there may well be a washer 1
+        what = f"{what} {numbered[1]}"
+    where = f" for the {rooms}" if inf.room_ids else ""
+    times = [_clock(t, phrasing) for t in inf.times]
+    if inf.kind == "missing_device":
+        claim = [f"There is no {what} in the {rooms}, so I can't do that for it.",
+                 f"I can't help with that one: the {rooms} has no {what}.",
+                 f"I looked in the {rooms} and there is no {what} there, so I cannot do it."][phrasing]
+        parts = parts + [claim] if phrasing != 1 else [claim] + parts
+    elif inf.kind in ("no_actuator", "at_capacity"):
+        for g in episode.goals:
+            if isinstance(g, RoomGoal) and g.direction is not None:
+                verb = "raise" if g.direction == "increase" else "lower"
+                room = room_name.get(g.room_id, g.room_id)
+                why = (f"there is no device in the {room} that can {verb} its {_STATE_WORD[g.state]}"
+                       if inf.kind == "no_actuator" else
+                       f"every device in the {room} that could {verb} its {_STATE_WORD[g.state]} is already "
+                       f"at its limit")
+                parts.append([f"I can't {verb} the {_STATE_WORD[g.state]} in the {room}: {why}.",
+                              f"Sorry, {why}, so I cannot {verb} the {_STATE_WORD[g.state]} in the {room}.",
+                              f"That isn't possible in the {room}, because {why}."][phrasing])
+    elif inf.kind == "time_conflict":
+        parts.append(f"The times you gave conflict: counting from now it would be {times[0]}, which is not the "
+                     f"clock time you said. I have not scheduled anything{where}; which time do you want?"
+                     if phrasing != 1 else
+                     f"Counting from now that lands at {times[0]}, not at the clock time you gave, so the two "
+                     f"don't match. I haven't set anything up{where} yet: which one should I use?")
+    else:
+        anchor = inf.anchor_device_id or "the appliance"
+        listed = " and ".join(times)
+        parts.append(f"That conflicts with what {anchor} is doing: the times that follow from it are {listed}, "
+                     f"so I can't do it as asked and have not changed anything{where}. Which time do you want?"
+                     if phrasing != 1 else
+                     f"I can't do it as asked: going by {anchor}, the times are {listed}, which doesn't match your "
+                     f"request. I haven't changed anything{where}; what would you like instead?")
+    return " ".join(parts)
