@@ -27,6 +27,7 @@ from clusters.clone import (
     product_type,
     read_dump,
 )
+from clusters.device import DEVICE_TYPES
 from clusters.devices import create_device
 from matter_twin.console import CliError, load_home
 from matter_twin.extras import require
@@ -154,6 +155,8 @@ def clone(dump: Path = typer.Argument(..., help="A node dump: python-matter-serv
     key = key or _slug(product.label)
     if not re.match(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$", key):
         raise CliError(f"--key {key!r}: use letters, digits, _ . - (starting with a letter or digit)")
+    if key in DEVICE_TYPES:  # a home refuses a product under a built-in type's name
+        raise CliError(f"--key {key!r} is a built-in device type; choose another key for the clone")
     output = output or Path(f"{key}.json")
     clone_device = create_device("clone", product_type(key, product))
     left = differences(product.attributes, export_attributes(clone_device))

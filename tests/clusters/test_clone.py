@@ -158,6 +158,12 @@ def test_cli_clone_and_export(tmp_path, capsys):
         app(["device", "clone", str(tmp_path / "bad.json")], prog_name="twin")
     err = capsys.readouterr().err
     assert exit_.value.code == 2 and "bad.json: not JSON" in err and err.count("\n") == 1
+    # a key a built-in type uses would be refused by every home: refused here, nothing written
+    taken = tmp_path / "dryer.json"
+    with pytest.raises(SystemExit) as exit_:
+        app(["device", "clone", str(out), "-o", str(taken), "--key", "laundry_dryer"], prog_name="twin")
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and "'laundry_dryer' is a built-in device type" in err and not taken.exists()
 
 
 # ---- clones act on the room as our devices of their kind do ------------------------------
