@@ -51,6 +51,9 @@ SOLAR_POWER = (0x0017, 1)
 BATTERY_STORAGE = (0x0018, 2)
 WINDOW_COVERING_CONTROLLER = (0x0203, 4)
 CONTROL_BRIDGE = (0x0840, 3)
+VIDEO_REMOTE_CONTROL = (0x002A, 2)
+CASTING_VIDEO_CLIENT = (0x0029, 2)
+MODE_SELECT = (0x0027, 1)
 
 # Locks and sensors (Matter 1.4 Device Library; clusters/devices.py, twin/sensors.py).
 DOOR_LOCK = (0x000A, 3)

@@ -26,6 +26,7 @@ from clusters.device import DeviceType, Endpoint, register
 from clusters.device_types import (
     BASIC_VIDEO_PLAYER,
     BATTERY_STORAGE,
+    CASTING_VIDEO_CLIENT,
     COLOR_DIMMER_SWITCH,
     COLOR_TEMPERATURE_LIGHT,
     CONTROL_BRIDGE,
@@ -40,6 +41,7 @@ from clusters.device_types import (
     EXTRACTOR_HOOD,
     GENERIC_SWITCH,
     MICROWAVE_OVEN,
+    MODE_SELECT,
     MOUNTED_DIMMABLE_LOAD_CONTROL,
     MOUNTED_ON_OFF_CONTROL,
     ON_OFF_LIGHT_SWITCH,
@@ -52,6 +54,7 @@ from clusters.device_types import (
     SPEAKER,
     TEMPERATURE_CONTROLLED_CABINET,
     THERMOSTAT,
+    VIDEO_REMOTE_CONTROL,
     WATER_HEATER,
     WATER_VALVE,
     WINDOW_COVERING_CONTROLLER,
@@ -77,6 +80,7 @@ from clusters.kitchen import (
 from clusters.level_control import LevelControlServer
 from clusters.measurement import TemperatureMeasurementServer
 from clusters.media import KeypadInputServer, MediaPlaybackServer
+from clusters.mode_select import ModeSelectServer
 from clusters.onoff import OnOffServer
 from clusters.operational_state import OperationalStateServer
 from clusters.scenes import GroupsServer, ScenesManagementServer
@@ -440,6 +444,25 @@ def _window_covering_controller(**_: Any) -> list[Endpoint]:
     return _client_controller(WINDOW_COVERING_CONTROLLER, (C.WindowCovering.id, C.Identify.id))
 
 
+def _video_remote_control(bound_to: list[str] | None = None, **_: Any) -> list[Endpoint]:
+    """A TV remote: `Home.press(id, "toggle")` switches what it is bound to (`bound_to`)."""
+    _controller(COLOR_DIMMER_SWITCH, bound_to)   # validates bound_to
+    return _client_controller(VIDEO_REMOTE_CONTROL, (C.OnOff.id, C.LevelControl.id, C.MediaPlayback.id,
+                                                     C.KeypadInput.id, C.Channel.id))
+
+
+def _casting_video_client(**_: Any) -> list[Endpoint]:
+    """A phone app that casts to a video player (its client clusters and a Binding list)."""
+    return _client_controller(CASTING_VIDEO_CLIENT, (C.OnOff.id, C.KeypadInput.id, C.ContentLauncher.id,
+                                                     C.ApplicationBasic.id))
+
+
+def _mode_select(labels: list[str] | None = None, description: str = "Drink", **_: Any) -> list[Endpoint]:
+    """A device with modes of its own (by default a coffee machine's drinks)."""
+    return [_endpoint(1, [MODE_SELECT], ModeSelectServer(description=description,
+                                                          labels=tuple(labels or ("Espresso", "Lungo", "Cappuccino"))))]
+
+
 def _control_bridge(bound_to: list[str] | None = None, **_: Any) -> list[Endpoint]:
     """A lighting control panel: it switches, dims and colours what it is bound to."""
     _controller(COLOR_DIMMER_SWITCH, bound_to)   # validates bound_to
@@ -490,6 +513,11 @@ _TYPES: list[tuple[str, str, tuple[int, int], Any, int, tuple[str, ...], bool]] 
     ("window_covering_controller", "Window Covering Controller", WINDOW_COVERING_CONTROLLER,
      _window_covering_controller, 0x8159, ("living_room", "bedroom"), False),
     ("control_bridge", "Control Bridge", CONTROL_BRIDGE, _control_bridge, 0x815A, ("living_room", "hallway"), False),
+    ("video_remote_control", "Video Remote Control", VIDEO_REMOTE_CONTROL, _video_remote_control, 0x815B,
+     ("living_room", "bedroom"), False),
+    ("casting_video_client", "Casting Video Client", CASTING_VIDEO_CLIENT, _casting_video_client, 0x815C,
+     ("living_room", "bedroom", "office"), False),
+    ("mode_select", "Mode Select", MODE_SELECT, _mode_select, 0x815D, ("kitchen", "living_room"), False),
 ]
 
 #: type key -> the room kinds it belongs in (a home generator's prior; also DeviceType.room_kinds).

@@ -169,7 +169,7 @@ PRODUCT_IDS = {
     "microwave_oven": 0x814E, "extractor_hood": 0x814F, "water_heater": 0x8150, "water_valve": 0x8151,
     "pump": 0x8152, "evse": 0x8153, "solar_power": 0x8154, "battery_storage": 0x8155, "thermostat": 0x8156,
     "basic_video_player": 0x8157, "pump_controller": 0x8158, "window_covering_controller": 0x8159,
-    "control_bridge": 0x815A,
+    "control_bridge": 0x815A, "video_remote_control": 0x815B, "casting_video_client": 0x815C, "mode_select": 0x815D,
     "door_lock": 0x8100, "contact_sensor": 0x8101, "occupancy_sensor": 0x8102, "smoke_co_alarm": 0x8103,
     "water_leak_detector": 0x8104, "water_freeze_detector": 0x8105, "rain_sensor": 0x8106,
     "pressure_sensor": 0x8107, "flow_sensor": 0x8108, "temperature_sensor": 0x8109, "humidity_sensor": 0x810A,

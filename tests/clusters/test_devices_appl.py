@@ -47,3 +47,22 @@ def test_plug_meters_its_load_exactly():
     with pytest.raises(Exception, match="load_watts"):
         home.add_device("bad", "on_off_plug", "r", options={"load_watts": -1})
     assert "bad" not in home.devices
+
+
+def test_mode_select_and_a_tv_remote():
+    from clusters.status import MatterError, Status
+    home = Home("h")
+    home.add_room("r")
+    home.add_device("coffee", "mode_select", "r", options={"labels": ["Espresso", "Lungo"]})
+    home.add_device("tv", "tv", "r")
+    home.add_device("remote", "video_remote_control", "r", options={"bound_to": ["tv"]})
+    coffee = home.device("coffee")
+    coffee.invoke("ModeSelect", "ChangeToMode", {"newMode": 1})
+    assert coffee.read("ModeSelect", "CurrentMode") == 1
+    with pytest.raises(MatterError) as err:
+        coffee.invoke("ModeSelect", "ChangeToMode", {"newMode": 2})
+    assert err.value.status == Status.CONSTRAINT_ERROR and coffee.read("ModeSelect", "CurrentMode") == 1
+    home.press("remote", "toggle")
+    assert home.device("tv").read("OnOff", "OnOff")
+    with pytest.raises(ValueError, match="accepted: toggle, on, off, brighter, dimmer"):
+        home.press("remote", "hue", value=1)

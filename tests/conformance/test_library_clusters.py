@@ -3,7 +3,7 @@ bring, from their test plans: Color Control (TC_CC), Switch (TC_SWTCH), Oven Cav
 State (TC_OVENOPSTATE), Oven Mode (TC_OTCCM), Microwave Oven Mode and Control (TC_MWOM,
 TC_MWOCTRL), Water Heater Management and Mode (TC_EWATERHTR, TC_WHM), Energy EVSE and its Mode
 (TC_EEVSE, TC_EEVSEM), Valve Configuration and Control (TC_VALCC) and Pump Configuration and
-Control (TC_PCC). These duts are the library home's devices, in process (conftest.LIBRARY_IDS);
+Control (TC_PCC), Mode Select (TC_MOD). These duts are the library home's devices, in process (conftest.LIBRARY_IDS);
 the plans' manual steps (a hand on a switch, a car at the charger) are the home's own hands."""
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from clusters.status import Status
 CC, SW, OCOS, OVM = C.ColorControl, C.Switch, C.OvenCavityOperationalState, C.OvenMode
 MWOM, MWOC, WHM, WHMODE = C.MicrowaveOvenMode, C.MicrowaveOvenControl, C.WaterHeaterManagement, C.WaterHeaterMode
 EVSE, EVSEM, VALCC, PCC = C.EnergyEvse, C.EnergyEvseMode, C.ValveConfigurationAndControl, C.PumpConfigurationAndControl
+MOD = C.ModeSelect
 OPTS = {"optionsMask": 0, "optionsOverride": 0}
 CCA, CCC = CC.Attributes, CC.Commands
 
@@ -120,6 +121,13 @@ SPECS = {
         constraints={"OpenDuration": between(1, 2**32 - 1, nullable=True),
                      "DefaultOpenDuration": between(1, 2**32 - 1, nullable=True),
                      "CurrentState": at_most(2, nullable=True), "TargetState": at_most(2, nullable=True)}),
+    MOD: ClusterSpec(
+        MOD, revisions=range(1, 3), features={"DEPONOFF": 0},
+        attributes={"Description": "M", "StandardNamespace": "M", "SupportedModes": "M", "CurrentMode": "M",
+                    "StartUpMode": "O", "OnMode": "DEPONOFF"},
+        accepted={"ChangeToMode": "M"},
+        constraints={"Description": lambda v, _: len(v) <= 64,
+                     "CurrentMode": lambda v, values: v in {m.mode for m in values["SupportedModes"]}}),
     PCC: ClusterSpec(
         PCC, revisions=range(3, 5),
         features={"PRSCONST": 0, "PRSCOMP": 1, "FLW": 2, "SPD": 3, "TEMP": 4, "AUTO": 5, "LOCAL": 6},
@@ -192,6 +200,8 @@ test_TC_EEVSEM_1_1 = _globals(EVSEM)
 test_TC_EEVSEM_1_2 = _attributes(EVSEM)
 test_TC_VALCC_1_1 = _globals(VALCC)
 test_TC_VALCC_2_1 = _attributes(VALCC)
+test_TC_MOD_1_1 = _globals(MOD)
+test_TC_MOD_1_2 = _attributes(MOD)
 test_TC_PCC_1_1 = _globals(PCC)
 test_TC_PCC_2_1 = _attributes(PCC)
 
@@ -716,4 +726,23 @@ def test_TC_PCC_2_2(dut):
         assert dut.read(endpoint, A.Speed) == dut.read(endpoint, A.MaxConstSpeed)
         with pytest.raises(DutStatusError) as error:
             dut.write(endpoint, A.OperationMode, M.kLocal)
+        assert error.value.status == Status.CONSTRAINT_ERROR
+
+
+@pytest.mark.parametrize("dut", _duts(MOD), indirect=True)
+def test_TC_MOD_1_3(dut):
+    """ChangeToMode: every supported mode becomes current; an unsupported one is CONSTRAINT_ERROR
+    and changes nothing; StartUpMode takes supported modes only."""
+    A = MOD.Attributes
+    for endpoint in endpoints_with(dut, MOD):
+        modes = [m.mode for m in dut.read(endpoint, A.SupportedModes)]
+        for mode in modes:
+            dut.invoke(endpoint, MOD.Commands.ChangeToMode(newMode=mode))
+            assert dut.read(endpoint, A.CurrentMode) == mode
+        with pytest.raises(DutStatusError) as error:
+            dut.invoke(endpoint, MOD.Commands.ChangeToMode(newMode=max(modes) + 1))
+        assert error.value.status == Status.CONSTRAINT_ERROR and dut.read(endpoint, A.CurrentMode) == modes[-1]
+        dut.write(endpoint, A.StartUpMode, modes[0])
+        with pytest.raises(DutStatusError) as error:
+            dut.write(endpoint, A.StartUpMode, max(modes) + 1)
         assert error.value.status == Status.CONSTRAINT_ERROR
