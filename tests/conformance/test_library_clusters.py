@@ -165,45 +165,129 @@ def _duts(cluster, feature=0):
     return serving(cluster, feature=feature, kinds=IN_PROCESS)
 
 
-def _globals(cluster):
-    @pytest.mark.parametrize("dut", _duts(cluster), indirect=True)
-    def case(dut):
-        check_global_attributes(dut, SPECS[cluster])
-    return case
+@pytest.mark.parametrize("dut", _duts(CC), indirect=True)
+def test_TC_CC_1_1(dut):
+    check_global_attributes(dut, SPECS[CC])
 
 
-def _attributes(cluster):
-    @pytest.mark.parametrize("dut", _duts(cluster), indirect=True)
-    def case(dut):
-        assert check_attributes(dut, SPECS[cluster])
-    return case
+@pytest.mark.parametrize("dut", _duts(CC), indirect=True)
+def test_TC_CC_2_1(dut):
+    assert check_attributes(dut, SPECS[CC])
 
 
-test_TC_CC_1_1 = _globals(CC)
-test_TC_CC_2_1 = _attributes(CC)
-test_TC_SWTCH_1_1 = _globals(SW)
-test_TC_SWTCH_2_1 = _attributes(SW)
-test_TC_OVENOPSTATE_1_1 = _globals(OCOS)
-test_TC_OVENOPSTATE_2_1 = _attributes(OCOS)
-test_TC_OTCCM_1_1 = _globals(OVM)
-test_TC_MWOM_1_1 = _globals(MWOM)
-test_TC_MWOM_1_2 = _attributes(MWOM)
-test_TC_MWOCTRL_1_1 = _globals(MWOC)
-test_TC_MWOCTRL_2_1 = _attributes(MWOC)
-test_TC_EWATERHTR_1_1 = _globals(WHM)
-test_TC_EWATERHTR_2_1 = _attributes(WHM)
-test_TC_WHM_1_1 = _globals(WHMODE)
-test_TC_WHM_1_2 = _attributes(WHMODE)
-test_TC_EEVSE_1_1 = _globals(EVSE)
-test_TC_EEVSE_2_1 = _attributes(EVSE)
-test_TC_EEVSEM_1_1 = _globals(EVSEM)
-test_TC_EEVSEM_1_2 = _attributes(EVSEM)
-test_TC_VALCC_1_1 = _globals(VALCC)
-test_TC_VALCC_2_1 = _attributes(VALCC)
-test_TC_MOD_1_1 = _globals(MOD)
-test_TC_MOD_1_2 = _attributes(MOD)
-test_TC_PCC_1_1 = _globals(PCC)
-test_TC_PCC_2_1 = _attributes(PCC)
+@pytest.mark.parametrize("dut", _duts(SW), indirect=True)
+def test_TC_SWTCH_1_1(dut):
+    check_global_attributes(dut, SPECS[SW])
+
+
+@pytest.mark.parametrize("dut", _duts(SW), indirect=True)
+def test_TC_SWTCH_2_1(dut):
+    assert check_attributes(dut, SPECS[SW])
+
+
+@pytest.mark.parametrize("dut", _duts(OCOS), indirect=True)
+def test_TC_OVENOPSTATE_1_1(dut):
+    check_global_attributes(dut, SPECS[OCOS])
+
+
+@pytest.mark.parametrize("dut", _duts(OCOS), indirect=True)
+def test_TC_OVENOPSTATE_2_1(dut):
+    assert check_attributes(dut, SPECS[OCOS])
+
+
+@pytest.mark.parametrize("dut", _duts(OVM), indirect=True)
+def test_TC_OTCCM_1_1(dut):
+    check_global_attributes(dut, SPECS[OVM])
+
+
+@pytest.mark.parametrize("dut", _duts(MWOM), indirect=True)
+def test_TC_MWOM_1_1(dut):
+    check_global_attributes(dut, SPECS[MWOM])
+
+
+@pytest.mark.parametrize("dut", _duts(MWOM), indirect=True)
+def test_TC_MWOM_1_2(dut):
+    assert check_attributes(dut, SPECS[MWOM])
+
+
+@pytest.mark.parametrize("dut", _duts(MWOC), indirect=True)
+def test_TC_MWOCTRL_1_1(dut):
+    check_global_attributes(dut, SPECS[MWOC])
+
+
+@pytest.mark.parametrize("dut", _duts(MWOC), indirect=True)
+def test_TC_MWOCTRL_2_1(dut):
+    assert check_attributes(dut, SPECS[MWOC])
+
+
+@pytest.mark.parametrize("dut", _duts(WHM), indirect=True)
+def test_TC_EWATERHTR_1_1(dut):
+    check_global_attributes(dut, SPECS[WHM])
+
+
+@pytest.mark.parametrize("dut", _duts(WHM), indirect=True)
+def test_TC_EWATERHTR_2_1(dut):
+    assert check_attributes(dut, SPECS[WHM])
+
+
+@pytest.mark.parametrize("dut", _duts(WHMODE), indirect=True)
+def test_TC_WHM_1_1(dut):
+    check_global_attributes(dut, SPECS[WHMODE])
+
+
+@pytest.mark.parametrize("dut", _duts(WHMODE), indirect=True)
+def test_TC_WHM_1_2(dut):
+    assert check_attributes(dut, SPECS[WHMODE])
+
+
+@pytest.mark.parametrize("dut", _duts(EVSE), indirect=True)
+def test_TC_EEVSE_1_1(dut):
+    check_global_attributes(dut, SPECS[EVSE])
+
+
+@pytest.mark.parametrize("dut", _duts(EVSE), indirect=True)
+def test_TC_EEVSE_2_1(dut):
+    assert check_attributes(dut, SPECS[EVSE])
+
+
+@pytest.mark.parametrize("dut", _duts(EVSEM), indirect=True)
+def test_TC_EEVSEM_1_1(dut):
+    check_global_attributes(dut, SPECS[EVSEM])
+
+
+@pytest.mark.parametrize("dut", _duts(EVSEM), indirect=True)
+def test_TC_EEVSEM_1_2(dut):
+    assert check_attributes(dut, SPECS[EVSEM])
+
+
+@pytest.mark.parametrize("dut", _duts(VALCC), indirect=True)
+def test_TC_VALCC_1_1(dut):
+    check_global_attributes(dut, SPECS[VALCC])
+
+
+@pytest.mark.parametrize("dut", _duts(VALCC), indirect=True)
+def test_TC_VALCC_2_1(dut):
+    assert check_attributes(dut, SPECS[VALCC])
+
+
+@pytest.mark.parametrize("dut", _duts(MOD), indirect=True)
+def test_TC_MOD_1_1(dut):
+    check_global_attributes(dut, SPECS[MOD])
+
+
+@pytest.mark.parametrize("dut", _duts(MOD), indirect=True)
+def test_TC_MOD_1_2(dut):
+    assert check_attributes(dut, SPECS[MOD])
+
+
+@pytest.mark.parametrize("dut", _duts(PCC), indirect=True)
+def test_TC_PCC_1_1(dut):
+    check_global_attributes(dut, SPECS[PCC])
+
+
+@pytest.mark.parametrize("dut", _duts(PCC), indirect=True)
+def test_TC_PCC_2_1(dut):
+    assert check_attributes(dut, SPECS[PCC])
 
 
 # ---- Color Control ---------------------------------------------------------------------------------
