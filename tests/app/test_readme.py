@@ -48,6 +48,12 @@ def test_the_readme_is_short_with_contents_and_links_that_resolve():
             assert (base / target).is_file(), f"{name} links to missing {target}"
 
 
+def test_every_docs_page_is_linked_from_the_readme():
+    linked = set(re.findall(r"\]\(docs/([^)#]+\.md)", README))
+    missing = sorted(set(DOCS) - linked)
+    assert not missing, f"add a row to README's Documentation table for: {', '.join(missing)}"
+
+
 def test_no_issue_numbers_or_development_narrative_in_user_docs():
     for name, text in {"README.md": README, **DOCS}.items():
         assert not re.search(r"\(#\d+\)|\bissues? #?\d+|\bthe issue\b", text, flags=re.I), name
