@@ -56,6 +56,22 @@ def _error(status: int, code: str, message: str, accepted: list | None = None) -
     return JSONResponse({"ok": False, "error": ToolError(code, message, accepted).to_json()}, status_code=status)
 
 
+#: Clusters whose OperationalState the page names (a robot vacuum's docked and charging states too).
+OPSTATE_CLUSTERS = ("OperationalState", "RvcOperationalState", "OvenCavityOperationalState")
+
+
+def enum_names() -> dict[str, dict[int, str]]:
+    """Names of the enum values the page shows, from the data model (chip.clusters.Objects):
+    cluster -> value -> "Seeking charger"."""
+    from chip.clusters import Objects as Clusters
+
+    def spoken(name: str) -> str:   # kSeekingCharger -> Seeking charger
+        words = "".join(f" {c.lower()}" if c.isupper() else c for c in name[1:]).strip()
+        return words[:1].upper() + words[1:]
+    return {cluster: {int(m): spoken(m.name) for m in getattr(Clusters, cluster).Enums.OperationalStateEnum
+                      if m.name != "kUnknownEnumValue"} for cluster in OPSTATE_CLUSTERS}
+
+
 def home_view(home: Any, stream: ChangeStream, pace: Pace | None) -> dict[str, Any]:
     """Everything the page starts from (read under the home's lock)."""
     devices: dict[str, dict[str, Any]] = {}
@@ -71,7 +87,8 @@ def home_view(home: Any, stream: ChangeStream, pace: Pace | None) -> dict[str, A
     rooms = [{"id": room_id, "name": room.name, "devices": [d.id for d in home.devices_in(room_id)],
               "values": {q: room_value(room, q) for q in ROOM_UNITS}} for room_id, room in home.rooms.items()]
     return {"name": home.name, "tick": home.clock.tick, "time": home.clock.format(), "units": ROOM_UNITS,
-            "pace": pace.to_json() if pace is not None else None, "rooms": rooms, "devices": devices}
+            "pace": pace.to_json() if pace is not None else None, "rooms": rooms, "devices": devices,
+            "enums": enum_names()}
 
 
 def mount_live(app: FastAPI, home: Any, lock: Any, pace: Pace | None, runs_dir: Path | None = None,

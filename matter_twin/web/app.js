@@ -1,7 +1,7 @@
 // The live page: one Server-Sent-Events stream (/live/stream) keeps `home` current; the panels
 // draw from it. Nothing here polls the devices.
 import { call, el, parseSpan, toast } from "./api.js";
-import { deviceCard, updateCard } from "./devices.js";
+import { deviceCard, setEnums, updateCard } from "./devices.js";
 import { showPairing, showWorkflows, showRuns, showEditor } from "./panels.js";
 import { drawLab, labMessage, startLab } from "./lab.js";
 
@@ -18,7 +18,9 @@ function connect() {
   const conn = document.getElementById("conn");
   source.addEventListener("open", () => conn.classList.add("up"));
   source.addEventListener("error", () => conn.classList.remove("up"));
-  source.addEventListener("home", (e) => { state.home = JSON.parse(e.data); drawHome(); drawClock(); startLab(state.home); });
+  source.addEventListener("home", (e) => {
+    state.home = JSON.parse(e.data); setEnums(state.home.enums); drawHome(); drawClock(); startLab(state.home);
+  });
   source.addEventListener("pace", (e) => {
     const { speed, paused, tick, time } = JSON.parse(e.data);
     Object.assign(state.home, { pace: { speed, paused }, tick, time });

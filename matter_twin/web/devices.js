@@ -33,7 +33,9 @@ const MODE_CLUSTERS = ["DishwasherMode", "LaundryWasherMode", "RvcRunMode", "Rvc
   "RefrigeratorAndTemperatureControlledCabinetMode", "OvenMode", "MicrowaveOvenMode", "WaterHeaterMode", "EnergyEvseMode"];
 const EVSE_STATES = ["unplugged", "plugged in", "wants charge", "charging", "discharging", "ending", "fault"];
 const VALVE_STATES = ["closed", "open", "moving"];
-const OPSTATE = ["Stopped", "Running", "Paused", "Error"];
+// Enum value names from the data model, sent by the server with the home (`enums`).
+let ENUMS = {};
+export function setEnums(enums) { ENUMS = enums || {}; }
 const SYSTEM_MODES = { 0: "Off", 1: "Auto", 3: "Cool", 4: "Heat", 7: "Fan only" };
 
 // The endpoint that has `cluster`, and that endpoint's attribute getter.
@@ -76,7 +78,10 @@ export function summary(device) {
   }
   for (const cluster of ["OperationalState", "RvcOperationalState", "OvenCavityOperationalState"]) {
     const ep = find(device, cluster);
-    if (ep !== null) parts.push(OPSTATE[attr(device, ep, cluster, "OperationalState")] ?? "state ?");
+    if (ep !== null) {
+      const value = attr(device, ep, cluster, "OperationalState");
+      parts.push((ENUMS[cluster] || {})[value] ?? `state ${value ?? "?"}`);
+    }
   }
   const cc = find(device, "ColorControl");
   if (cc !== null) {

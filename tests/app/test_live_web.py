@@ -140,3 +140,20 @@ def test_edit_mode_saves_a_valid_home_file_and_refuses_a_bad_one(live):
     assert bad.status_code == 400 and "toaster" in bad.json()["error"]["message"]
     assert "\n" not in bad.json()["error"]["message"]
     assert not (home_file.parent / "bad.yaml").exists()
+
+
+def test_the_page_names_operational_states_from_the_data_model():
+    """A docked robot vacuum (RvcOperationalState 0x42) reads "Docked", not "state ?": the names
+    come with the home view, from chip.clusters.Objects."""
+    from chip.clusters import Objects as Clusters
+
+    from matter_twin.live_web import enum_names
+    names = enum_names()
+    assert names["RvcOperationalState"][int(Clusters.RvcOperationalState.Enums.OperationalStateEnum.kDocked)] == \
+        "Docked"
+    assert names["RvcOperationalState"][0x41] == "Charging" and names["OperationalState"][1] == "Running"
+    home = Home.default()
+    vacuum = home.device("utility_room_vacuum").read("RvcOperationalState", "OperationalState", 1)
+    assert vacuum in names["RvcOperationalState"]
+    script = (WEB_DIR / "devices.js").read_text()
+    assert "setEnums" in script and '"Stopped", "Running"' not in script   # no names retyped in the page

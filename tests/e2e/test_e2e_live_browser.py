@@ -222,3 +222,42 @@ def test_a_lab_session_shows_its_calls_on_the_page(browser, tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+
+
+def test_a_phone_screen_has_no_horizontal_overflow_and_every_tab_reachable(twin):
+    """390x844 (a phone): the page is never wider than the screen, on every tab, and every tab
+    can be reached and shows its panel."""
+    options = Options()
+    options.binary_location = CHROMIUM
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"):
+        options.add_argument(arg)
+    options.add_experimental_option("mobileEmulation", {"deviceMetrics": {"width": 390, "height": 844,
+                                                                          "pixelRatio": 3.0}})
+    driver = webdriver.Chrome(service=Service(DRIVER), options=options)
+    try:
+        driver.get(twin + "/")
+        wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, ".room .device"), timeout=15)
+        assert driver.execute_script("return window.innerWidth") == 390
+        tabs = [t for t in driver.find_elements(By.CSS_SELECTOR, "nav .tab") if t.is_displayed()]
+        assert [t.get_attribute("data-tab") for t in tabs] == ["home", "pairing", "workflows", "runs", "edit"]
+        for tab in tabs:
+            name = tab.get_attribute("data-tab")
+            rect = driver.execute_script("const r = arguments[0].getBoundingClientRect(); return [r.left, r.right]",
+                                         tab)
+            assert 0 <= rect[0] and rect[1] <= 390, f"tab {name} at {rect}: off the screen"
+            tab.click()
+            panel = driver.find_element(By.ID, f"tab-{name}")
+            wait(driver, lambda d, panel=panel: panel.is_displayed())
+            time.sleep(0.5)   # the panel's content (codes, runs, editor) is drawn
+            width = driver.execute_script("return document.documentElement.scrollWidth")
+            driver.save_screenshot(str(ARTIFACTS / f"phone-{name}.png"))
+            wider = driver.execute_script(
+                "return [...document.querySelectorAll('body *')].filter(e => e.offsetParent !== null"
+                " && e.getBoundingClientRect().right > window.innerWidth + 0.5"
+                " && !e.closest('#workflows, #runs, #run, #lab, .timeline'))"
+                ".slice(0, 5).map(e => e.tagName + '.' + e.className + ' '"
+                " + Math.round(e.getBoundingClientRect().right))")
+            assert width <= 390 and not wider, f"{name}: page {width} px wide; beyond the screen: {wider}"
+    finally:
+        driver.quit()
