@@ -89,7 +89,7 @@ class LabRuns:
         (event "episode_score") and returned."""
         from scenarios.simuhome.evaluate import score  # as make_agent above
         assert self.twin is not None
-        setup = [c for c in episode.initial.setup if self._touches_real(c.tool, c.args)]
+        setup = [c for c in episode.initial.setup if self._touches_real(c.tool, self._target(c.tool, c.args))]
         for call in setup:
             self.call(call.tool, dict(call.args), source="setup")
         if setup:

@@ -29,7 +29,7 @@ from typing import Any
 from bridge.backend import ToolError
 from bridge.config import LoadedConfig, parse_config
 from bridge.mixed import MixedBackend, TwinHome
-from bridge.tools import Session, call_tool, normalize_args
+from bridge.tools import Session, call_tool
 from clusters.values import to_json
 from hardware.controller import ManagedController
 from hardware.coupling import Coupling
@@ -313,7 +313,8 @@ class LabSession(Coupling, Shadowing, LabRuns):
         self._step += 1
         step = self._step
         wall = time.time()
-        if self._touches_real(tool, args):
+        target = self._target(tool, args)   # routing, reachability and shadowing share it
+        if self._touches_real(tool, target):
             # No lock: reports arriving during the Matter call must reach the twin.
             with self.twin.lock:
                 self.twin.catch_up()
@@ -326,18 +327,15 @@ class LabSession(Coupling, Shadowing, LabRuns):
                 result = call_tool(self.backend, tool, args, self.tool_session)
                 tick = self.twin.home.clock.tick
         self._record_call(step, wall, tick, source, tool, args, result)
-        self._note_reachability(tool, args, result)
+        self._note_reachability(tool, target, result)
         if tool in COMMANDS:
-            self._shadow(step, tool, args, result)
+            self._shadow(step, tool, args, target, result)
         return result
 
-    def _note_reachability(self, tool: str, args: dict[str, Any], result: dict[str, Any]) -> None:
+    def _note_reachability(self, tool: str, target: dict[str, Any] | None, result: dict[str, Any]) -> None:
         """A real device that stops (or starts again) answering is an event, whatever the
         controller's own availability reports say (they may come much later)."""
-        try:
-            device_id = normalize_args(tool, args).get("device.id")
-        except Exception:  # noqa: BLE001 - refused before reaching any device
-            return
+        device_id = target.get("device.id") if target is not None else None
         if device_id not in self.node_ids:
             return
         gone = not result.get("ok") and result["error"]["code"] in ("UNAVAILABLE", "TIMEOUT")

@@ -14,22 +14,28 @@ from hardware.coupling import NOT_COUPLED
 class Shadowing:
     """Part of LabSession (hardware/session.py): shadow (bound, mode `shadow`)."""
 
-    def _touches_real(self, tool: str, args: dict[str, Any]) -> bool:
+    @staticmethod
+    def _target(tool: str, args: Any) -> dict[str, Any] | None:
+        """A call's arguments, validated once per lab call (dotted names); None when the tool
+        refuses them (call_tool answers that, and the call reaches no device)."""
         try:
-            norm = normalize_args(tool, args)
+            return normalize_args(tool, args)
         except Exception:  # noqa: BLE001 - refused before reaching any device
+            return None
+
+    def _touches_real(self, tool: str, target: dict[str, Any] | None) -> bool:
+        """Whether a call (its `_target`) reaches a real device or a room with real sensors."""
+        if target is None:
             return False
-        if norm.get("device.id") in self.real:
+        if target.get("device.id") in self.real:
             return True
-        room = norm.get("room.id")
+        room = target.get("room.id")
         return room is not None and (room in self._real_rooms or tool == "get_room_devices")
 
-    def _shadow(self, step: int, tool: str, args: dict[str, Any], real: dict[str, Any]) -> None:
-        try:
-            device_id = normalize_args(tool, args).get("device.id")
-        except Exception:  # noqa: BLE001 - a malformed call was already answered and recorded
-            return
-        if self.mode(device_id) != "shadow":
+    def _shadow(self, step: int, tool: str, args: dict[str, Any], target: dict[str, Any] | None,
+                real: dict[str, Any]) -> None:
+        device_id = target.get("device.id") if target is not None else None
+        if device_id is None or self.mode(device_id) != "shadow":
             return
         assert self.twin is not None
         with self.twin.lock:
@@ -37,7 +43,7 @@ class Shadowing:
             twin = call_tool(self.twin.backend, tool, args)
         if real.get("ok") != twin.get("ok") or (not real.get("ok") and real["error"]["code"] != twin["error"]["code"]):
             self._diverged(step, device_id, "(status)", _status(real), _status(twin), 0.0)
-        cluster = (real.get("cluster") or twin.get("cluster") or args.get("cluster.id") or args.get("cluster_id"))
+        cluster = real.get("cluster") or twin.get("cluster") or (target or {}).get("cluster.id")
         delay = self.lab.spec.shadow.compare_after
         timer = threading.Timer(delay, self._compare, (step, device_id, str(cluster), delay))
         timer.daemon = True
