@@ -32,7 +32,6 @@ from __future__ import annotations
 from typing import Any
 
 from clusters.base import GLOBAL_ATTRIBUTES
-from clusters.status import MatterError
 from clusters.values import to_json
 from twin.automations import ROOM_STATES, AutomationError, check_condition
 from twin.clock import TICKS_PER_SECOND
@@ -132,7 +131,11 @@ class Goal:
         extra = set(check) - {"cluster_id", "attribute_id", "endpoint_id", "op", "value"}
         if extra:
             raise GoalError(f"{where}.check: unknown field(s) {', '.join(sorted(extra))}")
-        return {"type": p["type"], "devices": members, "check": dict(check)}
+        # Each member checked as a device condition of its own (a member without the attribute,
+        # or that can never meet it, makes the predicate one that cannot hold: refused here).
+        checks = [check_condition(home, {"type": "device", "device_id": d, **check}, f"{where}.check ({d})")
+                  for d in members]
+        return {"type": p["type"], "devices": members, "check": dict(check), "checks": checks}
 
     # ---- evaluation ------------------------------------------------------------------
     def counterfactual(self) -> Any:
@@ -180,19 +183,18 @@ class Goal:
             if "rooms" in p:
                 c = p["check"]
                 return test(compare(getattr(home.rooms[r], c["state"]), c["op"], c["value"]) for r in p["rooms"])
-            return test(_device_holds(home, d, p["check"]) for d in p["devices"])
+            return test(_device_holds(home, c["device_id"], c) for c in p["checks"])
         if kind == "unchanged":
             return not changed_devices(home, self.counterfactual(), set(p["except"]))
         raise AssertionError(kind)   # _normalize admits no other type
 
 
 def _device_holds(home: Any, device_id: str, cond: dict[str, Any]) -> bool:
-    try:
-        server = home.devices[device_id].locate(cond["cluster_id"], cond.get("endpoint_id"))
-        value = to_json(server.read(cond["attribute_id"]))
-    except MatterError:
-        return False   # a device without the attribute does not meet the condition
-    return compare(value, cond["op"], cond["value"])
+    """A normalized device condition (resolved endpoint, cluster and attribute names) now."""
+    server = home.devices[device_id].endpoints[cond["endpoint_id"]].server(cond["cluster_id"])
+    name = cond["attribute_id"]
+    value = server.read(name) if name in GLOBAL_ATTRIBUTES else server.get(name)
+    return compare(to_json(value), cond["op"], cond["value"])
 
 
 def device_state(device: Any, as_json: bool = True) -> dict[str, Any]:
