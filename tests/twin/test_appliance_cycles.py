@@ -242,8 +242,8 @@ def test_the_modern_home_loads_and_runs_a_day_exactly():
     from twin.home import Home
     a, b = Home.embedded("modern"), Home.embedded("modern")
     assert 40 <= len(a.devices) <= 50
-    assert {"evse", "solar_power", "battery_storage", "water_heater", "extended_color_light",
-            "on_off_plug"} <= {d.type.key for d in a.devices.values()}
+    assert {"evse", "solar_power", "battery_storage", "water_heater", "extended_color_light", "on_off_plug",
+            "door_lock", "contact_sensor", "smoke_co_alarm"} <= {d.type.key for d in a.devices.values()}
     a.press("living_room_switch", "toggle")
     b.press("living_room_switch", "toggle")
     assert a.device("living_room_lamp").read("OnOff", "OnOff")
