@@ -56,7 +56,9 @@ def test_stdio_mcp_session_against_the_twin_in_process():
              ("get_attribute", {"device.id": "kitchen_light"})]
 
     async def main() -> dict[str, Any]:
-        async with stdio_client(params) as (read, write):
+        # The server's stderr goes to the real stderr: stdio_client's default is whatever sys.stderr was
+        # when mcp.client.stdio was first imported, which may be a capsys buffer with no file descriptor.
+        async with stdio_client(params, errlog=sys.__stderr__) as (read, write):
             async with ClientSession(read, write) as session:
                 return await _session_calls(session, calls)
     out = anyio.run(main)
