@@ -187,10 +187,6 @@ def _humidity_fan(**_: Any) -> list[Endpoint]:
                       RelativeHumidityMeasurementServer(MinMeasuredValue=0, MaxMeasuredValue=10000))]
 
 
-def _appliance_power(ops: OperationalStateServer, running_watts: float, idle_watts: float) -> Callable[[], float]:
-    return lambda: running_watts if ops.get("OperationalState") == ops.E.kRunning else idle_watts
-
-
 def _timed(modes: tuple[ModeOption, ...] | list[Any], cycles: dict[str, Any] | None) -> tuple[ModeOption, ...]:
     """Modes whose cycles a home file gives (`options: {cycles: {<mode label>: [[phase,
     seconds], ...]}}`, as `twin calibrate` measures them); other modes keep theirs.

@@ -100,8 +100,3 @@ def check_write(device: Any, server: Any, name: str, value: Any) -> None:
 
 def check_invoke(device: Any, server: Any, name: str, fields: Any) -> None:
     _check(device, server, name)
-
-
-def rules_for(cluster_name: str) -> list[Rule]:
-    """The rules that guard operations of one cluster (for documentation)."""
-    return [r for r in RULES if r.cluster == cluster_name]

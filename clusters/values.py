@@ -6,7 +6,6 @@ only bridge between the two; `from_json` also validates, raising `MatterError`.
 """
 from __future__ import annotations
 
-import dataclasses
 import enum
 from typing import Any
 
@@ -182,7 +181,3 @@ def struct_from_json(typ: type[ClusterObject], data: Any, what: str) -> ClusterO
 def _wrong(typ: Any, data: Any, what: str) -> MatterError:
     return MatterError(Status.INVALID_DATA_TYPE,
                        f"{what}={data!r} is not a {type_name(typ)}")
-
-
-def is_dataclass_value(value: Any) -> bool:
-    return dataclasses.is_dataclass(value) and not isinstance(value, type)

@@ -222,9 +222,6 @@ class FabricTable:
     def is_full(self) -> bool:
         return len(self.fabrics) >= self.max_fabrics
 
-    def is_committed(self, fabric_index: int) -> bool:
-        return fabric_index in self.fabrics and fabric_index not in self._uncommitted
-
     def to_case_fabrics(self) -> list[FabricInfo]:
         """FabricInfo for the CASE responder, uncommitted fabrics included (CommissioningComplete needs them)."""
         return [f.case_info() for f in self]

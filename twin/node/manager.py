@@ -321,10 +321,6 @@ class NodeManager:
             raise ValueError(f"commissioning window timeout {timeout_s} s: the spec allows {low}..{high} s")
         return timeout_s
 
-    def _open_now(self) -> dict[str, int]:
-        return {device_id: node.core.commissioning.window.discriminator
-                for device_id, node in self.nodes.items() if node.core.commissioning.window.is_open}
-
     def _apply_window_plan(self) -> None:
         """At start: open the windows asked for (`open_windows`), as many as keep every open
         window's manual code unique; close the rest."""
