@@ -3,13 +3,17 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from matter_twin.console import CliError, by_category, one_line
 from matter_twin.extras import require_for_model
+from scenarios.runner import load_results
+from scenarios.runner import run as run_all
 from scenarios.smh.agents import AGENTS, make_agent, make_direct
 from scenarios.smh.evaluate import run_dr, run_eia, summarize
 from scenarios.smh.tasks import CATEGORIES, DEFAULT_TASKS, SEED, SmhTask, dump_task, generate, load_tasks
@@ -116,10 +120,13 @@ def run(agent: str = typer.Option(..., help=" | ".join(AGENTS)),
         limit: int | None = typer.Option(None, min=1, help="At most this many tasks per category."),
         mode: str = typer.Option("json", help="ReAct protocol for openai agents in EIA: json | tools."),
         max_steps: int = typer.Option(30, min=1, help="Model turns per task (EIA)."),
+        workers: int = typer.Option(2, min=1, help="Tasks run at once, each on its own twin."),
         base_url: str | None = typer.Option(None, envvar="OPENAI_BASE_URL", help="OpenAI-compatible API base URL."),
         api_key: str | None = typer.Option(None, envvar="OPENAI_API_KEY", help="API key.")):
     """Run an agent over the tasks in one or both settings; print success per setting, category and
-    tier, and the error taxonomy. Results go to `--out`/results.jsonl (a rerun resumes).
+    tier, and the error taxonomy. A rerun with the same `--out` resumes.
+
+    Results go to `--out`/eia and `--out`/dr (results.jsonl each, as `twin bench run` writes them).
 
     Examples:
 
@@ -135,31 +142,25 @@ def run(agent: str = typer.Option(..., help=" | ".join(AGENTS)),
     items = _tasks(tasks, category, tier, limit)
     settings = ("eia", "dr") if setting == "both" else (setting,)
     try:
-        eia = make_agent(agent, base_url, api_key, mode) if "eia" in settings else None
+        make_agent(agent, base_url, api_key, mode)
         direct = make_direct(agent, base_url, api_key) if "dr" in settings else None
     except ValueError as exc:
         raise CliError(str(exc)) from None
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / "results.jsonl"
-    done = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()] if path.exists() else []
-    seen = {(r["task_id"], r["setting"]) for r in done}
-    with path.open("a", encoding="utf-8") as sink, _bar("running") as bar:
-        job = bar.add_task("run", total=len(items) * len(settings))
-        for task in items:
-            for s in settings:
-                key = (task.id, s.upper())
-                if key not in seen:
-                    row = run_eia(task, eia, max_steps) if s == "eia" else run_dr(task, direct, agent)
-                    sink.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
-                    sink.flush()
-                    done.append(row)
-                bar.advance(job)
-    wanted = {(t.id, s.upper()) for t in items for s in settings}
-    results = [r for r in done if (r["task_id"], r["setting"]) in wanted]
+    def one(setting_: str) -> Callable[[SmhTask], dict[str, Any]]:
+        def run_item(task: SmhTask) -> dict[str, Any]:
+            row = run_eia(task, make_agent(agent, base_url, api_key, mode), max_steps) if setting_ == "eia" \
+                else run_dr(task, direct, agent)   # type: ignore[arg-type]
+            return {"episode_id": task.id, **row}
+        return run_item
+    results = []
+    for s in settings:   # the one runner (scenarios/runner.py): resumable, in threads
+        run_all(items, None, None, out / s, workers=workers, run_item=one(s))
+        ids = {t.id for t in items}
+        results += [r for r in load_results(out / s) if r["episode_id"] in ids]
     summary = summarize(results)
     (out / "summary.json").write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     for key in ("setting", "category", "tier"):
         typer.echo(f"{key}: " + ", ".join(f"{k} {100 * v['success']:.1f} %" for k, v in summary[key].items()))
     if summary["errors"]:
         typer.echo("errors: " + ", ".join(f"{k} {v}" for k, v in summary["errors"].items()))
-    typer.echo(f"{sum(r['success'] for r in results)}/{len(results)} succeeded; results in {path}")
+    typer.echo(f"{sum(r['success'] for r in results)}/{len(results)} succeeded; results in {out}")

@@ -81,15 +81,19 @@ def finished_ids(out: Path) -> set[str]:
     return {r["episode_id"] for r in _lines(out / RESULTS) if "episode_id" in r}
 
 
-def run(episodes: list[Episode], agent_factory: Callable[[], Agent], judge: Judge, out: str | Path,
+def run(episodes: list[Any], agent_factory: Callable[[], Agent] | None, judge: Judge | None, out: str | Path,
         workers: int = 4, max_steps: int = 30, progress: bool = True, serve: Serve = in_process,
-        fatal: tuple[type[Exception], ...] = (), ray_address: str | None = None) -> list[dict[str, Any]]:
+        fatal: tuple[type[Exception], ...] = (), ray_address: str | None = None,
+        run_item: Callable[[Any], dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """Run the episodes not yet in `out`; returns the new result records (timings included).
     `serve` is how agents reach their homes (see `run_episode`); an exception in `fatal` (the
     backend itself is broken) stops the run instead of failing one episode. With `ray_address`
-    the episodes run as Ray tasks (in process only)."""
-    if ray_address and serve is not in_process:
-        raise ValueError("Ray runs episodes in process only")
+    the episodes run as Ray tasks (in process only).
+
+    Another suite's tasks run through the same machinery with `run_item`: task -> its result
+    record (with "episode_id", "success"); the agent and judge are then the caller's."""
+    if ray_address and (serve is not in_process or run_item is not None):
+        raise ValueError("Ray runs SimuHome episodes in process only")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     done = finished_ids(out)
@@ -113,7 +117,7 @@ def run(episodes: list[Episode], agent_factory: Callable[[], Agent], judge: Judg
             fh.write(json.dumps(timing, sort_keys=True) + "\n")
 
     results = (_on_ray(todo, agent_factory, judge, max_steps, ray_address, workers) if ray_address
-               else _in_threads(todo, agent_factory, judge, max_steps, workers, serve, fatal))
+               else _in_threads(todo, agent_factory, judge, max_steps, workers, serve, fatal, run_item))
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("ok {task.fields[ok]}"), TimeElapsedColumn(), disable=not progress) as bar:
         task = bar.add_task(f"{len(done)} done before; running", total=len(todo), ok=0)
@@ -142,11 +146,13 @@ def run_one(episode: Episode, agent_factory: Callable[[], Agent], judge: Judge, 
                 "steps": 0, "latency_s": 0.0, "agent": getattr(agent_factory(), "name", "?")}
 
 
-def _in_threads(todo: list[Episode], agent_factory: Callable[[], Agent], judge: Judge, max_steps: int,
-                workers: int, serve: Serve, fatal: tuple[type[Exception], ...]) -> Iterator[dict[str, Any]]:
+def _in_threads(todo: list[Any], agent_factory: Any, judge: Any, max_steps: int, workers: int, serve: Serve,
+                fatal: tuple[type[Exception], ...], run_item: Callable[[Any], dict[str, Any]] | None = None
+                ) -> Iterator[dict[str, Any]]:
     pool = ThreadPoolExecutor(max_workers=max(1, workers))
     try:
-        futures = [pool.submit(run_one, e, agent_factory, judge, max_steps, serve, fatal) for e in todo]
+        futures = [pool.submit(run_item, e) if run_item is not None else
+                   pool.submit(run_one, e, agent_factory, judge, max_steps, serve, fatal) for e in todo]
         for future in as_completed(futures):
             yield future.result()
     except BaseException:   # Ctrl-C or a fatal error: the episodes not started never start

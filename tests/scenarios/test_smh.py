@@ -181,6 +181,7 @@ def test_cli_validate_a_sample_and_run(tmp_path):
                           "--limit", "2", "--out", str(tmp_path / "r")], capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr
     assert "4/4 succeeded" in run.stdout and (tmp_path / "r" / "summary.json").exists()
+    assert len((tmp_path / "r" / "dr" / "results.jsonl").read_text().splitlines()) == 2
     bad = subprocess.run([*twin, "run", "--agent", "oracle", "--out", str(tmp_path / "x")],
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and bad.stderr.startswith("error: unknown agent 'oracle'")
