@@ -1,6 +1,6 @@
 """Reading an answer as a person writes it: number words, clock times, values with units.
 
-The judges (scenarios/judges.py) compare what an answer claims with the episode and the tool
+The judges (scenarios/simuhome/judges.py) compare what an answer claims with the episode and the tool
 history; this module only reads. Number words become digits with `text2num` ("two thirty
 three PM" -> "2 33 PM"), clock times are found by `dateparser` (against a fixed base, never
 the wall clock), and °F or kelvin are converted with `pint`. What those libraries leave to

@@ -294,7 +294,7 @@ def select_rooms(home: Any, selector: Any, where: str = "rooms") -> list[str]:
 
 
 def simuhome_predicates(goals: list[dict[str, Any]], epsilon: dict[str, float] | None = None) -> list[dict[str, Any]]:
-    """SimuHome's device and room-direction goals (scenarios/schema.py, as JSON) as predicates:
+    """SimuHome's device and room-direction goals (scenarios/simuhome/schema.py, as JSON) as predicates:
     a device goal is an exact equality, a direction goal a room_change against the home left
     alone by more than `epsilon[state]`. Timed goals hold at their own tick: check them there."""
     out = []

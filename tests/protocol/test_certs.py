@@ -1,4 +1,4 @@
-"""Matter certificate TLV <-> X.509 and chain verification (twin/node/certs.py).
+"""Matter certificate TLV <-> X.509 and chain verification (matter_protocol/certs.py).
 
 The vectors in tests/data/certs are CHIP SDK test certificates (src/credentials/tests/
 CHIPCert_test_vectors.cpp): each .chip is the TLV form and .pem the X.509 form of the same cert.
