@@ -18,6 +18,7 @@ from typing import Any
 from clusters.devices import DEVICE_TYPES, create_device
 from twin.clock import DEFAULT_START
 from twin.schema import AmbientSpec, DeviceSpec, HomeSpec, RoomSpec, to_yaml
+from twin.weather import Weather, WeatherSpec
 
 #: kind -> (display name, daylight lux range, essential type, {type: weight})
 ROOM_KINDS: dict[str, tuple[str, tuple[int, int], str | None, dict[str, int]]] = {
@@ -129,8 +130,8 @@ def generate_home(seed: int, rooms: int = 5, devices: int = 20,
 # ---- HomeMaker: procedural homes with floors, nesting, priors over every type and weather ----
 #
 # `make_home` (issue #29's HomeMaker) builds a home in four steps, all from one seeded RNG:
-# 1. outdoor weather at the start time (a seasonal and daily stand-in until the twin's own
-#    weather model lands): ambient temperature, humidity and PM10;
+# 1. an outdoor weather for the season (twin/weather.py: monthly mean, day-night swing, rain,
+#    sunrise and sunset by the month), and its state at the start time;
 # 2. a layout: floors by size (one up to 7 rooms, two up to 16, three beyond, a basement from
 #    28), top-level rooms by floor (living spaces below, bedrooms above), and rooms nested in
 #    them (an ensuite in a bedroom, a walk-in closet, a balcony off the living room, a pantry);
@@ -140,7 +141,8 @@ def generate_home(seed: int, rooms: int = 5, devices: int = 20,
 #    then the rest drawn room by room;
 # 4. initial state from weather and layout: rooms between outdoors and a heated/cooled
 #    indoors (upper floors warmer, basements cooler, bathrooms humid, kitchens dustier),
-#    daylight by the hour, lights on after dark in living spaces, blinds closed at night.
+#    daylight from the weather hour by hour, lights on after dark in living spaces, blinds
+#    closed at night.
 # The SMH-Bench tiers (`TIERS`) draw rooms and devices around the paper's means.
 
 #: kind -> (display name, daylight lux range, essential type, {type: weight}) for kinds the
@@ -213,17 +215,16 @@ def _layout(rng: random.Random, count: int) -> list[tuple[str, int, int | None]]
     return [(rooms[i][0], rooms[i][1], None if rooms[i][2] is None else where[rooms[i][2]]) for i in order]
 
 
-def _weather(rng: random.Random, start: datetime) -> AmbientSpec:
-    daily = 4.0 * -math.cos((start.hour + start.minute / 60 - 3) / 24 * 2 * math.pi)   # coldest ~03:00
-    return AmbientSpec(temperature=round(_MONTHLY_C[start.month - 1] + daily + rng.gauss(0, 2.5), 1),
-                       humidity=round(min(95.0, max(25.0, rng.gauss(62, 12))), 1),
-                       pm10=round(rng.uniform(8.0, 60.0), 1))
-
-
-def _daylight(start: datetime) -> float:
-    """Share of full daylight at the start hour (0 at night, 1 at noon)."""
-    hour = start.hour + start.minute / 60
-    return max(0.0, math.sin((hour - 6) / 12 * math.pi)) if 6 <= hour <= 18 else 0.0
+def _weather(rng: random.Random, start: datetime, seed: int) -> tuple[WeatherSpec, dict[str, Any]]:
+    """A seasonal outdoor weather for the home (twin/weather.py) and its state at `start`."""
+    month = start.month - 1
+    season = math.cos(2 * math.pi * (month - 6) / 12)          # 1 in July, -1 in January
+    hours = 12.0 + 4.0 * season                                # daylight hours
+    spec = WeatherSpec(mean_c=round(min(45.0, max(-40.0, _MONTHLY_C[month] + rng.gauss(0, 2.0))), 1),
+                       swing_c=round(rng.uniform(3.0, 7.0), 1), humidity=round(rng.uniform(50.0, 80.0), 1),
+                       rain_chance=round(0.25 - 0.1 * season, 2),
+                       sunrise=round(13 - hours / 2), sunset=round(13 + hours / 2))
+    return spec, Weather(spec, seed).at(start)
 
 
 @functools.cache
@@ -281,8 +282,9 @@ def make_home(seed: int, rooms: int | None = None, devices: int | None = None, t
         raise ValueError(f"unknown required type(s) {', '.join(unknown)}; known: {', '.join(sorted(DEVICE_TYPES))}")
     if len(required) > devices:
         raise ValueError(f"{len(required)} required types do not fit in {devices} devices")
-    ambient = _weather(rng, start_time)
-    daylight = _daylight(start_time)
+    weather, outdoors_now = _weather(rng, start_time, seed)
+    ambient = AmbientSpec(temperature=outdoors_now["temperature"], humidity=outdoors_now["humidity"],
+                          pm10=round(rng.uniform(8.0, 60.0), 1))
     layout = _layout(rng, rooms)
 
     seen: dict[str, int] = {}
@@ -306,7 +308,8 @@ def make_home(seed: int, rooms: int | None = None, devices: int | None = None, t
             humidity=round(min(95.0, max(20.0, ambient.humidity if outdoors else humidity)), 1),
             pm10=round(ambient.pm10 * (1.0 if outdoors else 0.6) + (15.0 if kind == "kitchen" else 0.0)
                        + rng.uniform(0, 10), 1),
-            daylight_lux=float(round(rng.randint(lux_lo, lux_hi) * daylight * (1.15 if floor > 0 else 1.0)))))
+            # In full sun: the weather's daylight fraction scales it hour by hour.
+            daylight_lux=float(round(rng.randint(lux_lo, lux_hi) * (1.15 if floor > 0 else 1.0)))))
 
     def draw(kind: str) -> str | None:
         weights = priors.get(kind) or priors.get("hallway") or {}
@@ -345,7 +348,7 @@ def make_home(seed: int, rooms: int | None = None, devices: int | None = None, t
             if type_key is not None:
                 placements.append((i, type_key))
     counts: dict[str, int] = {}
-    dark = daylight < 0.1
+    dark = outdoors_now["daylight"] < 0.1
     for i, type_key in sorted(placements, key=lambda p: p[0]):
         room = specs[i]
         base = f"{room.id}_{SHORT_NAMES.get(type_key, type_key)}"
@@ -358,7 +361,7 @@ def make_home(seed: int, rooms: int | None = None, devices: int | None = None, t
             attributes=_initial(rng, type_key, kinds[i], dark)))
     size = tier or f"{rooms} rooms"
     return HomeSpec(name=f"HomeMaker home {seed} ({size})", seed=seed, start_time=start_time,
-                    ambient=ambient, rooms=specs)
+                    ambient=ambient, weather=weather, rooms=specs)
 
 
 __all__ = ["generate_home", "make_home", "to_yaml", "ROOM_KINDS", "TIERS"]

@@ -82,8 +82,11 @@ def test_initial_state_follows_weather_layout_and_hour():
     winter_night = make_home(2, rooms=12, devices=40, start_time=datetime(2025, 1, 15, 22, 0))
     summer_noon = make_home(2, rooms=12, devices=40, start_time=datetime(2025, 7, 15, 12, 0))
     assert winter_night.ambient.temperature < summer_noon.ambient.temperature
-    assert all(r.daylight_lux == 0 for r in winter_night.rooms)
-    assert any(r.daylight_lux > 0 for r in summer_noon.rooms)
+    assert winter_night.weather.mean_c < summer_noon.weather.mean_c
+    assert winter_night.weather.sunset < summer_noon.weather.sunset    # shorter winter days
+    night, noon = Home.from_spec(winter_night), Home.from_spec(summer_noon)
+    assert night.outdoor("daylight") == 0 and noon.outdoor("daylight") > 0.5
+    assert night.outdoor("temperature") == winter_night.ambient.temperature
     lit = lambda spec: sum(any(k.endswith("/OnOff/OnOff") and v for k, v in d.attributes.items())   # noqa: E731
                            for r in spec.rooms for d in r.devices)
     assert lit(winter_night) > 0 and lit(summer_noon) == 0
