@@ -13,7 +13,7 @@ stepping every tick and fast-forwarding reach byte-identical state, DataVersion 
 
 Changes: every method that changes a server from outside (`set`, `write`, `invoke`,
 `load_state`, `power_up`; the home calls `advance_to`) first calls `changing()`, so a
-home that lent the device to a fork copies it into the fork before it changes (twin/home.py).
+home that lent the device to a fork copies it into the fork before it changes (twin/fork.py).
 """
 from __future__ import annotations
 

@@ -121,7 +121,7 @@ class Device:
     runs, whoever calls (tools, workflows, the Matter node): it raises MatterError to fail the
     call, or returns False to accept it without effect (a stuck actuator).
 
-    `before_change` (set by a home that lends the device to its forks, see twin/home.py) is
+    `before_change` (set by a home that lends the device to its forks, see twin/fork.py) is
     called by the device's servers before anything in the device changes."""
 
     interceptor: Callable[[Device, str, ClusterServer, str], bool] | None = None
