@@ -336,7 +336,6 @@ def device_terms(device: Any, coefficients: dict[str, Any] = COEFFICIENTS) -> li
                 out.append(("temperature", Term(device.id, k, cool / 100.0, ABOVE)))
             if k > 0 and mode in HEAT_MODES and heat is not None:
                 out.append(("temperature", Term(device.id, k, heat / 100.0, BELOW)))
-        out.extend(appliance_terms(device, ep, C))
         for source in TERM_SOURCES:
             out.extend(source(device, ep, C))
         role = air_role(device, ep)
@@ -346,35 +345,6 @@ def device_terms(device: Any, coefficients: dict[str, Any] = COEFFICIENTS) -> li
             if k > 0 and _is_on(device, ep):
                 var = "pm10" if role == "air_purifier" else "humidity"
                 out.append((var, Term(device.id, k, C[role]["target"])))
-    return out
-
-
-def appliance_terms(device: Any, ep: Any, C: dict[str, Any]) -> list[tuple[str, Term]]:
-    """Kitchen appliances on one endpoint: a running oven cavity warms the kitchen towards its
-    setpoint; a cook surface heats, steams and (frying) smokes in proportion to its power; a
-    running microwave steams; an extractor hood's fan filters PM10 out and draws steam off."""
-    out: list[tuple[str, Term]] = []
-    types = _types(ep)
-    ops = ep.servers.get(Clusters.OvenCavityOperationalState.id)
-    if ops is not None and _attr(ops, "OperationalState") == 1:
-        setpoint = _attr(ep.servers.get(Clusters.TemperatureControl.id), "TemperatureSetpoint")
-        out.append(("temperature", Term(device.id, C["oven"]["k"], (setpoint or 18000) / 100.0)))
-    if COOK_SURFACE[0] in types:
-        level = _attr(ep.servers.get(Clusters.TemperatureControl.id), "SelectedTemperatureLevel") or 0
-        f = SURFACE_WATTS[min(level, len(SURFACE_WATTS) - 1)] / max(SURFACE_WATTS)
-        if f > 0:
-            for var, key in (("temperature", "cook_surface_heat"), ("humidity", "cook_surface_steam"),
-                             ("pm10", "cook_surface_smoke")):
-                out.append((var, Term(device.id, C[key]["k_full"] * f, C[key]["target"])))
-    if MICROWAVE_OVEN[0] in types:
-        running = _attr(ep.servers.get(Clusters.OperationalState.id), "OperationalState") == 1
-        if running:
-            out.append(("humidity", Term(device.id, C["microwave_steam"]["k"], C["microwave_steam"]["target"])))
-    if EXTRACTOR_HOOD[0] in types:
-        fan = _fan_fraction(device, ep) or 0.0
-        if fan > 0:
-            for var, key in (("pm10", "hood_pm10"), ("humidity", "hood_humidity")):
-                out.append((var, Term(device.id, C[key]["k_full_fan"] * fan, C[key]["target"])))
     return out
 
 
@@ -413,6 +383,36 @@ def term_source(source: TermSource) -> TermSource:
 def outside(device: Any, k: float) -> list[tuple[str, Term]]:
     """Terms exchanging every room variable with outside at strength k (the target is filled in)."""
     return [(var, Term(OUTSIDE + device.id, k, 0.0)) for var in VARIABLES]
+
+
+@term_source
+def appliance_terms(device: Any, ep: Any, C: dict[str, Any]) -> list[tuple[str, Term]]:
+    """Kitchen appliances on one endpoint: a running oven cavity warms the kitchen towards its
+    setpoint; a cook surface heats, steams and (frying) smokes in proportion to its power; a
+    running microwave steams; an extractor hood's fan filters PM10 out and draws steam off."""
+    out: list[tuple[str, Term]] = []
+    types = _types(ep)
+    ops = ep.servers.get(Clusters.OvenCavityOperationalState.id)
+    if ops is not None and _attr(ops, "OperationalState") == 1:
+        setpoint = _attr(ep.servers.get(Clusters.TemperatureControl.id), "TemperatureSetpoint")
+        out.append(("temperature", Term(device.id, C["oven"]["k"], (setpoint or 18000) / 100.0)))
+    if COOK_SURFACE[0] in types:
+        level = _attr(ep.servers.get(Clusters.TemperatureControl.id), "SelectedTemperatureLevel") or 0
+        f = SURFACE_WATTS[min(level, len(SURFACE_WATTS) - 1)] / max(SURFACE_WATTS)
+        if f > 0:
+            for var, key in (("temperature", "cook_surface_heat"), ("humidity", "cook_surface_steam"),
+                             ("pm10", "cook_surface_smoke")):
+                out.append((var, Term(device.id, C[key]["k_full"] * f, C[key]["target"])))
+    if MICROWAVE_OVEN[0] in types:
+        running = _attr(ep.servers.get(Clusters.OperationalState.id), "OperationalState") == 1
+        if running:
+            out.append(("humidity", Term(device.id, C["microwave_steam"]["k"], C["microwave_steam"]["target"])))
+    if EXTRACTOR_HOOD[0] in types:
+        fan = _fan_fraction(device, ep) or 0.0
+        if fan > 0:
+            for var, key in (("pm10", "hood_pm10"), ("humidity", "hood_humidity")):
+                out.append((var, Term(device.id, C[key]["k_full_fan"] * fan, C[key]["target"])))
+    return out
 
 
 @term_source
