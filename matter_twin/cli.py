@@ -622,7 +622,9 @@ def mcp(backend_config: Path | None = BackendOption, home_file: Path | None = Ho
         seed: int | None = SeedOption,
         http: int | None = typer.Option(None, "--http", help="Serve streamable HTTP on this port "
                                            "(endpoint /mcp) instead of stdio.", show_default=False),
-        host: str = typer.Option("127.0.0.1", "--host", help="Address for --http. Loopback by default.")) -> None:
+        host: str = typer.Option("127.0.0.1", "--host", help="Address for --http. Loopback by default."),
+        home_tools: bool = typer.Option(False, "--home-tools", help=(
+            "Also serve query_home and the automation tools (docs/home.md)."))) -> None:
     """Serve the tools as an MCP server (stdio, or streamable HTTP with --http).
 
     Every tool is listed with its JSON schema. Without --backend the server drives a fresh
@@ -634,6 +636,8 @@ def mcp(backend_config: Path | None = BackendOption, home_file: Path | None = Ho
 
         twin mcp --backend bridge.yaml --http 8765     # http://127.0.0.1:8765/mcp
     """
+    from bridge.home_tools import HOME_TOOLS
+    from bridge.tools import Session
     from bridge.twin_backend import TwinBackend
     from matter_twin import cli_bridge
     if http is not None and not 0 < http < 65536:
@@ -644,7 +648,7 @@ def mcp(backend_config: Path | None = BackendOption, home_file: Path | None = Ho
         backend = cli_bridge.open_backend(backend_config)
     else:
         backend = TwinBackend(load_home(home_file, seed))
-    cli_bridge.mcp(backend, http, host)
+    cli_bridge.mcp(backend, http, host, Session(tools=HOME_TOOLS) if home_tools else None)
 
 
 if __name__ == "__main__":

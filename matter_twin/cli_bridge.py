@@ -151,14 +151,14 @@ def serve(config_path: Path, host: str, port: int) -> None:
         close_backend(backend)
 
 
-def mcp(backend: Any, http_port: int | None, host: str = "127.0.0.1") -> None:
+def mcp(backend: Any, http_port: int | None, host: str = "127.0.0.1", session: Any = None) -> None:
     """`twin mcp`: the MCP server over `backend`, on stdio or streamable HTTP."""
     try:
         if http_port is None:
-            run_stdio(backend)
+            run_stdio(backend, session)
         else:
             print(f"MCP over streamable HTTP at http://{host}:{http_port}/mcp", file=sys.stderr)
-            run_http(backend, http_port, host)
+            run_http(backend, http_port, host, session)
     finally:
         close_backend(backend)
 

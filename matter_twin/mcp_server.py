@@ -23,15 +23,18 @@ import mcp_types as types
 from mcp.server.lowlevel import Server
 
 from bridge.backend import Backend
-from bridge.tools import TOOL_MODELS, Session, arguments_schema, call_tool, tool_description
+from bridge.tools import NO_TOOLS, TOOL_MODELS, Session, ToolSet, call_tool, tool_model
+from twin.commands import parameters_schema
 
 SERVER_NAME = "matter-twin"
 
 
-def mcp_tools() -> list[types.Tool]:
-    """Every tool, its input schema taken from its argument model (as the OpenAI schemas are)."""
-    return [types.Tool(name=name, description=tool_description(name), input_schema=arguments_schema(name))
-            for name in TOOL_MODELS]
+def mcp_tools(extra: ToolSet = NO_TOOLS) -> list[types.Tool]:
+    """Every tool (the core ones, then `extra`: a session's own), its input schema taken from its
+    argument model (as the OpenAI schemas are)."""
+    return [types.Tool(name=name, description=" ".join((tool_model(name, extra).__doc__ or "").split()),
+                       input_schema=parameters_schema(tool_model(name, extra)))
+            for name in (*TOOL_MODELS, *extra.models)]
 
 
 def create_server(backend: Backend, session: Session | None = None) -> Server:
@@ -44,7 +47,7 @@ def create_server(backend: Backend, session: Session | None = None) -> Server:
             return call_tool(backend, name, args, session)
 
     async def on_list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=mcp_tools())
+        return types.ListToolsResult(tools=mcp_tools(session.tools))
 
     async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         result = await anyio.to_thread.run_sync(run, params.name, params.arguments or {})
@@ -60,10 +63,10 @@ def create_server(backend: Backend, session: Session | None = None) -> Server:
     return server
 
 
-def run_stdio(backend: Backend) -> None:
+def run_stdio(backend: Backend, session: Session | None = None) -> None:
     """Serve MCP on stdin/stdout until the client closes them."""
     from mcp.server.stdio import stdio_server
-    server = create_server(backend)
+    server = create_server(backend, session)
 
     async def main() -> None:
         async with stdio_server() as (read, write):
@@ -71,15 +74,15 @@ def run_stdio(backend: Backend) -> None:
     anyio.run(main)
 
 
-def http_app(backend: Backend, host: str = "127.0.0.1") -> Any:
+def http_app(backend: Backend, host: str = "127.0.0.1", session: Session | None = None) -> Any:
     """The streamable-HTTP ASGI app (endpoint /mcp); DNS-rebinding protection for loopback."""
-    return create_server(backend).streamable_http_app(host=host)
+    return create_server(backend, session).streamable_http_app(host=host)
 
 
-def run_http(backend: Backend, port: int, host: str = "127.0.0.1") -> None:
+def run_http(backend: Backend, port: int, host: str = "127.0.0.1", session: Session | None = None) -> None:
     """Serve MCP over streamable HTTP at http://HOST:PORT/mcp (loopback by default)."""
     from matter_twin.http_edge import run_server
-    run_server(http_app(backend, host), host, port)
+    run_server(http_app(backend, host, session), host, port)
 
 
 __all__ = ["create_server", "http_app", "mcp_tools", "run_http", "run_stdio"]

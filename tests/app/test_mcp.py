@@ -147,3 +147,13 @@ def test_mcp_input_schemas_are_the_argument_models():
     for name, model in TOOL_MODELS.items():
         assert listed[name].input_schema == parameters_schema(model), name
         assert listed[name].description == " ".join(model.__doc__.split())
+
+
+def test_mcp_lists_the_tools_its_session_carries():
+    from bridge.home_tools import HOME_TOOLS
+    from bridge.tools import TOOL_MODELS
+    from matter_twin.mcp_server import mcp_tools
+    from twin.commands import parameters_schema
+    listed = {t.name: t for t in mcp_tools(HOME_TOOLS)}
+    assert list(listed) == [*TOOL_MODELS, *HOME_TOOLS.models]
+    assert listed["query_home"].input_schema == parameters_schema(HOME_TOOLS.models["query_home"])
