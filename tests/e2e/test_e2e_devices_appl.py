@@ -2,11 +2,15 @@
 types (clusters/devices_appl.py): python-matter-server commissions one twin node of each,
 inside a namespace this module creates, reads every attribute (the full interview, compared
 with the twin's HTTP tool API as test_e2e_all_types does) and invokes a command on each, whose
-effect is read back from the twin.
+effect is read back from the twin; then a hand (POST /hand) presses the Generic Switch twice,
+whose Switch events reach the controller, and toggles the On/Off Light Switch, whose bound light
+reports its new state to the controller.
 """
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 from typing import Any
 
 import pytest
@@ -26,7 +30,9 @@ def home_yaml() -> str:
     """One device of each type, its id its type key, in one room."""
     lines = ["name: Device library", "seed: 0", 'start_time: "2025-06-01 12:00:00"', "rooms:",
              "  - id: lab", "    devices:"]
-    lines += [f"      - {{id: {key}, type: {key}}}" for key in the_types()]
+    lines += [f"      - {{id: {key}, type: {key}}}" for key in the_types() if key != "on_off_light_switch"]
+    lines.append("      - {id: on_off_light_switch, type: on_off_light_switch, "
+                 "options: {bound_to: [extended_color_light]}}")
     return "\n".join(lines) + "\n"
 
 
@@ -130,6 +136,38 @@ async def control_all(client: Any, twin: Any, node_ids: dict[str, int]) -> list[
     return results
 
 
+async def hands(client: Any, twin: Any, node_ids: dict[str, int]) -> dict[str, Any]:
+    from chip.clusters import Objects as C
+    from matter_server.common.models import EventType
+    from test_e2e_matter_server import HTTP_URL
+    events: list[Any] = []
+    client.subscribe_events(lambda _, e: events.append(e), EventType.NODE_EVENT,
+                            node_filter=node_ids["generic_switch"])
+
+    async def hand(body: dict[str, Any]) -> dict[str, Any]:
+        async with twin.http.post(HTTP_URL + "/hand", json=body) as response:
+            return await response.json()
+
+    async def until(predicate: Any, timeout: float) -> bool:
+        started = time.monotonic()
+        while time.monotonic() - started < timeout:
+            if predicate():
+                return True
+            await asyncio.sleep(0.2)
+        return False
+
+    pressed = await hand({"device": "generic_switch", "action": "press", "presses": 2})
+    complete = C.Switch.Events.MultiPressComplete
+    done = await until(lambda: any(e.event_id == complete.event_id for e in events), 20)
+    light = node_ids["extended_color_light"]
+    before = client.get_node(light).get_attribute_value(1, C.OnOff.id, C.OnOff.Attributes.OnOff)
+    toggled = await hand({"device": "on_off_light_switch", "action": "toggle"})
+    reported = await until(lambda: client.get_node(light).get_attribute_value(
+        1, C.OnOff.id, C.OnOff.Attributes.OnOff) == (not before), 20)
+    return {"pressed": pressed, "complete": done, "toggled": toggled, "reported": reported,
+            "events": [(e.cluster_id, e.event_id, e.data) for e in events if e.cluster_id == C.Switch.id]}
+
+
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("devices-appl")
@@ -150,3 +188,11 @@ def test_every_new_type_is_interviewed_and_controlled(lab):
     print(json.dumps(results, indent=1, default=str))
     assert [r for r in results if r[2] == "error" or not r[-1]] == []
     assert {r[0] for r in results} == set(devices)        # a command (or write) on every type
+
+    hands = lab.call(MODULE, "hands", first["node_ids"], timeout=120)
+    print(json.dumps(hands, indent=1, default=str))
+    from chip.clusters import Objects as C
+    names = {e.event_id: n for n, e in vars(C.Switch.Events).items() if hasattr(e, "event_id")}
+    assert hands["complete"] and [names[e[1]] for e in hands["events"]] == [
+        "InitialPress", "ShortRelease", "InitialPress", "MultiPressOngoing", "ShortRelease", "MultiPressComplete"]
+    assert hands["toggled"]["sent"][0]["status"] == "SUCCESS" and hands["reported"]
