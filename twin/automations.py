@@ -80,8 +80,10 @@ def _cron_field(text: str, lo: int, hi: int, names: tuple[str, ...] = (), base: 
             a = b = value(rng)
             if step:
                 b = hi
-        if not (lo <= a <= hi and lo <= b <= hi) or a > b:
+        if not (lo <= a <= hi and lo <= b <= hi):
             raise AutomationError(f"cron field {text!r}: {rng!r} is outside {lo}-{hi}")
+        if a > b:
+            raise AutomationError(f"cron field {text!r}: {rng!r} is an empty range (write low-high)")
         out.update(range(a, b + 1, step or 1))
     return out
 
@@ -152,9 +154,14 @@ def check_condition(home: Any, cond: Any, where: str) -> dict[str, Any]:
     if not isinstance(cond, dict):
         raise AutomationError(f"{where}: expected an object, got {cond!r}")
     kind = cond.get("type") or ("device" if "device_id" in cond else "room" if "room_id" in cond else None)
-    problem = check_operand(cond.get("op"), cond.get("value"))
-    if kind in ("device", "room") and problem:
-        raise AutomationError(f"{where}: {problem}")
+    if kind in ("device", "room"):
+        missing = [k for k in ("op", "value") if k not in cond]
+        if missing:
+            raise AutomationError(f"{where}: a {kind} condition needs {' and '.join(missing)} "
+                                  f"(op one of ==, !=, >, >=, <, <=, in, between)")
+        problem = check_operand(cond["op"], cond["value"])
+        if problem:
+            raise AutomationError(f"{where}: {problem}")
     if kind == "room":
         if where == "trigger" and cond.get("op") not in ("<", "<=", ">", ">=", "between"):
             raise AutomationError(f"{where}: a room state varies continuously; trigger on <, <=, >, >= or "

@@ -280,13 +280,14 @@ def select_rooms(home: Any, selector: Any, where: str = "rooms") -> list[str]:
     extra = set(selector) - {"ids", "kind", "floor", "exclude"}
     if extra:
         raise GoalError(f"{where}: unknown field(s) {', '.join(sorted(extra))}")
-    for room_id in list(selector.get("ids") or ()) + list(selector.get("exclude") or ()):
+    def listed(key: str) -> list[Any] | None:   # one value or a list of them
+        value = selector.get(key)
+        return None if value is None else value if isinstance(value, list) else [value]
+    ids, exclude, kinds = listed("ids"), listed("exclude") or [], listed("kind")
+    for room_id in (ids or []) + exclude:
         home._check_room(room_id)
-    kinds = selector.get("kind")
-    kinds = kinds if isinstance(kinds, list) or kinds is None else [kinds]
     out = [r for r, room in home.rooms.items()
-           if (not selector.get("ids") or r in selector["ids"]) and r not in (selector.get("exclude") or ())
-           and (not kinds or room.kind in kinds)
+           if (ids is None or r in ids) and r not in exclude and (not kinds or room.kind in kinds)
            and (selector.get("floor") is None or room.floor == selector["floor"])]
     if not out:
         raise GoalError(f"{where}: the selector {selector} selects no room")

@@ -57,7 +57,7 @@ def test_quantifiers_rules_and_layout_selectors():
     home = Home.default()
     lights_off = {"type": "every", "devices": {"category": "lighting"},
                   "check": {"cluster_id": "OnOff", "attribute_id": "OnOff", "op": "==", "value": False}}
-    some_humid = {"type": "some", "rooms": {"exclude": ["bathroom"]},
+    some_humid = {"type": "some", "rooms": {"exclude": "bathroom"},
                   "check": {"state": "humidity", "op": ">", "value": 52}}
     rule = {"type": "rule", "match": {"trigger": {"type": "time", "cron": "0 22 * * *"}, "enabled": True}}
     goal = Goal(home, [lights_off, some_humid, rule, {"type": "not", "of": rule},
