@@ -244,6 +244,12 @@ def composed_of(composition: Composition, ep: int, type_name: str, requirement: 
             f"found neither there nor in its PartsList {composition.parts(ep)}"]
 
 
+def _sdk_has_feature(cluster_id: int, bit: int) -> bool:
+    """Whether the pinned data model (chip.clusters.Objects) defines the cluster's feature `bit`."""
+    features = getattr(getattr(ALL_CLUSTERS.get(cluster_id), "Bitmaps", None), "Feature", None)
+    return features is not None and any(int(f) == 1 << bit for f in features)
+
+
 def element_requirements(composition: Composition, ep: int, cluster_id: int, requirements: list[dict],
                          where: str) -> list[str]:
     """A device type's own demands on a cluster's features, attributes and commands."""
@@ -257,6 +263,8 @@ def element_requirements(composition: Composition, ep: int, cluster_id: int, req
         name, kind = requirement["name"], requirement["element"]
         if kind == "feature":
             bit = feature_bit(spec, name)
+            if bit is not None and not _sdk_has_feature(cluster_id, bit):
+                continue      # newer than the SDK revision we speak (BooleanState's CHANGEEVENT, Matter 1.4.1)
             present = bit is not None and bool(attributes[0xFFFC] >> bit & 1)
         elif kind == "attribute":
             ids = [a["id"] for a in spec["attributes"] if a["name"] == name]
