@@ -80,6 +80,23 @@ PURPOSE = {
     "DeviceEnergyManagement": "Energy management of a device: ESA state, power limits, forecast.",
     "AirQuality": "Air quality class of the room.",
     "Pm10ConcentrationMeasurement": "Measured PM10 concentration.",
+    "ColorControl": "Light colour: colour temperature in mireds (MoveToColorTemperature), hue and "
+                    "saturation (MoveToHueAndSaturation), CIE x/y (MoveToColor), colour loop.",
+    "Switch": "A button or rocker: its position and its press, long press and multi-press events.",
+    "Binding": "The devices or groups a switch or controller sends its commands to.",
+    "OvenCavityOperationalState": "Oven cavity run state: Start, Stop; phases (preheat, bake), countdown.",
+    "OvenMode": "Oven program (bake, convection, grill, roast, clean) changed with ChangeToMode.",
+    "MicrowaveOvenMode": "Microwave mode (normal, defrost), set by SetCookingParameters.",
+    "MicrowaveOvenControl": "Microwave cooking: SetCookingParameters (cook time in seconds, power "
+                            "percent, start), AddMoreTime.",
+    "WaterHeaterManagement": "Hot water tank: heat demand, tank percentage, Boost (heat now) and CancelBoost.",
+    "WaterHeaterMode": "Water heater mode (off, manual, timed) changed with ChangeToMode.",
+    "EnergyEvse": "Electric vehicle charger: EnableCharging (current limits), Disable, the car's "
+                  "state of charge, session energy; charging targets.",
+    "EnergyEvseMode": "EV charger mode (manual, time of use, solar charging) changed with ChangeToMode.",
+    "ValveConfigurationAndControl": "Water valve: Open (for a duration), Close; current and target state.",
+    "PumpConfigurationAndControl": "Pump operation mode (normal, minimum, maximum), speed, flow, power.",
+    "ModeSelect": "A device's own modes (a coffee machine's drinks) changed with ChangeToMode.",
 }
 
 
@@ -244,13 +261,16 @@ def documents() -> tuple[dict[str, Any], ...]:
     return _documents(tuple(sorted(DEVICE_TYPES)))
 
 
-def get_cluster_doc(query: str, top_k: int = 3) -> list[dict[str, Any]]:
-    """The `top_k` cluster documents that best match `query`, best first.
+def get_cluster_doc(query: str, top_k: int = 3, types: Any = None) -> list[dict[str, Any]]:
+    """The `top_k` cluster documents that best match `query`, best first, over the clusters of
+    the device types `types` (default: every registered type; the tool passes its home's, so a
+    SimuHome home reads exactly SimuHome's documents however many types the twin knows).
 
     A query naming nothing known scores zero everywhere; then nothing is returned rather
     than arbitrary documents.
     """
-    keys = tuple(sorted(DEVICE_TYPES))
+    known = sorted(set(types or ()) & set(DEVICE_TYPES))
+    keys = tuple(known) if known else tuple(sorted(DEVICE_TYPES))
     docs = _documents(keys)
     scores = _index(keys).scores(query)
     ranked = sorted(range(len(docs)), key=lambda i: (-scores[i], docs[i]["name"]))

@@ -324,8 +324,17 @@ def _execute_command(backend: Backend, args: dict, session: Session) -> dict:
     return {"device_id": args["device.id"], **out}
 
 
+def _home_types(backend: Backend) -> set[str]:
+    """The device types of the backend's home (empty when it cannot say: every type is documented)."""
+    try:
+        return {d["device_type"] for r in backend.rooms() for d in backend.room_devices(r["room_id"])
+                if isinstance(d.get("device_type"), str)}
+    except (ToolError, KeyError, TypeError):
+        return set()
+
+
 def _get_cluster_doc(backend: Backend, args: dict, session: Session) -> dict:
-    return {"query": args["query"], "results": get_cluster_doc(args["query"], args["top_k"])}
+    return {"query": args["query"], "results": get_cluster_doc(args["query"], args["top_k"], _home_types(backend))}
 
 
 def _get_environment_control_rules(backend: Backend, args: dict, session: Session) -> dict:

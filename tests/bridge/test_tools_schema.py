@@ -267,3 +267,21 @@ def test_a_step_with_a_bad_argument_gets_the_tools_own_error():
         {"tool": "write_attribute", "args": {"device_id": "x"}}]})["error"]
     assert step == {**missing, "message": "steps[0]: " + missing["message"]}
     assert missing["accepted"] == ["device.id", "cluster.id", "attribute.id", "value", "endpoint.id"]
+
+
+def test_cluster_docs_describe_the_homes_own_types():
+    # A SimuHome home reads exactly the documents of SimuHome's types, however many the twin knows.
+    from bridge.docs import _documents, get_cluster_doc
+    from bridge.tools import call_tool
+    from bridge.twin_backend import TwinBackend
+    from twin.home import Home
+    simuhome = sorted({d.type.key for d in Home.default().devices.values()})
+    assert len(simuhome) == 17
+    answer = call_tool(TwinBackend(Home.default()), "get_cluster_doc", {"query": "turn the light on", "top_k": 3})
+    assert answer["results"] == get_cluster_doc("turn the light on", 3, simuhome)
+    texts = {d["name"]: d["text"] for d in _documents(tuple(simuhome))}
+    assert answer["results"][0]["doc"] == texts[answer["results"][0]["cluster"]]
+    assert "ColorControl" not in texts and "Extended Color Light" not in texts["OnOff"]
+    modern = call_tool(TwinBackend(Home.embedded("modern")), "get_cluster_doc",
+                       {"query": "colour temperature of a light", "top_k": 1})
+    assert modern["results"][0]["cluster"] == "ColorControl"
