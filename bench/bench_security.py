@@ -12,8 +12,9 @@
   (NodeCore on UDP) and the HTTP tool API (uvicorn with matter_twin/http_edge.py's settings) on
   one event loop, with the common soft limit of 1,024 descriptors and its log in a file; a
   second process probes the node 50 times a second (an ack-requesting datagram; the time to its
-  ack); a third sends a 64 MB POST (with Content-Length, then chunked) and holds 1,100 idle
-  connections for 8 s, closes them, and times how long until GET /health answers again.
+  ack); a third sends a 64 MB POST (with Content-Length, then chunked), runs 50 clients calling a
+  tool back to back for 5 s, holds 1,100 idle connections for 8 s, closes them, and times how
+  long until GET /health answers again.
 """
 from __future__ import annotations
 
@@ -154,7 +155,35 @@ def probe(node_port: int, seconds: float, rate_hz: float = 50.0) -> list[tuple[f
     return results
 
 
-def flood(api_port: int, body_mb: int, idle: int, hold_s: float) -> dict:
+def tool_calls(api_port: int, clients: int, seconds: float) -> int:
+    """`clients` threads calling a tool over HTTP back to back for `seconds`; calls answered."""
+    import threading
+
+    done = [0] * clients
+    end = time.monotonic() + seconds
+
+    def client(i: int) -> None:
+        body = b'{"room.id": "living_room"}'
+        while time.monotonic() < end:
+            try:
+                with socket.create_connection(("127.0.0.1", api_port), timeout=10) as sock:
+                    sock.sendall(b"POST /tools/get_room_devices HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                                 b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+                    if sock.recv(20).startswith(b"HTTP/1.1 200"):
+                        done[i] += 1
+                    while sock.recv(65536):
+                        pass
+            except OSError:
+                time.sleep(0.01)
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return sum(done)
+
+
+def flood(api_port: int, body_mb: int, idle: int, hold_s: float, clients: int = 50) -> dict:
     """In the namespace: the big POSTs and the idle connections, then the time to recover."""
     _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (max(idle + 256, 4096) if hard == resource.RLIM_INFINITY
@@ -180,6 +209,7 @@ def flood(api_port: int, body_mb: int, idle: int, hold_s: float) -> dict:
             pass
         out["chunked_mb_sent"] = sent
     del body
+    out["calls"] = tool_calls(api_port, clients, 5.0)
     held = []
     for _ in range(idle):
         try:
@@ -247,6 +277,7 @@ def http(body_mb: int, idle: int) -> dict:
             "after": stats([r for r in samples if r[0] > flooded["closed"]]),
             "413 with Content-Length": flooded["sized_answer"],
             "chunked MB sent before the server closed": flooded["chunked_mb_sent"],
+            "tool calls answered (50 clients, 5 s)": flooded["calls"],
             "idle connections opened": flooded["idle_opened"],
             "idle connections still open after 8 s": flooded["idle_open_at_end"],
             "API answers again after (s)": round(flooded["recovered"] - flooded["closed"], 3),

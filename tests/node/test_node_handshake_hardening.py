@@ -99,7 +99,8 @@ def test_a_replayed_sigma1_flood_is_bounded_and_a_genuine_peer_still_gets_throug
     flood = 3 * MAX_HANDSHAKES + 5
     for seed in range(flood):
         (_, sigma1), = CaseInitiator(ctrl_fabric, 0x55, 7, rng=random.Random(1000 + seed)).start()
-        core.receive(raw_first_message(SecureChannelOpcode.CASE_Sigma1, sigma1, seed), CTRL, 1.0 + seed)
+        peer = (f"fd99::{0x100 + seed:x}", 5540)   # many peers (one peer gets MAX_HANDSHAKES_PER_PEER)
+        core.receive(raw_first_message(SecureChannelOpcode.CASE_Sigma1, sigma1, seed), peer, 1.0 + seed)
         assert len(core._handshakes) <= MAX_HANDSHAKES
         assert len(core.layer.sessions._reserved) <= MAX_HANDSHAKES
     assert core.counts["CASE failed"] == flood - MAX_HANDSHAKES  # the evicted ones
@@ -137,7 +138,8 @@ def test_handshakes_whose_unsecured_session_was_evicted_are_released(tmp_path):
     core.layer.sessions.max_unsecured = MAX_HANDSHAKES // 2  # sessions run out before handshake slots
     for seed in range(MAX_HANDSHAKES - 1):
         (_, sigma1), = CaseInitiator(ctrl_fabric, 0x55, 7, rng=random.Random(1000 + seed)).start()
-        core.receive(raw_first_message(SecureChannelOpcode.CASE_Sigma1, sigma1, seed), CTRL, 1.0 + seed)
+        core.receive(raw_first_message(SecureChannelOpcode.CASE_Sigma1, sigma1, seed), (f"fd99::{0x100 + seed:x}", 1),
+                     1.0 + seed)
     live = {id(s) for s in core.layer.sessions.unsecured_sessions()}
     assert all(id(h.exchange.session) in live for h in core._handshakes.values())
     assert len(core._handshakes) == MAX_HANDSHAKES // 2

@@ -20,7 +20,7 @@ from matter_protocol.exchange import Deliver, MessageLayer, Send
 from matter_protocol.message import ProtocolId, SecureChannelOpcode
 from matter_protocol.pase import PaseInitiator
 from matter_protocol.status_report import GeneralCode, SecureChannelStatus
-from twin.node.core import MAX_PASE_HANDSHAKES
+from twin.node.core import MAX_HANDSHAKES_PER_PEER, MAX_PASE_HANDSHAKES
 
 SQUATTER = ("fd99::66", 5540)
 REPLAYER = ("fd99::77", 5540)
@@ -138,3 +138,19 @@ def test_peer_caused_handshake_errors_are_logged_at_a_bounded_rate(tmp_path, cap
     assert core.counts["CASE failed"] == core.counts["PASE failed"] == 2000
     # 2,000 ms of flood, a line per kind and 10 s at most.
     assert len(caplog.records) <= 4
+
+
+def test_one_peer_address_cannot_push_out_the_handshakes_of_others(tmp_path):
+    core, commissioning = make_core(tmp_path)
+    node_fabric, ctrl_fabric = make_fabric()
+    commissioning.table.add_pending(node_fabric)
+    commissioning.table.commit()
+    (_, other), = CaseInitiator(ctrl_fabric, 0x55, 7, rng=random.Random(1)).start()
+    core.receive(raw_first_message(SecureChannelOpcode.CASE_Sigma1, other, 1), REPLAYER, 1.0)
+    (held,) = core._handshakes.values()
+    for seed in range(20):   # genuine Sigma1s (a fabric member's), all from one address
+        (_, sigma1), = CaseInitiator(ctrl_fabric, 0x55, 7, rng=random.Random(100 + seed)).start()
+        core.receive(raw_first_message(SecureChannelOpcode.CASE_Sigma1, sigma1, 100 + seed), SQUATTER, 2.0 + seed)
+    assert held in core._handshakes.values()
+    assert sum(h.exchange.session.peer_address == SQUATTER for h in core._handshakes.values()) \
+        == MAX_HANDSHAKES_PER_PEER

@@ -56,6 +56,10 @@ MAX_HANDSHAKES = 8
 # when every slot has made progress is a new one answered BUSY. Any number of successful PASE
 # sessions is harmless: the fail-safe binds commissioning to one of them (ArmFailSafe answers BUSY).
 MAX_PASE_HANDSHAKES = 4
+# Handshakes one peer address may have in progress without progress: a newer one from the same
+# address replaces its own oldest, so one sender cannot push out everybody else's (issue #32:
+# responder work bounded per peer). Addresses can be forged, so this is on top of the caps above.
+MAX_HANDSHAKES_PER_PEER = 4
 # Initiator randoms of recent handshakes, per node: a first message (Sigma1, PBKDFParamRequest) that
 # repeats one is a replay, refused before any work (no Sigma2, no slot, nobody evicted; issue #32
 # item 2). A genuine initiator draws a fresh 32-byte random for each handshake (Core spec 4.13.2.3);
@@ -118,6 +122,12 @@ class _Handshake:
 
     def deadline(self) -> float:
         return min(self.started_ms + HANDSHAKE_TIMEOUT_MS, self.last_ms + HANDSHAKE_STEP_TIMEOUT_MS)
+
+
+def _peer_of(hs: _Handshake) -> Any:
+    """The peer's IP address (not the port: a sender picks ports freely)."""
+    address = hs.exchange.session.peer_address
+    return address[0] if isinstance(address, tuple) else address
 
 
 class NodeCore:
@@ -436,7 +446,10 @@ class NodeCore:
         actions: list = []
         while True:
             pase = [h for h in self._handshakes.values() if h.kind == "PASE"]
-            if keep.kind == "PASE" and len(pase) > MAX_PASE_HANDSHAKES:
+            peer = [h for h in self._handshakes.values() if not h.progressed and _peer_of(h) == _peer_of(keep)]
+            if len(peer) > MAX_HANDSHAKES_PER_PEER:
+                pool = peer
+            elif keep.kind == "PASE" and len(pase) > MAX_PASE_HANDSHAKES:
                 pool = pase
             elif len(self._handshakes) > MAX_HANDSHAKES:
                 pool = list(self._handshakes.values())
