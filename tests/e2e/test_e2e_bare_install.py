@@ -84,6 +84,33 @@ def test_the_base_install_is_exactly_the_declared_dependencies(bare):
         assert probe.returncode != 0, f"{extra_only} came with the base install"
 
 
+IMPORT_ALL = """
+import importlib, json, pkgutil
+failed = {}
+for top in json.loads(__import__("sys").argv[1]):
+    for info in pkgutil.walk_packages(importlib.import_module(top).__path__, top + "."):
+        try:
+            importlib.import_module(info.name)
+        except ImportError as err:
+            failed[info.name] = (err.name or "", str(err))
+print(json.dumps(failed))
+"""
+
+
+def test_every_module_imports_on_the_base_install_but_those_of_an_extra(bare):
+    """What makes a removed base dependency fail here even where no command below reaches it."""
+    from matter_twin.extras import EXTRA_MODULES
+    packages = [p.rstrip("*") for p in PYPROJECT["tool"]["setuptools"]["packages"]["find"]["include"]]
+    done = subprocess.run([str(bare.python), "-c", IMPORT_ALL, json.dumps(packages)], capture_output=True, text=True,
+                          timeout=600, cwd=bare.work)
+    assert done.returncode == 0, done.stderr[-3000:]
+    # chip is the base install's data model; only the SDK's controller in it is an extra
+    extras = {m.split(".")[0] for modules in EXTRA_MODULES.values() for m in modules} - {"chip"}
+    wrong = {name: why for name, (missing, why) in json.loads(done.stdout).items()
+             if missing.split(".")[0] not in extras}
+    assert not wrong, wrong
+
+
 def test_base_commands_run(bare, reference_run):
     assert "twin run" not in bare.works("--help").stderr
     assert bare.works("--version").stdout.startswith("twin (matter-twin) ")
@@ -93,6 +120,7 @@ def test_base_commands_run(bare, reference_run):
     assert answer["ok"] and answer["current_time"]
     codes = json.loads(bare.works("codes", "--json").stdout)
     assert codes and all(row["manual_code"] and row["qr_code"].startswith("MT:") for row in codes)
+    assert "▀" in bare.works("codes", "kitchen_light").stdout.replace("█", "▀")   # the QR code drawn
     assert (reference_run / "results.jsonl").read_text().count("\n") == 1
 
 
