@@ -312,7 +312,9 @@ def _window_choice(text: str) -> str | list[str]:
 def codes(device: str | None = typer.Argument(None, help="Only this node, with its QR code drawn.",
                                                  show_default=False),
           home_file: Path | None = HomeOption, seed: int | None = SeedOption,
-          as_json: bool = typer.Option(False, "--json", help="Print the codes as JSON.")) -> None:
+          as_json: bool = typer.Option(False, "--json", help="Print the codes as JSON."),
+          aggregator: bool = typer.Option(False, "--aggregator", help="The codes of the one bridge node "
+                                          "`twin run --aggregator` serves (also: `twin codes @bridge`).")) -> None:
     """Print each node's Matter pairing codes: the 11-digit manual code and the `MT:` QR payload.
 
     They follow from the home's seed and the device id, so they are the same on every run
@@ -332,11 +334,13 @@ def codes(device: str | None = typer.Argument(None, help="Only this node, with i
         chip-tool pairing code 1 34970112332 --paa-trust-store-path PAA_DIR
     """
     home = load_home(home_file, seed)
-    rows = codes_rows(home)
+    aggregator = aggregator or device == "@bridge"
+    rows = codes_rows(home, aggregator=aggregator)
     if device is not None:
         rows = [r for r in rows if r["device"] == device]
         if not rows:
-            raise CliError(f"no node {device!r}; accepted: {', '.join(r['device'] for r in codes_rows(home))}")
+            raise CliError(f"no node {device!r}; accepted: {', '.join(r['device'] for r in codes_rows(home))}, "
+                           "@bridge (the node of `twin run --aggregator`)")
     if as_json:
         print(json.dumps(rows[0] if device is not None else rows, indent=2, ensure_ascii=False))
     elif device is not None:

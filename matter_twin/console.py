@@ -247,11 +247,17 @@ def fast_forward(home: Any, ticks: int, console: Console = err_console) -> None:
             progress.update(task, completed=done, time=str(home.now))
 
 
-def codes_rows(home: Any, seed: int | None = None) -> list[dict[str, Any]]:
+def codes_rows(home: Any, seed: int | None = None, aggregator: bool = False) -> list[dict[str, Any]]:
     """Each node's pairing codes (no sockets opened): the home's devices, then each room's
-    sensor node (`sensors@<room>`)."""
+    sensor node (`sensors@<room>`); with `aggregator`, the one bridge node `twin run
+    --aggregator` serves (`@bridge`)."""
     from twin.node.pairing import device_name, home_pairings, served_devices
-    devices = served_devices(home)
+    if aggregator:
+        from twin.aggregator import build_bridge
+        bridge = build_bridge(home)
+        devices = {bridge.id: bridge}
+    else:
+        devices = served_devices(home)
     return [{**p.to_json(), "name": device_name(home, devices[device_id])}
             for device_id, p in home_pairings(home, seed, devices).items()]
 

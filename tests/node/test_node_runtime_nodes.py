@@ -90,6 +90,9 @@ def test_bridge_mode_is_one_node_whose_endpoint_ids_survive_restarts_and_follow_
     manager = build_bridge_manager(home, tmp_path)
     bridge = manager.bridge
     assert list(manager.devices) == ["@bridge"] and [r["device"] for r in manager.codes()] == ["@bridge"]
+    # `twin codes @bridge` / `--aggregator` print the codes this node takes
+    assert [{k: r[k] for k in ("device", "manual_code", "qr_code")} for r in manager.codes()] == \
+        [{k: r[k] for k in ("device", "manual_code", "qr_code")} for r in codes_rows(home, aggregator=True)]
     assert sorted(bridge.bridged) == ["light", "sensors@bedroom", "sensors@kitchen"]
     ids = {d: bridge.endpoint_ids(d) for d in bridge.bridged}
     assert (tmp_path / "@bridge" / "bridge.json").exists()
