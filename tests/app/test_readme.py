@@ -133,6 +133,9 @@ def test_readme_shell_examples_run(tmp_path):
             lines = commands(block)
             inside = any("until Ctrl-C" in line for line in lines)
             background: list[tuple[str, subprocess.Popen]] = []
+            # Inside the namespace as a user runs them: without PYTEST_CURRENT_TEST, which keeps
+            # `twin run`'s nodes off (outside it, it stays: no node may start on the real network).
+            run_env = {k: v for k, v in env.items() if k != "PYTEST_CURRENT_TEST"} if inside else env
             for line in lines:
                 # exec: Ctrl-C (SIGINT) reaches the command itself, not a shell waiting for it
                 argv = ["bash", "-c", "exec " + line if "until Ctrl-C" in line else line]
@@ -140,12 +143,12 @@ def test_readme_shell_examples_run(tmp_path):
                     argv = ns.command(["env", *(f"{k}={v}" for k, v in env.items() if k in (
                         "PYTHONPATH", "PATH", "COLUMNS", "OPENAI_BASE_URL", "OPENAI_API_KEY")), *argv])
                 if "until Ctrl-C" in line:
-                    process = subprocess.Popen(argv, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
+                    process = subprocess.Popen(argv, cwd=tmp_path, env=run_env, stdout=subprocess.DEVNULL,
                                                stderr=subprocess.PIPE, text=True)
                     background.append((line, process))
                     _wait_for_http(ns, line, process)
                     continue
-                done = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1200)
+                done = subprocess.run(argv, cwd=tmp_path, env=run_env, capture_output=True, text=True, timeout=1200)
                 assert done.returncode == 0, f"{line}\n{done.stderr[-3000:]}"
             for line, process in background:
                 process.send_signal(signal.SIGINT)
