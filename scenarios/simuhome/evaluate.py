@@ -21,7 +21,7 @@ from bridge.twin_backend import TwinBackend
 from clusters.values import to_json
 from scenarios.agent import Agent, AgentOutput, Serve, in_process
 from scenarios.model_api import ModelAPIError
-from scenarios.simuhome.judges import recognizes_problem
+from scenarios.simuhome.judges import named_devices, recognizes_problem
 from scenarios.simuhome.names import our_endpoint
 from scenarios.simuhome.schema import DeviceGoal, Episode, InitialState, RoomGoal, TimedGoal, Verdict
 from twin.home import Home
@@ -77,8 +77,10 @@ def build_home(episode: Episode) -> Home:
 
 
 def feasible_part_devices(episode: Episode) -> frozenset[str]:
-    """Devices the feasible part of an infeasible request may change."""
-    names = set()
+    """Devices the feasible part of an infeasible request may change: its goals', and in a
+    QT3-IF request the devices it names that do exist (SimuHome's agents do that half and
+    report the rest; the judge then needs the answer to say what could not be done)."""
+    names = set(named_devices(episode)) if episode.category == "QT3-IF" else set()
     for goal in episode.feasible_part:
         for g in goal.goals if isinstance(goal, TimedGoal) else [goal]:
             if isinstance(g, DeviceGoal):

@@ -329,6 +329,22 @@ def _stock_absence(answer: str) -> bool:
                      re.IGNORECASE) is not None
 
 
+def named_devices(episode: Episode) -> list[str]:
+    """Devices of the home the query names one by one: in one sentence, its room and its type's
+    noun with its number ("turn on dining room light 1", "the washer 2 in the utility room")."""
+    rooms, devices = _home(episode)
+    out = []
+    for sentence in split_sentences(episode.query):
+        for device_id, (room_id, type_key, _) in devices.items():
+            number = re.search(r"_(\d+)$", device_id)
+            in_room = mentions_room(sentence, room_id) or rooms[room_id].lower() in sentence.lower()
+            if number is None or not in_room:
+                continue
+            if re.search(rf"\b(?:{_noun_pattern(type_key)})\s+{number[1]}\b", sentence, re.IGNORECASE):
+                out.append(device_id)
+    return sorted(set(out))
+
+
 def _acted(history: list[dict[str, Any]]) -> bool:
     return any(call["tool"] in ("execute_command", "write_attribute", "schedule_workflow")
                and (call.get("result") or {}).get("ok") for call in history)
@@ -557,10 +573,9 @@ class RuleJudge:
                 failures.append("the answer gives values for the missing device")
             if HEDGE.search(answer):
                 failures.append("the answer takes its conclusion back (a hedge that it may be possible)")
-        if claims_done(answer) and not (_acted(session.history) and (inf is None or episode.feasible_part)):
-            failures.append("the answer claims to have done something it did not do"
-                            if not _acted(session.history) else
-                            "the answer claims to have done something on an infeasible request")
+        # a claim of action needs one; acting where nothing may change fails above (P1)
+        if claims_done(answer) and not _acted(session.history):
+            failures.append("the answer claims to have done something it did not do")
         wrong = false_absence(episode, answer)
         if wrong:
             failures.append("the answer says a device is missing that is there: " + "; ".join(wrong))

@@ -532,3 +532,24 @@ def test_simuhome_ac_only_cools_and_heat_pump_only_heats(tmp_path):
     r = call_tool(backend, "write_attribute", {"device.id": "den_hp_1", "endpoint.id": 2, "cluster.id": "Thermostat",
                                                "attribute.id": "SystemMode", "value": 4}, session)
     assert r["ok"], r
+
+
+def test_qt3_infeasible_the_feasible_half_may_be_done_and_reported(tmp_path):
+    """SimuHome's agents do what they can of a partly feasible request and report the rest:
+    that passes, as does only offering it; acting on a device the request does not name fails."""
+    rooms = {"hall": room(light("hall_light_1")), "den": room(light("den_light_1"))}
+    goals = [asserts("hall", "hall_fan_1", "fan", ("1.OnOff.OnOff", True))]
+    ep = import_file(write(tmp_path, "half", "qt3", "infeasible", rooms, goals,
+                           query="Turn on hall light 1, and turn on hall fan 1 at 30 percent.")).episode
+    assert ep.feasible_part == [] and ep.infeasibility.kind == "missing_device"
+    done = score(ep, [look("hall"), call("hall_light_1", "OnOff", "On")],
+                 "I turned on the light 1 in the hall, but there is no fan 1 in the hall, so I couldn't turn it on.")
+    assert done["success"], done["failures"]
+    offered = score(ep, [look("hall")], "There is no fan 1 in the hall, so I can't turn it on. "
+                                        "Shall I turn on the hall light 1 anyway?")
+    assert offered["success"], offered["failures"]
+    elsewhere = score(ep, [look("hall"), call("den_light_1", "OnOff", "On")],
+                      "There is no fan 1 in the hall, so I couldn't turn it on.")
+    assert not elsewhere["success"] and any("changed device state" in f for f in elsewhere["failures"])
+    claimed = score(ep, [look("hall")], "I turned on the light 1 in the hall; there is no fan 1 in the hall.")
+    assert not claimed["success"] and any("did not do" in f for f in claimed["failures"])
