@@ -38,7 +38,7 @@ VALUE_TOLERANCE = {"temperature": 0.1, "humidity": 0.1, "illuminance": 1.0, "pm1
 #: Device nouns people use, per type (singular; a plural "s" is allowed), for claims such as
 #: "there is no AC" or "the lights are already off".
 NOUNS: dict[str, tuple[str, ...]] = {
-    "on_off_light": ("light", "lamp"), "dimmable_light": ("light", "lamp", "dimmer", "dimmable light"),
+    "on_off_light": ("light", "lamp"), "dimmable_light": ("light", "lamp", "dimmer", "dimmer light", "dimmable light"),
     "air_conditioner": ("ac", "a/c", "air conditioner", "air conditioning", "aircon"),
     "air_purifier": ("air purifier", "purifier"), "tv": ("tv", "television"), "heat_pump": ("heat pump",),
     "humidifier": ("humidifier",), "dehumidifier": ("dehumidifier",),
@@ -200,7 +200,8 @@ def claims_done(answer: str) -> bool:
 
 
 def _noun_pattern(type_key: str) -> str:
-    return "|".join(re.escape(n) + "(?:e?s)?" for n in NOUNS.get(type_key, ()))
+    # longest first: an alternation takes the first that matches ("dimmer light" over "dimmer")
+    return "|".join(re.escape(n) + "(?:e?s)?" for n in sorted(NOUNS.get(type_key, ()), key=len, reverse=True))
 
 
 _STATE_AFTER = r"\s+(?:is |are )?(?:on|off|running|open|closed|active|working|left|at|set|currently)\b"
@@ -222,16 +223,16 @@ def absent_types(sentence: str) -> set[str]:
         best: tuple[int, int] | None = None
         kinds: set[str] = set()
         for type_key in NOUNS:
-            # "no AC 2": that one device (a name the user gave), not every AC, is missing
-            hit = re.match(rf"(?:[\w-]+\s+){{0,2}}?({_noun_pattern(type_key)})\b(?!{_STATE_AFTER}|\s*\d)", after,
-                           re.IGNORECASE)
+            hit = re.match(rf"(?:[\w-]+\s+){{0,2}}?({_noun_pattern(type_key)})\b", after, re.IGNORECASE)
             if hit:
                 key = (hit.start(1), -len(hit.group(1)))
                 if best is None or key < best:
                     best, kinds = key, {type_key}
                 elif key == best:
                     kinds.add(type_key)
-        out |= kinds
+        # "no AC 2": that one device (a name the user gave), not every AC, is missing
+        if best is not None and not re.match(rf"(?:{_STATE_AFTER}|\s*\d)", after[best[0] - best[1]:], re.IGNORECASE):
+            out |= kinds
     return out
 
 
