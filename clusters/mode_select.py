@@ -39,9 +39,11 @@ class ModeSelectServer(ClusterServer):
                 "CurrentMode": 0, "StartUpMode": NullValue}
 
     def _check(self, what: str, mode: Any) -> None:
-        if mode not in range(len(self._labels)):
+        # SupportedModes as served (a product's own, when a clone of one uses this server)
+        modes = self.get("SupportedModes")
+        if mode not in {m.mode for m in modes}:
             raise MatterError(Status.CONSTRAINT_ERROR, f"{what}={mode} is not a supported mode; supported: "
-                              + ", ".join(f"{i} ({label})" for i, label in enumerate(self._labels)))
+                              + ", ".join(f"{m.mode} ({m.label})" for m in modes))
 
     def validate_write(self, name: str, value: Any) -> None:
         if name == "StartUpMode" and value is not NullValue and value is not None:
