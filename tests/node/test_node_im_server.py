@@ -72,6 +72,7 @@ class Link:
         self.payloads: list[bytes] = []   # the bytes of each inbox message, as the node sent them
         self.auto_ack = True
         self.ack_status = Status.SUCCESS
+        self.exchange = None   # the controller's exchange of the last request
 
     def _node(self, actions):
         out = []
@@ -111,8 +112,15 @@ class Link:
         return self.raw(message.opcode, message.encode(), exchange)
 
     def raw(self, opcode: int, payload: bytes, exchange=None) -> list[Message]:
-        self.exchange = exchange or self.a.new_exchange(self.sa, IM)
         start = len(self.inbox)
+        if exchange is None:
+            # A new interaction: done with the last one, as a controller is (closing flushes the ack
+            # of the node's last message, which the node's exchange waits for; never acked, those
+            # exchanges would fill the node's per-session share and new requests would be dropped).
+            if self.exchange is not None and not self.exchange.closed:
+                self._pump(self.a.close_exchange(self.exchange, self.now))
+            exchange = self.a.new_exchange(self.sa, IM)
+        self.exchange = exchange
         self._pump(self.a.send(self.exchange, opcode, payload, self.now))
         return [m for _, m in self.inbox[start:]]
 
