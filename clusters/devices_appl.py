@@ -432,8 +432,10 @@ def _basic_video_player(**_: Any) -> list[Endpoint]:
     return [_endpoint(1, [BASIC_VIDEO_PLAYER], OnOffServer(), MediaPlaybackServer(), KeypadInputServer())]
 
 
-def _client_controller(device_type: tuple[int, int], clients: tuple[int, ...]) -> list[Endpoint]:
-    return [_endpoint(1, [device_type], IdentifyServer(), BindingServer(), clients=clients)]
+def _client_controller(device_type: tuple[int, int], clients: tuple[int, ...], identify: bool = True) -> list[Endpoint]:
+    """`identify`: the type lists an Identify server (the video clients' types do not)."""
+    servers = (IdentifyServer(), BindingServer()) if identify else (BindingServer(),)
+    return [_endpoint(1, [device_type], *servers, clients=clients)]
 
 
 def _pump_controller(**_: Any) -> list[Endpoint]:
@@ -448,13 +450,13 @@ def _video_remote_control(bound_to: list[str] | None = None, **_: Any) -> list[E
     """A TV remote: `Home.press(id, "toggle")` switches what it is bound to (`bound_to`)."""
     _controller(COLOR_DIMMER_SWITCH, bound_to)   # validates bound_to
     return _client_controller(VIDEO_REMOTE_CONTROL, (C.OnOff.id, C.LevelControl.id, C.MediaPlayback.id,
-                                                     C.KeypadInput.id, C.Channel.id))
+                                                     C.KeypadInput.id, C.Channel.id), identify=False)
 
 
 def _casting_video_client(**_: Any) -> list[Endpoint]:
     """A phone app that casts to a video player (its client clusters and a Binding list)."""
     return _client_controller(CASTING_VIDEO_CLIENT, (C.OnOff.id, C.KeypadInput.id, C.ContentLauncher.id,
-                                                     C.ApplicationBasic.id))
+                                                     C.ApplicationBasic.id), identify=False)
 
 
 def _mode_select(labels: list[str] | None = None, description: str = "Drink", **_: Any) -> list[Endpoint]:

@@ -106,6 +106,11 @@ class Link:
                     sent = self.a.send(action.exchange, Opcode.StatusResponse,
                                        StatusResponse(self.ack_status).encode(), self.now)
                     queue += [("b", s.data) for s in sent if isinstance(s, Send)]
+                    if not action.exchange.is_initiator and not message.more_chunked:
+                        # A subscription's report answered: its exchange is done (else they would
+                        # pile up to our own cap of exchanges the peer opens, and reports drop).
+                        queue += [("b", s.data) for s in self.a.close_exchange(action.exchange, self.now)
+                                  if isinstance(s, Send)]
 
     def request(self, message: Message, exchange=None) -> list[Message]:
         """Send a request (on a new exchange unless given); the messages it brought back."""
