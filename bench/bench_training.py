@@ -52,7 +52,7 @@ def bench_steps(steps: int) -> None:
         env.step(actions[i % 2])
     cpu = time.process_time() - t0
     print(f"gymnasium: {steps} steps (one tool call + 60 s of virtual time each) on the default home "
-          f"({len(env._home.devices)} devices): "
+          f"({len(env._attempt.home.devices)} devices): "
           f"{steps / cpu:,.0f} steps/s per core")
 
 
@@ -68,7 +68,7 @@ def bench_fork(rounds: int = 100) -> None:
     for label, spec in (("the default home", None), ("a generated home", generate_home(1, 30, 135))):
         env = HomeEnv([default_home_episode(spec)], max_steps=10, advance_seconds=60)
         env.reset(seed=0)
-        home = env._start
+        home = env._attempt.start
         assert home is not None
         home.advance(60)
         light = next(d.id for d in home.devices.values() if d.type.key == "on_off_light")
