@@ -15,7 +15,7 @@ pytestmark = pytest.mark.e2e
 
 def test_the_demo_runs_the_whole_workflow(tmp_path):
     lines = list(run_demo(tmp_path))
-    assert lines[-1].startswith("done.") and any(line.startswith("replay: ") for line in lines), lines
+    assert lines[-1].startswith("done.") and any(line.startswith("replay on the twin alone: ") for line in lines), lines
     rec = Recording(tmp_path / "demo-lab.session.sqlite")
     run = rec.run()
     assert run["devices"]["living_room_light"]["kind"] == "bound" and run["devices"]["bench_sensor"]["kind"] == "added"
