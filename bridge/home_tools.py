@@ -93,8 +93,7 @@ def _read(backend: Backend, device_id: str, endpoint: Any, cluster: Any, attribu
         raise KeyError(err.message) from None
 
 
-def _query_home(backend: Backend, args: dict[str, Any], session: Session) -> dict[str, Any]:
-    q = QueryHome.model_validate(args)
+def _query_home(backend: Backend, q: QueryHome, session: Session) -> dict[str, Any]:
     device_filters = [k for k in ("device_type", "category", "tags", "where", "read", "order_by")
                       if getattr(q, k) is not None]
     if q.rooms_only and device_filters:
@@ -291,29 +290,29 @@ def _rule_json(rule: Any) -> dict[str, Any]:
     return out
 
 
-def _create_automation(backend: Backend, args: dict[str, Any], session: Session) -> dict[str, Any]:
+def _create_automation(backend: Backend, args: CreateAutomation, session: Session) -> dict[str, Any]:
     table = _automations(backend)
-    rule = _rule_call(lambda: table.create(args["trigger"], args["steps"], args.get("conditions"), args.get("name")))
+    rule = _rule_call(lambda: table.create(args.trigger, args.steps, args.conditions, args.name))
     return {"automation": _rule_json(rule)}
 
 
-def _list_automations(backend: Backend, args: dict[str, Any], session: Session) -> dict[str, Any]:
+def _list_automations(backend: Backend, args: ListAutomations, session: Session) -> dict[str, Any]:
     return {"automations": [_rule_json(r) for r in _automations(backend).list()]}
 
 
-def _enable_automation(backend: Backend, args: dict[str, Any], session: Session) -> dict[str, Any]:
+def _enable_automation(backend: Backend, args: EnableAutomation, session: Session) -> dict[str, Any]:
     table = _automations(backend)
-    return {"automation": _rule_json(_rule_call(lambda: table.set_enabled(args["automation.id"], True)))}
+    return {"automation": _rule_json(_rule_call(lambda: table.set_enabled(args.automation_id, True)))}
 
 
-def _disable_automation(backend: Backend, args: dict[str, Any], session: Session) -> dict[str, Any]:
+def _disable_automation(backend: Backend, args: DisableAutomation, session: Session) -> dict[str, Any]:
     table = _automations(backend)
-    return {"automation": _rule_json(_rule_call(lambda: table.set_enabled(args["automation.id"], False)))}
+    return {"automation": _rule_json(_rule_call(lambda: table.set_enabled(args.automation_id, False)))}
 
 
-def _delete_automation(backend: Backend, args: dict[str, Any], session: Session) -> dict[str, Any]:
+def _delete_automation(backend: Backend, args: DeleteAutomation, session: Session) -> dict[str, Any]:
     table = _automations(backend)
-    return {"deleted": _rule_json(_rule_call(lambda: table.delete(args["automation.id"])))}
+    return {"deleted": _rule_json(_rule_call(lambda: table.delete(args.automation_id)))}
 
 
 #: The extra tools, as a suite hands them to its sessions (`Session(tools=HOME_TOOLS)`; the one

@@ -35,6 +35,8 @@ from twin.commands import (
     ExecuteCommand,
     Id,
     Integer,
+    OptionalId,
+    OptionalText,
     Text,
     WorkflowStep,
     WriteAttribute,
@@ -46,25 +48,6 @@ from twin.commands import (
 )
 from twin.physics import COEFFICIENTS as C
 from twin.physics import COOL_MODES, HEAT_MODES  # the twin's own mode sets
-
-# ---- the session: who answers ask_user, who hears finish, and the history ----------------
-
-
-@dataclass
-class Session:
-    """Supplied by whoever runs the agent. `history` records every call, in order, as
-    {"tool", "args", "result"}; the benchmark evaluator reads it."""
-    ask_user: Callable[[str], str] | None = None
-    on_finish: Callable[[str], Any] | None = None
-    history: list[dict[str, Any]] = field(default_factory=list)
-    answer: str | None = None
-    #: The suite's own tools, answered beside the core ones (ToolSet below).
-    tools: ToolSet = field(default_factory=lambda: NO_TOOLS)
-
-    @property
-    def finished(self) -> bool:
-        return self.answer is not None
-
 
 # ---- the tools' arguments: one model each, the only description of them ---------------------
 
@@ -110,7 +93,7 @@ class GetAttribute(Arguments):
     device_id: Text = Field(description=WriteAttribute.model_fields["device_id"].description)
     cluster_id: Id = Field(description=WriteAttribute.model_fields["cluster_id"].description)
     attribute_id: Id = Field(description=WriteAttribute.model_fields["attribute_id"].description)
-    endpoint_id: Id = Field(None, description=_ENDPOINT_OPTIONAL)
+    endpoint_id: OptionalId = Field(None, description=_ENDPOINT_OPTIONAL)
 
 
 class GetDeviceStructure(_DeviceOnly):
@@ -166,7 +149,7 @@ class GetWorkflowStatus(_WorkflowOnly):
 
 class GetWorkflowList(Arguments):
     """Get list of workflows with optional filtering."""
-    status: Text = Field(None, description="Only workflows with this status "
+    status: OptionalText = Field(None, description="Only workflows with this status "
                          "(e.g. scheduled, completed, failed, cancelled).")
 
 
@@ -184,8 +167,9 @@ TOOL_MODELS: dict[str, type[Arguments]] = {
 
 
 # ---- a suite's own tools ----------------------------------------------------------------------
-#: A tool's handler: the backend, the validated arguments (dotted names), the session.
-Handler = Callable[[Backend, dict, "Session"], dict]
+#: A tool's handler: the backend, the arguments as its validated model (parsed once, in
+#: call_tool), the session. `Any` for the model: each handler takes its own model class.
+Handler = Callable[[Backend, Any, "Session"], dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -211,6 +195,25 @@ class ToolSet:
 
 
 NO_TOOLS = ToolSet()
+
+
+# ---- the session: who answers ask_user, who hears finish, and the history ----------------
+
+
+@dataclass
+class Session:
+    """Supplied by whoever runs the agent. `history` records every call, in order, as
+    {"tool", "args", "result"}; the benchmark evaluator reads it."""
+    ask_user: Callable[[str], str] | None = None
+    on_finish: Callable[[str], Any] | None = None
+    history: list[dict[str, Any]] = field(default_factory=list)
+    answer: str | None = None
+    #: The suite's own tools, answered beside the core ones (ToolSet below).
+    tools: ToolSet = NO_TOOLS
+
+    @property
+    def finished(self) -> bool:
+        return self.answer is not None
 
 
 def tool_model(name: str, tools: ToolSet = NO_TOOLS) -> type[Arguments]:
@@ -246,14 +249,13 @@ SCHEMAS_BY_NAME: dict[str, dict[str, Any]] = {s["function"]["name"]: s["function
 TOOL_NAMES: tuple[str, ...] = tuple(sorted(SCHEMAS_BY_NAME))
 
 
-def normalize_args(name: str, args: Any, tools: ToolSet = NO_TOOLS) -> dict[str, Any]:
-    """Validate `args` for tool `name` (core, or one of `tools`) through its model; return them
-    keyed by the canonical (dotted) names, as given (no defaults added)."""
+def parse_args(name: str, args: Any, tools: ToolSet = NO_TOOLS) -> Arguments:
+    """`args` for tool `name` (core, or one of `tools`) as its validated model: the one parse
+    of a call's arguments; bad ones raise ToolError(INVALID_ARGUMENT)."""
     try:
-        parsed = parse_arguments(tool_model(name, tools), args, name)
+        return parse_arguments(tool_model(name, tools), args, name)
     except ArgumentError as err:
         raise ToolError(INVALID_ARGUMENT, err.message, err.accepted) from None
-    return parsed.model_dump(by_alias=True, exclude_unset=True)
 
 
 def _endpoint(value: Any) -> int | None:
@@ -265,12 +267,12 @@ def _endpoint(value: Any) -> int | None:
 
 # ---- the tools ------------------------------------------------------------------------------
 
-def _get_rooms(backend: Backend, args: dict, session: Session) -> dict:
+def _get_rooms(backend: Backend, args: GetRooms, session: Session) -> dict[str, Any]:
     return {"rooms": backend.rooms()}
 
 
-def _get_room_devices(backend: Backend, args: dict, session: Session) -> dict:
-    return {"room_id": args["room.id"], "devices": backend.room_devices(args["room.id"])}
+def _get_room_devices(backend: Backend, args: GetRoomDevices, session: Session) -> dict[str, Any]:
+    return {"room_id": args.room_id, "devices": backend.room_devices(args.room_id)}
 
 
 #: Room states in SimuHome's units (its agent prompt, "Room State Units"), which are also
@@ -288,40 +290,40 @@ def _rounded(name: str, value: float) -> int | float:
     return int(round(value * _SCALE[name]))
 
 
-def room_states(backend: Backend, room_id: str) -> dict:
+def room_states(backend: Backend, room_id: str) -> dict[str, Any]:
     """A room's states as get_room_states answers them (suites' tools reuse it)."""
     raw = backend.room_states(room_id)
     return {"room_id": room_id, **{k: _rounded(k, raw[k]) for k in STATES}, "units": ROOM_STATE_UNITS}
 
 
-def _get_room_states(backend: Backend, args: dict, session: Session) -> dict:
-    return room_states(backend, args["room.id"])
+def _get_room_states(backend: Backend, args: GetRoomStates, session: Session) -> dict[str, Any]:
+    return room_states(backend, args.room_id)
 
 
-def _get_device_structure(backend: Backend, args: dict, session: Session) -> dict:
-    return backend.device_structure(args["device.id"])
+def _get_device_structure(backend: Backend, args: GetDeviceStructure, session: Session) -> dict[str, Any]:
+    return backend.device_structure(args.device_id)
 
 
-def _get_all_attributes(backend: Backend, args: dict, session: Session) -> dict:
-    return {"device_id": args["device.id"], "attributes": backend.read_all_attributes(args["device.id"])}
+def _get_all_attributes(backend: Backend, args: GetAllAttributes, session: Session) -> dict[str, Any]:
+    return {"device_id": args.device_id, "attributes": backend.read_all_attributes(args.device_id)}
 
 
-def _get_attribute(backend: Backend, args: dict, session: Session) -> dict:
-    out = backend.read_attribute(args["device.id"], _endpoint(args.get("endpoint.id")),
-                                 plain_id(args["cluster.id"]), plain_id(args["attribute.id"]))
-    return {"device_id": args["device.id"], **out}
+def _get_attribute(backend: Backend, args: GetAttribute, session: Session) -> dict[str, Any]:
+    out = backend.read_attribute(args.device_id, _endpoint(args.endpoint_id),
+                                 plain_id(args.cluster_id), plain_id(args.attribute_id))
+    return {"device_id": args.device_id, **out}
 
 
-def _write_attribute(backend: Backend, args: dict, session: Session) -> dict:
-    out = backend.write_attribute(args["device.id"], _endpoint(args.get("endpoint.id")),
-                                  plain_id(args["cluster.id"]), plain_id(args["attribute.id"]), args["value"])
-    return {"device_id": args["device.id"], **out}
+def _write_attribute(backend: Backend, args: WriteAttribute, session: Session) -> dict[str, Any]:
+    out = backend.write_attribute(args.device_id, _endpoint(args.endpoint_id),
+                                  plain_id(args.cluster_id), plain_id(args.attribute_id), args.value)
+    return {"device_id": args.device_id, **out}
 
 
-def _execute_command(backend: Backend, args: dict, session: Session) -> dict:
-    out = backend.invoke(args["device.id"], _endpoint(args["endpoint.id"]), plain_id(args["cluster.id"]),
-                         plain_id(args["command.id"]), args["args"])
-    return {"device_id": args["device.id"], **out}
+def _execute_command(backend: Backend, args: ExecuteCommand, session: Session) -> dict[str, Any]:
+    out = backend.invoke(args.device_id, _endpoint(args.endpoint_id), plain_id(args.cluster_id),
+                         plain_id(args.command_id), args.args)
+    return {"device_id": args.device_id, **out}
 
 
 def _home_types(backend: Backend) -> set[str]:
@@ -333,30 +335,31 @@ def _home_types(backend: Backend) -> set[str]:
         return set()
 
 
-def _get_cluster_doc(backend: Backend, args: dict, session: Session) -> dict:
-    return {"query": args["query"], "results": get_cluster_doc(args["query"], args["top_k"], _home_types(backend))}
+def _get_cluster_doc(backend: Backend, args: GetClusterDoc, session: Session) -> dict[str, Any]:
+    return {"query": args.query, "results": get_cluster_doc(args.query, args.top_k, _home_types(backend))}
 
 
-def _get_environment_control_rules(backend: Backend, args: dict, session: Session) -> dict:
-    state = STATE_ALIASES.get(args["state"].strip().lower().replace("-", "_"))
+def _get_environment_control_rules(backend: Backend, args: GetEnvironmentControlRules,
+                                   session: Session) -> dict[str, Any]:
+    state = STATE_ALIASES.get(args.state.strip().lower().replace("-", "_"))
     if state is None:
-        raise ToolError(INVALID_ARGUMENT, f"unknown environmental state {args['state']!r}",
+        raise ToolError(INVALID_ARGUMENT, f"unknown environmental state {args.state!r}",
                         accepted=list(STATES))
     return {"state": state, "unit": ROOM_STATE_UNITS[state], "rules": environment_rules(state)}
 
 
-def _get_current_time(backend: Backend, args: dict, session: Session) -> dict:
+def _get_current_time(backend: Backend, args: GetCurrentTime, session: Session) -> dict[str, Any]:
     return {"current_time": backend.current_time()}
 
 
-def _schedule_workflow(backend: Backend, args: dict, session: Session) -> dict:
-    start = args["start_time"].strip()
+def _schedule_workflow(backend: Backend, args: ScheduleWorkflow, session: Session) -> dict[str, Any]:
+    start = args.start_time.strip()
     try:
         _dt.datetime.strptime(start, TIME_FORMAT)
     except ValueError:
         raise ToolError(INVALID_ARGUMENT, f"start_time {start!r} is not \"YYYY-MM-DD HH:MM:SS\"") from None
     steps = []
-    for i, step in enumerate(args["steps"]):
+    for i, step in enumerate(args.steps):
         try:
             tool, step_args = parse_step(step, i)  # the same check the workflow table makes
         except ArgumentError as err:
@@ -365,36 +368,37 @@ def _schedule_workflow(backend: Backend, args: dict, session: Session) -> dict:
     return backend.schedule_workflow(start, steps)
 
 
-def _cancel_workflow(backend: Backend, args: dict, session: Session) -> dict:
-    return backend.cancel_workflow(args["workflow.id"])
+def _cancel_workflow(backend: Backend, args: CancelWorkflow, session: Session) -> dict[str, Any]:
+    return backend.cancel_workflow(args.workflow_id)
 
 
-def _get_workflow_status(backend: Backend, args: dict, session: Session) -> dict:
-    return backend.workflow_status(args["workflow.id"])
+def _get_workflow_status(backend: Backend, args: GetWorkflowStatus, session: Session) -> dict[str, Any]:
+    return backend.workflow_status(args.workflow_id)
 
 
-def _get_workflow_list(backend: Backend, args: dict, session: Session) -> dict:
+def _get_workflow_list(backend: Backend, args: GetWorkflowList, session: Session) -> dict[str, Any]:
     workflows = backend.workflows()
-    if "status" in args:
-        workflows = [w for w in workflows if str(w.get("status", "")).lower() == args["status"].lower()]
+    if args.status is not None:
+        wanted = args.status.lower()
+        workflows = [w for w in workflows if str(w.get("status", "")).lower() == wanted]
     return {"workflows": workflows}
 
 
-def _ask_user(backend: Backend, args: dict, session: Session) -> dict:
+def _ask_user(backend: Backend, args: AskUser, session: Session) -> dict[str, Any]:
     if session.ask_user is None:
         raise ToolError(UNAVAILABLE, "nobody is available to answer questions in this session; "
                         "decide with the information at hand or explain what is missing in finish")
-    return {"question": args["question"], "answer": str(session.ask_user(args["question"]))}
+    return {"question": args.question, "answer": str(session.ask_user(args.question))}
 
 
-def _finish(backend: Backend, args: dict, session: Session) -> dict:
-    session.answer = args["answer"]
+def _finish(backend: Backend, args: Finish, session: Session) -> dict[str, Any]:
+    session.answer = args.answer
     if session.on_finish is not None:
-        session.on_finish(args["answer"])
-    return {"finished": True, "answer": args["answer"]}
+        session.on_finish(args.answer)
+    return {"finished": True, "answer": args.answer}
 
 
-_HANDLERS: dict[str, Callable[[Backend, dict, Session], dict]] = {
+_HANDLERS: dict[str, Handler] = {
     "get_rooms": _get_rooms, "get_room_devices": _get_room_devices,
     "get_room_states": _get_room_states, "get_device_structure": _get_device_structure,
     "get_all_attributes": _get_all_attributes, "get_attribute": _get_attribute,
@@ -408,7 +412,7 @@ _HANDLERS: dict[str, Callable[[Backend, dict, Session], dict]] = {
 assert set(_HANDLERS) == set(TOOL_MODELS)
 
 
-def call_tool(backend: Backend, name: str, args: Any = None, session: Session | None = None) -> dict:
+def call_tool(backend: Backend, name: str, args: Any = None, session: Session | None = None) -> dict[str, Any]:
     """Run one tool. Never raises: failures come back as {"ok": false, "error": {...}}."""
     session = session if session is not None else Session()
     try:
@@ -416,7 +420,7 @@ def call_tool(backend: Backend, name: str, args: Any = None, session: Session | 
         if handler is None:
             raise ToolError(UNKNOWN_TOOL, f"there is no tool {name!r}",
                             accepted=sorted((*TOOL_NAMES, *session.tools.models)))
-        result = {"ok": True, **handler(backend, normalize_args(name, args, session.tools), session)}
+        result: dict[str, Any] = {"ok": True, **handler(backend, parse_args(name, args, session.tools), session)}
     except ToolError as err:
         result = {"ok": False, "error": err.to_json()}
     except MatterError as err:  # a backend that let one through
@@ -503,5 +507,5 @@ def environment_rules(state: str) -> list[dict[str, Any]]:
 
 __all__ = ["NO_TOOLS", "NOT_FOUND", "Handler", "ToolSet", "room_states", "tool_schemas",
            "ROOM_STATE_UNITS", "SCHEMAS_BY_NAME", "TOOL_MODELS", "TOOL_NAMES", "TOOL_SCHEMAS", "Session",
-           "ToolError", "arguments_schema", "call_tool", "environment_rules", "normalize_args",
+           "ToolError", "arguments_schema", "call_tool", "environment_rules", "parse_args",
            "tool_description"]

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bridge.tools import call_tool, normalize_args
+from bridge.tools import call_tool, parse_args
 from bridge.twin_backend import TwinBackend
 from clusters.values import to_json
 from hardware.recording import Recording
@@ -42,7 +42,8 @@ STATE_NAMES = ("temperature", "humidity", "illuminance", "pm10")
 
 def _device_of(call: dict[str, Any]) -> str | None:
     try:
-        return normalize_args(call["tool"], call["args"]).get("device.id")
+        device_id: str | None = getattr(parse_args(call["tool"], call["args"]), "device_id", None)
+        return device_id
     except Exception:  # noqa: BLE001 - a malformed call names no device
         return None
 

@@ -38,6 +38,7 @@ from hardware.labfile import Lab, RealDevice
 from hardware.network import network_conditions
 from hardware.recording import Recorder
 from hardware.shadow import Shadowing, dig, values_differ
+from twin.commands import Arguments
 from twin.home import Home
 from twin.schema import UserFileError
 
@@ -332,10 +333,10 @@ class LabSession(Coupling, Shadowing, LabRuns):
             self._shadow(step, tool, args, target, result)
         return result
 
-    def _note_reachability(self, tool: str, target: dict[str, Any] | None, result: dict[str, Any]) -> None:
+    def _note_reachability(self, tool: str, target: Arguments | None, result: dict[str, Any]) -> None:
         """A real device that stops (or starts again) answering is an event, whatever the
         controller's own availability reports say (they may come much later)."""
-        device_id = target.get("device.id") if target is not None else None
+        device_id = getattr(target, "device_id", None)
         if device_id not in self.node_ids:
             return
         gone = not result.get("ok") and result["error"]["code"] in ("UNAVAILABLE", "TIMEOUT")

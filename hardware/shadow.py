@@ -7,34 +7,35 @@ import threading
 from typing import Any
 
 from bridge.backend import ToolError
-from bridge.tools import call_tool, normalize_args
+from bridge.tools import call_tool, parse_args
 from hardware.coupling import NOT_COUPLED
+from twin.commands import Arguments
 
 
 class Shadowing:
     """Part of LabSession (hardware/session.py): shadow (bound, mode `shadow`)."""
 
     @staticmethod
-    def _target(tool: str, args: Any) -> dict[str, Any] | None:
-        """A call's arguments, validated once per lab call (dotted names); None when the tool
-        refuses them (call_tool answers that, and the call reaches no device)."""
+    def _target(tool: str, args: Any) -> Arguments | None:
+        """A call's arguments as its tool's model, validated once per lab call; None when the
+        tool refuses them (call_tool answers that, and the call reaches no device)."""
         try:
-            return normalize_args(tool, args)
+            return parse_args(tool, args)
         except Exception:  # noqa: BLE001 - refused before reaching any device
             return None
 
-    def _touches_real(self, tool: str, target: dict[str, Any] | None) -> bool:
+    def _touches_real(self, tool: str, target: Arguments | None) -> bool:
         """Whether a call (its `_target`) reaches a real device or a room with real sensors."""
         if target is None:
             return False
-        if target.get("device.id") in self.real:
+        if getattr(target, "device_id", None) in self.real:
             return True
-        room = target.get("room.id")
+        room = getattr(target, "room_id", None)
         return room is not None and (room in self._real_rooms or tool == "get_room_devices")
 
-    def _shadow(self, step: int, tool: str, args: dict[str, Any], target: dict[str, Any] | None,
+    def _shadow(self, step: int, tool: str, args: dict[str, Any], target: Arguments | None,
                 real: dict[str, Any]) -> None:
-        device_id = target.get("device.id") if target is not None else None
+        device_id = getattr(target, "device_id", None)
         if device_id is None or self.mode(device_id) != "shadow":
             return
         assert self.twin is not None
@@ -43,7 +44,7 @@ class Shadowing:
             twin = call_tool(self.twin.backend, tool, args)
         if real.get("ok") != twin.get("ok") or (not real.get("ok") and real["error"]["code"] != twin["error"]["code"]):
             self._diverged(step, device_id, "(status)", _status(real), _status(twin), 0.0)
-        cluster = real.get("cluster") or twin.get("cluster") or (target or {}).get("cluster.id")
+        cluster = real.get("cluster") or twin.get("cluster") or getattr(target, "cluster_id", None)
         delay = self.lab.spec.shadow.compare_after
         timer = threading.Timer(delay, self._compare, (step, device_id, str(cluster), delay))
         timer.daemon = True

@@ -53,6 +53,9 @@ Integer = Annotated[StrictInt, BeforeValidator(_integral)]
 #: A cluster, attribute, command or endpoint: spec name or number ("OnOff", 6, "0x0006").
 Id = Annotated[StrictStr | Integer, WithJsonSchema({"type": ["string", "integer"]})]
 JsonObject = Annotated[dict[str, Any], WithJsonSchema({"type": "object"})]
+#: Optional arguments (default None): typed as such, shown to agents as the plain type.
+OptionalId = Annotated[StrictStr | Integer | None, WithJsonSchema({"type": ["string", "integer"]})]
+OptionalText = Annotated[StrictStr | None, WithJsonSchema({"type": "string"})]
 
 
 class Arguments(BaseModel):
@@ -214,7 +217,7 @@ class WriteAttribute(Arguments):
     cluster_id: Id = Field(description=_CLUSTER)
     attribute_id: Id = Field(description=_ATTRIBUTE)
     value: Any = Field(description="New value (JSON: number, boolean, string, null, object or list).")
-    endpoint_id: Id = Field(None, description=_ENDPOINT_OPTIONAL)
+    endpoint_id: OptionalId = Field(None, description=_ENDPOINT_OPTIONAL)
 
 
 #: The tools a workflow step may call.
@@ -253,9 +256,9 @@ def endpoint_number(value: Any) -> int | None:
 
 
 def parse_step(step: Any, index: int) -> tuple[str, Arguments]:
-    """One workflow step as (tool, its arguments); bad steps raise the same `ArgumentError`
-    as the tool itself would, prefixed `steps[i]`."""
-    shape = parse_arguments(WorkflowStep, step, f"steps[{index}]")
+    """One workflow step (JSON, or a `WorkflowStep` already parsed) as (tool, its arguments);
+    bad steps raise the same `ArgumentError` as the tool itself would, prefixed `steps[i]`."""
+    shape = step if isinstance(step, WorkflowStep) else parse_arguments(WorkflowStep, step, f"steps[{index}]")
     try:
         args = parse_arguments(STEP_TOOLS[shape.tool], shape.args, shape.tool)
         endpoint_number(getattr(args, "endpoint_id", None))  # a name fails now, not at run time
@@ -264,6 +267,6 @@ def parse_step(step: Any, index: int) -> tuple[str, Arguments]:
     return shape.tool, args
 
 
-__all__ = ["ArgumentError", "Arguments", "ExecuteCommand", "Id", "Integer", "JsonObject",
+__all__ = ["ArgumentError", "Arguments", "ExecuteCommand", "Id", "Integer", "JsonObject", "OptionalId", "OptionalText",
            "STEP_TOOLS", "Text", "WorkflowStep", "WriteAttribute", "endpoint_number",
            "parameters_schema", "parse_arguments", "parse_step", "plain_id"]

@@ -52,11 +52,11 @@ MODELS: dict[str, type[Arguments]] = {
 }
 
 
-def _search(household: Household, backend: Backend, args: dict) -> dict:
-    kind = args.get("kind")
+def _search(household: Household, backend: Backend, args: SearchHouseholdMemory) -> dict[str, Any]:
+    kind = args.kind
     if kind is not None and kind not in MEMORY_KINDS:
         raise ToolError(INVALID_ARGUMENT, f"unknown record kind {kind!r}", accepted=list(MEMORY_KINDS))
-    member = args.get("member")
+    member = args.member
     if member is not None:
         ids = {m["id"]: m["id"] for m in household.members()}
         ids.update({m["name"].lower(): m["id"] for m in household.members()})
@@ -64,47 +64,48 @@ def _search(household: Household, backend: Backend, args: dict) -> dict:
             raise ToolError(NOT_FOUND, f"there is no member {member!r}",
                             accepted=[m["id"] for m in household.members()])
         member = ids.get(member, ids.get(member.lower()))
-    room = args.get("room.id")
+    room = args.room_id
     if room is not None:
         backend.room_states(room)   # NOT_FOUND with the room ids if there is no such room
-    day = args.get("date")
+    day = args.date
     if day is not None:
         try:
             _dt.date.fromisoformat(day)
         except ValueError:
             raise ToolError(INVALID_ARGUMENT, f"date {day!r} is not \"YYYY-MM-DD\"") from None
-    words = (args.get("query") or "").lower().split()
+    words = (args.query or "").lower().split()
     found = [r for r in household.memory
              if (kind is None or r["kind"] == kind) and (member is None or r["actor"] == member)
              and (room is None or r["room"] == room) and (day is None or r["time"].startswith(day))
              and all(w in r["text"].lower() for w in words)]
-    offset, limit = args.get("offset", 0), args.get("limit", 50)
+    offset = 0 if args.offset is None else args.offset
+    limit = 50 if args.limit is None else args.limit
     page = found[offset:offset + limit]
     return {"total": len(found), "offset": offset, "records": [
         {k: r[k] for k in ("time", "kind", "actor", "room", "device", "text", "detail")} for r in page]}
 
 
-def _perceive(household: Household, backend: Backend, args: dict) -> dict:
-    states = room_states(backend, args["room.id"])
+def _perceive(household: Household, backend: Backend, args: PerceiveRoom) -> dict[str, Any]:
+    states = room_states(backend, args.room_id)
     on = []
-    for device in backend.room_devices(args["room.id"]):
+    for device in backend.room_devices(args.room_id):
         try:
             if backend.read_attribute(device["device_id"], None, "OnOff", "OnOff")["value"]:
                 on.append(device["device_id"])
         except ToolError:   # a device without OnOff (a sensor, blinds) is neither on nor off
             continue
-    return {**states, "people": household.present(args["room.id"]), "devices_on": on}
+    return {**states, "people": household.present(args.room_id), "devices_on": on}
 
 
 def household_tools(household: Household) -> ToolSet:
     """The household tools, answering from `household` (its members, memory and presence)."""
-    def members(backend: Backend, args: dict, session: Session) -> dict[str, Any]:
+    def members(backend: Backend, args: GetHouseholdMembers, session: Session) -> dict[str, Any]:
         return {"members": household.members()}
 
-    def search(backend: Backend, args: dict, session: Session) -> dict[str, Any]:
+    def search(backend: Backend, args: SearchHouseholdMemory, session: Session) -> dict[str, Any]:
         return _search(household, backend, args)
 
-    def perceive(backend: Backend, args: dict, session: Session) -> dict[str, Any]:
+    def perceive(backend: Backend, args: PerceiveRoom, session: Session) -> dict[str, Any]:
         return _perceive(household, backend, args)
     return ToolSet(MODELS, {"get_household_members": members, "search_household_memory": search,
                             "perceive_room": perceive})

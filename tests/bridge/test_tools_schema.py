@@ -7,12 +7,13 @@ from bridge import docs
 from bridge.backend import ToolError
 from bridge.tools import (
     SCHEMAS_BY_NAME,
+    TOOL_MODELS,
     TOOL_NAMES,
     TOOL_SCHEMAS,
     Session,
     call_tool,
     environment_rules,
-    normalize_args,
+    parse_args,
 )
 
 PAPER_TOOLS = {"get_rooms", "get_room_devices", "get_room_states", "get_device_structure",
@@ -87,8 +88,9 @@ def test_missing_argument_error_lists_accepted_arguments():
 
 
 def test_underscore_names_are_normalized_to_dotted():
-    args = normalize_args("get_attribute", {"device_id": "d", "cluster_id": 6, "attribute.id": "OnOff"})
-    assert args == {"device.id": "d", "cluster.id": 6, "attribute.id": "OnOff"}
+    args = parse_args("get_attribute", {"device_id": "d", "cluster_id": 6, "attribute.id": "OnOff"})
+    assert isinstance(args, TOOL_MODELS["get_attribute"])
+    assert (args.device_id, args.cluster_id, args.attribute_id, args.endpoint_id) == ("d", 6, "OnOff", None)
 
 
 def test_ask_user_and_finish_use_the_session():

@@ -54,7 +54,7 @@ class Echo(Arguments):
 
 
 def test_a_suite_tool_answers_only_in_its_session_and_through_its_model():
-    tools = ToolSet({"echo": Echo}, {"echo": lambda backend, args, session: {"said": args["words"]}})
+    tools = ToolSet({"echo": Echo}, {"echo": lambda backend, args, session: {"said": args.words}})
     backend = TwinBackend(Home.default())
     session = Session(tools=tools)
     assert call_tool(backend, "echo", {"words": "hi"}, session) == {"ok": True, "said": "hi"}
