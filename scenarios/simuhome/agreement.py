@@ -3,11 +3,13 @@
 Each label row is an episode id, an answer, a label and a short reason. Labels: `correct` (meets
 every Appendix O.2 criterion: it must pass), `wrong`, `evasive`, `stuffed`, `partially right`
 (each must fail). An answer is judged as if an agent had made the reference solver's reads
-(none of which change anything on judged episodes) and then finished with that answer.
+(none of which change anything on judged episodes), then the actions its label's kind says it
+made (`stated_actions`: a file of answers carries no tool history), and then finished with that answer.
 """
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -15,6 +17,7 @@ from typing import Any
 from bridge.tools import Session, call_tool
 from scenarios.agent import AgentOutput
 from scenarios.simuhome.evaluate import Judge, run_episode
+from scenarios.simuhome.judges import NOUNS
 from scenarios.simuhome.reference import ReferenceAgent
 from scenarios.simuhome.schema import Episode
 
@@ -49,17 +52,44 @@ def kind(row: dict[str, Any]) -> str:
     return str(row.get("kind") or row["label"]) if row["label"] in VERDICTS else str(row["label"])
 
 
+def stated_actions(episode: Episode, row: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The tool calls a label's kind says the agent made, so the judge sees what the labeller
+    assumed. `partly_done` (QT4-3-IF): it started the appliance that can meet the deadline, i.e.
+    each running appliance of the request (started by the episode's setup) but the anchor."""
+    inf = episode.infeasibility
+    if kind(row) != "partly_done" or inf is None or not inf.anchor_device_id:
+        return []
+    started = {(c.args["device.id"], c.args.get("endpoint.id", 1)) for c in episode.initial.setup
+               if c.tool == "execute_command" and c.args.get("cluster.id") == "OperationalState"
+               and c.args.get("command.id") == "Start"}
+    return [("execute_command", {"device.id": d, "endpoint.id": ep, "cluster.id": "OperationalState",
+                                 "command.id": "Start", "args": {}})
+            for d, ep in sorted(started) if d != inf.anchor_device_id and _asked_for(episode, d)]
+
+
+def _asked_for(episode: Episode, device_id: str) -> bool:
+    """Does the query name the device as "the dryer 1 in the utility room" (id suffix = number)?"""
+    room, device = next((r, d) for r in episode.initial.home.rooms for d in r.devices if d.id == device_id)
+    suffix = re.search(r"_(\d+)$", device_id)
+    nouns = "|".join(re.escape(n) for n in sorted(NOUNS.get(device.type, ()), key=len, reverse=True))
+    return re.search(rf"\b(?:{nouns}) {suffix[1] if suffix else 1} in the {re.escape(room.name or room.id)}\b",
+                     episode.query, re.IGNORECASE) is not None
+
+
 class CannedAnswerAgent:
-    """The reference solver's tool calls, then `answer` instead of its own."""
+    """The reference solver's reads, then `actions` (tool, args), then `answer` instead of its own."""
     name = "canned"
 
-    def __init__(self, answer: str):
+    def __init__(self, answer: str, actions: list[tuple[str, dict[str, Any]]] | None = None):
         self.answer = answer
+        self.actions = actions or []
 
     def run(self, query: str, backend: Any, session: Session, max_steps: int) -> AgentOutput:
         scratch = Session()
         ReferenceAgent().run(query, backend, scratch, max_steps)
         session.history.extend(h for h in scratch.history if h["tool"] != "finish")
+        for tool, args in self.actions:
+            call_tool(backend, tool, args, session)
         call_tool(backend, "finish", {"answer": self.answer}, session)
         return AgentOutput(self.answer, len(session.history))
 
@@ -72,7 +102,9 @@ def judge_labels(episodes: list[Episode], labels: list[dict[str, str]], judges: 
         episode = by_id.get(row["episode_id"])
         if episode is None:
             raise ValueError(f"labelled answer for unknown episode {row['episode_id']!r}")
-        verdicts = {j.name: run_episode(episode, CannedAnswerAgent(row["answer"]), j)["success"] for j in judges}
+        actions = stated_actions(episode, row)
+        verdicts = {j.name: run_episode(episode, CannedAnswerAgent(row["answer"], actions), j)["success"]
+                    for j in judges}
         out.append({**row, "category": episode.category, "should_pass": row["label"] in ("correct", "pass"),
                     "verdicts": verdicts})
     return out

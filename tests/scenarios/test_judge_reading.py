@@ -167,3 +167,21 @@ def test_judge_agreement_reads_an_independent_set_with_a_held_out_part(tmp_path)
     labels.write_text(json.dumps({**rows[0], "split": "later"}) + "\n", encoding="utf-8")
     bad = CliRunner().invoke(bench_app, ["judge-agreement", "--labels", str(labels)])
     assert bad.exit_code == 2 and "split 'later' is not one of dev, heldout" in bad.output
+
+
+# ---- the agreement harness ---------------------------------------------------------------------------
+def test_a_partly_done_answer_is_judged_with_the_action_it_reports(episodes):
+    """QT4-3-IF: an answer that says it started the appliance that can make the deadline and that
+    the other cannot is judged on a history holding that start (the label file carries none);
+    the same words with no action behind them are an unsupported claim."""
+    from scenarios.simuhome.agreement import stated_actions
+    episode = episodes["qt4-3-if-001"]   # the kitchen washer ends 7:47 PM; the dishwasher can make 7:34 PM
+    row = {"episode_id": episode.id, "label": "pass", "kind": "partly_done", "answer": "-"}
+    actions = stated_actions(episode, row)
+    assert [a["device.id"] for _, a in actions] == ["kitchen_dishwasher"]
+    assert stated_actions(episode, {**row, "kind": "correct"}) == []
+    answer = ("I've started the dishwasher 1 in the kitchen. The washer 1 there runs until 7:47 PM, so it "
+              "cannot be done by your 7:34 PM deadline.")
+    record = run_episode(episode, CannedAnswerAgent(answer, actions), RuleJudge())
+    assert record["success"], record["failures"]
+    fails(episode, answer, "claims to have done something it did not do")
