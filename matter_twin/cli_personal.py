@@ -12,6 +12,7 @@ from pathlib import Path
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from matter_twin.cli_simuhome import unusable_summary
 from matter_twin.console import CliError, by_category, one_line
 from matter_twin.extras import require_for_model
 from scenarios.model_api import ModelAPIError
@@ -21,6 +22,7 @@ from scenarios.personal.evaluate import validate as check
 from scenarios.personal.households import write_households
 from scenarios.personal.suite import DEFAULT_TASKS
 from scenarios.personal.tasks import CATEGORIES, PersonalTask, dump_task, generate, load_tasks
+from scenarios.runner import load_results
 from twin.schema import UserFileError
 
 SEED = 16
@@ -116,8 +118,16 @@ def run(agent: str = typer.Option(..., help="reference | null | openai:MODEL"),
         api_key: str | None = typer.Option(None, envvar="OPENAI_API_KEY", help="API key."),
         max_steps: int = typer.Option(15, min=1, help="Model turns per task (the paper's budget: 15)."),
         category: list[str] | None = typer.Option(None, help="Only these categories (repeatable)."),
-        limit: int | None = typer.Option(None, min=1, help="At most this many tasks per category.")):
+        limit: int | None = typer.Option(None, min=1, help="At most this many tasks per category."),
+        max_unusable: float = typer.Option(0.2, "--max-unusable", min=0.0, max=1.0, help="Fail the run (exit 1) "
+                                           "when more than this share of an LLM agent's replies could not be "
+                                           "used (no step could be parsed).")):
     """Run an agent on the personalised tasks and print the paper's figures per category.
+
+    As with `twin bench run`: an LLM API that cannot be reached or refuses the key stops the run
+    with one line (exit 2), and the tasks it stopped are not recorded, so a rerun retries them.
+    Unusable replies are counted in the summary; above `--max-unusable` the run fails (exit 1). A
+    task in which no reply could be used is not recorded, and three in a row stop the run.
 
     Examples:
 
@@ -139,18 +149,19 @@ def run(agent: str = typer.Option(..., help="reference | null | openai:MODEL"),
             raise CliError(f"unknown judge {judge!r}; accepted: openai:MODEL")
         scorer = PersonalJudge(judge[len("openai:"):], base_url=base_url or os.environ.get("OPENAI_BASE_URL"),
                                api_key=api_key or os.environ.get("OPENAI_API_KEY"))
-    with _bar("running") as bar:
-        job = bar.add_task("run", total=len(items))
-        try:
-            results = run_all(items, lambda t: make_agent(agent, t, base_url, api_key, mode), out, tasks.parent,
-                              scorer, max_steps, progress=lambda: bar.advance(job))
-        except UserFileError as exc:   # a household file that does not load
-            raise CliError(str(exc)) from None
-        except ModelAPIError as exc:   # the tasks it stopped are not recorded: a rerun retries them
-            raise CliError(f"{exc}; the tasks not done are not recorded: a rerun retries them") from None
+    try:
+        new = run_all(items, lambda t: make_agent(agent, t, base_url, api_key, mode), out, tasks.parent, scorer,
+                      max_steps, progress=True)
+    except UserFileError as exc:   # a household file that does not load
+        raise CliError(str(exc)) from None
+    except ModelAPIError as exc:   # the tasks it stopped are not recorded: a rerun retries them
+        raise CliError(f"{exc}; the tasks not done are not recorded: a rerun retries them") from None
+    ids = {t.id for t in items}
+    results = [r for r in load_results(out) if r["episode_id"] in ids]
     summary = summarize(results)
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
     for category, figures in summary.items():
         typer.echo(f"{category}: " + ", ".join(f"{k} {v}" for k, v in figures.items()))
     typer.echo(f"{sum(bool(r['success']) for r in results)}/{len(results)} tasks succeeded; "
                f"results in {out / 'results.jsonl'}")
+    unusable_summary(new, max_unusable)

@@ -255,11 +255,12 @@ def run(agent: str = typer.Option(..., help="reference | null | openai:MODEL"),
     results = [r for r in load_results(out) if r["episode_id"] in {e.id for e in items}]
     ok = sum(bool(r["success"]) for r in results)
     typer.echo(f"{ok}/{len(results)} episodes succeeded; results in {out / 'results.jsonl'}")
-    _unusable_summary(new, max_unusable)
+    unusable_summary(new, max_unusable)
 
 
-def _unusable_summary(new: list[dict], max_unusable: float) -> None:
-    """An LLM agent's unusable replies in this run: counted, and over the threshold a failure."""
+def unusable_summary(new: list[dict], max_unusable: float) -> None:
+    """An LLM agent's unusable replies in this run: counted, and over the threshold a failure (exit 1).
+    Shared by every suite that runs through scenarios/runner.py."""
     replies = sum(r.get("replies") or 0 for r in new)
     if not replies:
         return

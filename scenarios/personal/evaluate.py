@@ -46,6 +46,7 @@ from scenarios.personal.tasks import (
     solve,
 )
 from scenarios.personal.tools import SCHEMAS, household_tools
+from scenarios.runner import run as run_items
 
 PLAN_TOOLS = ("execute_command", "write_attribute", "schedule_workflow")
 MAX_STEPS = 15   # the paper's turn budget per task
@@ -285,40 +286,21 @@ def run_task(task: PersonalTask, agent: Any, base: Path, judge: PersonalJudge | 
     output = agent.run(task.question, household.backend, session, max_steps)
     result = {"task_id": task.id, "category": task.category, "difficulty": task.difficulty,
               "agent": agent.name, "answer": session.answer, "tool_calls": len(session.history),
-              **({"error": output.error} if output.error else {})}
+              **({"error": output.error} if output.error else {}),
+              **({"replies": output.replies, "unusable_replies": output.unusable_replies}
+                 if output.replies is not None else {})}
     return {**result, **score(task, session.answer, household, judge)}
 
 
 def run(tasks: list[PersonalTask], agent_factory: Callable[[PersonalTask], Any], out: Path, base: Path,
-        judge: PersonalJudge | None = None, max_steps: int = MAX_STEPS,
-        progress: Callable[[], None] | None = None) -> list[dict[str, Any]]:
-    """Results to `out`/results.jsonl, one line per task, appended; a rerun skips tasks done."""
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / "results.jsonl"
-    kept = _lines(path)
-    path.write_text("".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in kept), encoding="utf-8")
-    done = {r["task_id"] for r in kept}
-    with path.open("a", encoding="utf-8") as sink:
-        for task in tasks:
-            if task.id not in done:
-                sink.write(json.dumps(run_task(task, agent_factory(task), base, judge, max_steps),
-                                      ensure_ascii=False, sort_keys=True) + "\n")
-                sink.flush()
-            if progress is not None:
-                progress()
-    ids = {t.id for t in tasks}
-    return [r for r in _lines(path) if r["task_id"] in ids]
-
-
-def _lines(path: Path) -> list[dict[str, Any]]:
-    """The finished results; a line cut short by a crash is dropped (its task runs again)."""
-    out = []
-    for line in path.read_text(encoding="utf-8").splitlines() if path.exists() else []:
-        try:
-            out.append(json.loads(line))
-        except json.JSONDecodeError:
-            continue
-    return out
+        judge: PersonalJudge | None = None, max_steps: int = MAX_STEPS, progress: bool = False) -> list[dict[str, Any]]:
+    """Run the tasks not yet in `out` through the one runner (scenarios/runner.py): results to
+    `out`/results.jsonl (each keyed by "episode_id", the task id), resumable; a task in which no reply
+    of the model could be used is not recorded, so a rerun retries it. Returns the new records."""
+    def run_item(task: PersonalTask) -> dict[str, Any]:
+        return {"episode_id": task.id, **run_task(task, agent_factory(task), base, judge, max_steps)}
+    # One worker: the tasks' households are simulated in process, and the judge keeps no lock.
+    return run_items(tasks, None, None, out, workers=1, progress=progress, run_item=run_item)
 
 
 def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:

@@ -99,3 +99,27 @@ def test_lifelong_stops_on_an_unreachable_endpoint(tmp_path):
     done = _bench("lifelong", "--policy", "openai:m", "--base-url", "http://127.0.0.1:9/v1", "--api-key", "k",
                   "--scenario", "pref", "--seeds", "1", "--no-frontier", "--out", str(tmp_path / "ll"))
     assert done.returncode == 2 and "model API at http://127.0.0.1:9/v1" in _one_error_line(done)
+
+
+PERSONAL = ["personal", "run", "--category", "MC", "--limit", "3", "--max-steps", "3"]
+
+
+def test_personal_counts_unusable_replies_and_fails_above_the_threshold(tmp_path):
+    turns = ["not a step", FINISH] * 3   # each task: one unusable reply, then a finish
+    with OpenAIStub(turns) as stub:
+        done = _bench(*PERSONAL, "--agent", "openai:m", "--base-url", stub.base_url, "--api-key", "k",
+                      "--out", str(tmp_path / "strict"))
+    assert done.returncode == 1
+    assert "3 of 6 model replies could not be used" in done.stdout
+    assert "50% of the model's replies could not be used, above --max-unusable 0.2" in _one_error_line(done)
+    assert [r["unusable_replies"] for r in _recorded(tmp_path / "strict")] == [1, 1, 1]
+
+
+def test_personal_stops_when_no_reply_parses_and_records_nothing(tmp_path):
+    out = tmp_path / "run"
+    with OpenAIStub(["Sure! Happy to help."] * 100) as stub:
+        done = _bench(*PERSONAL, "--agent", "openai:m", "--base-url", stub.base_url, "--api-key", "k",
+                      "--out", str(out))
+    assert done.returncode == 2
+    assert "none of the model's replies could be used in 3 episodes in a row" in _one_error_line(done)
+    assert _recorded(out) == []   # a rerun retries every task
