@@ -12,6 +12,7 @@ anything else is a cluster address), with identical results.
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -175,7 +176,18 @@ def _on_ray(todo: list[Episode], agent_factory: Callable[[], Agent], judge: Judg
         while queue and len(pending) < in_flight:
             pending.append(task.remote(queue.pop(), agent_ref, judge_ref, max_steps))
         ready, pending = ray.wait(pending, num_returns=1)
-        yield ray.get(ready[0])
+        try:
+            result = ray.get(ready[0])
+        except ray.exceptions.RayTaskError as exc:
+            # A task's own error (a dead model API: ModelAPIError) stops the run as it does in
+            # threads: the tasks in flight are cancelled and the cause is raised without Ray's
+            # remote traceback, so the command line says it in one line.
+            for ref in pending:
+                ray.cancel(ref)
+            if isinstance(exc.cause, Exception):
+                raise exc.cause from None
+            raise
+        yield result
 
 
 def start_ray(address: str, workers: int) -> Any:
@@ -188,6 +200,8 @@ def start_ray(address: str, workers: int) -> Any:
         if address == "local":
             # Private to this machine: loopback only, no dashboard, no usage report.
             os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+            # Ray's notice that it turned token authentication on (its default) is not for our users.
+            logging.getLogger("ray._private.authentication.authentication_token_setup").setLevel(logging.ERROR)
             ray.init(num_cpus=max(1, workers), include_dashboard=False, log_to_driver=False,
                      configure_logging=False, _node_ip_address="127.0.0.1")
         else:

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.openai_stub import OpenAIStub
 
 REPO = Path(__file__).resolve().parents[2]
@@ -123,3 +125,14 @@ def test_personal_stops_when_no_reply_parses_and_records_nothing(tmp_path):
     assert done.returncode == 2
     assert "none of the model's replies could be used in 3 episodes in a row" in _one_error_line(done)
     assert _recorded(out) == []   # a rerun retries every task
+
+
+@pytest.mark.e2e   # a local Ray takes tens of seconds to start: the full suite only
+def test_a_ray_run_against_a_dead_endpoint_ends_in_one_line(tmp_path):
+    out = tmp_path / "run"
+    done = _bench("run", "--agent", "openai:m", "--base-url", "http://127.0.0.1:9/v1", "--api-key", "k",
+                  "--out", str(out), "--ray", "local", "--workers", "1", "--category", "QT1-F", "--limit", "1",
+                  "--max-steps", "3")
+    assert done.returncode == 2   # the task's error, not Ray's wrapper with its remote traceback
+    assert "the model API at http://127.0.0.1:9/v1" in _one_error_line(done) and "ray::" not in done.stderr
+    assert _recorded(out) == []
