@@ -465,8 +465,9 @@ def _occupancy_sensor(hold_time_s: int = 60, sleepy: bool = True, slow_poll_ms: 
                               _battery((occupancy, "Occupancy", REPORT_PERCENT)))], sleepy, slow_poll_ms)
 
 
-def _smoke_co_alarm(co: bool = True, sleepy: bool = True, slow_poll_ms: int = 3000, **_: Any) -> list[Endpoint]:
-    alarm = SmokeCoAlarmServer(co=co)
+def _smoke_co_alarm(co: bool = True, sleepy: bool = True, slow_poll_ms: int = 3000, expiry: bool = True,
+                    **_: Any) -> list[Endpoint]:
+    alarm = SmokeCoAlarmServer(co=co, expiry=bool(expiry))
     battery = _battery((alarm, "TestInProgress", SELF_TEST_PERCENT / 2), (alarm, "ExpressedState", REPORT_PERCENT))
     battery.listeners.append(lambda server, name: name == "BatChargeLevel" and alarm.battery(int(server.get(name))))
     return _sleepy([_endpoint(1, [SMOKE_CO_ALARM, POWER_SOURCE], IdentifyServer(), alarm, battery)], sleepy,

@@ -178,12 +178,13 @@ class SmokeCoAlarmServer(ClusterServer):
              "critical level; levels scale with SmokeSensitivityLevel).",
              "SelfTestRequest: TestInProgress for 5 s, then SelfTestComplete; BUSY while an alarm sounds.")
 
-    def __init__(self, co: bool = False, **initial: Any):
+    def __init__(self, co: bool = False, expiry: bool = True, **initial: Any):
+        """`expiry`: whether the optional ExpiryDate is there (products without one exist)."""
         Feature = SCO.Bitmaps.Feature
         self.attributes = ("ExpressedState", "SmokeState", *(("COState",) if co else ()), "BatteryAlert",
                            "DeviceMuted", "TestInProgress", "HardwareFaultAlert", "EndOfServiceAlert",
                            "InterconnectSmokeAlarm", *(("InterconnectCOAlarm",) if co else ()),
-                           "ContaminationState", "SmokeSensitivityLevel", "ExpiryDate")
+                           "ContaminationState", "SmokeSensitivityLevel", *(("ExpiryDate",) if expiry else ()))
         super().__init__(feature_map=int(Feature.kSmokeAlarm | (Feature.kCoAlarm if co else 0)), **initial)
         self._test_until: int | None = None
         #: A scenario's smoke incident holds SmokeState until cleared, whatever the room's PM10.
@@ -197,7 +198,7 @@ class SmokeCoAlarmServer(ClusterServer):
                 "InterconnectSmokeAlarm": AlarmState.kNormal, "InterconnectCOAlarm": AlarmState.kNormal,
                 "ContaminationState": E.ContaminationStateEnum.kNormal,
                 "SmokeSensitivityLevel": E.SensitivityEnum.kStandard,
-                "ExpiryDate": 0x2D8A1E80}     # 2034-03-01 (epoch-s): a ten-year sensor
+                "ExpiryDate": 1_078_099_200}   # 2034-03-01 in epoch-s (since 2000-01-01): a ten-year sensor
 
     def _express(self) -> None:
         if self._values["TestInProgress"]:

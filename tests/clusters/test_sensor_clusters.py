@@ -82,6 +82,13 @@ def test_smoke_alarm_expressed_state_and_self_test():
     assert alarm.get("BatteryAlert") == SCO.Enums.AlarmStateEnum.kWarning
 
 
+def test_smoke_alarm_expiry_date():
+    # ExpiryDate is epoch-s, counted from 2000-01-01 (Matter's epoch): 2034-03-01 for a ten-year alarm.
+    assert make("smoke_co_alarm")[0].locate("SmokeCoAlarm").get("ExpiryDate") == 1_078_099_200
+    # The optional attribute can be left out (`expiry: false`), as some products do.
+    assert "ExpiryDate" not in make("smoke_co_alarm", expiry=False)[0].locate("SmokeCoAlarm").attributes
+
+
 def test_pressure_and_flow_units():
     device, _, _ = make("pressure_sensor")
     server = device.locate("PressureMeasurement")
