@@ -32,7 +32,8 @@ pytestmark = pytest.mark.e2e
 
 HOME = Path(__file__).resolve().parents[1] / "homeassistant" / "devices.yaml"
 INSTALL = INSTALLS["2025.4.4"]
-LOCK, CONTACT, COVER, LIGHT, SMOKE, PLUG = "front_door", "window_contact", "blinds", "lamp", "smoke_alarm", "kettle_plug"
+LOCK, CONTACT, COVER, LIGHT = "front_door", "window_contact", "blinds", "lamp"
+SMOKE, PLUG = "smoke_alarm", "kettle_plug"
 PIN, WRONG_PIN, LOAD_WATTS = "1234", "9876", 1800.0
 
 
