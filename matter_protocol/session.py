@@ -84,6 +84,9 @@ class SecureSession:
         self.fabric_index = established.fabric_index
         self.local_node_id = local_node_id
         self.attestation_challenge = established.keys.attestation_challenge
+        self.keys = established.keys   # the node's commissioning servers sign with keys.attestation_challenge
+        #: The peer NOC's CASE Authenticated Tags (CASE only), for access control.
+        self.peer_cats: tuple[int, ...] = ()
         keys = established.keys
         for name in ("i2r_key", "r2i_key"):
             if len(getattr(keys, name)) != 16:

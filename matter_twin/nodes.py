@@ -35,8 +35,8 @@ from matter_twin.http_edge import server_config
 from matter_twin.mqtt import MqttBridge, MqttSettings, start_broker
 from twin.clock import Pace
 from twin.node.clock_loop import run_home
+from twin.node.defaults import DEFAULT_WINDOW_TIMEOUT_S
 from twin.node.manager import DEFAULT_BASE_PORT, NodeManager
-from twin.node.pairing import DEFAULT_WINDOW_TIMEOUT_S
 
 DEFAULT_STORAGE = Path(".storage")
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from clusters.base import TICKS_PER_SECOND  # one tick, 0.1 s: the unit every cluster server counts in
+from clusters.base import TICKS_PER_SECOND as TICKS_PER_SECOND  # re-exported: one tick is 0.1 s
 
 TICK = timedelta(milliseconds=100)
 DEFAULT_START = datetime(2025, 6, 1, 9, 0, 0)

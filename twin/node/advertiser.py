@@ -74,7 +74,7 @@ def multicast_interfaces() -> list[str | int]:
                 continue
             if address.version == 4:
                 found.append(str(address))
-            elif adapter.index not in found:
+            elif adapter.index is not None and adapter.index not in found:  # None: no index to send on
                 found.append(adapter.index)
     return found
 
@@ -95,7 +95,7 @@ class Advertiser:
 
     def __init__(self, rng: random.Random, *, addresses: list[str] | None = None,
                  zeroconf: AsyncZeroconf | None = None,
-                 interfaces: InterfaceChoice | list = InterfaceChoice.All) -> None:
+                 interfaces: InterfaceChoice | list[str | int] = InterfaceChoice.All) -> None:
         self._rng = rng
         self._addresses = addresses
         self._interfaces = interfaces
@@ -103,10 +103,10 @@ class Advertiser:
         self._aiozc = zeroconf                 # created on first publish: no sockets before
         self._hosts: dict[Hashable, str] = {}
         self._instances: dict[Hashable, str] = {}      # node -> commissionable instance label
-        self._published: dict[tuple, _Published] = {}
+        self._published: dict[tuple[Hashable, ...], _Published] = {}
         # One lock per published identity: registering probes for ~1 s, and many nodes must be
         # able to do that at the same time.
-        self._locks: dict[tuple, asyncio.Lock] = {}
+        self._locks: dict[tuple[Hashable, ...], asyncio.Lock] = {}
 
     @property
     def zeroconf(self) -> AsyncZeroconf:
@@ -248,7 +248,7 @@ class _SameHostMulticastZeroconf(Zeroconf):
         self._multicast_at: dict[Any, float] = {}      # record -> when we last multicast it
 
     def async_send(self, out: DNSOutgoing, addr: str | None = None, port: int = _MDNS_PORT,
-                   v6_flow_scope: tuple = (), transport: Any = None) -> None:
+                   v6_flow_scope: tuple[()] | tuple[int, int] = (), transport: Any = None) -> None:
         if addr is not None and port == _MDNS_PORT and _plain(addr) in self._own_addresses:
             assert self.loop is not None
             now = self.loop.time()
@@ -256,7 +256,7 @@ class _SameHostMulticastZeroconf(Zeroconf):
                 self._multicast_at = {r: t for r, t in self._multicast_at.items() if now - t < 1}
             # RFC 6762 6: a record is multicast at most once a second. The same question
             # reaches us several times (looped back, and on each interface joined).
-            answers: dict = {record: set() for record, _ in out.answers
+            answers: dict[Any, set[Any]] = {record: set() for record, _ in out.answers
                              if now - self._multicast_at.get(record, float("-inf")) >= 1}
             if answers:
                 self._multicast_at.update(dict.fromkeys(answers, now))
@@ -282,15 +282,15 @@ def _plain(address: str) -> str:
 # zeroconf has no API for extra PTR names, so the shadows go into its registry by hand. The
 # registry and its async_add/async_remove are public (no underscore) but undocumented; these two
 # functions are the only places that touch them.
-def _registry_add(zc, shadow: ServiceInfo) -> None:
+def _registry_add(zc: Zeroconf, shadow: ServiceInfo) -> None:
     zc.registry.async_add(shadow)
 
 
-def _registry_remove(zc, shadow: ServiceInfo) -> None:
+def _registry_remove(zc: Zeroconf, shadow: ServiceInfo) -> None:
     zc.registry.async_remove(shadow)
 
 
-def _enlarge_receive_buffers(zc) -> None:
+def _enlarge_receive_buffers(zc: Zeroconf) -> None:
     """Ask for MDNS_RECEIVE_BUFFER on every socket zeroconf reads (its engine keeps them in
     attributes with no public accessor; this is the only place that reads them)."""
     engine = zc.engine

@@ -8,9 +8,10 @@ from collections.abc import Callable
 from typing import Any
 
 from twin.clock import TICKS_PER_SECOND, Pace, Pacer
+from twin.node.home_view import NodeHome
 
 
-async def run_home(home: Any, speed: float | Pace, lock: Any = None, on_step: Callable[[], None] | None = None,
+async def run_home(home: NodeHome, speed: float | Pace, lock: Any = None, on_step: Callable[[], None] | None = None,
                    end_tick: int | None = None, stop: asyncio.Event | None = None,
                    max_sleep: float = 0.1) -> None:
     """Advance `home` with the wall clock at `speed` until `end_tick` or `stop` is set.

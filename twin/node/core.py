@@ -18,11 +18,11 @@ from typing import Any
 from chip.clusters import Objects as Clusters
 
 from matter_protocol.case import CaseInitiator, CaseResponder
-from matter_protocol.exchange import Deliver, Exchange, ExchangeFailed, MessageLayer, Send, SessionClosed
+from matter_protocol.exchange import Action, Deliver, Exchange, ExchangeFailed, MessageLayer, Send, SessionClosed
 from matter_protocol.mdns import Mrp
 from matter_protocol.message import MessageHeader, ProtocolId, SecureChannelOpcode
 from matter_protocol.pase import PaseResponder, initiator_random
-from matter_protocol.session import UnsecuredSession
+from matter_protocol.session import SecureSession, UnsecuredSession
 from matter_protocol.status_report import GeneralCode, SecureChannelStatus, StatusReport
 from twin.node.pairing import Pairing
 from twin.node.resumption import SubscriptionStore, record_of, subscription_of
@@ -210,12 +210,12 @@ class NodeCore:
         except OSError as err:
             log.warning("%s: could not store subscriptions: %s", self.pairing.device_id, err)
 
-    def _resume_subscriptions(self, now_ms: float) -> list:
+    def _resume_subscriptions(self, now_ms: float) -> list[Action]:
         """Open CASE to each stored subscriber (the address its messages last came from); the
         subscription resumes when the session is up (`_finish`)."""
         records, self.to_resume = self.to_resume, []
         fabrics = {f.fabric_index: f for f in self.commissioning.to_case_fabrics()}
-        actions: list = []
+        actions: list[Action] = []
         for record in records:
             fabric = fabrics.get(record.get("fabric_index"))
             if fabric is None:
@@ -238,17 +238,18 @@ class NodeCore:
         return actions
 
     # -- a reboot fault (twin/faults.py) ---------------------------------------------------
-    def reboot(self, now_ms: float) -> list:
+    def reboot(self, now_ms: float) -> list[Action]:
         """The device restarted: every session, handshake and subscription is gone (they lived in
         RAM; a subscriber finds out and subscribes again), an armed fail-safe rolls back, and
         RebootCount goes up. Fabrics, keys and counters stay: they are non-volatile."""
         with self.lock:
-            actions: list = []
+            actions: list[Action] = []
             for hs in list(self._handshakes.values()):
                 self.layer.abort_exchange(hs.exchange)
                 actions += self._finish(hs, now_ms)
             self.to_resume, self._resuming = [], []
-            sessions = [*self.layer.sessions.secure_sessions(), *self.layer.sessions.unsecured_sessions()]
+            sessions: list[SecureSession | UnsecuredSession] = [*self.layer.sessions.secure_sessions(),
+                                                                *self.layer.sessions.unsecured_sessions()]
             for session in sessions:
                 actions += self.layer.close_session(session, now_ms, notify=False)
             if self.commissioning.failsafe.armed:
@@ -260,11 +261,11 @@ class NodeCore:
 
     # -- the message-layer shape UdpTransport drives ----------------------------------------
     def receive(self, datagram: bytes, peer_address: Any, now_ms: float,
-                decoded: tuple[MessageHeader, int] | None = None) -> list:
+                decoded: tuple[MessageHeader, int] | None = None) -> list[Action]:
         with self.lock:
             return self._process(self.layer.receive(datagram, peer_address, now_ms, decoded), now_ms)
 
-    def on_timer(self, now_ms: float) -> list:
+    def on_timer(self, now_ms: float) -> list[Action]:
         with self.lock:
             actions = self.layer.on_timer(now_ms)
             if self.to_resume:
@@ -288,9 +289,9 @@ class NodeCore:
         return min(due) if due else None
 
     # -- dispatch -----------------------------------------------------------------------------
-    def _process(self, actions: list, now_ms: float) -> list:
+    def _process(self, actions: list[Action], now_ms: float) -> list[Action]:
         """Turn Deliver actions into the handlers' answers, recursively; keep the rest."""
-        out: list = []
+        out: list[Action] = []
         pending = list(actions)
         while pending or self._events:
             if not pending:
@@ -318,19 +319,19 @@ class NodeCore:
             out.append(action)
         return out
 
-    def _deliver(self, event: Deliver, now_ms: float) -> list:
+    def _deliver(self, event: Deliver, now_ms: float) -> list[Action]:
         if event.exchange.handler == "interaction model":
             return self.im.handle(event.session, event.exchange, event.opcode, event.payload, now_ms) or []
         return self._secure_channel(event, now_ms)
 
-    def _session_closed(self, session: Any, now_ms: float) -> list:
+    def _session_closed(self, session: Any, now_ms: float) -> list[Action]:
         # A handshake whose unsecured session was evicted from the session table goes with it.
-        actions: list = []
+        actions: list[Action] = []
         for hs in [h for h in self._handshakes.values() if h.exchange.session is session]:
             actions += self._finish(hs, now_ms)
         return actions + (self.im.session_closed(session, now_ms) or [])
 
-    def _on_node_event(self, event: Any, now_ms: float) -> list:
+    def _on_node_event(self, event: Any, now_ms: float) -> list[Action]:
         """Sessions that must end: a removed fabric's, and on fail-safe expiry the PASE
         sessions and those of the fabrics it rolled back (Core spec 11.10.7.2.2)."""
         if event.kind == "fabric_removed":
@@ -340,13 +341,13 @@ class NodeCore:
                       if s.peer_node_id is None or s.fabric_index in event.removed]
         else:
             return []
-        actions: list = []
+        actions: list[Action] = []
         for session in doomed:
             actions += self.layer.close_session(session, now_ms)
         return actions
 
     # -- Secure Channel: PASE and CASE --------------------------------------------------------
-    def _secure_channel(self, event: Deliver, now_ms: float) -> list:
+    def _secure_channel(self, event: Deliver, now_ms: float) -> list[Action]:
         exchange = event.exchange
         hs = self._handshakes.get(exchange)
         if hs is None:
@@ -393,7 +394,7 @@ class NodeCore:
             replies = hs.responder.abort(f"{type(e).__name__}: {e}")
         if first and hs.responder.error is None:
             self._remember_random(event.payload)
-        actions: list = []
+        actions: list[Action] = []
         try:
             for opcode, payload in replies:
                 actions += exchange.send(opcode, payload, now_ms)
@@ -436,14 +437,14 @@ class NodeCore:
             self.layer.sessions.release_id(local_id)
             raise
 
-    def _make_room(self, keep: _Handshake, now_ms: float) -> list:
+    def _make_room(self, keep: _Handshake, now_ms: float) -> list[Action]:
         """A new handshake got past its first message: beyond MAX_PASE_HANDSHAKES PASE ones or
         MAX_HANDSHAKES in all, evict the one silent longest among those that made no progress (its
         exchange dropped without a StatusReport, its session id freed). `_refusal` made sure there
         is one. A flood then costs a bounded amount of state, the newest peer, a genuine one too,
         gets a slot, and nobody who got further is pushed out. A first message that fails at once
         (malformed, replayed, unknown destination) never gets this far, so junk evicts nobody."""
-        actions: list = []
+        actions: list[Action] = []
         while True:
             pase = [h for h in self._handshakes.values() if h.kind == "PASE"]
             peer = [h for h in self._handshakes.values() if not h.progressed and _peer_of(h) == _peer_of(keep)]
@@ -488,22 +489,21 @@ class NodeCore:
                                 BUSY_WAIT_MS.to_bytes(2, "little"))
         return None
 
-    def _finish(self, hs: _Handshake, now_ms: float) -> list:
+    def _finish(self, hs: _Handshake, now_ms: float) -> list[Action]:
         """A handshake ended (success, failure or abandoned): install or release, close up."""
         self._handshakes.pop(hs.exchange, None)
         unsecured = hs.exchange.session
         if isinstance(unsecured, UnsecuredSession):
             unsecured.pinned = any(h.exchange.session is unsecured for h in self._handshakes.values())
         responder = hs.responder
-        actions: list = []
+        actions: list[Action] = []
         if responder.result is not None:
-            local_node_id = responder.fabric.node_id if hs.kind == "CASE" else 0
+            case_fabric = None if isinstance(responder, PaseResponder) else responder.fabric  # set: CASE succeeded
+            local_node_id = case_fabric.node_id if case_fabric is not None else 0
             session = self.layer.add_secure_session(responder.result, hs.exchange.session.peer_address,
                                                     now_ms, local_node_id=local_node_id)
-            # The commissioning servers read the attestation challenge as `session.keys`.
-            session.keys = responder.result.keys
-            if hs.kind == "CASE":
-                session.peer_cats = responder.peer_cats  # CASE Authenticated Tags, for access control
+            if not isinstance(responder, PaseResponder):
+                session.peer_cats = responder.peer_cats
             else:
                 self.commissioning.on_pase_established(session)
             if hs.resume is not None:

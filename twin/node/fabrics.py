@@ -24,7 +24,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from enum import IntEnum
 from pathlib import Path
 from typing import Any
 
@@ -68,7 +70,7 @@ def is_cat_subject(value: int) -> bool:
 class FabricError(Exception):
     """AddNOC/UpdateNOC input that does not make a valid fabric; `status` is the NOCResponse code."""
 
-    def __init__(self, status: NocStatus, message: str):
+    def __init__(self, status: IntEnum, message: str):  # a NocStatus
         super().__init__(message)
         self.status = status
 
@@ -106,11 +108,11 @@ class Fabric:
     root_public_key: bytes
     label: str = ""
     #: AccessControlEntryStruct entries of this fabric, fabricIndex filled in.
-    acl: list = field(default_factory=list)
+    acl: list[Any] = field(default_factory=list)
     #: GroupKeySetStruct by id, other than the IPK (set 0), epoch keys included.
-    group_key_sets: dict = field(default_factory=dict)
+    group_key_sets: dict[int, Any] = field(default_factory=dict)
     #: GroupKeyMapStruct entries of this fabric.
-    group_key_map: list = field(default_factory=list)
+    group_key_map: list[Any] = field(default_factory=list)
 
     @classmethod
     def build(cls, fabric_index: int, rcac: bytes, icac: bytes | None, noc: bytes,
@@ -151,7 +153,7 @@ class Fabric:
                           rcac=self.rcac, noc=self.noc, icac=self.icac, operational_key=self.operational_key)
 
     # ---- storage form ----------------------------------------------------------------
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         pem = self.operational_key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                                                  serialization.NoEncryption()).decode()
         return {"fabric_index": self.fabric_index, "vendor_id": self.vendor_id, "label": self.label,
@@ -162,7 +164,7 @@ class Fabric:
                 "group_key_map": [to_json(m) for m in self.group_key_map]}
 
     @classmethod
-    def from_json(cls, data: dict) -> Fabric:
+    def from_json(cls, data: dict[str, Any]) -> Fabric:
         key = serialization.load_pem_private_key(data["operational_key"].encode(), None)
         if not isinstance(key, ec.EllipticCurvePrivateKey):
             raise ValueError("operational key is not an EC private key")
@@ -186,7 +188,7 @@ _NOC_FIELDS = ("noc", "icac", "operational_key", "node_id")
 class FabricTable:
     """Fabrics by index, with staging for AddNOC/UpdateNOC and atomic persistence."""
 
-    def __init__(self, node_dir: str | os.PathLike | None = None, max_fabrics: int = 16, *,
+    def __init__(self, node_dir: str | os.PathLike[str] | None = None, max_fabrics: int = 16, *,
                  storage: Storage | None = None):
         """Persist to `storage`; or to `node_dir/fabrics.json`; with neither, nothing is persisted."""
         if not 1 <= max_fabrics <= MAX_FABRIC_INDEX:
@@ -201,13 +203,13 @@ class FabricTable:
         self.counters: dict[str, int] = {}
         self.settings: dict[str, Any] = {}
         self._uncommitted: set[int] = set()          # added by AddNOC, not yet committed
-        self._noc_backup: dict[int, dict] = {}       # committed NOC fields of fabrics under UpdateNOC
+        self._noc_backup: dict[int, dict[str, Any]] = {}       # committed NOC fields of fabrics under UpdateNOC
 
     # ---- queries ---------------------------------------------------------------------
     def __len__(self) -> int:
         return len(self.fabrics)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Fabric]:
         return iter(self.fabrics[i] for i in sorted(self.fabrics))
 
     def get(self, fabric_index: int | None) -> Fabric | None:
@@ -286,7 +288,7 @@ class FabricTable:
             out.append(dataclasses.replace(fabric, **backup) if backup else fabric)
         return out
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"version": FORMAT_VERSION, "next_fabric_index": self.next_index,
                 "fabrics": [f.to_json() for f in self.committed_view()],
                 "counters": dict(sorted(self.counters.items())), "settings": self.settings}
@@ -303,7 +305,7 @@ class FabricTable:
         self.save()
 
     @classmethod
-    def load(cls, node_dir: str | os.PathLike, max_fabrics: int = 16) -> FabricTable:
+    def load(cls, node_dir: str | os.PathLike[str], max_fabrics: int = 16) -> FabricTable:
         """The table kept in `node_dir` (created empty when there is none yet)."""
         directory = Path(node_dir)
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -339,7 +341,7 @@ class FabricTable:
         return table
 
     @classmethod
-    def reset(cls, node_dir: str | os.PathLike) -> None:
+    def reset(cls, node_dir: str | os.PathLike[str]) -> None:
         """Forget every fabric (NOCs, ACLs, keys) kept in `node_dir`; counters and settings stay."""
         path = Path(node_dir) / FABRICS_FILE
         if not path.exists():
@@ -387,14 +389,14 @@ class FailSafe:
         """Arm, or re-arm to `seconds` from now, never beyond the cumulative deadline."""
         if seconds <= 0:
             raise ValueError("arm for a positive number of seconds; disarm with clear()")
-        if not self.armed:
+        if not self.armed or self.deadline_ms is None:
             self.armed = True
             self.deadline_ms = now_ms + self.max_cumulative_s * 1000
             self.fabric_index = fabric_index
         self.expires_ms = min(now_ms + seconds * 1000, self.deadline_ms)
 
     def expired(self, now_ms: int) -> bool:
-        return self.armed and now_ms >= self.expires_ms
+        return self.armed and self.expires_ms is not None and now_ms >= self.expires_ms
 
     def next_timer(self) -> int | None:
         return self.expires_ms if self.armed else None

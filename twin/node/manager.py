@@ -40,15 +40,14 @@ from twin.node.core import (
     session_parameters,
 )
 from twin.node.credentials import DeviceCredentials
-from twin.node.defaults import DEFAULT_BASE_PORT
+from twin.node.defaults import DEFAULT_BASE_PORT, DEFAULT_WINDOW_TIMEOUT_S, WINDOW_CHOICES
 from twin.node.device_state import DeviceStateStore
 from twin.node.fabrics import FabricTable
 from twin.node.faults import FaultTriggers, LinkFaults
 from twin.node.files import FileStorage, write_atomic
+from twin.node.home_view import NodeHome
 from twin.node.im import EventNumbers, InteractionModelServer
 from twin.node.pairing import (
-    DEFAULT_WINDOW_TIMEOUT_S,
-    WINDOW_CHOICES,
     Pairing,
     WindowPlan,
     _basic_information,
@@ -157,7 +156,7 @@ class NodeManager:
     randoms, keys); it defaults to the OS CSPRNG, since those must not be predictable.
     """
 
-    def __init__(self, home: Any, storage_dir: str | Path, base_port: int = DEFAULT_BASE_PORT,
+    def __init__(self, home: NodeHome, storage_dir: str | Path, base_port: int = DEFAULT_BASE_PORT,
                  host: str = "::", addresses: list[str] | None = None, interfaces: Any = None,
                  seed: int | None = None, lock: Any = None, rng: random.Random | None = None,
                  reset_fabrics: bool = False, room_sensors: bool = True, as_bridge: bool = False,
@@ -205,10 +204,10 @@ class NodeManager:
         if interfaces is not None:
             advertiser_options["interfaces"] = interfaces
         self.advertiser = Advertiser(random.Random(self.rng.getrandbits(64)), **advertiser_options)
-        self._wanted: dict[str, dict[tuple, Any]] = {}
+        self._wanted: dict[str, dict[tuple[Any, ...], Any]] = {}
         self._closed_for: dict[str, list[str]] = {}   # opened node -> windows its opening closed
-        self._published: dict[str, dict[tuple, Any]] = {}
-        self._reconcilers: dict[str, asyncio.Task] = {}
+        self._published: dict[str, dict[tuple[Any, ...], Any]] = {}
+        self._reconcilers: dict[str, asyncio.Task[None]] = {}
         #: Nodes whose records may have changed since the last sync (added to from any thread).
         self._touched: set[str] = set()
         self._shutting_down: dict[str, float] = {}   # rebooting node -> when its last turn ends at the latest
@@ -250,7 +249,8 @@ class NodeManager:
         if not path.exists():
             return None
         try:
-            return json.loads(path.read_text())
+            saved: dict[str, Any] = json.loads(path.read_text())
+            return saved
         except (OSError, ValueError) as exc:
             raise ValueError(f"{path}: not a saved bridge endpoint allocation ({exc}); "
                              "delete it to number the bridged endpoints afresh") from exc
@@ -383,7 +383,7 @@ class NodeManager:
             return
         node = self.nodes.get(device_id)
         discriminator = node.core.commissioning.window.discriminator if node is not None else None
-        if discriminator is None:
+        if node is None or discriminator is None:
             return
         node.core.touched = True
         for other_id, other in self.nodes.items():
@@ -492,7 +492,8 @@ class NodeManager:
             return
         for device_id, node in self.nodes.items():
             boots = engine.boots(device_id)
-            if boots > node.link.boots:
+            link = node.link   # None until the node's transport is open
+            if link is not None and boots > link.boots:
                 self._reboot(device_id, node, boots)
             down = engine.unreachable(device_id) is not None
             if down != (device_id in self._unreachable):
@@ -517,7 +518,8 @@ class NodeManager:
         if node.core.im.reporting() and time.monotonic() < deadline:
             return   # the next poll tries again
         del self._shutting_down[device_id]
-        node.link.boots = boots
+        if node.link is not None:
+            node.link.boots = boots
         if node.transport is not None:
             node.transport.execute(node.core.reboot(node.transport.now_ms()))
 
@@ -575,7 +577,7 @@ class NodeManager:
         return core
 
     # -- mDNS ---------------------------------------------------------------------------------
-    def _services(self, node: MatterNode) -> dict[tuple, Any]:
+    def _services(self, node: MatterNode) -> dict[tuple[Any, ...], Any]:
         pairing = node.core.pairing
         with self.lock:
             window = node.core.commissioning.window

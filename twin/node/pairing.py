@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from chip.clusters import Objects as Clusters
 
 from matter_protocol.pairing import DiscoveryCapabilities, SetupPayload, passcode_and_discriminator
-from twin.node.defaults import DEFAULT_WINDOW_TIMEOUT_S, WINDOW_CHOICES  # noqa: F401 - re-exported
+from twin.node.home_view import NodeHome
 from twin.room_sensors import room_sensor_devices
 
 # A manual code carries 4 bits of the discriminator: at most this many open windows can each
@@ -49,8 +50,8 @@ def _basic_information(device: Any, attribute: str) -> Any:
     return device.endpoint(0).server(Clusters.BasicInformation).read(attribute)
 
 
-def home_pairings(home: Any, seed: int | None = None,
-                  devices: dict[str, Any] | None = None) -> dict[str, Pairing]:
+def home_pairings(home: NodeHome, seed: int | None = None,
+                  devices: Mapping[str, Any] | None = None) -> dict[str, Pairing]:
     """Each device's passcode and discriminator, from the home seed and device id.
 
     `devices` (id -> Device) are the nodes to pair, default the home's devices; see
@@ -65,7 +66,8 @@ def home_pairings(home: Any, seed: int | None = None,
       moves the later id to the next free value.
     """
     seed = home.seed if seed is None else int(seed)
-    devices = home.devices if devices is None else devices
+    if devices is None:
+        devices = home.devices
     taken: set[int] = set()
     shorts: set[int] = set()
     found: dict[str, Pairing] = {}
@@ -89,13 +91,13 @@ def home_pairings(home: Any, seed: int | None = None,
     return {device_id: found[device_id] for device_id in devices}  # the given order
 
 
-def pairing_order(home: Any, devices: Any) -> list[str]:
+def pairing_order(home: NodeHome, devices: Iterable[str]) -> list[str]:
     """The order codes are assigned in, and windows opened at start: the home's devices by id,
     then the extra nodes (room sensors) by id, so those never move a device's codes."""
     return sorted(devices, key=lambda i: (i not in home.devices, i))
 
 
-def served_devices(home: Any, room_sensors: bool = True) -> dict[str, Any]:
+def served_devices(home: NodeHome, room_sensors: bool = True) -> dict[str, Any]:
     """The devices served as nodes: the home's, then one sensor node per room (ids
     `sensors@<room>`, twin/room_sensors.py), so a controller reads rooms as real sensors."""
     devices = dict(home.devices)
@@ -104,10 +106,10 @@ def served_devices(home: Any, room_sensors: bool = True) -> dict[str, Any]:
     return devices
 
 
-def device_name(home: Any, device: Any) -> str:
+def device_name(home: NodeHome, device: Any) -> str:
     """A node's display name: the home's name for its devices, NodeLabel for the others."""
     if device.id in home.devices:
-        return home.device_info(device.id).get("name") or device.type.label
+        return str(home.device_info(device.id).get("name") or device.type.label)
     return str(_basic_information(device, "NodeLabel") or device.type.label)
 
 

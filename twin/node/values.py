@@ -136,7 +136,7 @@ def encode_typed(w: TLVWriter, tag: int | None, typ: Any, value: Any, what: str 
     elif kind is Kind.BYTES:
         if not isinstance(value, (bytes, bytearray)):
             raise CodecError(f"{what}={value!r} is not an octet string")
-        w.octets(tag, value)
+        w.octets(tag, bytes(value))
     else:
         raise CodecError(f"{what}: unsupported declared type {getattr(typ, '__name__', typ)!r}")
 

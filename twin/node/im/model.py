@@ -171,5 +171,6 @@ def fabric_index_of(value: Any) -> int | None:
     if isinstance(value, ClusterObject):
         for f in value.descriptor.Fields:
             if f.Tag == FABRIC_INDEX_TAG:
-                return getattr(value, f.Label)
+                index: int | None = getattr(value, f.Label)
+                return index
     return None

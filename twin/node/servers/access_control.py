@@ -22,7 +22,7 @@ from twin.node.servers.base import (
 )
 
 
-def _check_acl_entry(entry, where: str) -> None:
+def _check_acl_entry(entry: Any, where: str) -> None:
     """The spec's ACL entry rules (Core 9.10.5.5); CONSTRAINT_ERROR naming the rule broken."""
     def bad(msg: str) -> MatterError:
         return MatterError(Status.CONSTRAINT_ERROR, f"{where}: {msg}")
@@ -55,7 +55,7 @@ def _check_acl_entry(entry, where: str) -> None:
             raise bad(f"target cluster {cluster:#x} is not a cluster id")
 
 
-def acl_changes(old: list, new: list, appended: bool = False) -> list[tuple[ChangeType, Any]]:
+def acl_changes(old: list[Any], new: list[Any], appended: bool = False) -> list[tuple[ChangeType, Any]]:
     """The AccessControlEntryChanged events of a write of a fabric's entries (Core 9.10.7.1, one
     per entry), as the plans (TC_ACL_2_6, 2_8) expect: a list written whole is Changed for each
     index both lists have, Added past the old list's end, Removed past the new one's (with the
@@ -87,7 +87,7 @@ class AccessControlServer(NodeServer):
             return [e for f in self.node.visible_fabrics() for e in f.acl]
         return super().get(name)
 
-    def write(self, attribute, data) -> None:
+    def write(self, attribute: Any, data: Any) -> None:
         name = self.resolve_attribute(attribute)
         if name != "Acl":
             return super().write(attribute, data)

@@ -64,7 +64,7 @@ class AdministratorCommissioningServer(NodeServer):
         fabric = self.node.table.get(self.node.accessing_fabric())
         return (fabric.fabric_index, fabric.vendor_id) if fabric is not None else (None, None)
 
-    def OpenCommissioningWindow(self, request):
+    def OpenCommissioningWindow(self, request: Any) -> Any:
         self._check_can_open()
         pake_error = int(AdminStatus.kPAKEParameterError)
         try:
@@ -85,13 +85,13 @@ class AdministratorCommissioningServer(NodeServer):
                                        request.discriminator, *self._admin())
         self.node.window_changed()
 
-    def OpenBasicCommissioningWindow(self, request):
+    def OpenBasicCommissioningWindow(self, request: Any) -> Any:
         self._check_can_open()
         self._check_timeout(request.commissioningTimeout)
         self.node.window.open_basic(self.node.now_ms(), request.commissioningTimeout, *self._admin())
         self.node.window_changed()
 
-    def RevokeCommissioning(self, request):
+    def RevokeCommissioning(self, request: Any) -> Any:
         if self.node.failsafe.armed:
             self.node.expire_failsafe()
         if not self.node.window.is_open:

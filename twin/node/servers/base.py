@@ -40,7 +40,7 @@ def debug_text(text: str) -> str:
     return text[:MAX_DEBUG_TEXT]
 
 
-def noc_response(status: NocStatus, fabric_index: int | None = None, text: str | None = None):
+def noc_response(status: NocStatus, fabric_index: int | None = None, text: str | None = None) -> Any:
     return OC.Commands.NOCResponse(statusCode=status, fabricIndex=fabric_index,
                                    debugText=debug_text(text) if text else None)
 
@@ -73,10 +73,10 @@ class NodeServer(ClusterServer):
             for listener in self.listeners:
                 listener(self, name)
 
-    def invoke(self, command, fields=None):
+    def invoke(self, command: Any, fields: Any = None) -> Any:
         self.node.poll()  # a command after the fail-safe's expiry must see the rolled-back state
         return super().invoke(command, fields)
 
-    def write(self, attribute, data) -> None:
+    def write(self, attribute: Any, data: Any) -> None:
         self.node.poll()
         super().write(attribute, data)

@@ -42,10 +42,10 @@ class GeneralCommissioningServer(NodeServer):
             return RegulatoryLocation(stored) if stored is not None else self.get("LocationCapability")
         return super().get(name)
 
-    def _response(self, cls, error: CommissioningError, text: str = ""):
+    def _response(self, cls: Any, error: CommissioningError, text: str = "") -> Any:
         return cls(errorCode=error, debugText=debug_text(text))
 
-    def ArmFailSafe(self, request):
+    def ArmFailSafe(self, request: Any) -> Any:
         node, fs = self.node, self.node.failsafe
         access, fabric = current_access.get(), node.accessing_fabric()
         resp = GC.Commands.ArmFailSafeResponse
@@ -63,7 +63,7 @@ class GeneralCommissioningServer(NodeServer):
         self.set("Breadcrumb", request.breadcrumb)
         return self._response(resp, CommissioningError.kOk)
 
-    def SetRegulatoryConfig(self, request):
+    def SetRegulatoryConfig(self, request: Any) -> Any:
         resp = GC.Commands.SetRegulatoryConfigResponse
         capability = self.get("LocationCapability")
         new = request.newRegulatoryConfig
@@ -86,7 +86,7 @@ class GeneralCommissioningServer(NodeServer):
         self.set("Breadcrumb", request.breadcrumb)
         return self._response(resp, CommissioningError.kOk)
 
-    def CommissioningComplete(self, request):
+    def CommissioningComplete(self, request: Any) -> Any:
         node, fs = self.node, self.node.failsafe
         resp = GC.Commands.CommissioningCompleteResponse
         access = current_access.get()

@@ -59,7 +59,7 @@ class GeneralDiagnosticsServer(NodeServer):
             return self.test_events is not None and bool(self.test_events.key)
         return super().get(name)
 
-    def TestEventTrigger(self, request):
+    def TestEventTrigger(self, request: Any) -> Any:
         key = bytes(request.enableKey)
         if len(key) != 16 or not any(key):
             raise MatterError(Status.CONSTRAINT_ERROR, "enableKey must be 16 bytes, not all zero")
@@ -71,5 +71,5 @@ class GeneralDiagnosticsServer(NodeServer):
         if not self.test_events.trigger(int(request.eventTrigger)):
             raise MatterError(Status.INVALID_COMMAND, f"eventTrigger 0x{int(request.eventTrigger):016x} is not handled")
 
-    def TimeSnapshot(self, request):
+    def TimeSnapshot(self, request: Any) -> Any:
         return GD.Commands.TimeSnapshotResponse(systemTimeMs=self.node.uptime_ms(), posixTimeMs=NullValue)

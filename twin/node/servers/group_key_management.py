@@ -37,12 +37,12 @@ class GroupKeyManagementServer(NodeServer):
         return super().get(name)
 
     def _fabric(self, what: str) -> Fabric:
-        fabric = self.node.table.get(self.node.accessing_fabric())
+        fabric: Fabric | None = self.node.table.get(self.node.accessing_fabric())
         if fabric is None:
             raise MatterError(Status.UNSUPPORTED_ACCESS, f"{what} is fabric-scoped: use a session on a fabric")
         return fabric
 
-    def write(self, attribute, data) -> None:
+    def write(self, attribute: Any, data: Any) -> None:
         name = self.resolve_attribute(attribute)
         if name != "GroupKeyMap":
             return super().write(attribute, data)
@@ -69,12 +69,14 @@ class GroupKeyManagementServer(NodeServer):
         self.node.table.save()
         self.touch("GroupKeyMap")
 
-    def KeySetWrite(self, request):
+    def KeySetWrite(self, request: Any) -> Any:
         fabric = self._fabric("KeySetWrite")
         ks = request.groupKeySet
         keys = [ks.epochKey0, ks.epochKey1, ks.epochKey2]
         times = [ks.epochStartTime0, ks.epochStartTime1, ks.epochStartTime2]
-        invalid = lambda msg: MatterError(Status.INVALID_COMMAND, f"KeySetWrite: {msg}")  # noqa: E731
+
+        def invalid(msg: str) -> MatterError:
+            return MatterError(Status.INVALID_COMMAND, f"KeySetWrite: {msg}")
         if ks.groupKeySecurityPolicy != GKM.Enums.GroupKeySecurityPolicyEnum.kTrustFirst:
             raise invalid("groupKeySecurityPolicy must be 0 (TrustFirst); CacheAndSync is not supported")
         if keys[0] is NullValue or times[0] is NullValue:
@@ -103,7 +105,7 @@ class GroupKeyManagementServer(NodeServer):
             fabric.group_key_sets[ks.groupKeySetID] = ks
         self.node.table.save()
 
-    def KeySetRead(self, request):
+    def KeySetRead(self, request: Any) -> Any:
         fabric = self._fabric("KeySetRead")
         set_id = request.groupKeySetID
         kinds = GKM.Structs.GroupKeySetStruct
@@ -121,7 +123,7 @@ class GroupKeyManagementServer(NodeServer):
             raise MatterError(Status.NOT_FOUND, f"no group key set {set_id} on this fabric")
         return GKM.Commands.KeySetReadResponse(groupKeySet=ks)
 
-    def KeySetRemove(self, request):
+    def KeySetRemove(self, request: Any) -> Any:
         fabric = self._fabric("KeySetRemove")
         set_id = request.groupKeySetID
         if set_id == IPK_KEY_SET_ID:
@@ -135,7 +137,7 @@ class GroupKeyManagementServer(NodeServer):
         if len(fabric.group_key_map) != before:
             self.touch("GroupKeyMap")
 
-    def KeySetReadAllIndices(self, request):
+    def KeySetReadAllIndices(self, request: Any) -> Any:
         fabric = self._fabric("KeySetReadAllIndices")
         return GKM.Commands.KeySetReadAllIndicesResponse(
             groupKeySetIDs=[IPK_KEY_SET_ID, *sorted(fabric.group_key_sets)])

@@ -74,7 +74,7 @@ class OperationalCredentialsServer(NodeServer):
         self.touch("NOCs", "Fabrics", "CommissionedFabrics", "TrustedRootCertificates", "CurrentFabricIndex")
 
     def _require_failsafe(self, command: str) -> int | None:
-        fabric = self.node.accessing_fabric()
+        fabric: int | None = self.node.accessing_fabric()
         if not self.node.failsafe.matches(fabric):
             raise MatterError(Status.FAILSAFE_REQUIRED,
                               f"{command} needs the fail-safe armed (ArmFailSafe) by this session's fabric")
@@ -88,15 +88,16 @@ class OperationalCredentialsServer(NodeServer):
     def _sign(self, elements: bytes, what: str) -> bytes:
         if len(elements) > MAX_ELEMENTS_SIZE:
             raise MatterError(Status.FAILURE, f"{what} would be {len(elements)} bytes; the limit is 900")
-        return self.node.credentials.sign(elements, self.node.attestation_challenge())
+        signature: bytes = self.node.credentials.sign(elements, self.node.attestation_challenge())
+        return signature
 
-    def AttestationRequest(self, request):
+    def AttestationRequest(self, request: Any) -> Any:
         self._check_nonce(request.attestationNonce, "attestationNonce")
         elements = attestation_elements(self.node.certification_declaration, request.attestationNonce)
         signature = self._sign(elements, "AttestationElements")
         return OC.Commands.AttestationResponse(attestationElements=elements, attestationSignature=signature)
 
-    def CertificateChainRequest(self, request):
+    def CertificateChainRequest(self, request: Any) -> Any:
         kind = OC.Enums.CertificateChainTypeEnum
         creds = self.node.credentials
         if request.certificateType == kind.kDACCertificate:
@@ -106,7 +107,7 @@ class OperationalCredentialsServer(NodeServer):
         raise MatterError(Status.INVALID_COMMAND,
                           f"certificateType {int(request.certificateType)}; accepted: 1 (DAC), 2 (PAI)")
 
-    def CSRRequest(self, request):
+    def CSRRequest(self, request: Any) -> Any:
         self._check_nonce(request.CSRNonce, "CSRNonce")
         fs = self.node.failsafe
         self._require_failsafe("CSRRequest")
@@ -125,7 +126,7 @@ class OperationalCredentialsServer(NodeServer):
         fs.pending_key, fs.csr_for_update = key, bool(request.isForUpdateNOC)
         return OC.Commands.CSRResponse(NOCSRElements=elements, attestationSignature=signature)
 
-    def AddTrustedRootCertificate(self, request):
+    def AddTrustedRootCertificate(self, request: Any) -> Any:
         fs = self.node.failsafe
         self._require_failsafe("AddTrustedRootCertificate")
         if fs.pending_root is not None and bytes(request.rootCACertificate) == fs.pending_root:
@@ -140,7 +141,7 @@ class OperationalCredentialsServer(NodeServer):
         fs.pending_root = bytes(request.rootCACertificate)
         self.touch("TrustedRootCertificates")
 
-    def AddNOC(self, request):
+    def AddNOC(self, request: Any) -> Any:
         node, fs, table = self.node, self.node.failsafe, self.node.table
         self._require_failsafe("AddNOC")
         if fs.noc_invoked:
@@ -189,7 +190,7 @@ class OperationalCredentialsServer(NodeServer):
         node.notify(NodeEvent("fabric_added", fabric.fabric_index))
         return noc_response(NocStatus.kOk, fabric.fabric_index)
 
-    def UpdateNOC(self, request):
+    def UpdateNOC(self, request: Any) -> Any:
         node, fs, table = self.node, self.node.failsafe, self.node.table
         fabric_index = self._require_failsafe("UpdateNOC")
         fabric = table.get(fabric_index)
@@ -203,7 +204,7 @@ class OperationalCredentialsServer(NodeServer):
             return noc_response(NocStatus.kMissingCsr, text="UpdateNOC needs a CSRRequest(isForUpdateNOC) "
                                                              "and no new root under this fail-safe")
         try:
-            updated = Fabric.build(fabric_index, fabric.rcac, request.ICACValue or None, request.NOCValue,
+            updated = Fabric.build(fabric.fabric_index, fabric.rcac, request.ICACValue or None, request.NOCValue,
                                    fs.pending_key, fabric.ipk_epoch_key, fabric.vendor_id)
         except FabricError as e:
             return noc_response(e.status, text=str(e))
@@ -217,7 +218,7 @@ class OperationalCredentialsServer(NodeServer):
         node.notify(NodeEvent("fabric_updated", fabric_index))
         return noc_response(NocStatus.kOk, fabric_index)
 
-    def UpdateFabricLabel(self, request):
+    def UpdateFabricLabel(self, request: Any) -> Any:
         node, table = self.node, self.node.table
         fabric = table.get(node.accessing_fabric())
         if fabric is None:
@@ -234,7 +235,7 @@ class OperationalCredentialsServer(NodeServer):
         self.touch("Fabrics")
         return noc_response(NocStatus.kOk, fabric.fabric_index)
 
-    def RemoveFabric(self, request):
+    def RemoveFabric(self, request: Any) -> Any:
         index = request.fabricIndex
         if self.node.table.get(index) is None:
             return noc_response(NocStatus.kInvalidFabricIndex, text=f"no fabric with index {index}")
