@@ -405,7 +405,7 @@ class InvokeRequest(Message):
 
 @dataclass
 class InvokeResponse(Message):
-    invoke_responses: list[InvokeResponseIB] = field(default_factory=list)
+    invoke_responses: list[InvokeResponseIB | Raw] = field(default_factory=list)   # Raw: pre-encoded IBs
     suppress_response: bool = False
     more_chunked: bool = False
     opcode = Opcode.InvokeResponse

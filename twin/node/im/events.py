@@ -10,6 +10,7 @@ from clusters.base import TICKS_PER_SECOND, AccessContext, ClusterServer
 from clusters.status import Status
 from matter_protocol.interaction import (
     EventData,
+    EventFilter,
     EventPath,
     EventReport,
     EventStatus,
@@ -22,12 +23,13 @@ from twin.node.im.model import (
     EventRecord,
     fabric_index_of,
 )
+from twin.node.im.parts import Part
 from twin.node.values import encode_value
 
 log = logging.getLogger(__name__)
 
 
-class Events:
+class Events(Part):
     """Part of InteractionModelServer (server.py): the events interaction, on its state."""
 
     def _on_event(self, server: ClusterServer, event: ClusterEvent, urgent: bool = False) -> None:
@@ -79,10 +81,10 @@ class Events:
 
     def _event_path_status(self, path: EventPath, access: AccessContext) -> int | None:
         """The status for a concrete event path that names nothing we serve, or may not be read."""
-        ep = self.device.endpoints.get(path.endpoint)
-        if ep is None:
+        ep = self.device.endpoints.get(path.endpoint) if path.endpoint is not None else None
+        if ep is None or path.endpoint is None:
             return Status.UNSUPPORTED_ENDPOINT
-        if path.cluster not in ep.servers:
+        if path.cluster is None or path.cluster not in ep.servers:
             return Status.UNSUPPORTED_CLUSTER
         if path.event is not None and not self._allowed("event", access, path.endpoint, path.cluster, path.event):
             return Status.UNSUPPORTED_ACCESS
@@ -94,6 +96,6 @@ def _event_matches(path: EventPath, record: EventRecord) -> bool:
             and path.event in (None, record.event))
 
 
-def event_min_of(filters: list | None) -> int:
+def event_min_of(filters: list[EventFilter] | None) -> int:
     """The EventMin of the request's EventFilters (the node filter is ours or absent)."""
     return max((f.event_min for f in filters or () if f.event_min is not None), default=0)

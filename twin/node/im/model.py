@@ -11,6 +11,7 @@ from chip.clusters import Objects as Clusters
 from chip.clusters.ClusterObjects import ClusterObject
 
 from clusters.base import AccessContext, ClusterServer
+from matter_protocol.exchange import Exchange
 from matter_protocol.interaction import (
     FABRIC_INDEX_TAG,
     AttributePath,
@@ -57,6 +58,14 @@ MAX_PATHS_PER_REQUEST = 32
 #: kind: "read", "write", "invoke" or "event".
 AccessCheck = Callable[[str, AccessContext, int, int, int], bool]
 Key = tuple[int, int, int]   # (endpoint, cluster id, attribute id)
+
+
+def concrete(endpoint: int | None, cluster: int | None, item: int | None) -> tuple[int, int, int] | None:
+    """A path's (endpoint, cluster, attribute, command or event id) when it names all three,
+    None when any is a wildcard: the one typed form the interactions work on."""
+    if endpoint is None or cluster is None or item is None:
+        return None
+    return endpoint, cluster, item
 
 # Event priorities (Core spec PriorityLevel).
 DEBUG, INFO, CRITICAL = 0, 1, 2
@@ -158,7 +167,7 @@ class Pending:
     `chunks` encodes the next message only when asked (see `_report_chunks`): what a pending
     read holds is its position in the expanded paths and at most one encoded item, however
     much is left to send."""
-    exchange: Any
+    exchange: Exchange
     kind: str                             # "read", "priming", "report" or "invoke"
     chunks: Iterator[Chunk]               # the rest, encoded one message per SUCCESS
     more: bool                            # `chunks` has another message

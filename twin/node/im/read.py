@@ -11,11 +11,13 @@ from chip.clusters.Types import NullValue
 from clusters.base import AccessContext, ClusterServer
 from clusters.status import MatterError, Status
 from clusters.value_types import list_item_type
+from matter_protocol.exchange import Action, Exchange
 from matter_protocol.interaction import (
     AttributeData,
     AttributePath,
     AttributeReport,
     AttributeStatus,
+    DataVersionFilter,
     Opcode,
     ReadRequest,
     ReportData,
@@ -26,14 +28,16 @@ from twin.node.im.events import event_min_of
 from twin.node.im.model import (
     MAX_PATHS_PER_REQUEST,
     Chunk,
+    concrete,
     fabric_index_of,
 )
+from twin.node.im.parts import Part
 from twin.node.values import encode_value, without_sensitive
 
 log = logging.getLogger(__name__)
 
 
-class Reads:
+class Reads(Part):
     """Part of InteractionModelServer (server.py): the read interaction, on its state."""
 
     def _expand(self, path: AttributePath) -> list[tuple[int, ClusterServer, str]]:
@@ -41,9 +45,11 @@ class Reads:
         status; a wildcard silently yields what exists (Core spec, "Wildcard paths")."""
         if path.list_index is not None:
             raise MatterError(Status.INVALID_ACTION, "read paths may not carry a ListIndex")
-        if path.concrete:
-            server = self.device.locate(path.cluster, path.endpoint)
-            return [(path.endpoint, server, server.resolve_attribute(path.attribute))]
+        target = concrete(path.endpoint, path.cluster, path.attribute)
+        if target is not None:
+            endpoint, cluster, attribute = target
+            server = self.device.locate(cluster, endpoint)
+            return [(endpoint, server, server.resolve_attribute(attribute))]
         flags = path.wildcard_flags or 0
         out = []
         for ep_id in sorted(self.device.endpoints):
@@ -126,12 +132,12 @@ class Reads:
         """The DataVersion we report: the server's plus our bumps for derived values (see top)."""
         return (server.data_version + self._bumps.get((ep, server.id), 0)) & 0xFFFFFFFF
 
-    def _read_items(self, paths: list[AttributePath], filters: list, fabric_filtered: bool,
+    def _read_items(self, paths: list[AttributePath], filters: list[DataVersionFilter] | None, fabric_filtered: bool,
                     access: AccessContext) -> Iterator[bytes]:
         """The AttributeReportIBs of a read or priming report, encoded as they are consumed:
         the generator's position (path, then the path's expansion) is where the next chunk
         resumes, as the CHIP SDK's read handler keeps a path-expansion iterator across chunks."""
-        versions = {(f.path.endpoint, f.path.cluster): f.data_version for f in filters or ()}
+        versions = {(f.path.endpoint, f.path.cluster): f.data_version for f in filters or () if f.path is not None}
         derived = self._derived_attributes()
         sampled: set[tuple[int, int]] = set()
         for path in paths:
@@ -180,7 +186,7 @@ class Reads:
             if not more:
                 return
 
-    def _read(self, exchange: Any, message: ReadRequest, access: AccessContext, now_ms: float) -> list:
+    def _read(self, exchange: Exchange, message: ReadRequest, access: AccessContext, now_ms: float) -> list[Action]:
         if not message.attribute_requests and not message.event_requests:
             return self._status(exchange, Status.INVALID_ACTION, now_ms)
         if len(message.attribute_requests or ()) + len(message.event_requests or ()) > MAX_PATHS_PER_REQUEST:

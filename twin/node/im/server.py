@@ -14,7 +14,7 @@ from chip.clusters import Objects as Clusters
 from clusters.base import AccessContext, ClusterServer, current_access
 from clusters.device import Device
 from clusters.status import Status
-from matter_protocol.exchange import ExchangeError
+from matter_protocol.exchange import Action, Exchange, ExchangeError
 from matter_protocol.interaction import (
     InvokeRequest,
     Message,
@@ -70,7 +70,9 @@ class InteractionModelServer(Reads, Subscriptions, Events, Writes, Invokes):
         self.sample_ms = sample_ms
         #: Who may do what: "acl" enforces the node's ACL when the device has the node's
         #: AccessControl server (twin/node/access.py), a callable decides itself, None allows all.
-        if access_check == "acl":
+        if isinstance(access_check, str):
+            if access_check != "acl":   # a typo would otherwise be called on the first read
+                raise ValueError(f"access_check={access_check!r}; accepted: 'acl', a callable or None")
             access_check = _acl_check(data_model)
         self.access_check = access_check
         #: Called when a subscription gets something to report, so the runtime can re-arm its timer.
@@ -111,7 +113,7 @@ class InteractionModelServer(Reads, Subscriptions, Events, Writes, Invokes):
             self._on_event(basic, Clusters.BasicInformation.Events.StartUp(
                 softwareVersion=int(basic.get("SoftwareVersion"))))
 
-    def handle(self, session: Any, exchange: Any, opcode: int, payload: bytes, now_ms: float) -> list:
+    def handle(self, session: Any, exchange: Exchange, opcode: int, payload: bytes, now_ms: float) -> list[Action]:
         if not getattr(session, "is_secure", False):
             return exchange.close(now_ms)   # the IM runs only on PASE/CASE sessions
         try:
@@ -183,8 +185,8 @@ class InteractionModelServer(Reads, Subscriptions, Events, Writes, Invokes):
     def _open_too_many(self, session: Any) -> bool:
         return self._open(session) >= MAX_OPEN_PER_SESSION or self._open() >= MAX_OPEN_PER_NODE
 
-    def on_timer(self, now_ms: float) -> list:
-        actions: list = []
+    def on_timer(self, now_ms: float) -> list[Action]:
+        actions: list[Action] = []
         for pending in list(self._pending.values()):
             if pending.exchange.closed or now_ms >= pending.deadline_ms:
                 peer_log.info("abandoned", now_ms, "IM %s on exchange %d got no answer; abandoned", pending.kind,
@@ -220,14 +222,14 @@ class InteractionModelServer(Reads, Subscriptions, Events, Writes, Invokes):
             due.append(self._next_sample_ms)
         return min(due) if due else None
 
-    def session_closed(self, session: Any, now_ms: float = 0.0) -> list:
+    def session_closed(self, session: Any, now_ms: float = 0.0) -> list[Action]:
         for sub in [s for s in self.subscriptions.values() if s.session is session]:
             self._remove(sub)
         for exchange in [e for e in (*self._pending, *self._timed, *self._writes) if e.session is session]:
             self._forget(exchange)
         return []
 
-    def exchange_failed(self, exchange: Any, now_ms: float = 0.0) -> list:
+    def exchange_failed(self, exchange: Exchange, now_ms: float = 0.0) -> list[Action]:
         """MRP gave up on an exchange (on_timer notices this by itself too)."""
         pending = self._pending.get(exchange)
         return self._abandon(pending, now_ms) if pending is not None else []
@@ -257,8 +259,8 @@ class InteractionModelServer(Reads, Subscriptions, Events, Writes, Invokes):
                     sub.dirty.add((ep, server.id, server.attribute_class(name).attribute_id))
         self._notify()
 
-    def _send(self, exchange: Any, message: Message | tuple[int, bytes], now_ms: float,
-              close: bool = False) -> list:
+    def _send(self, exchange: Exchange, message: Message | tuple[int, bytes], now_ms: float,
+              close: bool = False) -> list[Action]:
         opcode, payload = (message.opcode, message.encode()) if isinstance(message, Message) else message
         try:
             actions = exchange.send(opcode, payload, now_ms)
@@ -267,11 +269,11 @@ class InteractionModelServer(Reads, Subscriptions, Events, Writes, Invokes):
             return [] if exchange.closed else exchange.close(now_ms)
         return actions + (exchange.close(now_ms) if close else [])
 
-    def _status(self, exchange: Any, status: Status, now_ms: float, close: bool = True) -> list:
+    def _status(self, exchange: Exchange, status: Status, now_ms: float, close: bool = True) -> list[Action]:
         return self._send(exchange, StatusResponse(status), now_ms, close=close)
 
-    def _start(self, exchange: Any, kind: str, chunks: Iterator[Chunk], now_ms: float,
-               subscription: Subscription | None = None, expect_last: bool = True) -> list:
+    def _start(self, exchange: Exchange, kind: str, chunks: Iterator[Chunk], now_ms: float,
+               subscription: Subscription | None = None, expect_last: bool = True) -> list[Action]:
         """Send the first chunk; each of the others is encoded when the SUCCESS StatusResponse
         to the one before it comes in."""
         opcode, payload, more = next(chunks)
@@ -286,7 +288,7 @@ class InteractionModelServer(Reads, Subscriptions, Events, Writes, Invokes):
             return actions + self._abandon(pending, now_ms)
         return actions
 
-    def _continue(self, pending: Pending, status: int, now_ms: float) -> list:
+    def _continue(self, pending: Pending, status: int, now_ms: float) -> list[Action]:
         exchange = pending.exchange
         if status != Status.SUCCESS:
             log.info("IM %s answered with status 0x%02x; ended", pending.kind, status)
@@ -314,13 +316,13 @@ class InteractionModelServer(Reads, Subscriptions, Events, Writes, Invokes):
             return self._send(exchange, SubscribeResponse(sub.id, sub.max_interval_s), now_ms, close=True)
         return exchange.close(now_ms)
 
-    def _abandon(self, pending: Pending, now_ms: float) -> list:
+    def _abandon(self, pending: Pending, now_ms: float) -> list[Action]:
         self._pending.pop(pending.exchange, None)
         if pending.subscription is not None:
             self._remove(pending.subscription)
         return [] if pending.exchange.closed else pending.exchange.close(now_ms)
 
-    def _forget(self, exchange: Any) -> None:
+    def _forget(self, exchange: Exchange) -> None:
         pending = self._pending.pop(exchange, None)
         if pending is not None and pending.subscription is not None:
             self._remove(pending.subscription)

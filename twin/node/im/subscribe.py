@@ -9,7 +9,7 @@ from typing import Any
 
 from clusters.base import AccessContext, ClusterServer
 from clusters.status import MatterError, Status
-from matter_protocol.exchange import ExchangeError
+from matter_protocol.exchange import Action, Exchange, ExchangeError
 from matter_protocol.interaction import (
     AttributePath,
     EventPath,
@@ -25,13 +25,15 @@ from twin.node.im.model import (
     Derived,
     Key,
     Subscription,
+    concrete,
 )
+from twin.node.im.parts import Part
 from twin.node.im.read import tagged
 
 log = logging.getLogger(__name__)
 
 
-class Subscriptions:
+class Subscriptions(Part):
     """Part of InteractionModelServer (server.py): the subscribe interaction, on its state."""
 
     def _derived_attributes(self) -> dict[tuple[int, int], list[Derived]]:
@@ -84,9 +86,11 @@ class Subscriptions:
         if marked:
             self._notify()
 
-    def _subscribe(self, session: Any, exchange: Any, message: SubscribeRequest, access: AccessContext,
-                   now_ms: float) -> list:
+    def _subscribe(self, session: Any, exchange: Exchange, message: SubscribeRequest, access: AccessContext,
+                   now_ms: float) -> list[Action]:
         floor, ceiling = message.min_interval_floor, message.max_interval_ceiling
+        if floor is None or ceiling is None:   # decoding requires both
+            return self._status(exchange, Status.INVALID_ACTION, now_ms)
         if floor > ceiling or floor > 0xFFFF or ceiling > 0xFFFF:
             return self._status(exchange, Status.INVALID_ACTION, now_ms)
         if not message.attribute_requests and not message.event_requests:
@@ -166,8 +170,9 @@ class Subscriptions:
         if self.access_check is None:
             return True
         for path in paths:
-            if path.concrete:
-                if self._allowed("read", access, path.endpoint, path.cluster, path.attribute):
+            target = concrete(path.endpoint, path.cluster, path.attribute)
+            if target is not None:
+                if self._allowed("read", access, *target):
                     return True
                 continue
             try:
@@ -177,17 +182,17 @@ class Subscriptions:
             if any(self._allowed("read", access, ep, server.id, server.attribute_class(name).attribute_id)
                    for ep, server, name in targets):
                 return True
-        for path in event_paths:
+        for event_path in event_paths:
             for ep_id, endpoint in self.device.endpoints.items():
-                if path.endpoint not in (None, ep_id):
+                if event_path.endpoint not in (None, ep_id):
                     continue
                 for cluster_id in endpoint.servers:
-                    if path.cluster not in (None, cluster_id):
+                    if event_path.cluster not in (None, cluster_id):
                         continue
-                    if self._allowed("event", access, ep_id, cluster_id, path.event or 0):
+                    if self._allowed("event", access, ep_id, cluster_id, event_path.event or 0):
                         return True
-            if path.endpoint is not None and path.cluster is not None and self._allowed(
-                    "event", access, path.endpoint, path.cluster, path.event or 0):
+            if event_path.endpoint is not None and event_path.cluster is not None and self._allowed(
+                    "event", access, event_path.endpoint, event_path.cluster, event_path.event or 0):
                 return True
         return False
 
@@ -234,7 +239,7 @@ class Subscriptions:
                 continue   # gone since it changed (a bridged device removed), or not theirs to see
             yield from self._items(ep, server, server.resolve_attribute(attribute), access, fabric_filtered)
 
-    def _report(self, sub: Subscription, now_ms: float) -> list:
+    def _report(self, sub: Subscription, now_ms: float) -> list[Action]:
         access = self._access(sub.session)
         dirty, sub.dirty = sorted(sub.dirty), set()
         items = self._dirty_items(dirty, access, sub.fabric_filtered)

@@ -12,6 +12,7 @@ from clusters.base import AccessContext
 from clusters.status import MatterError, Status
 from clusters.value_types import list_item_type
 from clusters.values import to_json
+from matter_protocol.exchange import Action, Exchange
 from matter_protocol.interaction import (
     FABRIC_INDEX_TAG,
     AttributeData,
@@ -23,21 +24,24 @@ from matter_protocol.interaction import (
 )
 from twin.node.im.model import (
     RESPONSE_TIMEOUT_MS,
+    concrete,
     fabric_index_of,
 )
+from twin.node.im.parts import Part
 from twin.node.values import decode_typed
 
 log = logging.getLogger(__name__)
 
 
-class Writes:
+class Writes(Part):
     """Part of InteractionModelServer (server.py): the write interaction, on its state."""
 
-    def _write(self, exchange: Any, message: WriteRequest, timed: bool, access: AccessContext,
-               now_ms: float) -> list:
+    def _write(self, exchange: Exchange, message: WriteRequest, timed: bool, access: AccessContext,
+               now_ms: float) -> list[Action]:
         decided = self._write_access.setdefault(exchange, {})
-        statuses = [AttributeStatus(_concrete(ad.path), StatusIB(*self._write_one(ad, timed, access, decided)))
-                    for ad in message.write_requests]
+        statuses = [AttributeStatus(_concrete(ad.path or AttributePath()),
+                                    StatusIB(*self._write_one(ad, timed, access, decided)))
+                    for ad in message.write_requests or []]
         if message.more_chunked:
             self._writes[exchange] = (timed, now_ms + RESPONSE_TIMEOUT_MS)   # the next chunk comes here
         else:
@@ -48,16 +52,17 @@ class Writes:
 
     def _write_one(self, ad: AttributeData, timed: bool, access: AccessContext,
                    decided: dict[tuple[int, int, int], bool] | None = None) -> tuple[int, int | None]:
-        path = ad.path
+        path = ad.path or AttributePath()   # decoding requires it; an empty one is a wildcard
         try:
-            if not path.concrete:
+            key = concrete(path.endpoint, path.cluster, path.attribute)
+            if key is None:
                 raise MatterError(Status.INVALID_ACTION, "write paths must name endpoint, cluster and attribute")
-            server = self.device.locate(path.cluster, path.endpoint)
-            name = server.resolve_attribute(path.attribute)
-            key = (path.endpoint, path.cluster, path.attribute)
+            endpoint, cluster, attribute = key
+            server = self.device.locate(cluster, endpoint)
+            name = server.resolve_attribute(attribute)
             allowed = decided.get(key) if decided is not None else None
             if allowed is None:
-                allowed = self._allowed("write", access, path.endpoint, path.cluster, path.attribute)
+                allowed = self._allowed("write", access, endpoint, cluster, attribute)
                 if decided is not None:
                     decided[key] = allowed
             if not allowed:
