@@ -11,6 +11,7 @@ from typing import Any
 
 import typer
 
+from matter_twin.cli_homeflow import homeflow_app
 from matter_twin.cli_lifelong import lifelong
 from matter_twin.cli_personal import personal_app
 from matter_twin.cli_simuhome import simuhome_app
@@ -20,6 +21,7 @@ from scenarios.suites import SUITES
 #: Each registered suite's verbs: a Typer app (`twin bench NAME VERB`) or one command (`twin bench NAME`).
 SUITE_CLIS: dict[str, typer.Typer | Callable[..., Any]] = {
     "simuhome": simuhome_app, "lifelong": lifelong, "personal": personal_app, "smh": smh_app,
+    "homeflow": homeflow_app,
 }
 if set(SUITE_CLIS) != set(SUITES):   # a suite without verbs, or verbs without a suite
     raise RuntimeError(f"suites {sorted(SUITES)} but CLI verbs for {sorted(SUITE_CLIS)}")

@@ -1,7 +1,7 @@
 """Gymnasium environments over the twin, one per benchmark suite: one tool call per step, the
 suite's verdict as reward. Every suite with per-task episodes (`Suite.attempt`, scenarios/suite.py)
 is registered as `MatterTwin/<title>-v0`: MatterTwin/SimuHome-v0, MatterTwin/SMH-Bench-v0,
-MatterTwin/PersonalHomeBench-v0.
+MatterTwin/PersonalHomeBench-v0, MatterTwin/HomeFlow-v0.
 
     import gymnasium, scenarios.gym_env            # registers the ids below
     env = gymnasium.make("MatterTwin/SimuHome-v0")  # the 600 committed episodes
@@ -21,6 +21,18 @@ Reward: 0 on every step but the last; when the agent calls `finish` (terminated)
 `max_steps` (truncated), the episode is scored exactly as the suite's runs score it (its
 `Attempt.score`; SimuHome: simulator goals or the rule judge) and the reward is 1.0 for a
 success, else 0.0; `info["verdict"]` holds the whole record.
+
+Step-wise reward (`stepwise=True`, HomeFlow's equation): after every step the suite's verdict
+is checked (its partial credit m_t: the fraction of goal predicates that hold) and the reward is
+    r_t = lambda_prog (m_t - m_{t-1}) + lambda_succ 1[episode ends in success] - c_audit 1[blocked]
+where a call is blocked when the twin's auditor refuses it (an unknown tool or function, bad
+arguments, a value beyond the device's limits: the call returns an error and changes nothing).
+The episode terminates as soon as the verdict is a success (or at `finish`); `info` carries
+`m` and `blocked`. The coefficients are parameters (`lambda_prog`, `lambda_succ`, `c_audit`).
+
+`reset(options=...)`: `episode_id`, or `category` and/or `tier` (a random episode among those
+that match), or `generate` (a category: a fresh episode drawn by the suite, as HomeFlow's
+procedural tasks).
 
 Resets fork the episode's start (built once per episode), so they are cheap.
 `advance_seconds` moves virtual time after each call (default 0: time stands still while the
@@ -101,7 +113,8 @@ class HomeEnv(gymnasium.Env):
 
     def __init__(self, episodes: list[Any] | str | Path | None = None, max_steps: int = 30,
                  observe_home: bool = False, advance_seconds: float = 0.0, judge: Judge | None = None,
-                 render_mode: str | None = None, suite: str = "simuhome"):
+                 render_mode: str | None = None, suite: str = "simuhome", stepwise: bool = False,
+                 lambda_prog: float = 1.0, lambda_succ: float = 1.0, c_audit: float = 0.1):
         self.suite = suite_named(suite)
         if self.suite.attempt is None:
             raise ValueError(f"the {suite} suite has no per-task episodes; accepted: {', '.join(ENV_IDS)}")
@@ -116,6 +129,9 @@ class HomeEnv(gymnasium.Env):
         self.advance_seconds = advance_seconds
         self._options = {} if judge is None else {"judge": judge}   # SimuHome's attempt takes a judge
         self.render_mode = render_mode
+        self.stepwise = stepwise
+        self.coefficients = (float(lambda_prog), float(lambda_succ), float(c_audit))
+        self._m = 0.0
         first = self.suite.attempt(self.episodes[0], **self._options)
         self._starts: dict[str, Any] = {first.task_id: first.start}
         #: The tools an action may name, by index: the core tools, then the suite's own.
@@ -153,12 +169,18 @@ class HomeEnv(gymnasium.Env):
                 raise ValueError(f"unknown category {category!r}; accepted: {', '.join(self.suite.categories)}")
             self.episode = self.suite.draw(category, int(self.np_random.integers(2**31)))
         else:
-            self.episode = self.episodes[int(self.np_random.integers(len(self.episodes)))]
+            pool = [e for e in self.episodes if all(getattr(e, key, None) == options[key]
+                                                    for key in ("category", "tier") if key in options)]
+            if not pool:
+                wanted = ", ".join(f"{k} {options[k]!r}" for k in ("category", "tier") if k in options)
+                raise ValueError(f"no episode of {wanted} in this environment")
+            self.episode = pool[int(self.np_random.integers(len(pool)))]
         cached = None if "generate" in options else self._starts.get(self.episode.id)
         self._attempt = self.suite.attempt(self.episode, start=cached, **self._options)
         if "generate" not in options:
             self._starts[self.episode.id] = self._attempt.start
         self._last = {"ok": True, "episode": self.episode.id}
+        self._m = float(self._attempt.score().get("m", 0.0)) if self.stepwise else 0.0
         return self._observation(), self._info()
 
     def step(self, action: Any):
@@ -179,7 +201,20 @@ class HomeEnv(gymnasium.Env):
         terminated = session.finished
         truncated = not terminated and len(session.history) >= self.max_steps
         reward, info = 0.0, self._info()
-        if terminated or truncated:
+        if self.stepwise:   # the goal checked after every step
+            verdict = self._attempt.score()
+            success = bool(verdict["success"])
+            m = float(verdict.get("m", float(success)))
+            terminated = terminated or success
+            truncated = truncated and not terminated
+            blocked = not self._last.get("ok", False)
+            lam_prog, lam_succ, c_audit = self.coefficients
+            reward = lam_prog * (m - self._m) + lam_succ * (success and (terminated or truncated)) - c_audit * blocked
+            self._m = m
+            info.update(m=m, blocked=blocked)
+            if terminated or truncated:
+                info["verdict"] = verdict
+        elif terminated or truncated:
             verdict = self._attempt.score()
             reward, info["verdict"] = float(verdict["success"]), verdict
         return self._observation(), reward, terminated, truncated, info

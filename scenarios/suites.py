@@ -11,6 +11,7 @@ scenarios/suite.py; docs/benchmarks.md says how to add one.
 """
 from __future__ import annotations
 
+from scenarios.homeflow.suite import SUITE as HOMEFLOW
 from scenarios.lifelong.suite import SUITE as LIFELONG
 from scenarios.personal.suite import SUITE as PERSONAL
 from scenarios.simuhome.suite import SUITE as SIMUHOME
@@ -18,7 +19,7 @@ from scenarios.smh.suite import SUITE as SMH
 from scenarios.suite import Suite
 
 #: Every suite, by name, in the order `twin bench --help` shows them.
-SUITES: dict[str, Suite] = {s.name: s for s in (SIMUHOME, LIFELONG, PERSONAL, SMH)}
+SUITES: dict[str, Suite] = {s.name: s for s in (SIMUHOME, LIFELONG, PERSONAL, SMH, HOMEFLOW)}
 
 
 def suite_named(name: str) -> Suite:

@@ -34,7 +34,7 @@ from clusters.status import MatterError
 from scenarios.smh import language as L
 from scenarios.smh.homes import HOMES, home_spec
 from twin.home import Home
-from twin.schema import UserFileError, first_problem
+from twin.schema import HomeSpec, UserFileError, first_problem
 
 SEED = 20260601
 #: category -> its subcategories (the paper's taxonomy, our names)
@@ -87,9 +87,10 @@ def fresh_home(home_id: str) -> Home:
     return _base_home(home_id).fork()
 
 
-def build_home(task: SmhTask) -> Home:
-    """The task's home in its start state (setup calls replayed); ValueError if one fails."""
-    home = fresh_home(task.home)
+def build_home(task: SmhTask, fresh: Callable[[str], Home] = fresh_home) -> Home:
+    """The task's home in its start state (setup calls replayed); ValueError if one fails.
+    `fresh`: home id -> that home as generated (HomeFlow's homes are HomeMaker's)."""
+    home = fresh(task.home)
     backend, session = TwinBackend(home), Session()
     for i, op in enumerate(task.setup):
         for call in L.calls(op):
@@ -114,13 +115,13 @@ def prompt(task: SmhTask) -> str:
 class Draft:
     """A home being prepared for one task: random start state, then the task's own choices."""
 
-    def __init__(self, rng: random.Random, tier: str):
+    def __init__(self, rng: random.Random, tier: str, home: tuple[str, HomeSpec, Home] | None = None):
         self.rng = rng
         self.tier = tier
-        index = rng.randrange(HOMES[tier])
-        self.home_id = f"{tier}-{index}"
-        self.spec = home_spec(tier, index)
-        self.home = fresh_home(self.home_id)
+        if home is None:   # one of the tier's SMH-Bench homes (HomeFlow passes its own: id, spec, home)
+            index = rng.randrange(HOMES[tier])
+            home = (f"{tier}-{index}", home_spec(tier, index), fresh_home(f"{tier}-{index}"))
+        self.home_id, self.spec, self.home = home
         self.backend = TwinBackend(self.home)
         self.setup: list[dict[str, Any]] = []
         self.names = {d.id: d.name or d.id for r in self.spec.rooms for d in r.devices}

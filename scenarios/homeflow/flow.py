@@ -1,0 +1,281 @@
+"""MCTS-Flow (HomeFlow's tree search over dialogues, our implementation from the paper's
+definitions) on forks of the twin, and the verified data it yields.
+
+The tree alternates user and agent nodes. A node is a reusable prefix: its dialogue so far and
+its own fork of the home (a child forks its parent's home, so a prefix is executed once).
+- User nodes say something: the root the task's request, later ones restate the request
+  when the agent's last turn left it unmet (the simulated user inside `ask_user` answers
+  clarifying questions from the task's hidden intent). Branching k_user: the words as written,
+  or with spoken-style fillers.
+- Agent nodes are one agent turn: tool calls up to `finish`, by one of `K_AGENT` policies built
+  on the reference solver: `reference` (the whole request), `stepwise` (the first clause only,
+  the rest left for a later turn) and `slip` (one value taken wrong); k_agent > k_user, as the
+  paper allots its budget.
+- Selection is UCB (the paper's equation 3, `c_ucb`) over children still open (rho = 1);
+  expansion adds the next untried child; the turn is run on the twin and verified: R = 1 when
+  the task's verdict is a success and no call was blocked, 0 otherwise (also at the turn
+  limit, `max_turns`), backed up through Q and N of every ancestor.
+
+Out of the tree: every path to a verified success as an SFT dialogue (OpenAI chat format:
+messages with tool calls and tool results, and the tool schemas), and preference pairs (one
+prefix, an agent turn after which the task was done and one after which it was not). Each
+record replays (`replay`) to identical tool results, and carries its split: train or heldout
+by a hash of its content.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from bridge.home_tools import HOME_TOOLS
+from bridge.tools import TOOL_SCHEMAS, Session, call_tool
+from bridge.twin_backend import TwinBackend
+from scenarios.homeflow.blueprint import add_noise
+from scenarios.homeflow.tasks import HomeFlowTask, build_home, prompt
+from scenarios.smh import language as L
+from scenarios.smh import tasks as smh
+from scenarios.smh.evaluate import _act_predicates, agent_session, verify
+from scenarios.smh.reference import ReferenceAgent
+from twin.goals import Goal
+from twin.home import Home
+
+K_AGENT = ("reference", "stepwise", "slip")
+K_USER = ("as written", "noisy")
+SYSTEM = ("You are a smart-home assistant. Do what the user asks by calling tools; ask the user (ask_user) "
+          "when the request leaves out something you need; change only what the request is about; end each "
+          "turn with finish and your reply.")
+
+
+def tools() -> list[dict[str, Any]]:
+    return TOOL_SCHEMAS + HOME_TOOLS.schemas
+
+
+@dataclass
+class Node:
+    role: str                          # "user" (it spoke) or "agent" (it acted)
+    turn: int                          # agent turns so far, this one included
+    home: Home
+    session: Session
+    messages: list[dict[str, Any]]
+    choice: str = ""                   # which variant or policy made it
+    children: list[Node] = field(default_factory=list)
+    tried: int = 0
+    n: int = 0
+    q: float = 0.0
+    terminal: bool = False
+    reward: float = 0.0
+    success: bool = False
+    parent: Node | None = None
+
+    def open(self, k: int) -> bool:
+        """rho(v) = 1: something below it is still to be searched."""
+        return not self.terminal and (self.tried < k or any(c.open(_k(c)) for c in self.children))
+
+
+def _k(node: Node) -> int:
+    return len(K_AGENT) if node.role == "user" else len(K_USER)
+
+
+def _ucb(child: Node, parent: Node, c_ucb: float) -> float:
+    if child.n == 0:
+        return math.inf
+    return child.q / child.n + c_ucb * math.sqrt(2 * math.log(max(parent.n, 1)) / child.n)
+
+
+class Search:
+    """MCTS-Flow on one task."""
+
+    def __init__(self, task: HomeFlowTask, seed: int = 0, c_ucb: float = 1.0, max_turns: int = 3):
+        self.task, self.c_ucb, self.max_turns = task, c_ucb, max_turns
+        self.rng = random.Random(f"flow:{seed}:{task.id}")
+        self.start = build_home(task)
+        acted = self.start.fork()
+        self.goal = Goal(acted, _act_predicates(task) if task.goal else
+                         [{"type": "unchanged", "except": list(task.targets)}])
+        root_session = agent_session(task)
+        self.root = Node("agent", 0, acted, root_session, [{"role": "system", "content": SYSTEM}])
+        self.root_prompt = prompt(task)
+
+    # ---- the tree ---------------------------------------------------------------------------
+    def run(self, rollouts: int) -> Search:
+        for _ in range(rollouts):
+            node = self.root
+            while node.tried >= _k(node) and not node.terminal:   # selection
+                candidates = [c for c in node.children if c.open(_k(c))]
+                if not candidates:
+                    break
+                node = max(candidates, key=lambda c: _ucb(c, node, self.c_ucb))
+            if node.terminal or node.tried >= _k(node):
+                break   # the whole tree is searched
+            child = self.expand(node)
+            self.backup(child, child.reward)
+        return self
+
+    def expand(self, node: Node) -> Node:
+        index = node.tried
+        node.tried += 1
+        home, session = node.home.fork(), _copy(self.task, node.session)
+        if node.role == "agent":   # the user speaks next
+            text = self.root_prompt if node.turn == 0 else smh.prompt(self.task)
+            if K_USER[index] == "noisy":
+                *context, request = text.split("\n\n")
+                text = "\n\n".join([*context, add_noise(self.rng, request)])
+            session.answer = None   # a new turn
+            child = Node("user", node.turn, home, session, [*node.messages, {"role": "user", "content": text}],
+                         K_USER[index], parent=node)
+        else:
+            before = len(session.history)
+            self.act(K_AGENT[index], node.messages[-1]["content"], home, session)
+            calls = session.history[before:]
+            child = Node("agent", node.turn + 1, home, session, [*node.messages, *_chat(calls, before)],
+                         K_AGENT[index], parent=node)
+            verdict = verify(self.task, self.start, home, self.goal, session.answer, session.history, None)
+            blocked = any(not c["result"].get("ok") for c in calls)
+            child.success = bool(verdict["success"]) and not blocked
+            child.terminal = child.success or blocked or child.turn >= self.max_turns
+            child.reward = float(child.success)
+        node.children.append(child)
+        return child
+
+    def backup(self, node: Node | None, reward: float) -> None:
+        while node is not None:
+            node.n += 1
+            node.q += reward
+            node = node.parent
+
+    # ---- agent policies ------------------------------------------------------------------
+    def act(self, policy: str, text: str, home: Home, session: Session) -> None:
+        backend = TwinBackend(home)
+        request = text.split("\n\n")[-1].removeprefix("user: ")
+        names = {d: home.device_info(d)["name"] for d in home.devices.objects}
+        ops = L.parse_clauses(request, names)
+        if policy != "reference" and ops:
+            if policy == "stepwise" and len(ops) > 1:
+                text = _replace_request(text, L.say(ops[0], names) + ".")
+            elif policy == "slip":
+                op = dict(ops[0])
+                other = [v for v in L.VALUES.get(op["op"], ()) if v != op.get("value")]
+                if other:
+                    op["value"] = self.rng.choice(other)
+                    text = _replace_request(text, L.join([L.say(o, names) for o in [op, *ops[1:]]]))
+        ReferenceAgent().run(text, backend, session, 30)
+        if not session.finished:
+            call_tool(backend, "finish", {"answer": "Done."}, session)
+
+    # ---- data out ---------------------------------------------------------------------------
+    def successes(self) -> list[Node]:
+        return [n for n in _walk(self.root) if n.success]
+
+    def pairs(self) -> list[tuple[Node, Node]]:
+        """(chosen, rejected) agent turns after the same user node."""
+        out = []
+        for node in _walk(self.root):
+            if node.role != "user":
+                continue
+            good = [c for c in node.children if c.success]
+            bad = [c for c in node.children if not c.success]
+            if good and bad:
+                out.append((good[0], bad[0]))
+        return out
+
+
+def _replace_request(text: str, request: str) -> str:
+    *context, last = text.split("\n\n")
+    return "\n\n".join([*context, ("user: " if last.startswith("user: ") else "") + request])
+
+
+def _copy(task: HomeFlowTask, session: Session) -> Session:
+    """A branch's own session: the history so far and a simulated user of its own that has
+    heard the same questions (the user keeps count of them)."""
+    out = agent_session(task)
+    for h in session.history:
+        if h["tool"] == "ask_user" and h["result"].get("ok") and out.ask_user is not None:
+            out.ask_user(str((h["args"] or {}).get("question", "")))
+    out.history, out.answer = list(session.history), session.answer
+    return out
+
+
+def _walk(node: Node) -> list[Node]:
+    out, stack = [], [node]
+    while stack:
+        n = stack.pop(0)
+        out.append(n)
+        stack.extend(n.children)
+    return out
+
+
+def _chat(calls: list[dict[str, Any]], first: int) -> list[dict[str, Any]]:
+    """One agent turn as OpenAI chat messages: each call an assistant tool call and its result."""
+    out: list[dict[str, Any]] = []
+    for i, call in enumerate(calls, first):
+        call_id = f"call_{i}"
+        out.append({"role": "assistant", "content": None, "tool_calls": [
+            {"id": call_id, "type": "function",
+             "function": {"name": call["tool"], "arguments": json.dumps(call["args"] or {}, sort_keys=True)}}]})
+        out.append({"role": "tool", "tool_call_id": call_id, "content": json.dumps(call["result"], sort_keys=True)})
+    return out
+
+
+def _hash(data: Any) -> str:
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+
+
+def split_of(content: Any, heldout_fraction: float = 0.1) -> str:
+    """"heldout" for a fixed share of all possible records, by a hash of their content."""
+    return "heldout" if int(_hash(content)[:8], 16) / 0x1_0000_0000 < heldout_fraction else "train"
+
+
+def records(task: HomeFlowTask, seed: int = 0, rollouts: int = 24, heldout_fraction: float = 0.1
+            ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """MCTS-Flow on one task: (SFT dialogues, preference pairs), in tree order."""
+    search = Search(task, seed).run(rollouts)
+    sft, seen = [], set()
+    for node in search.successes():   # two policies may make the same turn: one record each
+        record = {"task_id": task.id, "messages": node.messages, "tools": tools()}
+        key = _hash(record)
+        if key not in seen:
+            seen.add(key)
+            sft.append({"id": key[:16], **record, "split": split_of(node.messages, heldout_fraction)})
+    prefs = []
+    for chosen, rejected in search.pairs():
+        shared = len(chosen.parent.messages) if chosen.parent else 0
+        record = {"task_id": task.id, "prompt": chosen.messages[:shared], "chosen": chosen.messages[shared:],
+                  "rejected": rejected.messages[shared:], "tools": tools()}
+        prefs.append({"id": _hash(record)[:16], **record, "split": split_of(record["prompt"], heldout_fraction)})
+    return sft, prefs
+
+
+def replay(task: HomeFlowTask, messages: list[dict[str, Any]]) -> bool:
+    """Whether a dialogue's tool calls, made again on the task's start home with the same
+    simulated user, return exactly the recorded results."""
+    home = build_home(task).fork()
+    backend, session = TwinBackend(home), agent_session(task)
+    results = {m["tool_call_id"]: m["content"] for m in messages if m["role"] == "tool"}
+    for message in messages:
+        if message["role"] == "user":
+            session.answer = None
+        for call in message.get("tool_calls") or []:
+            got = call_tool(backend, call["function"]["name"], json.loads(call["function"]["arguments"]), session)
+            if json.dumps(got, sort_keys=True) != results.get(call["id"]):
+                return False
+    return True
+
+
+def flow(tasks: list[HomeFlowTask], seed: int = 0, rollouts: int = 24, workers: int = 1,
+         ray_address: str | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """MCTS-Flow over tasks, in order; with `ray_address` each task is a Ray task (the results
+    are the same for any number of workers: each task's search depends on it and the seed only)."""
+    if ray_address:
+        from scenarios.runner import start_ray
+        ray = start_ray(ray_address, workers)
+        remote = ray.remote(records)
+        done = ray.get([remote.remote(t, seed, rollouts) for t in tasks])
+    else:
+        done = [records(t, seed, rollouts) for t in tasks]
+    sft = [r for s, _ in done for r in s]
+    prefs = [p for _, p in done for p in p]
+    return sft, prefs

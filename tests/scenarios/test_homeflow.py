@@ -1,0 +1,261 @@
+"""HomeFlow (issue #29): Blueprints on HomeMaker homes, the three filters and verification on the
+twin, byte-identical generation, and the committed SmartHome-Bench-sized set."""
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+
+import pytest
+
+from scenarios.agents.simple import NullAgent
+from scenarios.homeflow import blueprint as B
+from scenarios.homeflow.evaluate import problems, run, shape, shape_problems, validate
+from scenarios.homeflow.tasks import (
+    PER_CATEGORY,
+    SUBCATEGORIES,
+    dump_task,
+    dump_tasks,
+    generate,
+    generate_one,
+    generate_procedural,
+    home_spec,
+    load_tasks,
+)
+from scenarios.smh.reference import ReferenceAgent
+from twin.schema import UserFileError
+
+
+@pytest.fixture(scope="module")
+def tasks():
+    return load_tasks()
+
+
+def test_profiles_keep_the_papers_consistency_constraints():
+    for seed in range(300):
+        p = B.make_profile(random.Random(seed))
+        if p["age_band"] == "young adult":
+            assert p["health"] not in ("arthritis", "poor vision", "hearing loss")
+        if p["health"] == "poor vision":
+            assert p["preferences"]["brightness"] >= 80
+        if p["health"] == "hearing loss":
+            assert p["preferences"]["volume"] >= 40
+        if "night owl" in p["habits"]:
+            assert p["preferences"]["color_temperature"] == 2700
+
+
+def test_the_filters_name_what_they_drop():
+    one = {"type": "device", "device_id": "a", "endpoint_id": 1, "cluster_id": "OnOff", "attribute_id": "OnOff",
+           "op": "==", "value": True}
+    made = {"query": "Turn on a.", "goal": [one, {**one, "value": False}], "targets": ["a"]}
+    assert B.consistency_problem(made) == "two conditions on a/1/OnOff/OnOff"
+    assert B.consistency_problem({**made, "goal": [one], "targets": ["b"]}) == \
+        "a condition on a, which no intent targets"
+    assert B.consistency_problem({**made, "query": " "}) == "empty request"
+    assert B.consistency_problem({**made, "goal": [one]}) is None
+    # Diversity: the same request (fillers aside) and goal on the same home is the same task.
+    assert B.content_key({**made, "query": "Uh, turn on a."}, "hm:1:3:4:5") == B.content_key(made, "hm:1:3:4:5")
+    assert B.content_key(made, "hm:1:3:4:5") != B.content_key(made, "hm:2:3:4:5")
+
+
+def test_procedural_tasks_are_verified_and_byte_identical_across_runs(tmp_path):
+    rejected: Counter[str] = Counter()
+    first = generate_procedural(11, 4, rejected=rejected)
+    again = generate_procedural(11, 4)
+    assert [dump_task(t) for t in first] == [dump_task(t) for t in again]
+    for task in first:
+        assert task.profile and task.scene["text"] and set(task.perturbation) == set(B.PERTURBATION)
+        assert run(task, ReferenceAgent())["success"] and not run(task, NullAgent())["success"]
+    assert set(rejected) <= {"no fitting intent", *B.FILTERS}
+    dump_tasks(first, tmp_path / "a.jsonl.gz")
+    dump_tasks(again, tmp_path / "b.jsonl.gz")
+    assert (tmp_path / "a.jsonl.gz").read_bytes() == (tmp_path / "b.jsonl.gz").read_bytes()
+    assert [dump_task(t) for t in load_tasks(tmp_path / "a.jsonl.gz")] == [dump_task(t) for t in first]
+
+
+def test_the_committed_set_has_the_benchmarks_shape(tasks):
+    found = shape(tasks)
+    assert found["tasks"] == sum(PER_CATEGORY.values()) == 1678
+    assert found["categories"] == PER_CATEGORY and found["subcategories"] == 18
+    assert found["devices"][0] < 10 < 100 < found["devices"][1]
+    assert shape_problems(tasks) == []
+    assert {t.perturbation["clarity"] for t in tasks} == set(B.PERTURBATION["clarity"])
+    assert {t.perturbation["scope"] for t in tasks} == set(B.PERTURBATION["scope"])
+
+
+def test_a_sample_regenerates_and_validates(tasks):
+    # The first task of every subcategory (a small home) is redrawn to the same bytes, and passes.
+    firsts = {}
+    for t in tasks:
+        firsts.setdefault(t.subcategory, t)
+    assert len(firsts) == 18
+    for sub in ("clear", "top_n", "slot_missing", "correction", "preference"):
+        task = firsts[sub]
+        assert dump_task(generate_one(20260701, sub, 1, task.tier, True, set(), Counter())) == dump_task(task)
+    found, scores = validate(list(firsts.values()))
+    assert found == []
+    assert scores["act-all"].get("TC3", 0) == 0 and not any(scores["stuffer"].values())
+
+
+def test_a_broken_task_is_named_not_raised(tasks, tmp_path):
+    task = tasks[0].model_copy(update={"goal": [{**tasks[0].goal[0], "device_id": "no_such_device"}]})
+    found = problems(task)
+    assert len(found) == 1 and found[0].startswith(f"{task.id}: ") and "no_such_device" in found[0]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(dump_task(tasks[0]) + "\n" + '{"id": "x"}\n', encoding="utf-8")
+    with pytest.raises(UserFileError, match="line 2"):
+        load_tasks(bad)
+    with pytest.raises(ValueError, match="not hm:<seed>:<rooms>:<devices>:<hour>"):
+        home_spec("tier-3")
+
+
+def test_cli_generates_the_same_bytes_as_the_library_and_refuses_bad_input(tmp_path):
+    from typer.testing import CliRunner
+
+    from matter_twin.cli import app
+    runner = CliRunner()
+    done = runner.invoke(app, ["bench", "homeflow", "generate", "--seed", "5", "-n", "2", "--out",
+                               str(tmp_path / "a.jsonl")])
+    assert done.exit_code == 0, done.output
+    assert "wrote 2 verified tasks" in done.output and "candidates dropped:" in done.output
+    assert (tmp_path / "a.jsonl").read_text() == "".join(dump_task(t) + "\n" for t in generate_procedural(5, 2))
+    bad = runner.invoke(app, ["bench", "homeflow", "generate", "--llm", "gpt", "-n", "1", "--out",
+                              str(tmp_path / "c.jsonl")])
+    assert bad.exit_code != 0 and "--llm must be openai:MODEL" in bad.output
+    assert not (tmp_path / "c.jsonl").exists()
+
+
+@pytest.mark.e2e   # not a network test: the whole set takes minutes, so it runs in CI, not in -m unit
+def test_the_whole_committed_set_regenerates_and_validates(tasks):
+    assert [dump_task(t) for t in generate()] == [dump_task(t) for t in tasks]
+    found, _ = validate(tasks)
+    assert found == []
+
+
+def test_every_group_has_its_subcategories(tasks):
+    seen = {c: {t.subcategory for t in tasks if t.category == c} for c in SUBCATEGORIES}
+    assert seen == {c: set(subs) for c, subs in SUBCATEGORIES.items()}
+
+
+# ---- the step-wise RL environment ------------------------------------------------------------
+def _replay(task):
+    """The reference solver's calls on a task, as text actions."""
+    from bridge.twin_backend import TwinBackend
+    from scenarios.homeflow.evaluate import begin
+    attempt = begin(task)
+    ReferenceAgent().run(attempt.query, TwinBackend(attempt.home), attempt.session, 60)
+    return [f"{h['tool']} {json.dumps(h['args'] or {})}" for h in attempt.session.history]
+
+
+def test_check_env_passes_for_every_registered_environment():
+    import gymnasium
+    from gymnasium.utils.env_checker import check_env
+
+    from scenarios.gym_env import ENV_IDS
+    from scenarios.suites import SUITES
+    for suite, env_id in ENV_IDS.items():
+        episodes = SUITES[suite].tasks()[:3]
+        for stepwise in (False, True):
+            env = gymnasium.make(env_id, episodes=episodes, max_steps=6, stepwise=stepwise)
+            check_env(env.unwrapped, skip_render_check=True)
+
+
+def test_stepwise_reward_has_its_three_terms_and_ends_on_success(tasks):
+    from scenarios.gym_env import HomeEnv
+    task = next(t for t in tasks if t.subcategory == "multi_device" and len(t.goal) >= 3)
+    env = HomeEnv([task], suite="homeflow", stepwise=True, lambda_prog=2.0, lambda_succ=5.0, c_audit=0.5)
+    env.reset(seed=0)
+    m0 = env._m
+    assert m0 < 1.0
+    # A blocked call (an unknown tool, a value beyond the device's limits): -c_audit, no progress.
+    obs, reward, terminated, truncated, info = env.step('no_such_tool {}')
+    assert (reward, info["blocked"], info["m"], terminated) == (-0.5, True, m0, False)
+    device = task.targets[0]
+    obs, reward, terminated, truncated, info = env.step(
+        "write_attribute " + json.dumps({"device.id": device, "endpoint.id": 1, "cluster.id": "OnOff",
+                                         "attribute.id": "OnOff", "value": 7}))
+    assert info["blocked"] and reward == -0.5
+    # The reference's calls: progress 2.0 x (m_t - m_{t-1}) per step, +5 at success, which ends it.
+    total, steps, last = 0.0, 0, None
+    for action in _replay(task):
+        obs, reward, terminated, truncated, info = env.step(action)
+        steps += 1
+        assert not info["blocked"]
+        total += reward
+        last = (reward, info["m"])
+        if terminated:
+            break
+    assert terminated and info["verdict"]["success"] and last[1] == 1.0
+    assert total == pytest.approx(2.0 * (1.0 - m0) + 5.0)
+    assert not action.startswith("finish")   # it ended on success, before the agent said it was done
+
+
+def test_reset_options_pick_category_tier_or_a_procedural_task(tasks):
+    import gymnasium
+
+    import scenarios.gym_env  # noqa: F401  (registers the environments)
+    chosen = [t for t in tasks if t.subcategory == "clear"][:20] + [t for t in tasks if t.subcategory == "batch"][:20]
+    env = gymnasium.make("MatterTwin/HomeFlow-v0", episodes=chosen, stepwise=True)
+    _, info = env.reset(seed=1, options={"category": "TC2"})
+    assert info["category"] == "TC2"
+    _, info = env.reset(seed=2, options={"tier": "small", "category": "TC1"})
+    assert info["episode_id"].startswith("tc1-")
+    with pytest.raises(ValueError, match="no episode of category 'TC9'"):
+        env.reset(options={"category": "TC9"})
+    obs, info = env.reset(seed=3, options={"generate": "TC4"})
+    assert info["category"] == "TC4" and obs["query"].startswith("Scene: ")
+
+
+def test_make_vec_runs_the_homeflow_environment(tasks):
+    import gymnasium
+
+    import scenarios.gym_env  # noqa: F401
+    chosen = [t for t in tasks if t.subcategory == "clear"][:4]
+    envs = gymnasium.make_vec("MatterTwin/HomeFlow-v0", num_envs=2, vectorization_mode="sync",
+                              episodes=chosen, stepwise=True, max_steps=3)
+    obs, infos = envs.reset(seed=0)
+    assert len(obs["query"]) == 2
+    from scenarios.gym_env import HomeEnv
+    tools = [HomeEnv.tool_index("get_rooms"), HomeEnv.tool_index("write_attribute")]
+    obs, rewards, terminated, truncated, infos = envs.step({"tool": tools, "args": ["{}", "{}"]})   # 2nd: bad args
+    assert rewards[0] == 0.0 and rewards[1] == pytest.approx(-0.1)
+    envs.close()
+
+
+# ---- MCTS-Flow --------------------------------------------------------------------------------
+def test_mcts_flow_yields_verified_dialogues_and_pairs_that_replay(tasks):
+    from scenarios.homeflow.flow import K_AGENT, Search, flow, records, replay
+    task = next(t for t in tasks if t.subcategory == "multi_device" and t.tier == "small")
+    search = Search(task, seed=0).run(24)
+    first = search.root.children[0]
+    assert [c.choice for c in first.children] == list(K_AGENT)
+    assert first.children[0].success and not first.children[2].success   # the slip leaves it unmet
+    assert search.root.n == 24 or not search.root.open(2)
+    sft, prefs = records(task, seed=0, rollouts=24)
+    assert sft and prefs
+    for r in sft:
+        m = r["messages"]
+        assert m[0]["role"] == "system" and m[1]["role"] == "user" and r["tools"] and r["split"] in ("train", "heldout")
+        assert any(msg.get("tool_calls") for msg in m) and replay(task, m)
+    assert any(sum(msg["role"] == "user" for msg in r["messages"]) > 1 for r in sft)   # a second user turn
+    for p in prefs:
+        assert p["chosen"] != p["rejected"] and replay(task, p["prompt"] + p["chosen"])
+    assert flow([task], 0, 24) == (sft, prefs)   # the same records again
+    tampered = [dict(msg) for msg in sft[0]["messages"]]
+    last_tool = max(i for i, msg in enumerate(tampered) if msg["role"] == "tool")
+    tampered[last_tool]["content"] = '{"ok": false}'
+    assert not replay(task, tampered)
+
+
+@pytest.mark.e2e   # a local Ray (loopback only): starting it takes a while
+def test_mcts_flow_on_ray_is_byte_identical_for_one_and_two_workers(tasks):
+    import ray
+
+    from scenarios.homeflow.flow import flow
+    chosen = [t for t in tasks if t.tier == "small"][::150][:6]
+    local = flow(chosen, 0, 8)
+    runs = []
+    for workers in (1, 2):
+        runs.append(flow(chosen, 0, 8, workers=workers, ray_address="local"))
+        ray.shutdown()
+    assert runs[0] == runs[1] == local and local[0]
