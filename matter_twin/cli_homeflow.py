@@ -16,6 +16,7 @@ from scenarios.homeflow.blueprint import llm_narrator
 from scenarios.homeflow.evaluate import run as run_task
 from scenarios.homeflow.evaluate import shape, shape_problems
 from scenarios.homeflow.evaluate import validate as check
+from scenarios.homeflow.generate import generate, generate_procedural
 from scenarios.homeflow.tasks import (
     CATEGORIES,
     DEFAULT_TASKS,
@@ -24,8 +25,6 @@ from scenarios.homeflow.tasks import (
     SIZES,
     HomeFlowTask,
     dump_tasks,
-    generate,
-    generate_procedural,
     load_tasks,
 )
 from scenarios.model_api import ModelAPIError

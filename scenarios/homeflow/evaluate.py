@@ -14,8 +14,9 @@ from typing import Any
 from bridge.twin_backend import TwinBackend
 from scenarios.agent import Agent, AgentOutput
 from scenarios.homeflow.tasks import SUBCATEGORIES, HomeFlowTask, build_home, home_spec, prompt
-from scenarios.smh.bounds import ActOnEverything, AnswerCopier, KeywordStuffer
+from scenarios.smh.bounds import BOUND_AGENTS, ActOnEverything, AnswerCopier, KeywordStuffer
 from scenarios.smh.evaluate import begin as smh_begin
+from scenarios.smh.reference import ReferenceAgent
 from scenarios.suite import Attempt
 
 #: name -> (agent, the groups it must score 0 on); the null agent everywhere.
@@ -67,8 +68,17 @@ def shape_problems(tasks: list[HomeFlowTask], minimum: int = 1678) -> list[str]:
     return out
 
 
+def verify(task: HomeFlowTask) -> str | None:
+    """Verification on the twin: the reference solver passes, the null agent fails."""
+    ref = run(task, ReferenceAgent())
+    if not ref["success"]:
+        return f"the reference solver fails ({ref['error']})"
+    if run(task, BOUND_AGENTS["null"][0])["success"]:
+        return "the null agent passes"
+    return None
+
+
 def problems(task: HomeFlowTask) -> list[str]:
-    from scenarios.homeflow.tasks import verify
     try:
         why = verify(task)
     except (ValueError, KeyError) as exc:

@@ -9,7 +9,8 @@ from typing import Any
 from bridge.home_tools import HOME_TOOLS
 from bridge.tools import ToolSet
 from scenarios.homeflow.evaluate import begin
-from scenarios.homeflow.tasks import CATEGORIES, DEFAULT_TASKS, draw, load_tasks
+from scenarios.homeflow.generate import draw
+from scenarios.homeflow.tasks import CATEGORIES, DEFAULT_TASKS, load_tasks
 from scenarios.suite import Suite
 
 

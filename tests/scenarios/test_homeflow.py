@@ -11,14 +11,12 @@ import pytest
 from scenarios.agents.simple import NullAgent
 from scenarios.homeflow import blueprint as B
 from scenarios.homeflow.evaluate import problems, run, shape, shape_problems, validate
+from scenarios.homeflow.generate import generate, generate_one, generate_procedural
 from scenarios.homeflow.tasks import (
     PER_CATEGORY,
     SUBCATEGORIES,
     dump_task,
     dump_tasks,
-    generate,
-    generate_one,
-    generate_procedural,
     home_spec,
     load_tasks,
 )

@@ -23,14 +23,16 @@ def test_every_registered_suite_has_its_folder_tasks_and_verbs():
         if suite.default_tasks is not None:
             assert suite.default_tasks.parent.parent.name == name   # scenarios/<name>/data/...
             assert len(suite.tasks()) > 0
-    with pytest.raises(ValueError, match="unknown suite 'smh-lite'; accepted: simuhome, lifelong, personal, smh, homeflow"):
+    with pytest.raises(ValueError,
+                       match="unknown suite 'smh-lite'; accepted: simuhome, lifelong, personal, smh, homeflow"):
         suite_named("smh-lite")
 
 
 def test_the_gym_environments_come_from_the_registry():
     from scenarios.gym_env import ENV_IDS
     assert ENV_IDS == {"simuhome": "MatterTwin/SimuHome-v0", "personal": "MatterTwin/PersonalHomeBench-v0",
-                       "smh": "MatterTwin/SMH-Bench-v0", "homeflow": "MatterTwin/HomeFlow-v0"}   # lifelong has no per-task episodes
+                       "smh": "MatterTwin/SMH-Bench-v0",
+                       "homeflow": "MatterTwin/HomeFlow-v0"}   # lifelong has no per-task episodes
     with pytest.raises(ValueError, match="no per-task episodes"):
         from scenarios.gym_env import HomeEnv
         HomeEnv(suite="lifelong")
