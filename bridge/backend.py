@@ -116,6 +116,26 @@ class Backend(Protocol):
         ...
 
 
+class DeviceLink(Protocol):
+    """One configured device of a Matter or mixed home, wherever it lives: a Matter node
+    (bridge/matter_device.py) or a twin device in process (bridge/mixed.py). The backend finds
+    the device by id once and calls these; results are the `Backend` shapes."""
+
+    def summary(self) -> dict[str, Any]:
+        """{"device_type", "label", "endpoints": [int]} for room_devices."""
+        ...
+
+    def structure(self) -> dict[str, Any]: ...
+
+    def read(self, endpoint_id: int | None, cluster: Any, attribute: Any) -> dict[str, Any]: ...
+
+    def read_all(self) -> dict[str, Any]: ...
+
+    def write(self, endpoint_id: int | None, cluster: Any, attribute: Any, value: Any) -> dict[str, Any]: ...
+
+    def invoke(self, endpoint_id: int | None, cluster: Any, command: Any, args: dict[str, Any]) -> dict[str, Any]: ...
+
+
 @runtime_checkable
 class ClockControl(Protocol):
     """Optional: backends whose time can be moved by the caller (the twin, not hardware)."""

@@ -217,7 +217,9 @@ class BridgeConfig(_Model):
         return next((d for d in self.devices if d.id == device_id), None)
 
     def server_of(self, ref: MatterRef | SensorRef) -> str:
-        return ref.server or self.server  # presence checked by the validator
+        server = ref.server or self.server
+        assert server is not None, "the config validator requires a server for every Matter device"
+        return server
 
 
 class LoadedConfig:
@@ -298,7 +300,7 @@ def dump_config(config: BridgeConfig) -> str:
     """YAML text of a config (for `twin bridge init`), without unset defaults."""
     data = config.model_dump(exclude_none=True, exclude_defaults=True)
     data = {"name": config.name, **data}
-    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+    return str(yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
 
 
 __all__ = ["BridgeConfig", "DeviceConfig", "LoadedConfig", "MatterRef", "RoomConfig",

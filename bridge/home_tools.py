@@ -19,7 +19,7 @@ from bridge.backend import INVALID_ARGUMENT, NOT_FOUND, UNAVAILABLE, Backend, To
 from bridge.tools import Session, ToolSet
 from clusters.devices import DEVICE_TYPES
 from clusters.status import MatterError
-from twin.commands import ArgumentError, Arguments, Id, Integer, JsonObject, Text
+from twin.commands import Absent, ArgumentError, Arguments, Id, Integer, JsonObject, Text
 from twin.compare import OPS, check_operand, compare
 from twin.layout import category_of
 from twin.schema import UnknownIdError
@@ -41,7 +41,7 @@ class AttributeCondition(Arguments):
     attribute do not match)."""
     cluster_id: Id = Field(description="Cluster name or id, e.g. \"OnOff\".")
     attribute_id: Id = Field(description="Attribute name or id, e.g. \"OnOff\".")
-    endpoint_id: Id = Field(None, description="Endpoint; default: the first that has the cluster.")
+    endpoint_id: Id | Absent = Field(None, description="Endpoint; default: the first that has the cluster.")
     op: Op
     value: Any = Field(description="JSON value; a list for in; [low, high] for between.")
 
@@ -51,7 +51,7 @@ class OrderBy(Arguments):
     cluster_id: Id
     attribute_id: Id
     descending: bool = True
-    limit: Integer = Field(None, ge=1, description="Keep this many (top N).")
+    limit: Integer | Absent = Field(None, ge=1, description="Keep this many (top N).")
 
 
 class QueryHome(Arguments):
@@ -60,19 +60,21 @@ class QueryHome(Arguments):
     humidity, illuminance or PM10) and device attribute conditions; optionally read
     attributes of every match and keep the top N by an attribute. Every filter is optional;
     all given filters must hold."""
-    device_type: list[Text] = Field(None, description="Device type keys, e.g. [\"dimmable_light\"]; any of them.")
-    category: list[Text] = Field(None, description="Categories (lighting, hvac, sensors, closures, "
+    device_type: list[Text] | Absent = Field(None, description="Device type keys, e.g. [\"dimmable_light\"]; "
+                                             "any of them.")
+    category: list[Text] | Absent = Field(None, description="Categories (lighting, hvac, sensors, closures, "
                                  "appliances, media, energy, ...); any of them.")
-    tags: list[Text] = Field(None, description="Device tags; a device must have all of them.")
-    rooms: list[Text] = Field(None, description="Room ids; rooms inside them (an ensuite) count too.")
-    exclude_rooms: list[Text] = Field(None, description="Room ids left out (rooms inside them too).")
-    room_kind: list[Text] = Field(None, description="Room kinds, e.g. [\"bedroom\"]; any of them.")
-    floor: Integer = Field(None, description="Only rooms on this floor (0 = ground floor).")
-    room_where: list[RoomCondition] = Field(None, description="Conditions on room state; all must hold.")
-    where: list[AttributeCondition] = Field(None, description="Conditions on device attributes; all must hold.")
-    read: list[Text] = Field(None, description="Attributes to report for each device, \"Cluster.Attribute\" "
+    tags: list[Text] | Absent = Field(None, description="Device tags; a device must have all of them.")
+    rooms: list[Text] | Absent = Field(None, description="Room ids; rooms inside them (an ensuite) count too.")
+    exclude_rooms: list[Text] | Absent = Field(None, description="Room ids left out (rooms inside them too).")
+    room_kind: list[Text] | Absent = Field(None, description="Room kinds, e.g. [\"bedroom\"]; any of them.")
+    floor: Integer | Absent = Field(None, description="Only rooms on this floor (0 = ground floor).")
+    room_where: list[RoomCondition] | Absent = Field(None, description="Conditions on room state; all must hold.")
+    where: list[AttributeCondition] | Absent = Field(None, description="Conditions on device attributes; "
+                                                     "all must hold.")
+    read: list[Text] | Absent = Field(None, description="Attributes to report for each device, \"Cluster.Attribute\" "
                              "(e.g. \"OnOff.OnOff\").")
-    order_by: OrderBy = Field(None)
+    order_by: OrderBy | Absent = Field(None)
     rooms_only: bool = Field(False, description="Report only the matching rooms (with their states), no devices.")
 
 
@@ -231,10 +233,10 @@ class CreateAutomation(Arguments):
     trigger: JsonObject = Field(description=_TRIGGER)
     steps: list[JsonObject] = Field(min_length=1, description=(
         "Steps, each {\"tool\": \"execute_command\"|\"write_attribute\", \"args\": {...that tool's arguments...}}."))
-    conditions: list[JsonObject] = Field(None, description=(
+    conditions: list[JsonObject] | Absent = Field(None, description=(
         "Extra conditions that must all hold when it fires: device or room conditions as in trigger, or "
         "{\"type\": \"time_window\", \"after\": \"22:00\", \"before\": \"06:00\"}."))
-    name: Text = Field(None, description="A name for the rule.")
+    name: Text | Absent = Field(None, description="A name for the rule.")
 
 
 class ListAutomations(Arguments):
@@ -283,7 +285,7 @@ def _step_args(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _rule_json(rule: Any) -> dict[str, Any]:
-    out = rule.to_json()
+    out: dict[str, Any] = rule.to_json()
     out["steps"] = _step_args(out["steps"])
     for key in ("id", "due_tick", "last", "created_tick", "fired_tick"):
         out.pop(key)

@@ -41,7 +41,7 @@ from typing import Any
 
 from chip.clusters import Objects as Clusters
 
-from bridge.backend import INVALID_ARGUMENT, NOT_FOUND, TIME_FORMAT, UNAVAILABLE, ToolError
+from bridge.backend import INVALID_ARGUMENT, NOT_FOUND, TIME_FORMAT, UNAVAILABLE, DeviceLink, ToolError
 from bridge.config import STATES, DeviceConfig, LoadedConfig, MatterRef, SensorRef
 from bridge.matter_connection import TIMEOUT, MatterConnection
 from bridge.matter_device import MatterDevice
@@ -67,13 +67,13 @@ class MatterBackend:
         self._borrowed = connection
         if connection is not None:
             self._connections[connection.url] = connection
-        self._devices: dict[str, Any] = {}
+        self._devices: dict[str, DeviceLink] = {}
         self._sensor_nodes: dict[tuple[str, str], MatterDevice] = {}
         for spec in self.config.devices:
             self._devices[spec.id] = self._make_device(spec)
         self._workflows = WallClockWorkflows(self, now)
 
-    def _make_device(self, spec: DeviceConfig) -> Any:
+    def _make_device(self, spec: DeviceConfig) -> DeviceLink:
         if spec.matter is None:
             raise UserFileError(self.loaded.source, f"devices.{spec.id}.twin",
                                 "MatterBackend drives Matter devices only; use "
@@ -99,11 +99,12 @@ class MatterBackend:
             for ref in room.sensors.values():
                 if ref.pairing_code is not None:
                     device = self._sensor_device(ref)
-                    out[device.spec.id] = device.node_id
+                    if isinstance(device, MatterDevice):   # a pairing code names a node
+                        out[device.spec.id] = device.node_id
         return out
 
     # ---- lookups ---------------------------------------------------------------------
-    def _device(self, device_id: str) -> Any:
+    def _device(self, device_id: str) -> DeviceLink:
         try:
             return self._devices[device_id]
         except (KeyError, TypeError):
@@ -125,8 +126,14 @@ class MatterBackend:
         raise ToolError(NOT_FOUND, f"there is no room {room_id!r}",
                         accepted=sorted(r.id for r in self.config.rooms))
 
+    def _spec(self, device_id: str) -> DeviceConfig:
+        spec = self.config.device(device_id)
+        if spec is None:
+            raise ToolError(NOT_FOUND, f"there is no device {device_id!r}", accepted=sorted(self._devices))
+        return spec
+
     def _name(self, device_id: str) -> str:
-        return self.config.device(device_id).name or device_id
+        return self._spec(device_id).name or device_id
 
     # ---- rooms ---------------------------------------------------------------------
     def rooms(self) -> list[dict[str, Any]]:
@@ -158,7 +165,7 @@ class MatterBackend:
         return {}  # MixedBackend: the room's twin
 
     #: state -> (measurement cluster, converter from MeasuredValue to the Backend unit)
-    _SENSORS = {
+    _SENSORS: dict[str, tuple[str, Callable[[Any, Any], float]]] = {
         "temperature": ("TemperatureMeasurement", lambda v, unit: v / 100),
         "humidity": ("RelativeHumidityMeasurement", lambda v, unit: v / 100),
         "illuminance": ("IlluminanceMeasurement", lambda v, unit: 0.0 if v == 0 else 10 ** ((v - 1) / 10000)),
@@ -178,7 +185,7 @@ class MatterBackend:
         return float(convert(value["value"], unit))
 
     @staticmethod
-    def _measure(device: Any, endpoint: int | None, cluster: str, attribute: str) -> dict[str, Any]:
+    def _measure(device: DeviceLink, endpoint: int | None, cluster: str, attribute: str) -> dict[str, Any]:
         """A sensor attribute: read straight at its path when the endpoint is known (no
         structure read first); else, or if it is not there, looked up by name (which explains)."""
         if endpoint is not None and isinstance(device, MatterDevice):
@@ -191,7 +198,7 @@ class MatterBackend:
                     raise
         return device.read(endpoint, cluster, attribute)
 
-    def _sensor_device(self, ref: SensorRef) -> Any:
+    def _sensor_device(self, ref: SensorRef) -> DeviceLink:
         if ref.device is not None:
             return self._device(ref.device)
         url = self.config.server_of(ref)
@@ -217,7 +224,7 @@ class MatterBackend:
         structure = self._device(device_id).structure()
         return {"device_id": device_id, "name": self._name(device_id),
                 "device_type": structure["device_type"], "label": structure["label"],
-                "room_id": self.config.device(device_id).room, "endpoints": structure["endpoints"]}
+                "room_id": self._spec(device_id).room, "endpoints": structure["endpoints"]}
 
     def read_attribute(self, device_id: str, endpoint_id: int | None, cluster: Any,
                        attribute: Any) -> dict[str, Any]:

@@ -72,7 +72,7 @@ class MatterConnection:
         self._thread.start()
         self._client: Any = None
         self._http: Any = None
-        self._listener: asyncio.Task | None = None
+        self._listener: asyncio.Task[None] | None = None
         self._connect_lock: asyncio.Lock | None = None
         self._client_hooks: list[Callable[[Any], None]] = []
 
@@ -162,7 +162,8 @@ class MatterConnection:
         """The server's nodes (node id -> MatterNode), as sent when we started listening."""
         async def get(client: Any) -> dict[int, Any]:
             return {n.node_id: n for n in client.get_nodes()}
-        return self.call(get, "list the server's nodes")
+        nodes: dict[int, Any] = self.call(get, "list the server's nodes")
+        return nodes
 
     def close(self) -> None:
         if self._loop.is_closed():

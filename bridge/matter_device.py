@@ -52,6 +52,8 @@ class MatterDevice:
         self.spec = spec
         self.loaded = loaded
         self.conn = conn
+        if spec.matter is None:
+            raise ValueError(f"device {spec.id!r} is not a Matter device")
         self.ref = spec.matter
         self._node_id = self.ref.node_id
         self._shown = dict(self.ref.renumber or {})               # node endpoint -> shown id
@@ -70,14 +72,15 @@ class MatterDevice:
 
     def _adopt_or_commission(self) -> int:
         url, code = self.conn.url, self.ref.pairing_code
+        assert code is not None, "the config validator requires a node_id or a pairing_code"
         remembered = self.loaded.remembered_node(self.spec.id, url, code)
         if remembered is not None and remembered in self.conn.nodes():
             return remembered
         timeout = self.loaded.config.commission_timeout
 
         async def commission(client: Any) -> int:
-            return (await client.commission_with_code(code, network_only=True)).node_id
-        node_id = self.conn.call(commission, f"commission {self.spec.id} with its pairing code",
+            return int((await client.commission_with_code(code, network_only=True)).node_id)
+        node_id: int = self.conn.call(commission, f"commission {self.spec.id} with its pairing code",
                                  timeout=timeout)
         self.loaded.remember_node(self.spec.id, url, code, node_id)
         return node_id
@@ -85,7 +88,8 @@ class MatterDevice:
     # ---- raw interactions ----------------------------------------------------------
     def _read(self, paths: list[str], what: str) -> dict[str, Any]:
         node = self.node_id
-        return self.conn.call(lambda c: c.read_attribute(node, paths), what, node)
+        values: dict[str, Any] = self.conn.call(lambda c: c.read_attribute(node, paths), what, node)
+        return values
 
     def layout(self) -> dict[int, dict[str, Any]]:
         """endpoint -> {device_types, servers, parts, clusters: {id: {attributes, commands,
@@ -241,7 +245,7 @@ class MatterDevice:
         for aid in ids:
             name = attribute_name(cid, aid)
             if attribute == aid or (isinstance(attribute, str) and attribute.lower() in (name.lower(), str(aid))):
-                return aid
+                return int(aid)
         raise ToolError(Status.UNSUPPORTED_ATTRIBUTE.name, f"{cluster_name(cid)} has no attribute "
                         f"{attribute!r}", accepted=[attribute_name(cid, a) for a in ids])
 
@@ -317,11 +321,11 @@ class MatterDevice:
         for entry in result or []:
             status = entry.get("Status", 0) if isinstance(entry, dict) else 0
             if status:
-                err = status_error(int(status), what)
-                if err.code == Status.UNSUPPORTED_WRITE.name:
+                refused = status_error(int(status), what)
+                if refused.code == Status.UNSUPPORTED_WRITE.name:
                     known = known_server(cid, info.get("feature_map"))
-                    err.accepted = sorted(known.writable) if known is not None else None
-                raise err
+                    refused.accepted = sorted(known.writable) if known is not None else None
+                raise refused
         return {"endpoint_id": ep, "cluster": cname, "attribute": aname,
                 "value": self._read_value(ep, cid, aid)}
 

@@ -119,7 +119,7 @@ def attribute_name(cluster_id: int, attribute_id: int) -> str:
     cls = ALL_ATTRIBUTES.get(cluster_id, {}).get(attribute_id)
     if cls is None:
         return GLOBAL_IDS.get(attribute_id, f"0x{attribute_id:04X}")
-    return cls.__name__
+    return str(cls.__name__)
 
 
 def attribute_type(cluster_id: int, attribute_id: int) -> Any:

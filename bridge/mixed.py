@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bridge.backend import DeviceLink
 from bridge.config import DeviceConfig, LoadedConfig, load_config
 from bridge.matter_backend import MatterBackend, wall_now
 from bridge.twin_backend import TwinBackend
@@ -31,7 +32,7 @@ from twin.schema import UserFileError
 class TwinHome:
     """One twin home, paced by the wall clock: `catch_up()` moves it to "now"."""
 
-    def __init__(self, home: Any, now: Callable[[], _dt.datetime]):
+    def __init__(self, home: Home, now: Callable[[], _dt.datetime]):
         self.home = home
         self.backend = TwinBackend(home)
         self.lock = threading.RLock()  # the workflow thread and callers share the home
@@ -50,11 +51,13 @@ class TwinDevice:
     """A configured device that is a twin device: the same operations as `MatterDevice`."""
 
     def __init__(self, spec: DeviceConfig, twin: TwinHome):
+        if spec.twin is None:
+            raise ValueError(f"device {spec.id!r} is not a twin device")
         self.spec = spec
         self.twin = twin
         self.inner = spec.twin.device
 
-    def _call(self, fn: Callable[..., Any], *args: Any) -> Any:
+    def _call(self, fn: Callable[..., dict[str, Any]], *args: Any) -> dict[str, Any]:
         with self.twin.lock:
             self.twin.catch_up()
             return fn(self.inner, *args)
@@ -113,8 +116,8 @@ class MixedBackend(MatterBackend):
             self._homes[path] = TwinHome(home, self._now)
         return self._homes[path]
 
-    def _make_device(self, spec: DeviceConfig) -> Any:
-        if spec.matter is not None:
+    def _make_device(self, spec: DeviceConfig) -> DeviceLink:
+        if spec.twin is None:
             return super()._make_device(spec)
         index = self.config.devices.index(spec)
         twin = self._home(spec.twin.home, f"devices[{index}].twin.home")

@@ -38,7 +38,8 @@ from typing import Any
 from clusters.air_quality import AirQualityServer
 from clusters.alarms import DishwasherAlarmServer, RefrigeratorAlarmServer
 from clusters.basic_information import BasicInformationServer
-from clusters.device import DEVICE_TYPES, Device, DeviceType, Endpoint, register
+from clusters.device import DEVICE_TYPES as DEVICE_TYPES  # re-exported: the registry this module fills
+from clusters.device import Device, DeviceType, Endpoint, register
 from clusters.device_types import (  # noqa: F401 - re-exported: physics and docs import them from here
     AIR_PURIFIER,
     AIR_QUALITY_SENSOR,

@@ -26,6 +26,7 @@ from pydantic import (
     ValidationError,
     WithJsonSchema,
 )
+from pydantic.json_schema import SkipJsonSchema
 
 
 class ArgumentError(ValueError):
@@ -53,6 +54,8 @@ Integer = Annotated[StrictInt, BeforeValidator(_integral)]
 #: A cluster, attribute, command or endpoint: spec name or number ("OnOff", 6, "0x0006").
 Id = Annotated[StrictStr | Integer, WithJsonSchema({"type": ["string", "integer"]})]
 JsonObject = Annotated[dict[str, Any], WithJsonSchema({"type": "object"})]
+#: `X | Absent = Field(None)`: an optional argument, None in Python, shown to agents as X alone.
+Absent = SkipJsonSchema[None]
 #: Optional arguments (default None): typed as such, shown to agents as the plain type.
 OptionalId = Annotated[StrictStr | Integer | None, WithJsonSchema({"type": ["string", "integer"]})]
 OptionalText = Annotated[StrictStr | None, WithJsonSchema({"type": "string"})]
@@ -117,6 +120,23 @@ def _at(schema: dict[str, Any], loc: tuple[Any, ...]) -> tuple[int, dict[str, An
     return depth, schema
 
 
+def _places(schema: dict[str, Any], loc: tuple[Any, ...]) -> tuple[Any, ...]:
+    """`loc` without the union members' tags pydantic puts in it ("list[RoomCondition]" of an
+    optional list, "str" of an id): they are not places an agent wrote."""
+    out = []
+    for part in loc:
+        if isinstance(part, int) and "items" in schema:
+            schema = schema["items"]
+        elif isinstance(part, str) and part in schema.get("properties", {}):
+            schema = schema["properties"][part]
+        elif isinstance(part, str):
+            continue
+        else:
+            break
+        out.append(part)
+    return tuple(out)
+
+
 def _path(where: str, loc: tuple[Any, ...]) -> str:
     out = where
     for part in loc:
@@ -129,9 +149,12 @@ def _problem(schema: dict[str, Any], where: str, errors: list[dict[str, Any]],
     """The first problem, checked as a person would: unknown names, then missing ones, then
     each value in the order given (outer objects before what is inside them)."""
     found = []
+    if any(e["type"] != "none_required" for e in errors):   # an optional argument's None member
+        errors = [e for e in errors if e["type"] != "none_required"]
     for err in errors:
         kind = err["type"]
         loc = tuple(err["loc"])
+        loc = _places(schema, loc[:-1]) + loc[-1:] if kind in ("extra_forbidden", "missing") else _places(schema, loc)
         if kind in ("extra_forbidden", "missing"):
             parent_depth, parent = _at(schema, loc[:-1])
             loc = loc[:parent_depth] + loc[-1:]
@@ -267,6 +290,6 @@ def parse_step(step: Any, index: int) -> tuple[str, Arguments]:
     return shape.tool, args
 
 
-__all__ = ["ArgumentError", "Arguments", "ExecuteCommand", "Id", "Integer", "JsonObject", "OptionalId", "OptionalText",
-           "STEP_TOOLS", "Text", "WorkflowStep", "WriteAttribute", "endpoint_number",
+__all__ = ["Absent", "ArgumentError", "Arguments", "ExecuteCommand", "Id", "Integer", "JsonObject", "OptionalId",
+           "OptionalText", "STEP_TOOLS", "Text", "WorkflowStep", "WriteAttribute", "endpoint_number",
            "parameters_schema", "parse_arguments", "parse_step", "plain_id"]

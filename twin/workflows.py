@@ -26,7 +26,8 @@ STATUSES = ("scheduled", "running", "completed", "failed", "cancelled")
 
 class Clock(Protocol):
     """What the table needs of a clock: the current tick, and the tick of a time."""
-    tick: int
+    @property
+    def tick(self) -> int: ...
 
     def tick_at(self, when: datetime | str) -> int: ...
 
