@@ -4,7 +4,9 @@ one that does not apply.
 
 The test cases are the suite's `test_TC_*` functions; the ones that do not apply are the
 `NOT_APPLICABLE = {"TC_X_Y_Z": "reason"}` dicts of its modules; test cases of the plans that
-apply and are not written yet are their `NOT_COVERED = {"TC_X_Y_Z": "why"}` dicts; `KNOWN_FAILURES` entries
+apply and are not written yet are their `NOT_COVERED = {"TC_X_Y_Z": "why"}` dicts; a case that runs
+in process only on the device library's nodes says why in `NOT_OVER_NETWORK = {"TC_X_Y_Z": "why"}`
+(a note); `KNOWN_FAILURES` entries
 (a failure found and not fixed yet: the test checks everything else) and module notes show as
 notes. Results come from a pytest run's JUnit XML:
 
@@ -55,6 +57,7 @@ def read_suite(folder: Path = SUITE) -> tuple[dict[str, Case], dict[str, tuple[s
     a reason starting "not covered: " is a NOT_COVERED entry)."""
     cases: dict[str, Case] = {}
     not_applicable: dict[str, tuple[str, str]] = {}
+    in_process_only: dict[str, str] = {}
     for path in sorted(folder.glob("test_*.py")):
         tree = ast.parse(path.read_text(), str(path))
         for node in tree.body:
@@ -69,6 +72,8 @@ def read_suite(folder: Path = SUITE) -> tuple[dict[str, Case], dict[str, tuple[s
                     not_applicable.update({tc: (path.stem, reason) for tc, reason in value.items()})
                 elif name == "NOT_COVERED" and isinstance(value, dict):
                     not_applicable.update({tc: (path.stem, f"not covered: {why}") for tc, why in value.items()})
+                elif name == "NOT_OVER_NETWORK" and isinstance(value, dict):
+                    in_process_only.update(value)
                 elif name == "KNOWN_FAILURES" and isinstance(value, dict):
                     for tc, (_, why) in value.items():
                         if tc in cases:
@@ -79,6 +84,10 @@ def read_suite(folder: Path = SUITE) -> tuple[dict[str, Case], dict[str, tuple[s
                     for tc in ("TC_IDM_10_3", "TC_IDM_10_6"):
                         if tc in cases:
                             cases[tc].note = value
+    for tc, why in in_process_only.items():
+        if tc not in cases:
+            raise SystemExit(f"conformance_table: NOT_OVER_NETWORK names {tc}, which is no test case")
+        cases[tc].note = f"not over the network: {why}"
     return cases, not_applicable
 
 
@@ -143,8 +152,10 @@ def render(cases: dict[str, Case], not_applicable: dict[str, tuple[str, str]], s
         "Test cases about commissioning, security, sessions, discovery and subscriptions belong to the",
         "network node and run over the network only. A count is the number of duts the case ran on;",
         "— means the case does not run that way (or the run given had no result for it). The device",
-        "library's other types (one device each in a home of their own) run in process only; over the",
-        "network python-matter-server commissions, interviews and controls each of them (tests/e2e).",
+        "library's other types (one device each in a home of their own, a third `twin run` over the",
+        "network) run every case in process, and over the network the cases of the clusters the",
+        "library added (a note says why where one does not); python-matter-server also commissions,",
+        "interviews and controls each of them (tests/e2e).",
         "",
         "| TC | in process | over the network | what is checked | note |",
         "| --- | --- | --- | --- | --- |",

@@ -4,7 +4,9 @@ The duts are the default home's devices (the first of each device type), one roo
 the bridge (bridge mode: the whole home behind an Aggregator). Each is offered in every `KINDS`
 entry: in process (tests/conformance/inprocess.py) and over the network (the e2e suite). The
 device library's other types (`LIBRARY_IDS`: one device each in a home of their own) are offered
-in process only (the network lab serves the default home; tests/e2e covers them over Matter).
+in process, and over the network (a third `twin run` of that home) to the test cases of their
+clusters (`serving`); the cases every node runs (`all_duts`) run over the network on the default
+home's nodes and the bridge.
 
 - `dut`: one Dut per (kind, dut key); a test case that applies only to some clusters selects its
   duts with `@pytest.mark.parametrize("dut", serving(C.OnOff), indirect=True)`, so duts without
@@ -16,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from chip.clusters import Objects as C
 from inprocess import InProcessDut
 from netns import network_namespace
 from network import NetworkLab
@@ -60,6 +63,23 @@ _LIBRARY = _library_home()
 LIBRARY_IDS = {device.type.key: device.id for device in _LIBRARY.devices.values()}
 
 
+#: The clusters whose test cases run over the network on the library home's nodes too: those
+#: the device library added (the older ones already run over the network on the default home's).
+NETWORK_LIBRARY = frozenset({
+    C.DoorLock, C.BooleanState, C.BooleanStateConfiguration, C.OccupancySensing, C.SmokeCoAlarm,
+    C.PressureMeasurement, C.FlowMeasurement, C.IcdManagement, C.ColorControl, C.Switch, C.EnergyEvse,
+    C.EnergyEvseMode, C.WaterHeaterManagement, C.WaterHeaterMode, C.OvenCavityOperationalState, C.OvenMode,
+    C.MicrowaveOvenControl, C.MicrowaveOvenMode, C.ValveConfigurationAndControl, C.PumpConfigurationAndControl})
+
+
+def library_home_yaml() -> str:
+    """The library home as a home file, for the network lab's `twin run --home` (the same room
+    and devices as `_library_home`; another seed than the default home's, so no two nodes share
+    a serial number)."""
+    devices = "".join(f"      - {{id: {d.id}, type: {d.type.key}}}\n" for d in _LIBRARY.devices.values())
+    return f"name: library\nseed: 2\nrooms:\n  - id: lab\n    devices:\n{devices}"
+
+
 def build(key: str, home: Home) -> tuple[Any, str]:
     """The data model (device or bridge) of dut `key` in `home`, and its name."""
     if key == BRIDGE:
@@ -102,13 +122,12 @@ def serving(*clusters: Any, feature: int = 0, kinds: tuple[str, ...] | None = No
     def serves(key: str) -> bool:
         maps = [m for cluster in clusters for m in DUT_FEATURES[key].get(cluster.id, ())]
         return any(m & feature == feature for m in maps)
+
+    def offered(kind: str, key: str) -> bool:
+        return kind == "inprocess" or key not in LIBRARY_IDS or any(c in NETWORK_LIBRARY for c in clusters)
     return [pytest.param((kind, key), id=f"{kind}-{key}", marks=marks)
             for kind, marks in KINDS.items() if kinds is None or kind in kinds
-            for key in DUT_FEATURES if serves(key) and _offered(kind, key)]
-
-
-def _offered(kind: str, key: str) -> bool:
-    return kind == "inprocess" or key not in LIBRARY_IDS
+            for key in DUT_FEATURES if serves(key) and offered(kind, key)]
 
 
 def over_network(params: list[Any]) -> list[Any]:
@@ -118,8 +137,10 @@ def over_network(params: list[Any]) -> list[Any]:
 
 
 def all_duts() -> list[Any]:
+    """Every dut for the cases every node runs: over the network not the library's (their
+    nodes are the same node code as the default home's; in process they all run)."""
     return [pytest.param((kind, key), id=f"{kind}-{key}", marks=marks)
-            for kind, marks in KINDS.items() for key in DUT_CLUSTERS if _offered(kind, key)]
+            for kind, marks in KINDS.items() for key in DUT_CLUSTERS if kind == "inprocess" or key not in LIBRARY_IDS]
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -131,6 +152,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def _make(kind: str, key: str, request: pytest.FixtureRequest) -> Any:
     if kind == "inprocess":
         return inprocess_dut(key)
+    if kind == "network" and key in LIBRARY_IDS:
+        return request.getfixturevalue("network_lab").dut(LIBRARY_IDS[key], key, "library")
     if kind == "network":
         return request.getfixturevalue("network_lab").dut(build(key, _REFERENCE.fork())[1], key)
     raise ValueError(f"unknown dut kind {kind!r}; known: {', '.join(KINDS)}")
@@ -152,7 +175,7 @@ def network_lab(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """One namespace, one CHIP SDK controller, and the twin's nodes (the default home; bridge mode
     in a second process), each commissioned once per session (tests/conformance/network.py)."""
     with network_namespace("cf") as ns:
-        lab = NetworkLab(ns, tmp_path_factory.mktemp("conformance"))
+        lab = NetworkLab(ns, tmp_path_factory.mktemp("conformance"), library_home_yaml())
         try:
             yield lab
         finally:

@@ -81,6 +81,10 @@ class Dut(Protocol):
     def wait(self, seconds: float) -> None:
         """Let `seconds` of the DUT's time pass (in process: advance the home's clock; network: sleep)."""
 
+    def hand(self, action: str, **args: Any) -> Any:
+        """A hand on the device from outside Matter, as a plan's manual step (Home.hand: smoke in the
+        room, a leak detected, a switch pressed); in process the home's, over the network `POST /hand`."""
+
     def read_events(self, endpoint: int, event: Any, event_min: int | None = None,
                     fabric_filtered: bool = True) -> list[DutEvent]:
         """The events the DUT holds for one event path (an Objects event class), oldest first;

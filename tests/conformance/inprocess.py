@@ -166,6 +166,9 @@ class InProcessDut:
         self.home.advance(seconds)
         self.link.advance(seconds * 1000)
 
+    def hand(self, action: str, **args: Any) -> Any:
+        return self.home.hand(self.name, action, **args)
+
 
 class InProcessSubscription:
     """A subscription of an InProcessDut: its reports are the link's inbox messages carrying its id."""

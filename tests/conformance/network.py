@@ -2,8 +2,9 @@
 the test session creates, and `NetworkDut`, the `Dut` (dut.py) that speaks to a commissioned
 node through that controller.
 
-- `twin run` serves the default home (one node per device) and, in a second process, bridge
-  mode (`--aggregator`: the whole home as one Bridge node); each starts when first needed.
+- `twin run` serves the default home (one node per device), in a second process bridge mode
+  (`--aggregator`: the whole home as one Bridge node), and in a third the library home (one
+  device of each type the default home lacks, `library_home_yaml`); each starts when first needed.
 - `chip_controller.py` runs the SDK's controller in the namespace, with its own /data (a
   private mount), and answers the test process over a Unix socket (`ControllerClient`).
 - Every node is commissioned on-network by its QR payload once per session.
@@ -25,6 +26,7 @@ from netns import REPO, Netns, test_folders, wait_for_line
 HERE = Path(__file__).resolve().parent
 HOME_PORTS = (5600, 8091)      # first node's UDP port, HTTP tool API (inside the namespace)
 BRIDGE_PORTS = (5700, 8092)
+LIBRARY_PORTS = (5800, 8093)
 BRIDGE_ID = "@bridge"          # the bridge node's name in `twin run --aggregator`'s codes
 
 
@@ -138,9 +140,10 @@ def start_twin(ns: Netns, workdir: Path, name: str, ports: tuple[int, int], *ext
 class NetworkLab:
     """One namespace, one controller, and the twin processes started on demand."""
 
-    def __init__(self, ns: Netns, workdir: Path) -> None:
+    def __init__(self, ns: Netns, workdir: Path, library_yaml: str = "") -> None:
         self.ns = ns
         self.workdir = workdir
+        self.library_yaml = library_yaml   # the library home as a home file (conftest builds it)
         self.controller = ControllerClient(ns, workdir)
         self.twins: dict[str, TwinProcess] = {}
         self._next_node_id = 0x100
@@ -157,10 +160,16 @@ class NetworkLab:
         return "\n".join(parts)
 
     def twin(self, mode: str) -> TwinProcess:
-        """The default home's twin ("home") or the bridge-mode twin ("bridge"), started once."""
+        """The default home's twin ("home"), the bridge-mode twin ("bridge") or the library
+        home's ("library"), started once."""
         if mode not in self.twins:
             if mode == "home":
                 self.twins[mode] = start_twin(self.ns, self.workdir, "home", HOME_PORTS)
+            elif mode == "library":
+                home_file = self.workdir / "library.yaml"
+                home_file.write_text(self.library_yaml)
+                self.twins[mode] = start_twin(self.ns, self.workdir, "library", LIBRARY_PORTS,
+                                              "--home", str(home_file))
             else:
                 # Another seed: devices' serial numbers and UniqueIDs come from the home's seed, and
                 # one controller would otherwise see each device twice with one identity (as a
@@ -178,10 +187,10 @@ class NetworkLab:
         for node_id in old.node_ids.values():   # their CASE sessions died with the process
             self.controller.call("expire_sessions", node_id)
 
-    def node_id(self, device: str) -> int:
-        """The node id of `device` (a node name of `twin run`'s codes, or BRIDGE_ID), commissioning
-        it on first use."""
-        twin = self.twin("bridge" if device == BRIDGE_ID else "home")
+    def node_id(self, device: str, mode: str = "home") -> int:
+        """The node id of `device` (a node name of `twin run`'s codes, or BRIDGE_ID) of twin
+        process `mode`, commissioning it on first use."""
+        twin = self.twin("bridge" if device == BRIDGE_ID else mode)
         if device not in twin.node_ids:
             codes = self.controller.call("http_json", f"http://127.0.0.1:{twin.http}/codes")["codes"]
             by_device = {row["device"]: row for row in codes}
@@ -195,19 +204,22 @@ class NetworkLab:
             twin.node_ids[device] = self._next_node_id
         return twin.node_ids[device]
 
-    def dut(self, device: str, device_type: str) -> NetworkDut:
-        """The Dut of node `device` (`device_type`: its dut key, "bridge" for the bridge)."""
-        return NetworkDut(self, device, device_type, self.node_id(device))
+    def dut(self, device: str, device_type: str, mode: str = "home") -> NetworkDut:
+        """The Dut of node `device` (`device_type`: its dut key, "bridge" for the bridge) of
+        twin process `mode` ("home" or "library"; the bridge has its own)."""
+        mode = "bridge" if device == BRIDGE_ID else mode
+        return NetworkDut(self, device, device_type, self.node_id(device, mode), mode)
 
 
 class NetworkDut:
     """A commissioned twin node, reached through the CHIP SDK's controller (see dut.Dut)."""
 
-    def __init__(self, lab: NetworkLab, name: str, device_type: str, node_id: int) -> None:
+    def __init__(self, lab: NetworkLab, name: str, device_type: str, node_id: int, mode: str = "home") -> None:
         self.lab = lab
         self.name = name
         self.device_type = device_type
         self.node_id = node_id
+        self.mode = mode   # the twin process serving it
 
     def call(self, op: str, *args: Any, **kwargs: Any) -> Any:
         return self.lab.controller.call(op, self.node_id, *args, **kwargs)
@@ -244,13 +256,19 @@ class NetworkDut:
         key, granted = self.call("subscribe", paths, min_interval, max_interval, event_min)
         return NetworkSubscription(self.lab.controller, key, granted)
 
+    def hand(self, action: str, **args: Any) -> Any:
+        answer = self.twin_post("/hand", {"device": self.name, "action": action, **args})
+        if not answer.get("ok"):
+            raise AssertionError(f"hand {action} {args} on {self.name}: {answer}")
+        return answer
+
     def read_node(self) -> dict[int, dict[int, dict[int, Any]]]:
         """A wildcard read of every attribute of the node, by ids (chunked by the node)."""
         return self.call("read_node", timeout=180)
 
     def twin_post(self, path: str, body: Any) -> Any:
         """POST a JSON body to the HTTP API of the twin process serving this node (e.g. /faults)."""
-        twin = self.lab.twin("bridge" if self.name == BRIDGE_ID else "home")
+        twin = self.lab.twin(self.mode)
         return self.lab.controller.call("http_post_json", f"http://127.0.0.1:{twin.http}{path}", body)
 
     def run(self, function: str, *args: Any, timeout: float = 120, **kwargs: Any) -> Any:

@@ -542,7 +542,7 @@ def test_TC_ACL_2_10(dut: Dut):
             th2.write(dut, A.Attributes.Acl, theirs)
             expected_mine = [(e.privilege, e.authMode, e.subjects, f1) for e in mine]
             expected_theirs = [(e.privilege, e.authMode, e.subjects, th2.fabric_index) for e in theirs]
-            dut.lab.restart("bridge" if dut.device_type == "bridge" else "home")   # type: ignore[attr-defined]
+            dut.lab.restart(dut.mode)   # type: ignore[attr-defined]
             th2.call(dut, "expire_sessions")
             assert summary(dut.read(0, A.Attributes.Acl)) == expected_mine
             assert summary(th2.call(dut, "read", 0, A.Attributes.Acl)) == expected_theirs

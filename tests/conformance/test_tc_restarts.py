@@ -28,7 +28,7 @@ def test_TC_OO_2_4(dut):
     def power_cycle(start_up, before):
         dut.write(endpoint, A.StartUpOnOff, start_up)
         dut.invoke(endpoint, OO.Commands.On() if before else OO.Commands.Off())
-        dut.lab.restart("bridge" if dut.device_type == "bridge" else "home")
+        dut.lab.restart(dut.mode)
         assert dut.read(endpoint, A.StartUpOnOff) == start_up
         return dut.read(endpoint, A.OnOff)
 
