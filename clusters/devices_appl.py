@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime
 import math
+from collections.abc import Callable
 from typing import Any
 
 from chip.clusters import Objects as Clusters
@@ -372,24 +373,36 @@ def clear_sky(hour: float) -> float:
     return max(0.0, math.sin(math.pi * (hour - 6.0) / 14.0)) if 6.0 < hour < 20.0 else 0.0
 
 
-def _solar_power(peak_watts: float = 5000.0, **_: Any) -> list[Endpoint]:
-    """A solar inverter of `peak_watts`: its output follows the daylight, a step per 15 min
-    (the energy meter's period), exported (negative power)."""
-    if not 100 <= peak_watts <= 50_000:
-        raise MatterError(Status.CONSTRAINT_ERROR, f"peak_watts={peak_watts}: give 100..50000")
-    holder: dict[str, Any] = {}
+class SolarOutput:
+    """A solar inverter's power (W, exported: negative) in the energy meter's current period: its
+    peak times the sun at the period's middle. `sky` gives the sun (0..1) at a time: the home's
+    weather's daylight where the home has weather (the home sets it), else a clear day's."""
 
-    def power() -> float:
-        eem = holder.get("eem")
+    def __init__(self, peak_watts: float):
+        self.peak_watts = peak_watts
+        self.meter: Any = None
+        self.sky: Callable[[datetime.datetime], float] | None = None
+
+    def __call__(self) -> float:
+        eem = self.meter
         clock = getattr(eem, "clock", None)
         now = getattr(clock, "now", None)
         if eem is None or not isinstance(now, datetime.datetime):
             return 0.0
-        # the middle of the meter's current period, as a time of day
         middle = now + datetime.timedelta(seconds=(eem._boundary - clock.tick) / 10 + eem.period_ticks / 20)
-        return -peak_watts * clear_sky(middle.hour + middle.minute / 60 + middle.second / 3600)
+        if self.sky is not None:
+            return -self.peak_watts * self.sky(middle)
+        return -self.peak_watts * clear_sky(middle.hour + middle.minute / 60 + middle.second / 3600)
+
+
+def _solar_power(peak_watts: float = 5000.0, **_: Any) -> list[Endpoint]:
+    """A solar inverter of `peak_watts`: its output follows the sun (`SolarOutput`), a step per
+    15 min (the energy meter's period), exported (negative power)."""
+    if not 100 <= peak_watts <= 50_000:
+        raise MatterError(Status.CONSTRAINT_ERROR, f"peak_watts={peak_watts}: give 100..50000")
+    power = SolarOutput(peak_watts)
     meters = _meters(power, exported=True, stepped=True)
-    holder["eem"] = meters[2]
+    power.meter = meters[2]
     ep = _endpoint(1, [SOLAR_POWER, POWER_SOURCE, ELECTRICAL_SENSOR], IdentifyServer(),
                    PowerSourceServer(EndpointList=[1], Description="Solar"), *meters)
     ep.tags = ((POWER_SOURCE_NAMESPACE, 2, "Solar"),)

@@ -249,6 +249,8 @@ class Home:
         if self.weather is not None and sensors.boolean_kind(device) == "rain":
             device.endpoint(1).server("BooleanState").set_state(self.outdoor("raining"))
         self._place(device, room_id, name, options, tuple(tags), category)
+        if device.type.key == "solar_power":
+            self._wire_solar()
         return device
 
     def _place(self, device: Device, room_id: str, name: str | None, options: dict[str, Any],
@@ -337,6 +339,7 @@ class Home:
         ambient). ValueError for a bad spec, nothing changed."""
         if spec is None:
             self.weather, self._weather_tick = None, None
+            self._wire_solar()
             return
         try:
             weather = Weather(spec if isinstance(spec, WeatherSpec) else WeatherSpec.model_validate(spec), self.seed)
@@ -345,6 +348,7 @@ class Home:
             raise ValueError(f"weather.{path}: {problem}" if path != "weather" else f"weather: {problem}") from None
         self.weather = weather
         self._apply_weather(self.clock.tick)
+        self._wire_solar()
 
     def pin_weather(self, values: dict[str, Any]) -> dict[str, Any]:
         """Hold weather quantities (`{"temperature": 35}`; null releases one) from now on; returns
@@ -353,7 +357,20 @@ class Home:
             raise ValueError("this home has no weather; give it one (home file `weather:`) first")
         self.weather.set(values)
         self._apply_weather(self.clock.tick)
+        self._wire_solar()
         return self.weather.at(self.clock.now)
+
+    def _wire_solar(self) -> None:
+        """Solar inverters' sun is the weather's daylight (twin/weather.py: hour by hour, a third
+        in rain), or without weather a clear day's. Each gets a frozen copy of the weather: a pin
+        or a new weather wires them again, and a fork's pin cannot reach its parent's."""
+        sky: Callable[[datetime], float] | None = None
+        if self.weather is not None:
+            frozen = Weather.from_state(self.weather.state(), self.seed)
+            sky = lambda when: float(frozen.at(when)["daylight"])  # noqa: E731
+        for device in self.devices.values():
+            if device.type.key == "solar_power":
+                device.endpoint(1).server("ElectricalEnergyMeasurement").power_source.sky = sky
 
     def _apply_weather(self, tick: int) -> None:
         """The hour's weather becomes the rooms' outside (each room re-anchors), rain sensors follow."""
@@ -732,6 +749,7 @@ class Home:
             state = dict(snapshot["weather"])
             home._weather_tick = state.pop("next_tick")
             home.weather = Weather.from_state(state, home.seed)
+            home._wire_solar()
         if "faults" in snapshot:
             home.faults.load_state(copy.deepcopy(snapshot["faults"]))
         home._refresh_next_flip()

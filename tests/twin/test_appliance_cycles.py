@@ -175,6 +175,40 @@ def test_solar_follows_the_day_and_exports():
     assert pv.read("ElectricalPowerMeasurement", "ActivePower") == 0
 
 
+def test_solar_follows_the_weather():
+    """With weather, the output is the peak times the weather's daylight (a third of it in rain)
+    at the period's middle; a pinned rain cuts it from the next period on; stepping, fast-forward,
+    a fork and a restore agree."""
+    import json
+
+    def build():
+        home = home_with(("pv", "solar_power", {"peak_watts": 4000}), start="2026-06-01T11:00:00")
+        home.set_weather({"rain_chance": 0.0, "sunrise": 6, "sunset": 21})
+        return home
+    home = build()
+    pv = home.device("pv")
+    home.advance(900)   # the first period ends: its power is the 11:00-12:00 hour's daylight
+    sun = home.weather.at(home.clock.now)["daylight"]
+    assert sun > 0.5 and pv.read("ElectricalPowerMeasurement", "ActivePower") == round(-4000 * sun * 1000)
+    home.pin_weather({"raining": True, "daylight": 0.1})
+    home.advance(900)
+    assert pv.read("ElectricalPowerMeasurement", "ActivePower") == -400_000
+    home.pin_weather({"raining": None, "daylight": None})
+    fork, again = home.fork(), Home.restore(home.snapshot())
+    for h in (home, fork, again):
+        h.advance(6 * 3600)
+    assert len({json.dumps(h.snapshot(), sort_keys=True) for h in (home, fork, again)}) == 1
+    a, b = build(), build()
+    a.step(3600 * 10)
+    b.advance(3600)
+    assert json.dumps(a.snapshot(), sort_keys=True) == json.dumps(b.snapshot(), sort_keys=True)
+    exported = a.device("pv").read("ElectricalEnergyMeasurement", "CumulativeEnergyExported").energy
+    clear = build()
+    clear.set_weather(None)   # a clear day's sun again
+    clear.advance(3600)
+    assert 0 < exported != clear.device("pv").read("ElectricalEnergyMeasurement", "CumulativeEnergyExported").energy
+
+
 def test_battery_charges_on_request_until_full():
     home = home_with(("bat", "battery_storage", {"capacity_kwh": 5, "max_watts": 5000}))
     bat = home.device("bat")
