@@ -7,6 +7,7 @@ commissioning by one python-matter-server, and a soak with changes.
     python bench/bench_scale.py --devices 960 --rooms 40 --commission -1        # 1,000 nodes
     python bench/bench_scale.py --devices 960 --rooms 40 --commission -1 --commission-minutes 30   # time-boxed
     python bench/bench_scale.py --devices 60 --rooms 5 --commission -1 --soak 60 --seconds 20   # a quick look
+    python bench/bench_scale.py --all-types --commission 0 --seconds 30   # nodes of every device type (HomeMaker)
     python bench/bench_scale.py --devices 960 --rooms 40 --commission -1 --keep /tmp/scale-run   # keep the logs
 
 Inside a network namespace this script creates (mDNS stays on this machine): `twin run --speed 1
@@ -292,6 +293,9 @@ def main() -> None:
                         help="python-matter-server's CHIP SDK log level (its default, error; progress logs "
                              "every message, which at a few hundred subscriptions costs its CHIP thread "
                              "more than it has, see docs/performance.md)")
+    parser.add_argument("--all-types", action="store_true",
+                        help="draw the devices from every device type (`twin home generate --homemaker`: locks, "
+                             "sensors, appliances, energy...), not SimuHome's 17")
     parser.add_argument("--keep", type=Path, default=None,
                         help="work in this new directory and keep it afterwards (the twin's and "
                              "python-matter-server's logs, the commissioning progress)")
@@ -314,7 +318,8 @@ def main() -> None:
         workdir = Path(tmp)
         home = workdir / "home.yaml"
         subprocess.run([sys.executable, "-m", "matter_twin.cli", "home", "generate", "--seed", "1", "--rooms",
-                        str(args.rooms), "--devices", str(args.devices), "-o", str(home)],
+                        str(args.rooms), "--devices", str(args.devices), "-o", str(home),
+                        *(["--homemaker"] if args.all_types else [])],
                        check=True, cwd=str(REPO), env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True)
         server = start_server(ns, workdir, args.controller_sdk_log) if args.commission else None
         started = time.monotonic()
@@ -371,7 +376,9 @@ def main() -> None:
                                if server_log.exists() else 0)
             if server is not None:
                 stop(server, signal.SIGTERM)
-    print(f"`twin run` with {args.devices} devices in {args.rooms} rooms (+{args.rooms} room-sensor nodes), "
+    print(f"`twin run` with {args.devices} devices "
+          f"({'every device type, HomeMaker' if args.all_types else 'SimuHome types'}) in {args.rooms} rooms "
+          f"({nodes} nodes with the room sensors), "
           f"{os.cpu_count()} CPUs, up in {up:.1f} s; idle windows of {args.seconds:g} s\n")
     print("| state | CPU (% of one core) | RSS MB | peak RSS MB | RSS per node MB |")
     print("|---|---|---|---|---|")
