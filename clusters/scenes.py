@@ -146,6 +146,10 @@ def _heading(server: ClusterServer, attribute: str) -> Any:
     """Where a scene attribute is heading: a moving level or cover counts at its target."""
     if attribute == "CurrentLevel" and getattr(server, "_transition", None):
         return server._transition[2]
+    if server.id == Clusters.ColorControl.id:   # a colour transition counts at its target
+        motion = server._motion.get(attribute)  # type: ignore[attr-defined]
+        if motion is not None and motion[5] is not None:
+            return motion[5]
     if attribute.startswith("CurrentPosition") and attribute.endswith("Percent100ths"):
         target = server.get(attribute.replace("Current", "Target"))
         if target is not NullValue:
@@ -173,6 +177,34 @@ def _recall_covering(server: ClusterServer, values: dict[str, Any], ms: int) -> 
         server.invoke("GoToTiltPercentage", {"tiltPercent100thsValue": values["CurrentPositionTiltPercent100ths"]})
 
 
+def _recall_color(server: ClusterServer, values: dict[str, Any], ms: int) -> None:
+    """The stored colour by the stored EnhancedColorMode (hue and saturation, enhanced hue, x/y or
+    colour temperature) over the transition, as if off were on (a scene sets the colour it
+    stores); then the colour loop as stored."""
+    t, opts = ms // 100, {"optionsMask": 1, "optionsOverride": 1}
+    mode, hue, sat = values.get("EnhancedColorMode"), values.get("EnhancedCurrentHue"), values.get("CurrentSaturation")
+    if mode == 3 and hue is not None and "EnhancedMoveToHueAndSaturation" in server.commands:
+        server.invoke("EnhancedMoveToHueAndSaturation",
+                      {"enhancedHue": hue, "saturation": sat if sat is not None else server.get("CurrentSaturation"),
+                       "transitionTime": t, **opts})
+    elif mode in (0, 3) and hue is not None and "MoveToHueAndSaturation" in server.commands:
+        server.invoke("MoveToHueAndSaturation",
+                      {"hue": min(hue >> 8, 254), "saturation": sat if sat is not None
+                       else server.get("CurrentSaturation"), "transitionTime": t, **opts})
+    elif mode == 1 and values.get("CurrentX") is not None and values.get("CurrentY") is not None:
+        server.invoke("MoveToColor", {"colorX": values["CurrentX"], "colorY": values["CurrentY"],
+                                      "transitionTime": t, **opts})
+    elif mode == 2 and values.get("ColorTemperatureMireds") is not None:
+        server.invoke("MoveToColorTemperature", {"colorTemperatureMireds": values["ColorTemperatureMireds"],
+                                                 "transitionTime": t, **opts})
+    active = values.get("ColorLoopActive")
+    if active is not None and "ColorLoopSet" in server.commands and active != server.get("ColorLoopActive"):
+        server.invoke("ColorLoopSet", {"updateFlags": 0x7, "action": 2 if active else 0,
+                                       "direction": values.get("ColorLoopDirection", server.get("ColorLoopDirection")),
+                                       "time": values.get("ColorLoopTime", server.get("ColorLoopTime")),
+                                       "startHue": 0, **opts})
+
+
 def _recall_writes(server: ClusterServer, values: dict[str, Any], ms: int) -> None:
     for name, value in values.items():
         server.write(name, value)
@@ -188,6 +220,10 @@ SCENE_ATTRIBUTES: dict[int, tuple[tuple[str, ...], Any]] = {
     Clusters.Thermostat.id: (("OccupiedCoolingSetpoint", "OccupiedHeatingSetpoint", "SystemMode"),
                              _recall_writes),
     Clusters.FanControl.id: (("PercentSetting",), _recall_writes),
+    # the spec's scene-capable ColorControl attributes (those the light's features give it)
+    Clusters.ColorControl.id: (("CurrentX", "CurrentY", "EnhancedCurrentHue", "CurrentSaturation", "ColorLoopActive",
+                                "ColorLoopDirection", "ColorLoopTime", "ColorTemperatureMireds", "EnhancedColorMode"),
+                               _recall_color),
 }
 
 _VALUE_FIELDS = ("valueUnsigned8", "valueSigned8", "valueUnsigned16", "valueSigned16",
@@ -217,7 +253,7 @@ class ScenesManagementServer(ClusterServer):
                 "GetSceneMembership", "CopyScene")
     notes = ("A scene is identified by (groupID, sceneID); group 0 needs no membership, any other "
              "group must be on this endpoint (Groups.AddGroup) or the command answers INVALID_COMMAND.",
-             "StoreScene captures the endpoint's scene attributes (OnOff, CurrentLevel, cover "
+             "StoreScene captures the endpoint's scene attributes (OnOff, CurrentLevel, colour, cover "
              "positions, thermostat setpoints and mode, fan PercentSetting); RecallScene drives them "
              "back over the scene's transition time (ms), or the transitionTime given.",
              f"{SCENE_TABLE_SIZE} scenes per endpoint, at most {SCENES_PER_FABRIC} per fabric.")

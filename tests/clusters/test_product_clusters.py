@@ -154,6 +154,33 @@ def test_scene_store_and_recall_on_a_dimmable_light():
         "GetSceneMembership", {"groupID": 0}).sceneList == [1]
 
 
+def test_scene_stores_and_recalls_colour():
+    """A colour light's scene holds its colour by its EnhancedColorMode (hue and saturation, then
+    colour temperature); recall moves back over the transition; a colour change invalidates it."""
+    device, clock = make("extended_color_light")
+    ep = device.endpoint(1)
+    scenes, color = ep.server("ScenesManagement"), ep.server("ColorControl")
+    opts = {"optionsMask": 0, "optionsOverride": 0}
+    ep.server("OnOff").invoke("On")
+    color.invoke("EnhancedMoveToHueAndSaturation", {"enhancedHue": 30000, "saturation": 200, "transitionTime": 0, **opts})
+    assert scenes.invoke("StoreScene", {"groupID": 0, "sceneID": 1}).status == Status.SUCCESS
+    color.invoke("MoveToColorTemperature", {"colorTemperatureMireds": 300, "transitionTime": 0, **opts})
+    assert scenes.invoke("StoreScene", {"groupID": 0, "sceneID": 2}).status == Status.SUCCESS
+    view = scenes.invoke("ViewScene", {"groupID": 0, "sceneID": 1})
+    stored = {fs.clusterID: {p.attributeID: p for p in fs.attributeValueList} for fs in view.extensionFieldSets}
+    A = Clusters.ColorControl.Attributes
+    assert stored[Clusters.ColorControl.id][A.EnhancedCurrentHue.attribute_id].valueUnsigned16 == 30000
+    assert stored[Clusters.ColorControl.id][A.EnhancedColorMode.attribute_id].valueUnsigned8 == 3
+    scenes.invoke("RecallScene", {"groupID": 0, "sceneID": 1, "transitionTime": 1000})
+    assert color.read("EnhancedColorMode") == 3 and scenes.read("FabricSceneInfo")[0].sceneValid is True
+    settle(device, clock, 10)
+    assert (color.read("EnhancedCurrentHue"), color.read("CurrentSaturation")) == (30000, 200)
+    scenes.invoke("RecallScene", {"groupID": 0, "sceneID": 2})
+    assert color.read("ColorMode") == 2 and color.read("ColorTemperatureMireds") == 300
+    color.invoke("MoveToColorTemperature", {"colorTemperatureMireds": 250, "transitionTime": 0, **opts})
+    assert scenes.read("FabricSceneInfo")[0].sceneValid is False
+
+
 def test_scene_add_groups_copy_and_remove():
     device, clock = make("window_covering")
     ep = device.endpoint(1)

@@ -143,8 +143,6 @@ SPECS = {
 }
 
 NOT_APPLICABLE = {
-    "TC_CC_10_1": "scenes with colour extension fields: the twin's ScenesManagement stores OnOff and LevelControl "
-                  "fields only",
     "TC_CC_2_2": "a subscription report per change of every attribute over minutes: the network suite's "
                  "subscription cases cover reporting; not written for ColorControl",
     "TC_CC_7_4": "EnhancedMoveToHueAndSaturation is covered by TC_CC_7_1's steps here",
@@ -589,6 +587,29 @@ def test_TC_CC_9_1(dut):
         dut.invoke(endpoint, CCC.ColorLoopSet(updateFlags=0x1, action=0, direction=0, time=0, startHue=0, **OPTS))
         assert dut.read(endpoint, CCA.ColorLoopActive) == 0
         assert dut.read(endpoint, CCA.EnhancedCurrentHue) == 0x1000
+
+
+@pytest.mark.parametrize("dut", _duts(CC, feature=0x1), indirect=True)
+def test_TC_CC_10_1(dut):
+    """Scenes with colour: StoreScene keeps the hue and saturation (with EnhancedColorMode) and the
+    colour temperature in two scenes; ViewScene shows the ColorControl field set; RecallScene
+    brings each colour back."""
+    SM = C.ScenesManagement
+    for endpoint in endpoints_with(dut, CC):
+        _on(dut, endpoint)
+        dut.invoke(endpoint, CCC.MoveToHueAndSaturation(hue=100, saturation=150, transitionTime=0, **OPTS))
+        assert dut.invoke(endpoint, SM.Commands.StoreScene(groupID=0, sceneID=11)).status == 0
+        dut.invoke(endpoint, CCC.MoveToColorTemperature(colorTemperatureMireds=320, transitionTime=0, **OPTS))
+        assert dut.invoke(endpoint, SM.Commands.StoreScene(groupID=0, sceneID=12)).status == 0
+        view = dut.invoke(endpoint, SM.Commands.ViewScene(groupID=0, sceneID=11))
+        assert CC.id in {fs.clusterID for fs in view.extensionFieldSets}
+        dut.invoke(endpoint, SM.Commands.RecallScene(groupID=0, sceneID=11, transitionTime=0))
+        assert (dut.read(endpoint, CCA.CurrentHue), dut.read(endpoint, CCA.CurrentSaturation)) == (100, 150)
+        assert dut.read(endpoint, CCA.ColorMode) == CC.Enums.ColorModeEnum.kCurrentHueAndCurrentSaturation
+        dut.invoke(endpoint, SM.Commands.RecallScene(groupID=0, sceneID=12, transitionTime=0))
+        assert dut.read(endpoint, CCA.ColorTemperatureMireds) == 320
+        assert dut.read(endpoint, CCA.ColorMode) == CC.Enums.ColorModeEnum.kColorTemperatureMireds
+        dut.invoke(endpoint, SM.Commands.RemoveAllScenes(groupID=0))
 
 
 # ---- Switch --------------------------------------------------------------------------------------------
