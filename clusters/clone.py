@@ -430,11 +430,10 @@ def _standalone(cls: type[ClusterServer]) -> bool:
 
 
 #: Servers a clone never takes behaviour from: the Descriptor must show the product's
-#: composition (its PartsList and TagList), not the one ours would derive; and servers whose
-#: behaviour rests on what a dump does not carry (a lock's users and credentials, a sensor's
-#: wiring to the home, twin/sensors.py): a product's values of those are served as stored.
-_NOT_REUSED = frozenset({Clusters.Descriptor.id, Clusters.DoorLock.id, Clusters.OccupancySensing.id,
-                         Clusters.BooleanStateConfiguration.id, Clusters.SmokeCoAlarm.id})
+#: composition (its PartsList and TagList), not the one ours would derive. A cloned lock or
+#: sensor is ours (users and credentials start empty, as a dump carries none; the home wires
+#: its sensors as it wires ours, twin/sensors.py).
+_NOT_REUSED = frozenset({Clusters.Descriptor.id})
 
 
 def _options(cls: type[ClusterServer], shape: ClusterShape) -> dict[str, Any]:

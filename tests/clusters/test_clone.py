@@ -265,3 +265,35 @@ def test_writable_flags_read_from_the_data_model_file_match_the_imported_tables(
                 for info in vars(ChipClusters).values() if isinstance(info, dict) and "clusterId" in info}
     assert len(imported) > 100
     assert _writable_table() == imported
+
+
+@pytest.mark.parametrize("key, cluster", [("door_lock", "DoorLock"), ("smoke_co_alarm", "SmokeCoAlarm"),
+                                          ("occupancy_sensor", "OccupancySensing"),
+                                          ("water_leak_detector", "BooleanStateConfiguration")])
+def test_a_cloned_lock_or_sensor_is_our_server(key, cluster):
+    """The product's values, our behaviour: a cloned lock takes a user and a PIN and locks and
+    unlocks with it (a dump carries no users); a cloned sensor's server is ours."""
+    from chip.clusters import Objects as Clusters
+
+    from clusters.door_lock import DoorLockServer
+    from clusters.sensors import SmokeCoAlarmServer
+    dump = json.loads(json.dumps(export_attributes(create_device("d", key))))
+    clone = _clone(dump)
+    server = clone.endpoint(1).server(cluster)
+    assert type(server).__name__ == f"Cloned{type(create_device('d', key).endpoint(1).server(cluster)).__name__}"
+    assert json.loads(json.dumps(export_attributes(clone))) == dump
+    if key == "door_lock":
+        assert isinstance(server, DoorLockServer)
+        DL = Clusters.DoorLock
+        server.invoke("SetUser", {"operationType": 0, "userIndex": 1, "userName": "ann", "userUniqueID": None,
+                                  "userStatus": None, "userType": None, "credentialRule": None})
+        answer = server.invoke("SetCredential", {
+            "operationType": 0, "credential": {"credentialType": DL.Enums.CredentialTypeEnum.kPin, "credentialIndex": 1},
+            "credentialData": b"1234", "userIndex": 1, "userStatus": None, "userType": None})
+        assert answer.status == DL.Enums.DlStatus.kSuccess
+        server.invoke("UnlockDoor", {"PINCode": b"1234"})
+        assert server.read("LockState") == DL.Enums.DlLockState.kUnlocked
+    if key == "smoke_co_alarm":
+        assert isinstance(server, SmokeCoAlarmServer)
+        server.sense_smoke(2)
+        assert server.read("ExpressedState") == Clusters.SmokeCoAlarm.Enums.ExpressedStateEnum.kSmokeAlarm
