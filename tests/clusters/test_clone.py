@@ -288,7 +288,8 @@ def test_a_cloned_lock_or_sensor_is_our_server(key, cluster):
         server.invoke("SetUser", {"operationType": 0, "userIndex": 1, "userName": "ann", "userUniqueID": None,
                                   "userStatus": None, "userType": None, "credentialRule": None})
         answer = server.invoke("SetCredential", {
-            "operationType": 0, "credential": {"credentialType": DL.Enums.CredentialTypeEnum.kPin, "credentialIndex": 1},
+            "operationType": 0,
+            "credential": {"credentialType": DL.Enums.CredentialTypeEnum.kPin, "credentialIndex": 1},
             "credentialData": b"1234", "userIndex": 1, "userStatus": None, "userType": None})
         assert answer.status == DL.Enums.DlStatus.kSuccess
         server.invoke("UnlockDoor", {"PINCode": b"1234"})

@@ -162,7 +162,8 @@ def test_scene_stores_and_recalls_colour():
     scenes, color = ep.server("ScenesManagement"), ep.server("ColorControl")
     opts = {"optionsMask": 0, "optionsOverride": 0}
     ep.server("OnOff").invoke("On")
-    color.invoke("EnhancedMoveToHueAndSaturation", {"enhancedHue": 30000, "saturation": 200, "transitionTime": 0, **opts})
+    color.invoke("EnhancedMoveToHueAndSaturation",
+                 {"enhancedHue": 30000, "saturation": 200, "transitionTime": 0, **opts})
     assert scenes.invoke("StoreScene", {"groupID": 0, "sceneID": 1}).status == Status.SUCCESS
     color.invoke("MoveToColorTemperature", {"colorTemperatureMireds": 300, "transitionTime": 0, **opts})
     assert scenes.invoke("StoreScene", {"groupID": 0, "sceneID": 2}).status == Status.SUCCESS
