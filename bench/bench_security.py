@@ -96,7 +96,6 @@ def serve(workdir: str, limit_s: float) -> dict:
     import uvicorn
     from test_node_runtime import make_core
 
-    from bridge.twin_backend import TwinBackend
     from matter_twin.http import create_app
     from matter_twin.http_edge import server_config
     from twin.home import Home
@@ -113,7 +112,7 @@ def serve(workdir: str, limit_s: float) -> dict:
         core, _ = make_core(Path(workdir) / "node")
         node = MatterNode(core.im.device, core, 0, "::1")
         await node.start()
-        server = uvicorn.Server(server_config(create_app(TwinBackend(Home.default())), "127.0.0.1", 0,
+        server = uvicorn.Server(server_config(create_app(Home.default()), "127.0.0.1", 0,
                                               lifespan="off"))
         serving = asyncio.create_task(server.serve())
         while not server.started:

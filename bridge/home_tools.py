@@ -19,10 +19,10 @@ from bridge.backend import INVALID_ARGUMENT, NOT_FOUND, UNAVAILABLE, Backend, To
 from bridge.tools import Session, ToolSet
 from clusters.devices import DEVICE_TYPES
 from clusters.status import MatterError
-from twin.commands import Absent, ArgumentError, Arguments, Id, Integer, JsonObject, Text
 from twin.compare import OPS, check_operand, compare
 from twin.layout import category_of
 from twin.schema import UnknownIdError
+from twin.tool_arguments import Absent, ArgumentError, Arguments, Id, Integer, JsonObject, Text
 
 ROOM_STATES = ("temperature", "humidity", "illuminance", "pm10")
 Op = Literal["==", "!=", ">", ">=", "<", "<=", "in", "between"]

@@ -13,7 +13,7 @@ underscore forms (`device_id`) are accepted too. Clusters, attributes and comman
 given by spec name or numeric id (`"OnOff"`, `6`, `"6"`, `"0x0006"`).
 
 Each tool's arguments are one pydantic model (`TOOL_MODELS`; the two that are also workflow
-steps come from twin/commands.py). Validation, the OpenAI schemas here, the MCP and HTTP
+steps come from twin/tool_arguments.py). Validation, the OpenAI schemas here, the MCP and HTTP
 schemas and the tool docs are all derived from those models.
 """
 from __future__ import annotations
@@ -29,7 +29,9 @@ from pydantic import Field
 from bridge.backend import INVALID_ARGUMENT, NOT_FOUND, TIME_FORMAT, UNAVAILABLE, UNKNOWN_TOOL, Backend, ToolError
 from bridge.docs import get_cluster_doc
 from clusters.status import MatterError
-from twin.commands import (
+from twin.physics import COEFFICIENTS as C
+from twin.physics import COOL_MODES, HEAT_MODES  # the twin's own mode sets
+from twin.tool_arguments import (
     ArgumentError,
     Arguments,
     ExecuteCommand,
@@ -46,8 +48,6 @@ from twin.commands import (
     parse_step,
     plain_id,
 )
-from twin.physics import COEFFICIENTS as C
-from twin.physics import COOL_MODES, HEAT_MODES  # the twin's own mode sets
 
 # ---- the tools' arguments: one model each, the only description of them ---------------------
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from bridge.backend import INVALID_ARGUMENT, NOT_FOUND, TIME_FORMAT, ToolError
 from clusters.status import Status
-from twin.commands import ArgumentError
+from twin.tool_arguments import ArgumentError
 from twin.workflows import Workflow, Workflows
 
 

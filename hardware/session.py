@@ -38,9 +38,9 @@ from hardware.labfile import Lab, RealDevice
 from hardware.network import network_conditions
 from hardware.recording import Recorder
 from hardware.shadow import Shadowing, dig, values_differ
-from twin.commands import Arguments
 from twin.home import Home
 from twin.schema import UserFileError
+from twin.tool_arguments import Arguments
 
 COMMANDS = ("execute_command", "write_attribute")
 

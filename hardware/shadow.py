@@ -9,7 +9,7 @@ from typing import Any
 from bridge.backend import ToolError
 from bridge.tools import call_tool, parse_args
 from hardware.coupling import NOT_COUPLED
-from twin.commands import Arguments
+from twin.tool_arguments import Arguments
 
 
 class Shadowing:

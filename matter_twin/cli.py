@@ -241,8 +241,8 @@ def run(home_file: Path | None = HomeOption, seed: int | None = SeedOption,
     if matter and factor is None:
         raise CliError("--matter needs a real-time run (--speed N); --speed max only fast-forwards")
     if matter is None and factor is not None:
-        from matter_twin import nodes  # the runtime: only for runs that may serve nodes
-        matter = nodes.matter_default()[0]
+        from matter_twin import cli_run  # the runtime: only for runs that may serve nodes
+        matter = cli_run.matter_default()[0]
     with_nodes = factor is not None and bool(matter)
     if http_port is not None and not 0 < http_port < 65536:
         raise CliError(f"--http {http_port} is not a TCP port")
@@ -274,9 +274,9 @@ def run(home_file: Path | None = HomeOption, seed: int | None = SeedOption,
         if factor is None:
             fast_forward(home, end_tick - start_tick)
         elif with_nodes or http_port is not None or mqtt_settings is not None:
-            from matter_twin import nodes
+            from matter_twin import cli_run
             try:
-                interrupted = nodes.run(home, factor, end_tick, err_console, matter=with_nodes, storage=storage,
+                interrupted = cli_run.run(home, factor, end_tick, err_console, matter=with_nodes, storage=storage,
                                            reset_fabrics=reset_fabrics, base_port=base_port,
                                            interface=interface, http_port=http_port, as_bridge=aggregator,
                                            open_windows=_window_choice(open_windows),
@@ -576,7 +576,6 @@ def serve(home_file: Path | None = HomeOption, seed: int | None = SeedOption,
     """
     from bridge.home_tools import HOME_TOOLS
     from bridge.tools import Session
-    from bridge.twin_backend import TwinBackend
     from matter_twin import cli_bridge
     from matter_twin.http import create_app
     from matter_twin.http_edge import run_server
@@ -591,7 +590,7 @@ def serve(home_file: Path | None = HomeOption, seed: int | None = SeedOption,
     home = with_faults(load_home(home_file, seed), faults_file)
     pace = Pace(speed or 1.0, paused=speed == 0)
     session = Session(tools=HOME_TOOLS) if home_tools else None
-    app_ = create_app(TwinBackend(home), session, pace=pace, runs_dir=runs_dir, home_file=home_file)
+    app_ = create_app(home, session, pace=pace, runs_dir=runs_dir, home_file=home_file)
     stop = threading.Event()
     threading.Thread(target=_drive_clock, args=(home, pace, app_.state.lock, stop),
                      daemon=True, name="twin-clock").start()

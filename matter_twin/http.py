@@ -1,6 +1,6 @@
 """HTTP surface: every SimuHome tool as `POST /tools/{name}`, plus the clock and health.
 
-    app = create_app(TwinBackend(home))      # then: uvicorn.run(app, host="127.0.0.1")
+    app = create_app(home)      # or any bridge Backend; then: uvicorn.run(app, host="127.0.0.1")
 
 - `GET  /tools`              the OpenAI function schemas of all tools
 - `POST /tools/{name}`       body: the tool's JSON arguments (`{}` or empty for none).
@@ -48,7 +48,8 @@ from matter_twin.http_hands import mount_hands
 from matter_twin.http_home import mount_home_events
 from matter_twin.live_web import mount_live
 from twin.clock import Pace
-from twin.commands import parameters_schema
+from twin.home import Home
+from twin.tool_arguments import parameters_schema
 
 _RESULT_SCHEMA = {"type": "object", "properties": {
     "ok": {"type": "boolean"},
@@ -100,12 +101,15 @@ def _offline_docs(app: FastAPI) -> None:
                                    swagger_favicon_url="/docs-assets/favicon-32x32.png")
 
 
-def create_app(backend: Backend, session: Session | None = None, pace: Pace | None = None,
+def create_app(serving: Home | Backend, session: Session | None = None, pace: Pace | None = None,
                runs_dir: Path | None = None, home_file: Path | None = None) -> FastAPI:
-    """A FastAPI app serving `backend`. `session` answers ask_user and records history.
-    With a twin home it also serves the live page (`matter_twin/live_web.py`); `pace` is the
-    running clock's pace (None: the clock moves only by POST /clock/advance), `runs_dir` where
+    """A FastAPI app serving a twin `Home` (tools in process) or any bridge `Backend` (a Matter
+    or mixed home). `session` answers ask_user and records history. A twin home also gets the
+    live page (`matter_twin/live_web.py`), pairing codes, faults, hands and home events; `pace` is
+    the running clock's pace (None: the clock moves only by POST /clock/advance), `runs_dir` where
     benchmark runs are, `home_file` the file edit mode starts from."""
+    home = serving if isinstance(serving, Home) else None
+    backend: Backend = TwinBackend(home) if home is not None else serving
     session = session if session is not None else Session()
     lock = threading.Lock()
     app = FastAPI(title="matter-twin tools",
@@ -181,7 +185,6 @@ def create_app(backend: Backend, session: Session | None = None, pace: Pace | No
     async def codes() -> JSONResponse:
         # `twin run --http` sets app.state.codes (with each node's port); otherwise derive them.
         provider = getattr(app.state, "codes", None)
-        home = getattr(backend, "home", None)
         if provider is None and home is None:
             return _error(501, "UNSUPPORTED", "this backend has no twin home, so no pairing codes")
         if provider is None:
@@ -232,9 +235,9 @@ def create_app(backend: Backend, session: Session | None = None, pace: Pace | No
         except ToolError as err:
             return _error(400, err.code, err.message, err.accepted)
 
-    if isinstance(backend, TwinBackend):
-        mount_live(app, backend.home, lock, pace, runs_dir, home_file)
-        mount_faults(app, backend.home, locked, _json_body)
-        mount_hands(app, backend.home, locked, _json_body)
-        mount_home_events(app, backend.home, locked, _json_body)
+    if home is not None:
+        mount_live(app, home, lock, pace, runs_dir, home_file)
+        mount_faults(app, home, locked, _json_body)
+        mount_hands(app, home, locked, _json_body)
+        mount_home_events(app, home, locked, _json_body)
     return app

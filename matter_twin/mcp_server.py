@@ -24,7 +24,7 @@ from mcp.server.lowlevel import Server
 
 from bridge.backend import Backend
 from bridge.tools import NO_TOOLS, TOOL_MODELS, Session, ToolSet, call_tool, tool_model
-from twin.commands import parameters_schema
+from twin.tool_arguments import parameters_schema
 
 SERVER_NAME = "matter-twin"
 

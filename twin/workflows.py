@@ -1,7 +1,7 @@
 """Scheduled workflows: a list of tool steps run in order at one tick of a clock.
 
 Steps are the SimuHome tool calls `execute_command` and `write_attribute`, validated by the
-tools' own argument models (twin/commands.py), so a step has the tools' spelling and a bad
+tools' own argument models (twin/tool_arguments.py), so a step has the tools' spelling and a bad
 step the tools' error. The table knows nothing of homes or networks: it is given a clock
 and a function that runs one step. The Home runs steps through `Device.invoke` /
 `Device.write` (the entry point of the tools and the Matter node, so the cross-cluster
@@ -18,8 +18,8 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from twin.clock import parse_time
-from twin.commands import parse_step
 from twin.schema import UnknownIdError
+from twin.tool_arguments import parse_step
 
 STATUSES = ("scheduled", "running", "completed", "failed", "cancelled")
 

@@ -12,7 +12,7 @@ from pydantic import Field
 from bridge.backend import INVALID_ARGUMENT, NOT_FOUND, Backend, ToolError
 from bridge.tools import Session, ToolSet, room_states, tool_schemas
 from scenarios.personal.household import Household
-from twin.commands import Arguments, Integer, Text
+from twin.tool_arguments import Arguments, Integer, Text
 
 _DAY = "Date \"YYYY-MM-DD\"; optional."
 _ROOM = "Room id, as listed by get_rooms (e.g. \"living_room\")."

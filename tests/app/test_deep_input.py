@@ -11,7 +11,6 @@ from fastapi.testclient import TestClient
 from test_cli import one_line_error, twin
 
 from bridge.config import load_config
-from bridge.twin_backend import TwinBackend
 from matter_twin.http import create_app
 from twin.home import Home
 from twin.schema import MAX_NESTING, MAX_VALUES, UserFileError, check_nesting, json_nesting, parse_file
@@ -53,7 +52,7 @@ def test_a_deep_bridge_config_is_one_user_file_error(tmp_path, name, text):
 
 
 def test_a_deep_tool_call_body_is_a_400_with_the_structured_error():
-    client = TestClient(create_app(TwinBackend(Home.default())))
+    client = TestClient(create_app(Home.default()))
     answer = client.post("/tools/get_room_devices", content=b'{"room.id": ' + b"[" * DEEP + b"]" * DEEP + b"}",
                          headers={"Content-Type": "application/json"})
     assert answer.status_code == 400

@@ -8,7 +8,6 @@ import pytest
 import uvicorn
 
 from bridge.tools import Session
-from bridge.twin_backend import TwinBackend
 from matter_twin.http import create_app
 from twin.home import Home
 
@@ -25,7 +24,7 @@ def server():
     home = make_home()
     asked = []
     session = Session(ask_user=lambda q: asked.append(q) or "yes, please")
-    app = create_app(TwinBackend(home), session)
+    app = create_app(home, session)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
@@ -125,7 +124,7 @@ def test_openapi_documents_each_tools_body(server):
 
 def test_openapi_body_of_every_tool_is_its_argument_model(server):
     from bridge.tools import TOOL_MODELS
-    from twin.commands import parameters_schema
+    from twin.tool_arguments import parameters_schema
     client, *_ = server
     paths = client.get("/openapi.json").json()["paths"]
     for name, model in TOOL_MODELS.items():
@@ -140,7 +139,7 @@ def test_a_session_s_extra_tools_are_routed_listed_and_answered():
     from bridge.home_tools import HOME_TOOLS
     from bridge.tools import TOOL_SCHEMAS
 
-    client = TestClient(create_app(TwinBackend(Home.default()), Session(tools=HOME_TOOLS)))
+    client = TestClient(create_app(Home.default(), Session(tools=HOME_TOOLS)))
     names = [t["function"]["name"] for t in client.get("/tools").json()]
     assert names[:17] == [t["function"]["name"] for t in TOOL_SCHEMAS] and "create_automation" in names
     made = client.post("/tools/create_automation", json={"trigger": {"type": "time", "at": "09:30"}, "steps": [
@@ -151,5 +150,5 @@ def test_a_session_s_extra_tools_are_routed_listed_and_answered():
                                                          "steps": []})
     assert bad.status_code == 400 and bad.json()["error"]["code"] == "INVALID_ARGUMENT"
     assert "query_home" in client.get("/openapi.json").json()["paths"]["/tools/query_home"]["post"]["summary"]
-    plain = TestClient(create_app(TwinBackend(Home.default())))
+    plain = TestClient(create_app(Home.default()))
     assert len(plain.get("/tools").json()) == 17 and plain.post("/tools/query_home", json={}).status_code == 404

@@ -16,7 +16,6 @@ import uvicorn
 from fastapi.testclient import TestClient
 
 import matter_twin.http_edge as edge
-from bridge.twin_backend import TwinBackend
 from matter_twin.http import create_app
 from twin.clock import Pace
 from twin.home import Home
@@ -27,7 +26,7 @@ DEEP = 5000
 @pytest.fixture(scope="module")
 def client(tmp_path_factory):
     home_file = tmp_path_factory.mktemp("edge") / "home.yaml"
-    return TestClient(create_app(TwinBackend(Home.default()), pace=Pace(1.0), home_file=home_file))
+    return TestClient(create_app(Home.default(), pace=Pace(1.0), home_file=home_file))
 
 
 @pytest.mark.parametrize("route", ["/live/homefile", "/clock/pace", "/tools/get_rooms", "/faults", "/clock/advance"])
@@ -98,7 +97,7 @@ def closed_by_server(sock, within=5.0):
 
 
 def test_idle_and_surplus_connections_are_closed_and_the_api_answers_right_after(caplog):
-    app = create_app(TwinBackend(Home.default()))
+    app = create_app(Home.default())
     # 60 connections fit the listen backlog (edge.BACKLOG): all are accepted at once, in order.
     with caplog.at_level(logging.WARNING), served(app, MAX_CONNECTIONS=20, HEAD_TIMEOUT_S=3.0) as port:
         idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(60)]
@@ -119,7 +118,7 @@ def test_idle_and_surplus_connections_are_closed_and_the_api_answers_right_after
 
 
 def test_aborted_and_oversized_bodies_leave_no_traceback(caplog):
-    app = create_app(TwinBackend(Home.default()))
+    app = create_app(Home.default())
     with caplog.at_level(logging.INFO), served(app) as port:
         for _ in range(50):   # the client goes away halfway through its body
             with socket.create_connection(("127.0.0.1", port)) as sock:

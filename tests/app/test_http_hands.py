@@ -2,7 +2,6 @@
 from fastapi.testclient import TestClient
 
 from bridge.tools import Session
-from bridge.twin_backend import TwinBackend
 from matter_twin.http import create_app
 from twin.home import Home
 
@@ -14,7 +13,7 @@ def client():
     home.add_device("switch", "on_off_light_switch", "r", options={"bound_to": ["lamp"]})
     home.add_device("charger", "evse", "r")
     home.add_device("tank", "water_heater", "r")
-    return TestClient(create_app(TwinBackend(home), Session())), home
+    return TestClient(create_app(home, Session())), home
 
 
 def test_hands_press_plug_in_and_draw():

@@ -3,7 +3,6 @@ events of locks and sensors as hand actions (POST /hand)."""
 from fastapi.testclient import TestClient
 
 from bridge.tools import Session
-from bridge.twin_backend import TwinBackend
 from matter_twin.http import create_app
 from twin.home import Home
 
@@ -14,7 +13,7 @@ def client():
     home.add_room("hall")
     home.add_device("front", "door_lock", "hall", options={"users": [{"name": "Ann", "pin": "1234"}]})
     home.add_device("motion", "occupancy_sensor", "hall")
-    return home, TestClient(create_app(TwinBackend(home), Session()))
+    return home, TestClient(create_app(home, Session()))
 
 
 def test_weather_presence_and_events():

@@ -16,7 +16,6 @@ import zxingcpp
 from PIL import Image
 
 import twin
-from bridge.twin_backend import TwinBackend
 from matter_twin.http import create_app
 from matter_twin.live_web import WEB_DIR
 from twin.clock import Pace
@@ -34,7 +33,7 @@ def live(tmp_path_factory):
     shutil.copy(Path(twin.__file__).parent / "default_home.yaml", home_file)
     home = Home.load(home_file, seed=0)
     pace = Pace(1.0, paused=True)
-    app = create_app(TwinBackend(home), pace=pace, runs_dir=runs, home_file=home_file)
+    app = create_app(home, pace=pace, runs_dir=runs, home_file=home_file)
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     srv = uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1))

@@ -141,7 +141,7 @@ def test_streamable_http_mcp_session_against_the_matter_backend(the_lab):
 def test_mcp_input_schemas_are_the_argument_models():
     from bridge.tools import TOOL_MODELS
     from matter_twin.mcp_server import mcp_tools
-    from twin.commands import parameters_schema
+    from twin.tool_arguments import parameters_schema
     listed = {t.name: t for t in mcp_tools()}
     assert list(listed) == list(TOOL_MODELS)
     for name, model in TOOL_MODELS.items():
@@ -153,7 +153,7 @@ def test_mcp_lists_the_tools_its_session_carries():
     from bridge.home_tools import HOME_TOOLS
     from bridge.tools import TOOL_MODELS
     from matter_twin.mcp_server import mcp_tools
-    from twin.commands import parameters_schema
+    from twin.tool_arguments import parameters_schema
     listed = {t.name: t for t in mcp_tools(HOME_TOOLS)}
     assert list(listed) == [*TOOL_MODELS, *HOME_TOOLS.models]
     assert listed["query_home"].input_schema == parameters_schema(HOME_TOOLS.models["query_home"])

@@ -15,7 +15,6 @@ from fastapi.testclient import TestClient
 from rich.console import Console
 from typer.testing import CliRunner
 
-from bridge.twin_backend import TwinBackend
 from matter_protocol.pairing import parse_qr_code
 from matter_twin.cli import app
 from matter_twin.console import codes_rows, print_codes, print_device_code, qr_matrix, qr_text
@@ -105,7 +104,7 @@ def test_twin_pair_opens_a_window_through_the_http_api(tmp_path):
     import uvicorn
 
     home = Home.default()
-    app = create_app(TwinBackend(home))
+    app = create_app(home)
     calls = []
 
     def opener(device, timeout):
@@ -141,13 +140,13 @@ def test_twin_pair_opens_a_window_through_the_http_api(tmp_path):
 
 
 def test_pair_without_nodes_says_so():
-    client = TestClient(create_app(TwinBackend(Home.default())))
+    client = TestClient(create_app(Home.default()))
     answer = client.post("/pair/kitchen_light")
     assert answer.status_code == 501 and "twin run --http" in answer.json()["error"]["message"]
 
 
 def test_docs_load_swagger_ui_from_the_server_itself():
-    client = TestClient(create_app(TwinBackend(Home.default())))
+    client = TestClient(create_app(Home.default()))
     page = client.get("/docs")
     assert page.status_code == 200
     import re

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from matter_twin.nodes import matter_default
+from matter_twin.cli_run import matter_default
 from twin.home import Home
 from twin.node.pairing import home_pairings, served_devices
 

@@ -229,7 +229,7 @@ def test_bm25_prefers_rarer_terms():
 
 def test_every_openai_schema_is_its_tools_model():
     from bridge.tools import TOOL_MODELS
-    from twin.commands import parameters_schema
+    from twin.tool_arguments import parameters_schema
     assert list(TOOL_MODELS) == [s["function"]["name"] for s in TOOL_SCHEMAS]
     for name, model in TOOL_MODELS.items():
         fn = SCHEMAS_BY_NAME[name]
@@ -246,7 +246,7 @@ def test_validation_follows_the_model_not_a_copy_of_it(monkeypatch):
     from pydantic import Field
 
     from bridge import tools
-    from twin.commands import Integer
+    from twin.tool_arguments import Integer
 
     class Doc(tools.GetClusterDoc):
         top_k: Integer = Field(ge=1, le=5, description="fewer")

@@ -306,7 +306,7 @@ def test_every_device_of_the_default_home_answers_every_read_tool():
 
 
 def test_the_home_rejects_a_bad_step_with_the_tools_error(call, home):
-    from twin.commands import ArgumentError
+    from twin.tool_arguments import ArgumentError
     bad = {"tool": "execute_command", "args": {"device_id": "l", "endpoint.id": "kitchen",
                                               "cluster.id": "OnOff", "command.id": "On", "args": {}}}
     tool = call("schedule_workflow", {"start_time": "2025-06-01 09:10:00", "steps": [bad]}, ok=False)["error"]

@@ -626,13 +626,12 @@ def _client() -> tuple[Any, list[str]]:
     from fastapi.testclient import TestClient
 
     from bridge.tools import TOOL_NAMES, Session
-    from bridge.twin_backend import TwinBackend
     from matter_twin.http import create_app
     from twin.home import Home
     home = Home("fuzz home", seed=2)
     home.add_room("living_room", "Living Room", daylight_lux=100.0)
     home.add_device("lamp", "dimmable_light", "living_room")
-    app = create_app(TwinBackend(home), Session(ask_user=lambda q: "yes"))
+    app = create_app(home, Session(ask_user=lambda q: "yes"))
     # POST /clock/advance is left out: a huge "seconds" is a slow call by design, not a parser fault.
     return TestClient(app, raise_server_exceptions=False), [*TOOL_NAMES, "no_such_tool"]
 

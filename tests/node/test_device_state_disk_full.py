@@ -90,12 +90,11 @@ def test_the_node_refuses_writes_and_commands_while_its_state_cannot_be_saved():
 def test_the_tool_api_refuses_changes_while_the_state_cannot_be_saved():
     from fastapi.testclient import TestClient
 
-    from bridge.twin_backend import TwinBackend
     from matter_twin.http import create_app
     from twin.home import Home
 
     home = Home.default()
-    app = create_app(TwinBackend(home))
+    app = create_app(home)
     app.state.can_save = lambda: False   # what `twin run` wires to its DeviceStateStore
     client = TestClient(app)
     on = {"device.id": "bedroom_light", "endpoint.id": 1, "cluster.id": "OnOff", "command.id": "On", "args": {}}

@@ -11,7 +11,6 @@ from pathlib import Path
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
-from bridge.twin_backend import TwinBackend
 from clusters.status import MatterError, Status
 from matter_protocol.message import MessageHeader, PayloadHeader, ProtocolId, SecureChannelOpcode
 from matter_twin.cli import app as cli_app
@@ -104,7 +103,7 @@ def test_latency_ramps_and_commissioning_faults_touch_only_pase():
 
 def test_http_inject_list_and_clear():
     home = Home.default(seed=2)
-    client = TestClient(create_app(TwinBackend(home)))
+    client = TestClient(create_app(home))
     bad = client.post("/faults", json={"device": LIGHT, "kind": "loss", "severity": 3})
     assert bad.status_code == 400 and "probability" in bad.json()["error"]["message"]
     assert "\n" not in bad.json()["error"]["message"]

@@ -338,10 +338,9 @@ def test_garbage_and_handler_bugs_never_escape(tmp_path):
 def test_http_api_serves_the_pairing_codes():
     from fastapi.testclient import TestClient
 
-    from bridge.twin_backend import TwinBackend
     from matter_twin.http import create_app
     home = Home.default(seed=2)
-    response = TestClient(create_app(TwinBackend(home))).get("/codes")
+    response = TestClient(create_app(home)).get("/codes")
     assert response.status_code == 200
     rows = response.json()["codes"]
     served = served_devices(home)  # the home's devices, then one room-sensor node per room

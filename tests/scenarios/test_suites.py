@@ -11,8 +11,8 @@ from bridge.twin_backend import TwinBackend
 from matter_twin.cli import app
 from matter_twin.cli_bench import SUITE_CLIS
 from scenarios.suites import SUITES, suite_named
-from twin.commands import Arguments, Text
 from twin.home import Home
+from twin.tool_arguments import Arguments, Text
 
 
 def test_every_registered_suite_has_its_folder_tasks_and_verbs():

@@ -6,9 +6,9 @@ import json
 import pytest
 
 from twin.automations import AutomationError, Cron
-from twin.commands import ArgumentError
 from twin.home import Home
 from twin.schema import UnknownIdError
+from twin.tool_arguments import ArgumentError
 
 pytestmark = pytest.mark.unit
 

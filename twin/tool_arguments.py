@@ -1,4 +1,4 @@
-"""The arguments of a device call, as SimuHome spells them: one pydantic model per tool.
+"""Tool arguments as SimuHome spells them: the base every tool's argument model shares.
 
 `execute_command` and `write_attribute` are both SimuHome tools and workflow steps. Their
 models live here, below the bridge, so a workflow step (twin/workflows.py) and a tool call

@@ -28,7 +28,6 @@ import uvicorn
 from rich.console import Console
 from rich.live import Live
 
-from bridge.twin_backend import TwinBackend
 from matter_twin.console import print_codes, room_table
 from matter_twin.http import create_app
 from matter_twin.http_edge import server_config
@@ -115,7 +114,7 @@ async def run_async(home: Any, speed: float, end_tick: int | None, console: Cons
     manager = None
     pace = Pace(speed)   # the live page may pause it or change the speed
     if http_port is not None:
-        app = create_app(TwinBackend(home), pace=pace, runs_dir=runs_dir, home_file=home_file)
+        app = create_app(home, pace=pace, runs_dir=runs_dir, home_file=home_file)
         lock = app.state.lock  # tool calls in worker threads hold it; so do we
     if matter:
         addresses, interfaces = interface_settings(interface)
