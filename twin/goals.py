@@ -204,13 +204,16 @@ def device_state(device: Any, as_json: bool = True) -> dict[str, Any]:
     out = {}
     for ep_id, ep in sorted(device.endpoints.items()):
         for _, server in sorted(ep.servers.items()):
-            fed = getattr(server, "sensor_source", None) is not None
-            for name in server.attributes:
-                if name in GLOBAL_ATTRIBUTES or (fed and name not in server.writable):
-                    continue
-                value = server.get(name)   # by spec name: no id lookup (a check runs every step)
+            for name, value in _server_state(server).items():
                 out[f"{ep_id}/{server.name}/{name}"] = to_json(value) if as_json else value
     return out
+
+
+def _server_state(server: Any) -> dict[str, Any]:
+    fed = getattr(server, "sensor_source", None) is not None
+    # By spec name: no id lookup (a check runs every step).
+    return {name: server.get(name) for name in server.attributes
+            if name not in GLOBAL_ATTRIBUTES and not (fed and name not in server.writable)}
 
 
 def changed_devices(home: Any, other: Any, ignore: set[str] = frozenset()) -> list[str]:  # type: ignore[assignment]
@@ -229,11 +232,11 @@ def changed_devices(home: Any, other: Any, ignore: set[str] = frozenset()) -> li
 
 
 def _same_device(a: Any, b: Any) -> bool:
-    # Equal stored values mean equal devices (derived values follow from them, the clock and
-    # the room, and room-measured ones are not compared): one dict comparison per server.
-    if all(x._values == y._values for x, y in zip(a.servers(), b.servers())):
-        return True
-    return bool(device_state(a, False) == device_state(b, False))
+    # Equal stored values mean equal servers (derived values follow from them, the clock and
+    # the room, and room-measured ones are not compared): one dict comparison per server, and
+    # only a server whose stored values differ is read attribute by attribute.
+    return all(x._values == y._values or _server_state(x) == _server_state(y)
+               for x, y in zip(a.servers(), b.servers()))
 
 
 def select_devices(home: Any, selector: Any, where: str = "devices") -> list[str]:
