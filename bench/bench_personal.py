@@ -1,15 +1,19 @@
-"""Personalised households: how fast residents live, replay and the task set builds.
+"""Personalised households: how fast households are made, live, and their tasks draw and verify.
 
-    python bench/bench_personal.py [--days 7]
+    python bench/bench_personal.py [--households 20] [--jobs 2]
 
-Prints: virtual days a household lives per wall second (and memory records per day), one
-counterfactual day replay from its midnight checkpoint, generating the committed task set
-(`twin bench personal generate`), and the reference and null runs over it.
+Prints: household specs made per second (`make_household`), households lived per second (their
+DAYS days on the twin), tasks drawn per second (`twin bench personal generate` on the first
+--households households, in the paper's proportions) and tasks verified per second (`validate`:
+answers recomputed, counterfactuals replayed, reference and null bounds), each with wall and
+CPU seconds (the CPU of every process: the machine is shared, so wall time depends on its load).
+The whole set's time is extrapolated from these: households and tasks are independent.
 """
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import sys
 import tempfile
 import time
@@ -18,43 +22,58 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from matter_twin.cli_personal import DAYS, DEFAULT_TASKS, HOUSEHOLDS, PER_CATEGORY, SEED  # noqa: E402
-from scenarios.personal.evaluate import make_agent, run, summarize  # noqa: E402
+from matter_twin.cli_personal import HOUSEHOLDS, SEED, TASKS, counts_for  # noqa: E402
+from scenarios.personal.evaluate import validate  # noqa: E402
 from scenarios.personal.household import Household  # noqa: E402
-from scenarios.personal.households import make_household, write_households  # noqa: E402
-from scenarios.personal.tasks import generate, load_tasks  # noqa: E402
+from scenarios.personal.households import DAYS, make_household, write_pack  # noqa: E402
+from scenarios.personal.suite import HOUSEHOLDS_PACK  # noqa: E402
+from scenarios.personal.tasks import generate  # noqa: E402
+
+
+def cpu() -> float:
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--days", type=int, default=7, help="virtual days to live (default 7)")
-    days = parser.parse_args().days
+    parser.add_argument("--households", type=int, default=20, help="households to draw and verify (default 20)")
+    parser.add_argument("--jobs", type=int, default=2, help="processes (default 2)")
+    args = parser.parse_args()
+    n = args.households
 
-    household = Household.from_spec(make_household(SEED, 0))
-    end = household.home.now + timedelta(days=days)
-    t0 = time.perf_counter()
-    household.simulate(end)
-    lived = time.perf_counter() - t0
-    print(f"live: {days} virtual days in {lived:.2f} s = {days / lived:.1f} days/s; "
-          f"{len(household.memory) / days:.0f} memory records per day")
+    t0, c0 = time.perf_counter(), cpu()
+    specs = [make_household(SEED, i) for i in range(HOUSEHOLDS)]
+    took = time.perf_counter() - t0
+    print(f"make: {HOUSEHOLDS} households in {took:.2f} s = {HOUSEHOLDS / took:.0f} households/s")
 
-    day = sorted(household.checkpoints)[1]
-    t0 = time.perf_counter()
-    household.counterfactual(day, {"kind": "shift", "resident": next(iter(household.residents)), "act": "wake",
-                                   "minutes": 60}, household.checkpoints[day].home.now + timedelta(days=1))
-    print(f"counterfactual: one day replayed from its checkpoint in {(time.perf_counter() - t0) * 1000:.0f} ms")
+    t0, c0 = time.perf_counter(), cpu()
+    records = 0
+    for spec in specs[:n]:
+        household = Household.from_spec(spec)
+        household.simulate(household.home.now + timedelta(days=DAYS))
+        records += len(household.memory)
+    wall, used = time.perf_counter() - t0, cpu() - c0
+    print(f"live: {n} households x {DAYS} days in {wall:.1f} s wall, {used:.1f} s CPU = "
+          f"{n / used:.2f} households/s per core; {records / n / DAYS:.0f} memory records a day")
 
+    share = TASKS * n // HOUSEHOLDS
     with tempfile.TemporaryDirectory() as tmp:
-        t0 = time.perf_counter()
-        tasks = generate(write_households(Path(tmp), SEED, HOUSEHOLDS), SEED, DAYS, PER_CATEGORY)
-        print(f"generate: {len(tasks)} tasks from {HOUSEHOLDS} households in {time.perf_counter() - t0:.1f} s")
-    committed = load_tasks(DEFAULT_TASKS)
-    for agent in ("reference", "null"):
-        with tempfile.TemporaryDirectory() as tmp:
-            t0 = time.perf_counter()
-            results = run(committed, lambda task, agent=agent: make_agent(agent, task), Path(tmp), DEFAULT_TASKS.parent)
-            took = time.perf_counter() - t0
-        print(f"{agent}: {len(committed)} tasks in {took:.1f} s; {summarize(results)}")
+        base = Path(tmp)
+        names = write_pack(base / HOUSEHOLDS_PACK, SEED, HOUSEHOLDS)[:n]
+        t0, c0 = time.perf_counter(), cpu()
+        tasks = generate(base, names, SEED, counts_for(max(6, share)), DAYS, args.jobs)
+        wall, used = time.perf_counter() - t0, cpu() - c0
+        print(f"generate: {len(tasks)} tasks from {n} households in {wall:.1f} s wall, {used:.1f} s CPU "
+              f"({args.jobs} jobs) = {n / used:.2f} households/s per core; the whole set "
+              f"({HOUSEHOLDS} households) ~{HOUSEHOLDS * used / n / args.jobs / 60:.1f} min on {args.jobs} "
+              "free cores")
+        t0, c0 = time.perf_counter(), cpu()
+        problems = validate(tasks, base, jobs=args.jobs)
+        wall, used = time.perf_counter() - t0, cpu() - c0
+        print(f"validate: {len(tasks)} tasks in {wall:.1f} s wall, {used:.1f} s CPU = "
+              f"{len(tasks) / used:.2f} tasks verified/s per core; {len(problems)} problems; "
+              f"{TASKS} tasks ~{TASKS * used / len(tasks) / args.jobs / 60:.1f} min on {args.jobs} free cores")
 
 
 if __name__ == "__main__":

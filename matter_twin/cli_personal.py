@@ -19,16 +19,23 @@ from scenarios.model_api import ModelAPIError
 from scenarios.personal.evaluate import PersonalJudge, make_agent, summarize
 from scenarios.personal.evaluate import run as run_all
 from scenarios.personal.evaluate import validate as check
-from scenarios.personal.households import write_households
-from scenarios.personal.suite import DEFAULT_TASKS
+from scenarios.personal.households import DAYS, write_gzip, write_pack
+from scenarios.personal.suite import DEFAULT_TASKS, HOUSEHOLDS_PACK
 from scenarios.personal.tasks import CATEGORIES, PersonalTask, dump_task, generate, load_tasks
 from scenarios.runner import load_results
 from twin.schema import UserFileError
 
 SEED = 16
-HOUSEHOLDS = 3
-DAYS = 3
-PER_CATEGORY = 4
+HOUSEHOLDS = 1100
+TASKS = 6000
+JOBS = 2
+
+
+def counts_for(total: int) -> dict[str, int]:
+    """`total` tasks in the paper's proportions (IG, MC, FR, PG one sixth each, CF a third, in pairs)."""
+    share = total // 6
+    return {c: 2 * share if c == "CF" else share for c in CATEGORIES} if share else \
+        {c: (2 if c == "CF" else 1) for c in CATEGORIES}
 
 personal_app = typer.Typer(help="PersonalHomeBench on the twin: residents with personas and habits live in the "
                                 "home for a few virtual days; questions (IG, CF, MC) and proactive tasks (FR, "
@@ -55,36 +62,48 @@ def _bar(label: str) -> Progress:
 
 
 @personal_app.command("generate")
-def generate_(out: Path = typer.Option(DEFAULT_TASKS, help="Tasks JSONL to write; the household files go beside it."),
+def generate_(out: Path = typer.Option(DEFAULT_TASKS, help="Tasks file to write (.jsonl, or .jsonl.gz); the "
+                                       "households pack goes beside it."),
               seed: int = typer.Option(SEED, help="Seed of the households and of the draws."),
-              households: int = typer.Option(HOUSEHOLDS, min=1, max=50, help="How many households."),
+              households: int = typer.Option(HOUSEHOLDS, min=1, max=5000, help="How many households."),
+              tasks: int = typer.Option(TASKS, min=6, help="How many tasks, in the paper's proportions."),
+              draw_from: int | None = typer.Option(None, min=1, help="Draw the tasks from the first N households "
+                                                   "only (default: all of them)."),
               days: int = typer.Option(DAYS, min=2, max=14, help="Virtual days each household lives."),
-              per_category: int = typer.Option(PER_CATEGORY, min=1, help="Tasks per category and household "
-                                               "(CF: pairs of changed/unchanged).")):
-    """Write households (the default home with residents) and draw the five task categories from
-    their simulated history. With the defaults it rewrites scenarios/personal/data/personal.jsonl byte for byte.
+              jobs: int = typer.Option(JOBS, min=1, max=64, help="Processes drawing the households' tasks "
+                                       "(the result does not depend on it).")):
+    """Write the households (HomeMaker homes with residents, pets and life events) as one pack, let
+    each live its days on the twin, and draw the five task categories from that history. With the
+    defaults it rewrites scenarios/personal/data/personal.jsonl.gz and its households pack byte for byte.
 
     Examples:
 
-        twin bench personal generate --out /tmp/personal.jsonl
+        twin bench personal generate --out /tmp/personal.jsonl.gz
 
-        twin bench personal generate --seed 3 --households 1 --days 2 --out /tmp/small.jsonl
+        twin bench personal generate --seed 3 --households 4 --tasks 24 --out /tmp/small.jsonl
     """
     t0 = time.perf_counter()
-    paths = write_households(out.parent, seed, households)
+    names = write_pack(out.parent / HOUSEHOLDS_PACK, seed, households)[:draw_from]
     with _bar("generating") as bar:
-        task = bar.add_task("generate", total=None)
-        tasks = generate(paths, seed, days, per_category, progress=lambda _: bar.advance(task))
-    out.write_text("".join(dump_task(t) + "\n" for t in tasks), encoding="utf-8")
-    counts = ", ".join(f"{c} {sum(t.category == c for t in tasks)}" for c in CATEGORIES)
-    typer.echo(f"wrote {len(tasks)} tasks ({counts}) and {len(paths)} household files to {out.parent} "
+        job = bar.add_task("generate", total=len(names))
+        drawn = generate(out.parent, names, seed, counts_for(tasks), days, jobs,
+                         progress=lambda _: bar.advance(job))
+    text = "".join(dump_task(t) + "\n" for t in drawn)
+    if out.suffix == ".gz":
+        write_gzip(out, text)
+    else:
+        out.write_text(text, encoding="utf-8")
+    counts = ", ".join(f"{c} {sum(t.category == c for t in drawn)}" for c in CATEGORIES)
+    typer.echo(f"wrote {len(drawn)} tasks ({counts}) from {len(names)} of {households} households to {out.parent} "
                f"in {time.perf_counter() - t0:.1f} s")
 
 
 @personal_app.command()
-def validate(tasks: Path = typer.Option(DEFAULT_TASKS, help="Tasks JSONL.")):
+def validate(tasks: Path = typer.Option(DEFAULT_TASKS, help="Tasks JSONL (or .jsonl.gz)."),
+             jobs: int = typer.Option(JOBS, min=1, max=64, help="Processes sharing the households.")):
     """Check every task: its answer recomputes from the simulation (CF by replaying the day with the
-    change), and the bounds hold (the reference solves IG, MC, CF and FR; the null agent solves nothing).
+    change), and the bounds hold (the reference solves IG, MC, CF and FR; the null agent solves
+    nothing; the stuffer and copier nothing in IG, CF, MC and PG).
 
     Examples:
 
@@ -96,7 +115,7 @@ def validate(tasks: Path = typer.Option(DEFAULT_TASKS, help="Tasks JSONL.")):
     with _bar("validating") as bar:
         job = bar.add_task("validate", total=len(items))
         try:
-            problems = check(items, tasks.parent, progress=lambda: bar.advance(job))
+            problems = check(items, tasks.parent, progress=lambda: bar.advance(job), jobs=jobs)
         except UserFileError as exc:   # a household file that does not load
             raise CliError(str(exc)) from None
     for p in problems:
@@ -108,7 +127,7 @@ def validate(tasks: Path = typer.Option(DEFAULT_TASKS, help="Tasks JSONL.")):
 
 
 @personal_app.command()
-def run(agent: str = typer.Option(..., help="reference | null | openai:MODEL"),
+def run(agent: str = typer.Option(..., help="reference | null | stuffer | copier | openai:MODEL"),
         out: Path = typer.Option(..., help="Run directory (results.jsonl; reruns resume)."),
         tasks: Path = typer.Option(DEFAULT_TASKS, help="Tasks JSONL."),
         judge: str | None = typer.Option(None, help="openai:MODEL: the semantic-equivalence judge for IG/CF "

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime
+from datetime import date, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import (
@@ -310,6 +310,30 @@ class ResidentSpec(_Model):
     preferences: PreferencesSpec = Field(default_factory=PreferencesSpec)
 
 
+class PetSpec(_Model):
+    """An animal of the household (PersonalHomeBench); the twin ignores it."""
+    name: str
+    species: str
+    age: int = Field(ge=0, le=60)
+    carer: str | None = Field(None, description="resident id of who looks after it")
+
+
+class LifeEventSpec(_Model):
+    """Something that happens to a resident on one day and changes what they do that day
+    (scenarios/personal/household.py lives it)."""
+    day: date
+    resident: str
+    kind: Literal["sick_day", "late_return", "early_start", "late_night", "day_off", "guests"]
+    text: str = Field(description="the event in words, as the household remembers it")
+
+
+class HouseholdSpec(_Model):
+    """Who the residents are together: the household's kind, its pets and its life events."""
+    kind: Literal["single", "couple", "family", "roommates", "multi-generation"]
+    pets: list[PetSpec] = Field(default_factory=list)
+    events: list[LifeEventSpec] = Field(default_factory=list)
+
+
 class HomeSpec(_Model):
     name: str = "home"
     seed: int | None = None
@@ -324,6 +348,8 @@ class HomeSpec(_Model):
     rooms: list[RoomSpec] = Field(min_length=1)
     #: Who lives here (personalised households, scenarios/personal); the twin itself ignores them.
     residents: list[ResidentSpec] = Field(default_factory=list)
+    #: The residents' household: kind, pets, life events (scenarios/personal); none: not given.
+    household: HouseholdSpec | None = None
     #: Automation rules the home starts with (docs/home.md).
     automations: list[AutomationSpec] = Field(default_factory=list)
     #: The outdoor weather (twin/weather.py); none: the constant `ambient`.
@@ -350,8 +376,9 @@ class HomeSpec(_Model):
         for key in ("products", "physics", "residents", "automations"):
             if not getattr(self, key):
                 data.pop(key, None)
-        if self.weather is None:
-            data.pop("weather", None)
+        for key in ("weather", "household"):
+            if getattr(self, key) is None:
+                data.pop(key, None)
         return data
 
     @field_validator("products")
@@ -384,6 +411,14 @@ class HomeSpec(_Model):
             people[resident.id] = i
             if resident.bedroom is not None and resident.bedroom not in rooms:
                 raise ValueError(f"residents[{i}].bedroom: no room {resident.bedroom!r}; rooms: {', '.join(rooms)}")
+        household = self.household
+        named = [(f"household.pets[{i}].carer", p.carer) for i, p in enumerate(household.pets if household else [])
+                 if p.carer is not None]
+        named += [(f"household.events[{i}].resident", e.resident)
+                  for i, e in enumerate(household.events if household else [])]
+        for where, rid in named:
+            if rid not in people:
+                raise ValueError(f"{where}: no resident {rid!r}; residents: {', '.join(people) or '(none)'}")
         parents = {room.id: room.parent for room in self.rooms}
         for i, room in enumerate(self.rooms):
             if room.parent is None:
@@ -526,6 +561,9 @@ def to_yaml(spec: HomeSpec) -> str:
         for key in ("leave", "back"):
             if prefs[key] is None:
                 del prefs[key]
+    for pet in (data.get("household") or {}).get("pets", []):
+        if pet["carer"] is None:
+            del pet["carer"]
     for rule in data.get("automations", []):
         for key, default in (("name", None), ("enabled", True), ("conditions", [])):
             if rule[key] == default:

@@ -30,6 +30,7 @@ from scenarios.agents.react import ReActAgent, tool_list
 from scenarios.agents.simple import NullAgent
 from scenarios.model_api import create_completion
 from scenarios.personal.household import Household
+from scenarios.personal.households import load_spec
 from scenarios.personal.tasks import (
     LEVEL_TOLERANCE,
     PersonalTask,
@@ -37,6 +38,7 @@ from scenarios.personal.tasks import (
     arrival_checks,
     average_precision,
     choice_of,
+    day_end,
     exact_match,
     household_view,
     normalize,
@@ -47,6 +49,7 @@ from scenarios.personal.tasks import (
 )
 from scenarios.personal.tools import SCHEMAS, household_tools
 from scenarios.runner import run as run_items
+from twin.schema import UserFileError
 
 PLAN_TOOLS = ("execute_command", "write_attribute", "schedule_workflow")
 MAX_STEPS = 15   # the paper's turn budget per task
@@ -117,7 +120,7 @@ class ReferenceAgent:
             answer = json.dumps(self._plan(backend, session))
         elif task.category == "CF":
             cf = task.counterfactual or {}
-            replay = backend.household.counterfactual(cf["day"], cf["edit"], task.at)
+            replay = backend.household.counterfactual(cf["day"], cf["edit"], day_end(cf["day"]))
             answer = solve(task.template or "", *household_view(replay), task.params)
         else:
             day = task.params.get("day")
@@ -143,18 +146,65 @@ class ReferenceAgent:
         return []
 
 
+class Stuffer:
+    """A bound: names every member, "nobody", every time of day (5-minute steps), every number
+    0-100 and every option letter, and plans to switch every device on at the task's time. Must
+    score 0 in IG, CF, MC and PG. (In FR it lists the features in the question's order, a
+    ranking like any other: it scores what that order happens to score.)"""
+    name = "stuffer"
+
+    def __init__(self, task: PersonalTask):
+        self.task = task
+
+    def run(self, query: str, backend: Any, session: Session, max_steps: int) -> AgentOutput:
+        members = call_tool(backend, "get_household_members", {}, session)["members"]
+        devices = [d["device_id"] for room in call_tool(backend, "get_rooms", {}, session)["rooms"]
+                   for d in call_tool(backend, "get_room_devices", {"room.id": room["room_id"]}, session)["devices"]]
+        plan = [{"program_id": "all", "tool": "schedule_workflow", "args": {
+            "start_time": self.task.params.get("arrival", self.task.at),
+            "steps": [{"tool": "execute_command", "args": {"device.id": d, "endpoint.id": 1, "cluster.id": "OnOff",
+                                                           "command.id": "On", "args": {}}} for d in devices]}}]
+        words = [m["name"] for m in members] + ["nobody", "A B C D E"]
+        words += [f"{h:02d}:{m:02d}" for h in range(24) for m in range(0, 60, 5)] + [str(n) for n in range(101)]
+        words += self.task.features
+        answer = (json.dumps(plan) + " " if self.task.category == "PG" else "") + " ".join(words)
+        call_tool(backend, "finish", {"answer": answer}, session)
+        return AgentOutput(answer, len(session.history))
+
+
+class Copier:
+    """A bound: answers with the question and the household's members verbatim. Must score 0 in
+    IG, CF, MC and PG (in FR the question's order of the features is its ranking)."""
+    name = "copier"
+
+    def run(self, query: str, backend: Any, session: Session, max_steps: int) -> AgentOutput:
+        members = call_tool(backend, "get_household_members", {}, session)
+        answer = f"{query}\n{json.dumps(members, ensure_ascii=False)}"
+        call_tool(backend, "finish", {"answer": answer}, session)
+        return AgentOutput(answer, len(session.history))
+
+
+#: Bound agents and the categories they must score 0 in (the reference must score 1).
+BOUNDS = {"null": ("IG", "CF", "MC", "FR", "PG"), "stuffer": ("IG", "CF", "MC", "PG"),
+          "copier": ("IG", "CF", "MC", "PG")}
+
+
 def make_agent(spec: str, task: PersonalTask, base_url: str | None = None, api_key: str | None = None,
                mode: str = "json") -> Any:
-    """`reference`, `null` or `openai:MODEL` (as `twin bench run`)."""
+    """`reference`, a bound (`null`, `stuffer`, `copier`) or `openai:MODEL` (as `twin bench run`)."""
     if spec == "reference":
         return ReferenceAgent(task)
     if spec == "null":
         return NullAgent()
+    if spec == "stuffer":
+        return Stuffer(task)
+    if spec == "copier":
+        return Copier()
     if spec.startswith("openai:") and len(spec) > len("openai:"):
         return ReActAgent(spec[len("openai:"):], mode=mode, base_url=base_url or os.environ.get("OPENAI_BASE_URL"),
                           api_key=api_key or os.environ.get("OPENAI_API_KEY"), tools=agent_tools(),
                           prompt=prompt(mode))
-    raise ValueError(f"unknown agent {spec!r}; accepted: reference, null, openai:MODEL")
+    raise ValueError(f"unknown agent {spec!r}; accepted: reference, null, stuffer, copier, openai:MODEL")
 
 
 # ---- the LLM judge (only where no rule decides) ------------------------------------------------
@@ -274,14 +324,15 @@ def score(task: PersonalTask, answer: str | None, household: Household,
 
 # ---- running ---------------------------------------------------------------------------------
 def lived(task: PersonalTask, base: Path) -> Household:
-    household = Household.load(base / task.household)
+    household = Household.from_spec(load_spec(base, task.household), source=task.household)
     household.simulate(task.at)
     return household
 
 
 def run_task(task: PersonalTask, agent: Any, base: Path, judge: PersonalJudge | None = None,
-             max_steps: int = MAX_STEPS) -> dict[str, Any]:
-    household = lived(task, base)
+             max_steps: int = MAX_STEPS, household: Household | None = None) -> dict[str, Any]:
+    """One task; `household` (already lived to the task's time) is forked instead of living it again."""
+    household = household.fork() if household is not None else lived(task, base)
     session = Session(tools=household_tools(household))
     output = agent.run(task.question, household.backend, session, max_steps)
     result = {"task_id": task.id, "category": task.category, "difficulty": task.difficulty,
@@ -331,21 +382,53 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 # ---- validating the set -------------------------------------------------------------------------
-def validate(tasks: list[PersonalTask], base: Path, progress: Callable[[], None] | None = None) -> list[str]:
+def validate(tasks: list[PersonalTask], base: Path, progress: Callable[[], None] | None = None,
+             jobs: int = 1) -> list[str]:
     """Problems with the set (none: every answer recomputes from the simulation, every CF by
-    replay, and the reference / null bounds hold): one line each."""
-    problems: list[str] = []
+    replay, and the reference / null bounds hold): one line each. Each household lives once,
+    its tasks in time order on forks of it; `jobs` processes share the households."""
+    groups: dict[str, list[PersonalTask]] = {}
     for task in tasks:
-        where = f"{task.id}"
-        if not (base / task.household).exists():
-            problems.append(f"{where}: household file {task.household} is missing")
-            continue
-        household = lived(task, base)
+        groups.setdefault(task.household, []).append(task)
+    work = [(base, group) for group in groups.values()]
+    problems: list[str] = []
+    if jobs > 1:
+        import multiprocessing
+        with multiprocessing.get_context("spawn").Pool(jobs) as pool:
+            for (_, group), found in zip(work, pool.imap(_validate_household, work), strict=True):
+                problems += found
+                for _ in group if progress is not None else ():
+                    progress()
+        return problems
+    for item in work:
+        problems += _validate_household(item)
+        for _ in item[1] if progress is not None else ():
+            progress()
+    return problems
+
+
+def _validate_household(job: tuple[Path, list[PersonalTask]]) -> list[str]:
+    base, tasks = job
+    name = tasks[0].household
+    try:
+        spec = load_spec(base, name)
+    except UserFileError:
+        return [f"{t.id}: household {name} is missing" for t in tasks]
+    problems: list[str] = []
+    household = Household.from_spec(spec, source=name)
+    # The whole history first (FR and PG read the day they are about), then the tasks in time order.
+    ends = [f"{t.params['day']} 23:59:59" for t in tasks if t.category in ("FR", "PG")]
+    full = household.fork()
+    full.simulate(max([t.at for t in tasks] + ends))
+    for task in sorted(tasks, key=lambda t: (t.at, t.id)):
+        where = task.id
+        household.simulate(task.at)
+        records = full.memory
         if task.category in ("IG", "MC", "CF"):
             truth = solve(task.template or "", *household_view(household), task.params)
             if task.category == "CF":
                 cf = task.counterfactual or {}
-                replay = household.counterfactual(cf["day"], cf["edit"], task.at)
+                replay = household.counterfactual(cf["day"], cf["edit"], day_end(cf["day"]))
                 truth = solve(task.template or "", *household_view(replay), task.params)
                 if (normalize(truth) != normalize(cf.get("original_answer") or "")) != cf.get("changed"):
                     problems.append(f"{where}: the replay says changed={not cf.get('changed')}")
@@ -356,21 +439,16 @@ def validate(tasks: list[PersonalTask], base: Path, progress: Callable[[], None]
                 problems.append(f"{where}: the simulation answers {truth!r}, the task says {task.answer!r}")
         elif task.category == "FR":
             resident, day = task.params["resident"], task.params["day"]
-            end = lived(task.model_copy(update={"at": f"{day} 23:59:59"}), base)
-            records = end.memory
             days = sorted({r["time"][:10] for r in records if r["time"][:10] < day})
             if relevant_features(records, resident, days)[:3] != task.relevant:
                 problems.append(f"{where}: the simulation ranks other features first")
-        else:
-            end = lived(task.model_copy(update={"at": f"{task.params['day']} 23:59:59"}), base)
-            if arrival_checks(end.memory, task.params["resident"], task.params["day"]) != task.checks:
-                problems.append(f"{where}: the simulation leaves other values on arrival")
-        for spec, must in (("reference", True), ("null", False)):
+        elif arrival_checks(records, task.params["resident"], task.params["day"]) != task.checks:
+            problems.append(f"{where}: the simulation leaves other values on arrival")
+        bounds = [(spec, False) for spec, categories in BOUNDS.items() if task.category in categories]
+        for spec, must in [("reference", True)] + bounds:
             if task.category == "PG" and spec == "reference":
                 continue   # a bound, not a solution: yesterday's arrival need not suit today
-            result = run_task(task, make_agent(spec, task), base)
+            result = run_task(task, make_agent(spec, task), base, household=household)
             if bool(result["success"]) != must:
                 problems.append(f"{where}: the {spec} agent {'fails' if must else 'succeeds'}")
-        if progress is not None:
-            progress()
     return problems

@@ -12,7 +12,10 @@ cluster servers and physics answer it. The household memory is the twin's own hi
 - `event`: a Matter event a device emitted;
 - `presence`: a resident moving between rooms, leaving or coming home;
 - `room`: a room's temperature, humidity, illuminance or PM10 as the change stream samples it
-  (hourly, and when a device in the room changes).
+  (hourly, and when a device in the room changes);
+- `life`: a life event of the home file's `household:` (a sick day, guests, ...), in words, at
+  the midnight of its day; it changes that day's acts (`EVENT_EDITS`), so the rest of the memory
+  shows it too.
 
 Nothing here reads the wall clock or the global RNG: the small jitter of habits comes from a
 string-seeded `random.Random` per (seed, day, resident, act), so a day is the same whichever
@@ -35,7 +38,7 @@ from bridge.twin_backend import TwinBackend
 from scenarios.simuhome import actions as A
 from twin.changes import ROOM_UNITS, ChangeStream
 from twin.home import Home
-from twin.schema import HomeSpec, ResidentSpec, parse_file
+from twin.schema import HomeSpec, HouseholdSpec, ResidentSpec, parse_file
 
 AWAY = "away"
 #: How often the change stream samples the rooms into memory (virtual seconds).
@@ -47,6 +50,18 @@ AFTER_DINNER_MIN = 40
 LIGHTS = ("on_off_light", "dimmable_light")
 #: Periodic meter reports (a record every few minutes from every meter): not household news.
 QUIET_CLUSTERS = frozenset({"ElectricalEnergyMeasurement", "ElectricalPowerMeasurement"})
+#: Room kinds residents eat in and sit in, most wanted first (a home without one uses its first room).
+KITCHENS = ("kitchen", "studio", "dining_room", "living_room")
+LOUNGES = ("living_room", "studio", "dining_room", "kitchen")
+#: Life event -> [(act, minutes later or None: skipped)] for its resident ("*": everyone).
+EVENT_EDITS: dict[str, list[tuple[str, int | None]]] = {
+    "sick_day": [("leave", None), ("back", None)], "day_off": [("leave", None), ("back", None)],
+    "late_return": [("back", 120)], "early_start": [("wake", -60), ("leave", -60)],
+    "late_night": [("bed", 90)], "guests": [("*dinner", 45), ("*after_dinner", 45), ("*dishes", 45)]}
+LATEST_BED = 23 * 60 + 59 - JITTER_MIN
+#: Hobbies whose residents put music on when they come home, and the speaker volume they like.
+MUSICAL = ("jazz", "dancing", "podcasts", "yoga", "cooking", "painting", "pottery", "knitting")
+VOLUME = 120
 #: Act names and how a question phrases them.
 ACT_PHRASES = {"wake": "got up", "breakfast": "gone to breakfast", "leave": "left home",
                "back": "come home", "dinner": "gone to dinner", "dishes": "started the dishwasher",
@@ -77,10 +92,16 @@ class HouseholdBackend(TwinBackend):
 class Household:
     """Residents in a home, simulated in virtual time, with the memory of it."""
 
-    def __init__(self, home: Home, residents: list[ResidentSpec], seed: int = 0):
+    def __init__(self, home: Home, residents: list[ResidentSpec], seed: int = 0,
+                 household: HouseholdSpec | None = None):
         self.home = home
         self.residents = {r.id: r for r in residents}
         self.seed = seed
+        self.household = household
+        self.kitchen = self._room_of_kind(KITCHENS)
+        self.lounge = self._room_of_kind(LOUNGES)
+        #: The life events' changes to the acts (edits like the counterfactual ones, never replaced).
+        self.life_edits = self._life_edits()
         self.backend = HouseholdBackend(self)
         self.memory: list[dict[str, Any]] = []
         first_room = next(iter(home.rooms))
@@ -97,7 +118,7 @@ class Household:
     @classmethod
     def from_spec(cls, spec: HomeSpec, seed: int | None = None, source: str = "<spec>") -> Household:
         home = Home.from_spec(spec, seed, source)
-        return cls(home, list(spec.residents), home.seed)
+        return cls(home, list(spec.residents), home.seed, spec.household)
 
     @classmethod
     def load(cls, path: str | Path, seed: int | None = None) -> Household:
@@ -110,17 +131,43 @@ class Household:
         twin.home = self.home.fork()
         twin.residents = self.residents
         twin.seed = self.seed
+        twin.household, twin.kitchen, twin.lounge = self.household, self.kitchen, self.lounge
+        twin.life_edits = self.life_edits
         twin.backend = HouseholdBackend(twin)
         twin.memory = list(self.memory)       # records are never mutated: share them
         twin.where = dict(self.where)
         twin.edits = copy.deepcopy(self.edits)
-        twin.checkpoints = {}
+        twin.checkpoints = dict(self.checkpoints)   # never run on: replays fork them
         twin._stream = ChangeStream(twin.home)
         twin._sub = twin._stream.subscribe(ROOM_SAMPLE_S)
         # The subscriber's memory of what it last sampled, so the copy reports what this would.
         for name in ("_sampled", "_next_sample", "_samples", "rooms_dirty"):
             setattr(twin._sub, name, copy.copy(getattr(self._sub, name)))
         return twin
+
+    def _room_of_kind(self, kinds: tuple[str, ...]) -> str:
+        rooms = self.home.rooms
+        for kind in kinds:
+            for room_id, room in rooms.items():
+                if room.kind == kind or (room.kind is None and room_id == kind):
+                    return room_id
+        return next(iter(rooms))
+
+    def _life_edits(self) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for event in self.household.events if self.household else []:
+            for act, minutes in EVENT_EDITS[event.kind]:
+                who = list(self.residents) if act.startswith("*") else [event.resident]
+                for rid in who:
+                    edit = {"resident": rid, "act": act.lstrip("*"), "day": event.day.isoformat()}
+                    if minutes is None:
+                        out.append({**edit, "kind": "skip"})
+                        continue
+                    if act == "bed":   # late, but still before midnight: the day ends asleep
+                        h, m = map(int, self.residents[rid].preferences.bed.split(":"))
+                        minutes = max(0, min(minutes, LATEST_BED - (h * 60 + m)))
+                    out.append({**edit, "kind": "shift", "minutes": minutes})
+        return out
 
     # ---- the residents' days ---------------------------------------------------------
     def jitter(self, day: date, resident: str, act: str) -> int:
@@ -145,7 +192,7 @@ class Household:
             times["after_dinner"] = _clock(day, DINNER, dinner_j + AFTER_DINNER_MIN)
             if rid == self.cook():
                 times["dishes"] = times["after_dinner"] + timedelta(minutes=5)
-            for edit in self.edits:
+            for edit in self.life_edits + self.edits:
                 if edit["resident"] != rid or edit.get("day") not in (None, day.isoformat()):
                     continue
                 if edit["kind"] == "shift" and edit["act"] in times:
@@ -177,6 +224,9 @@ class Household:
             day = self.home.now.date()
             if self.home.now == datetime.combine(day, datetime.min.time()) and day not in self.checkpoints:
                 self.checkpoints[day] = self.fork()
+                for event in self.household.events if self.household else []:
+                    if event.day == day:
+                        self._record("life", event.resident, None, None, {"event": event.kind}, event.text)
             midnight = datetime.combine(day + timedelta(days=1), datetime.min.time())
             stop = min(end, midnight)
             for act in self.acts(day):
@@ -199,23 +249,26 @@ class Household:
             self._light(rid, here, on=True)
             self._each(rid, here, "window_covering", "open")
         elif name == "breakfast" and here != AWAY:
-            self._move(rid, "kitchen")
+            self._move(rid, self.kitchen)
         elif name in ("settle", "after_dinner") and here != AWAY:
-            self._move(rid, "living_room")
+            self._move(rid, self.lounge)
         elif name == "leave" and here != AWAY:
             self._move(rid, AWAY)
         elif name == "back" and here == AWAY:
-            self._move(rid, "living_room")
+            self._move(rid, self.lounge)
         elif name == "dinner" and here != AWAY:
-            self._move(rid, "kitchen")
+            self._move(rid, self.kitchen)
         elif name == "dishes" and here != AWAY:
-            self._each(rid, "kitchen", "dishwasher", "start")
+            for room in self.home.rooms:   # wherever the home has its dishwasher
+                self._each(rid, room, "dishwasher", "start")
         elif name == "bed":
             bedroom = self.residents[rid].bedroom or next(iter(self.home.rooms))
             self._move(rid, bedroom)
             # Lights out to sleep (whoever is already asleep there is in the dark too).
             self._light(rid, bedroom, on=False)
             self._each(rid, bedroom, "window_covering", "close")
+            for room in self.home.rooms:   # music off for the night
+                self._each(rid, room, "speaker", "off", only_if_on=True)
 
     # ---- moving and acting ---------------------------------------------------------------
     def _move(self, rid: str, room: str) -> None:
@@ -236,6 +289,8 @@ class Household:
         if room == AWAY:
             return
         self._light(rid, room, on=True)
+        if old == AWAY:
+            self._arrive(rid, room)
         if self.home.now.hour >= 17:
             pref = self.preference(rid, "temperature")
             if self.home.rooms[room].temperature > pref + 0.5:
@@ -243,6 +298,22 @@ class Household:
                 self._each(rid, room, "air_conditioner", "setpoint", slots={"deg": pref})
             if any("film" in h.lower() or "tv" in h.lower() for h in self.residents[rid].preferences.hobbies):
                 self._each(rid, room, "tv", "on", only_if_off=True)
+
+    def _arrive(self, rid: str, room: str) -> None:
+        """Coming home: the home's thermostats to the resident's temperature (heat when the room is
+        colder, else cool), and music on for those who like it."""
+        pref = self.preference(rid, "temperature")
+        heat = self.home.rooms[room].temperature < pref
+        for device in sorted(self.home.devices):
+            kind = self.home.device_info(device)["type"]
+            if kind == "thermostat":
+                setpoint = "OccupiedHeatingSetpoint" if heat else "OccupiedCoolingSetpoint"
+                for attribute, value in (("SystemMode", 4 if heat else 3), (setpoint, round(pref * 100))):
+                    self._call(rid, "write_attribute", A.write(device, "Thermostat", attribute, value)["args"])
+        if any(h in MUSICAL for h in self.residents[rid].preferences.hobbies):
+            speakers = [d for d in sorted(self.home.devices) if self.home.device_info(d)["type"] == "speaker"]
+            for call in A.calls(speakers[0], "tv", "volume", {"level": VOLUME}) if speakers else []:
+                self._call(rid, call["tool"], call["args"])
 
     def _light(self, rid: str, room: str, on: bool) -> None:
         level = self.preference(rid, "light_level")
@@ -309,6 +380,13 @@ class Household:
                          f"{device} {cluster}.{name} = {change.value}{by}")
 
     # ---- what the household tools read ------------------------------------------------
+    def about(self) -> dict[str, Any]:
+        """The household's kind and pets (get_household_members gives them with the members)."""
+        if self.household is None:
+            return {}
+        return {"kind": self.household.kind,
+                "pets": [p.model_dump(exclude_none=True) for p in self.household.pets]}
+
     def members(self) -> list[dict[str, Any]]:
         return [{"id": r.id, "name": r.name, "age": r.age, "role": r.role, "persona": r.persona,
                  "bedroom": r.bedroom, "preferences": r.preferences.model_dump(exclude_none=True),

@@ -12,7 +12,9 @@ from scenarios.personal.tasks import CATEGORIES, PersonalTask, load_tasks
 from scenarios.personal.tools import household_tools
 from scenarios.suite import Attempt, Suite
 
-DEFAULT_TASKS = Path(__file__).parent / "data" / "personal.jsonl"
+DEFAULT_TASKS = Path(__file__).parent / "data" / "personal.jsonl.gz"
+#: The households the committed tasks are about, beside them (scenarios/personal/households.py).
+HOUSEHOLDS_PACK = "personal_households.jsonl.gz"
 
 
 def attempt(task: PersonalTask, start: Household | None = None) -> Attempt:

@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from bridge.backend import TIME_FORMAT
 from scenarios.personal.household import ACT_PHRASES, Household
+from scenarios.personal.households import load_spec, read_text
 from twin.schema import UserFileError, first_problem
 
 CATEGORIES = ("IG", "CF", "MC", "FR", "PG")
@@ -45,7 +46,8 @@ NOBODY = "nobody"
 ARRIVAL_MIN = 10
 #: Device values a resident sets on arriving that a plan is checked against (cluster.attribute).
 PLAN_CHECKED = ("OnOff.OnOff", "LevelControl.CurrentLevel", "Thermostat.SystemMode",
-                "Thermostat.OccupiedCoolingSetpoint", "FanControl.PercentSetting")
+                "Thermostat.OccupiedCoolingSetpoint", "Thermostat.OccupiedHeatingSetpoint",
+                "FanControl.PercentSetting")
 LEVEL_TOLERANCE = 5
 
 
@@ -54,7 +56,8 @@ class PersonalTask(BaseModel):
     id: str
     category: Literal["IG", "CF", "MC", "FR", "PG"]
     difficulty: Literal["easy", "medium", "hard"] | None = None
-    household: str = Field(description="home file with residents, in the task file's directory")
+    household: str = Field(description="home file with residents in the task file's directory, or an "
+                           "entry of the households pack there")
     at: str = Field(description="virtual time the household is lived to before the agent starts")
     question: str
     template: str | None = None
@@ -135,6 +138,20 @@ def _last_out(records: Records, members: Members, p: dict[str, Any]) -> str:
     return _name(members, who)
 
 
+def _bedroom(records: Records, members: Members, p: dict[str, Any]) -> str:
+    return str(next(m["bedroom"] for m in members if m["id"] == p["resident"]))
+
+
+def _pref_temp(records: Records, members: Members, p: dict[str, Any]) -> str:
+    return f"{next(m['preferences']['temperature'] for m in members if m['id'] == p['resident']):g} °C"
+
+
+def _first_home(records: Records, members: Members, p: dict[str, Any]) -> str:
+    """Of the members who came home that day, who came first (multi-hop: every member's day)."""
+    times = sorted((t[0], m["id"]) for m in members if (t := came_home_times(records, m["id"], p["day"])))
+    return _name(members, times[0][1]) if len(times) >= 2 and times[0][0] != times[1][0] else NOBODY
+
+
 def _temp_home(records: Records, members: Members, p: dict[str, Any]) -> str:
     times = came_home_times(records, p["resident"], p["day"])
     if not times:
@@ -151,12 +168,15 @@ def _temp_home(records: Records, members: Members, p: dict[str, Any]) -> str:
 #: template -> (rule, difficulty, question). The question's {names} come from params.
 SOLVERS: dict[str, tuple[Callable[[Records, Members, dict[str, Any]], str], str, str]] = {
     "age": (_age, "easy", "How old is {name}?"),
+    "bedroom": (_bedroom, "easy", "Which room (its room id) does {name} sleep in?"),
+    "pref_temp": (_pref_temp, "easy", "What temperature does {name} like their rooms cooled to?"),
     "came_home": (_came_home, "medium", "At what time (HH:MM) did {name} come home on {day}?"),
     "first_on": (_first_on, "medium", "Who was the first to switch on the {label} on {day}?"),
     "dishes": (_dishes, "medium", "Who started the {label} on {day}?"),
     "last_out": (_last_out, "hard", "Who was the last to leave the {room_name} on {day}?"),
     "temp_home": (_temp_home, "hard", "What was the {room_name} temperature, to the nearest degree, "
                                       "when {name} came home on {day}?"),
+    "first_home": (_first_home, "hard", "Of the household members who came home on {day}, who came home first?"),
 }
 
 
@@ -196,6 +216,8 @@ def choice_of(answer: str | None, options: list[str]) -> str | None:
     if answer is None:
         return None
     text = answer.strip()
+    if len(set(re.findall(r"\b[A-E]\b", text))) > 1:
+        return None   # several letters named: no choice (stuffing all of them must not pass)
     m = re.fullmatch(r"\(?([A-E])\)?[.):]?(?:\s.*)?", text, re.DOTALL)
     if m:
         return m.group(1)
@@ -252,15 +274,37 @@ def relevant_features(records: Records, rid: str, days: list[str]) -> list[str]:
     return sorted(seen, key=lambda f: (-len(seen[f]), sum(seen[f]) / len(seen[f]), f))
 
 
-# ---- generation --------------------------------------------------------------------------
-class Generator:
-    """Draws tasks from one household file, lived for `days` days from its start."""
+def arrival_checks(records: Records, rid: str, day: str) -> list[dict[str, Any]]:
+    """The values the resident's own arrival left on devices (the last of each), to check a plan by."""
+    times = came_home_times(records, rid, day)
+    if not times:
+        return []
+    end = (datetime.strptime(times[0], TIME_FORMAT) + timedelta(minutes=ARRIVAL_MIN)).strftime(TIME_FORMAT)
+    last: dict[tuple[str, int, str], Any] = {}
+    for r in records:
+        if r["kind"] == "change" and r["actor"] == rid and times[0] <= r["time"] <= end:
+            d = r["detail"]
+            if f"{d['cluster']}.{d['name']}" in PLAN_CHECKED:
+                last[(r["device"], d["endpoint"], f"{d['cluster']}.{d['name']}")] = d["value"]
+    return [{"device": dev, "endpoint": ep, "attribute": attr, "value": value}
+            for (dev, ep, attr), value in sorted(last.items())]
 
-    def __init__(self, path: Path, name: str, days: int, seed: int):
-        self.path, self.seed = path, seed
-        self.name = name.removeprefix("personal_")
-        self.rng = random.Random(f"personal/{seed}/{name}")
-        self.household = Household.load(path)
+
+# ---- generation --------------------------------------------------------------------------
+def day_end(day: str) -> str:
+    """The midnight after `day`: a counterfactual about one day is replayed to there."""
+    return f"{(datetime.fromisoformat(day) + timedelta(days=1)):%Y-%m-%d %H:%M:%S}"
+
+
+class Generator:
+    """Draws tasks from one household (a home file or pack entry in `base`), lived `days` days."""
+
+    def __init__(self, base: Path, name: str, days: int, seed: int):
+        self.seed = seed
+        self.file = name
+        self.name = Path(name).stem.removeprefix("personal_")
+        self.rng = random.Random(f"personal/{seed}/{Path(name).stem}")
+        self.household = Household.from_spec(load_spec(base, name), source=name)
         start = self.household.home.now
         self.days = [(start + timedelta(days=i)).date().isoformat() for i in range(days)]
         self.end = datetime.combine(start.date() + timedelta(days=days), datetime.min.time())
@@ -277,21 +321,24 @@ class Generator:
         out: list[tuple[str, dict[str, Any]]] = []
         home = self.full.home
         labels = {d: home.device_info(d)["label"] for d in home.devices}
+        lounge, kitchen = self.full.lounge, self.full.kitchen
         for m in self.members:
-            out.append(("age", {"resident": m["id"], "name": m["name"]}))
+            who = {"resident": m["id"], "name": m["name"]}
+            out += [("age", who), ("bedroom", who), ("pref_temp", who)]
         for day in self.days:
+            out.append(("first_home", {"day": day}))
             for m in self.members:
                 if came_home_times(self.records, m["id"], day):
                     out.append(("came_home", {"resident": m["id"], "name": m["name"], "day": day}))
                     out.append(("temp_home", {"resident": m["id"], "name": m["name"], "day": day,
-                                              "room": "living_room", "room_name": "living room"}))
+                                              "room": lounge, "room_name": home.rooms[lounge].name.lower()}))
             for device in sorted(home.devices):
                 kind = home.device_info(device)["type"]
                 if kind in ("on_off_light", "dimmable_light", "tv", "air_conditioner"):
                     out.append(("first_on", {"device": device, "label": labels[device].lower(), "day": day}))
                 if kind == "dishwasher":
                     out.append(("dishes", {"device": device, "label": labels[device].lower(), "day": day}))
-            for room in ("kitchen", "living_room"):
+            for room in dict.fromkeys((kitchen, lounge)):
                 out.append(("last_out", {"room": room, "room_name": home.rooms[room].name.lower(), "day": day}))
         out = [(t, p) for t, p in out if solve(t, self.records, self.members, p) not in (NOBODY, "unknown")]
         self.rng.shuffle(out)
@@ -309,7 +356,7 @@ class Generator:
     def reactive(self, template: str, params: dict[str, Any], k: int, category: str) -> PersonalTask:
         answer = solve(template, self.records, self.members, params)
         task = PersonalTask(id=f"{category.lower()}-{self.name}-{k:03d}", category="IG",
-                            difficulty=SOLVERS[template][1], household=self.path.name, at=self.at,
+                            difficulty=SOLVERS[template][1], household=self.file, at=self.at,
                             question=self._ask(template, params), template=template, params=params,
                             answer=answer)
         return task.model_copy(update={"category": category})   # MC and CF add their parts next
@@ -317,14 +364,17 @@ class Generator:
     def multiple_choice(self, template: str, params: dict[str, Any], k: int) -> PersonalTask | None:
         task = self.reactive(template, params, k, "MC")
         truth = task.answer or ""
-        if template in ("first_on", "dishes", "last_out"):
+        if template in ("first_on", "dishes", "last_out", "first_home"):
             pool = [m["name"] for m in self.members] + [NOBODY]
+        elif template == "bedroom":
+            pool = list(self.full.home.rooms)
         elif template == "came_home":
             base = datetime.strptime(truth, "%H:%M")
             pool = [(base + timedelta(minutes=d)).strftime("%H:%M") for d in (-45, -20, 20, 45, 70)]
         else:
-            value = int(truth.split()[0])
-            pool = [f"{value + d}" + (" °C" if "°C" in truth else "") for d in (-3, -2, -1, 1, 2, 3)]
+            value, unit = float(truth.split()[0]), truth.partition(" ")[2]
+            step = 0.5 if template == "pref_temp" else 1
+            pool = [f"{value + d * step:g}" + (f" {unit}" if unit else "") for d in (-3, -2, -1, 1, 2, 3)]
         distractors = [o for o in dict.fromkeys(pool) if normalize(o) != normalize(truth)]
         self.rng.shuffle(distractors)
         options = [truth] + distractors[:len(LETTERS) - 1]
@@ -336,7 +386,7 @@ class Generator:
         return task.model_copy(update={"question": f"{task.question} Options: {listed}. Answer with the letter.",
                                        "options": options, "answer": letter})
 
-    def edits(self, params: dict[str, Any]) -> list[tuple[dict[str, Any], str]]:
+    def edits(self, template: str, params: dict[str, Any]) -> list[tuple[dict[str, Any], str]]:
         """Single-factor changes to the question's day, each with its wording, seeded order."""
         day = params["day"]
         out = []
@@ -355,14 +405,21 @@ class Generator:
             out.append(({"kind": "temperature", "resident": m["id"], "value": pref - 2},
                         f"{m['name']} preferred their rooms at {pref - 2:g} °C"))
         self.rng.shuffle(out)
-        return out
+        # Likely to move the answer (the question's resident, an act it reads) and likely not,
+        # alternating: a pair is found in a few replays.
+        rid, acts = params.get("resident"), MOVES[template]
+        likely = [e for e in out if e[0].get("act") in acts and rid in (None, e[0]["resident"])]
+        alone = len(self.members) == 1
+        unlikely = [e for e in out if e[0].get("act") not in acts and (e[0]["resident"] != rid or alone)]
+        mixed = [e for pair in zip(likely, unlikely) for e in pair]
+        return mixed + [e for e in out if e not in mixed]
 
     def counterfactuals(self, template: str, params: dict[str, Any], k: int) -> list[PersonalTask]:
         """A changed and an unchanged variant of one question, each decided by a replay."""
         base = self.reactive(template, params, k, "CF")
         found: dict[bool, PersonalTask] = {}
-        for edit, condition in self.edits(params)[:12]:
-            replay = self.full.counterfactual(params["day"], edit, self.end)
+        for edit, condition in self.edits(template, params)[:MAX_REPLAYS]:
+            replay = self.full.counterfactual(params["day"], edit, day_end(params["day"]))
             answer = solve(template, *household_view(replay), params)
             changed = normalize(answer) != normalize(base.answer or "")
             if changed in found or (changed and answer in (NOBODY, "unknown")):
@@ -398,17 +455,18 @@ class Generator:
             question = (f"It is {at}. {m['name']} will be home in about five minutes. Rank these device "
                         f"features (device.Cluster.Command or Attribute) from most to least useful for "
                         f"{m['name']} now, as a JSON list of the feature strings:\n{listed}")
-            out.append(PersonalTask(id=f"fr-{self.name}-{k + len(out):03d}", category="FR", household=self.path.name,
+            out.append(PersonalTask(id=f"fr-{self.name}-{k + len(out):03d}", category="FR", household=self.file,
                                     at=at, question=question, params={"resident": m["id"], "day": day},
                                     features=candidates, relevant=relevant))
         return out
 
     def plan_generation(self, k: int) -> list[PersonalTask]:
-        """One task per resident and day (after the first) they came home."""
+        """One task per resident and day (after the first) they came home, having come home on an
+        earlier day too (how they like their arrival is in the memory)."""
         out = []
-        for day, m in ((d, m) for d in self.days[1:] for m in self.members):
+        for i, day, m in ((i, d, m) for i, d in enumerate(self.days) if i for m in self.members):
             times = came_home_times(self.records, m["id"], day)
-            if not times:
+            if not times or not any(arrival_actions(self.records, m["id"], d) for d in self.days[:i]):
                 continue
             arrival = datetime.strptime(times[0], TIME_FORMAT)
             checks = arrival_checks(self.records, m["id"], day)
@@ -419,56 +477,91 @@ class Generator:
                         f"should do for {m['name']} on arrival, as they like it. Answer (in finish) with a JSON "
                         "list of steps {\"program_id\": \"...\", \"tool\": \"...\", \"args\": {...}} using the "
                         "tools execute_command, write_attribute or schedule_workflow (to act at a later time).")
-            out.append(PersonalTask(id=f"pg-{self.name}-{k + len(out):03d}", category="PG", household=self.path.name,
+            out.append(PersonalTask(id=f"pg-{self.name}-{k + len(out):03d}", category="PG", household=self.file,
                                     at=at, question=question,
                                     params={"resident": m["id"], "day": day, "arrival": times[0]},
                                     checks=checks))
         return out
 
-
-def arrival_checks(records: Records, rid: str, day: str) -> list[dict[str, Any]]:
-    """The values the resident's own arrival left on devices (the last of each), to check a plan by."""
-    times = came_home_times(records, rid, day)
-    if not times:
-        return []
-    end = (datetime.strptime(times[0], TIME_FORMAT) + timedelta(minutes=ARRIVAL_MIN)).strftime(TIME_FORMAT)
-    last: dict[tuple[str, int, str], Any] = {}
-    for r in records:
-        if r["kind"] == "change" and r["actor"] == rid and times[0] <= r["time"] <= end:
-            d = r["detail"]
-            if f"{d['cluster']}.{d['name']}" in PLAN_CHECKED:
-                last[(r["device"], d["endpoint"], f"{d['cluster']}.{d['name']}")] = d["value"]
-    return [{"device": dev, "endpoint": ep, "attribute": attr, "value": value}
-            for (dev, ep, attr), value in sorted(last.items())]
-
-
-def generate(households: list[Path], seed: int, days: int = 3, per_category: int = 4,
-             progress: Callable[[str], None] | None = None) -> list[PersonalTask]:
-    """`per_category` tasks of each category per household (fewer where the household has not
-    enough material; CF comes in changed/unchanged pairs, so 2 x per_category / 2)."""
-    tasks: list[PersonalTask] = []
-    for path in households:
-        gen = Generator(path, path.stem, days, seed)
-        questions = gen.questions()
-        for k, (template, params) in enumerate(questions[:per_category], 1):
-            tasks.append(gen.reactive(template, params, k, "IG"))
-        mc = [t for t in (gen.multiple_choice(tp, p, k) for k, (tp, p) in enumerate(questions, 1)) if t is not None]
-        tasks += mc[:per_category]
-        pairs = 0
-        for k, (template, params) in enumerate(questions, 1):
-            if pairs * 2 >= per_category:
+    def candidates(self, counts: dict[str, int]) -> dict[str, list[list[PersonalTask]]]:
+        """Up to counts[c] units of each category, best first (a unit: one task; a CF pair for CF)."""
+        questions = self.questions()
+        out: dict[str, list[list[PersonalTask]]] = {c: [] for c in CATEGORIES}
+        out["IG"] = [[self.reactive(t, p, k, "IG")] for k, (t, p) in enumerate(questions[:counts["IG"]], 1)]
+        # MC from the other end of the list: another question than IG's where there are several.
+        for k, (t, p) in reversed(list(enumerate(questions, 1))):
+            if len(out["MC"]) >= counts["MC"]:
                 break
-            if "day" in params:
-                found = gen.counterfactuals(template, params, k)
-                tasks += found
-                pairs += bool(found)
-                if progress is not None:
-                    progress(f"{path.stem} CF")
-        for proactive in (gen.feature_recommendation(1), gen.plan_generation(1)):
+            mc = self.multiple_choice(t, p, k)
+            if mc is not None:
+                out["MC"].append([mc])
+        tried = 0
+        # The templates a change moves most easily first (in a household of one, who did
+        # something first or last can only become nobody).
+        dayly = sorted(((k, t, p) for k, (t, p) in enumerate(questions, 1) if "day" in p),
+                       key=lambda q: CF_ORDER.index(q[1]))
+        for k, t, p in dayly:
+            if len(out["CF"]) * 2 >= counts["CF"] or tried >= counts["CF"] + 1:
+                break
+            tried += 1
+            pair = self.counterfactuals(t, p, k)
+            if pair:
+                out["CF"].append(pair)
+        for cat, made in (("FR", self.feature_recommendation(1)), ("PG", self.plan_generation(1))):
             # The latest days first: the longest history behind them.
-            tasks += sorted(proactive, key=lambda t: t.at, reverse=True)[:per_category]
-        if progress is not None:
-            progress(path.stem)
+            out[cat] = [[t] for t in sorted(made, key=lambda t: t.at, reverse=True)[:counts[cat]]]
+        return out
+
+
+#: template -> the acts whose changes most likely move its answer (counterfactual search).
+MOVES = {"came_home": ("back",), "temp_home": ("back",), "first_home": ("back",), "dishes": ("dinner",),
+         "first_on": ("wake", "back", "dinner"), "last_out": ("bed", "dinner", "back")}
+CF_ORDER = ("came_home", "temp_home", "first_home", "last_out", "first_on", "dishes")
+#: Replays tried per counterfactual question before it is given up.
+MAX_REPLAYS = 6
+#: The paper's text split: 1,000 each of IG, MC, FR and PG, 2,000 CF (1,000 pairs).
+PAPER_COUNTS = {"IG": 1000, "CF": 2000, "MC": 1000, "FR": 1000, "PG": 1000}
+
+
+def _household_candidates(job: tuple[Path, str, int, int, dict[str, int]]) -> dict[str, list[list[PersonalTask]]]:
+    base, name, days, seed, counts = job
+    return Generator(base, name, days, seed).candidates(counts)
+
+
+def generate(base: Path, households: list[str], seed: int, counts: dict[str, int], days: int = 2,
+             jobs: int = 1, progress: Callable[[str], None] | None = None) -> list[PersonalTask]:
+    """`counts[c]` tasks of each category (CF in changed/unchanged pairs) from `households` (names
+    in `base`), spread over the households round robin: every household gives its best one of a
+    category before any gives a second. Fewer where the households have not enough material.
+    `jobs` processes draw the households' candidates; the result does not depend on it."""
+    n = max(1, len(households))
+    # A little spare; FR and PG more (some households have none: nobody goes out), cheap to draw.
+    per = {c: -(-counts[c] // n) + (1 if n < 20 else 0) + (2 if c in ("FR", "PG") else 0) for c in CATEGORIES}
+    per["CF"] = 2 * (-(-counts["CF"] // (2 * n))) + (2 if counts["CF"] else 0)
+    work = [(base, name, days, seed, per) for name in households]
+    found: list[dict[str, list[list[PersonalTask]]]] = []
+    if jobs > 1:
+        import multiprocessing
+        with multiprocessing.get_context("spawn").Pool(jobs) as pool:
+            for name, result in zip(households, pool.imap(_household_candidates, work), strict=True):
+                found.append(result)
+                if progress is not None:
+                    progress(name)
+    else:
+        for name, item in zip(households, work, strict=True):
+            found.append(_household_candidates(item))
+            if progress is not None:
+                progress(name)
+    tasks: list[PersonalTask] = []
+    for cat in CATEGORIES:
+        taken: list[PersonalTask] = []
+        depth = 0
+        while len(taken) < counts[cat] and any(len(f[cat]) > depth for f in found):
+            for f in found:
+                if depth < len(f[cat]) and len(taken) < counts[cat]:
+                    taken += f[cat][depth]
+            depth += 1
+        tasks += taken
     return tasks
 
 
@@ -481,8 +574,8 @@ def load_tasks(path: str | Path) -> list[PersonalTask]:
     """Tasks from a JSONL file; a bad line is a UserFileError naming the line and field."""
     source = str(path)
     try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
+        lines = read_text(Path(path)).splitlines()
+    except (OSError, UnicodeDecodeError, EOFError) as exc:   # EOFError: a gzip file cut short
         raise UserFileError(source, "(file)", f"cannot read: {getattr(exc, 'strerror', None) or exc}") from None
     tasks = []
     for n, line in enumerate(lines, 1):

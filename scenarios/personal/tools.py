@@ -16,25 +16,26 @@ from twin.tool_arguments import Arguments, Integer, Text
 
 _DAY = "Date \"YYYY-MM-DD\"; optional."
 _ROOM = "Room id, as listed by get_rooms (e.g. \"living_room\")."
-MEMORY_KINDS = ("action", "change", "event", "presence", "room")
+MEMORY_KINDS = ("action", "change", "event", "presence", "room", "life")
 
 
 class GetHouseholdMembers(Arguments):
     """Get the household's members: who they are (name, age, role, persona), their habits and
     preferences (wake, leave, back and bed times, preferred temperature and light level,
-    hobbies), and where each is now (a room id or "away")."""
+    hobbies), and where each is now (a room id or "away"); with the household's kind and pets."""
 
 
 class SearchHouseholdMemory(Arguments):
     """Search the household's memory: what happened in the home, in time order. Records are
     residents' device actions ("action"), device values that changed and who caused them
     ("change"), device events ("event"), residents moving, leaving and coming home
-    ("presence"), and hourly room temperature, humidity, illuminance and PM10 ("room")."""
+    ("presence"), hourly room temperature, humidity, illuminance and PM10 ("room"), and life
+    events in words ("life": a sick day, guests, working late, ...)."""
     query: Text = Field(None, description="Words that must all appear in a record's text "
                         "(e.g. \"dishwasher Start\"); none: every record.")
     member: Text = Field(None, description="Only records of this member (id or name).")
     room_id: Text = Field(None, description="Only records about this room.")
-    kind: Text = Field(None, description="Only this kind: action, change, event, presence or room.")
+    kind: Text = Field(None, description="Only this kind: action, change, event, presence, room or life.")
     date: Text = Field(None, description=_DAY)
     offset: Integer = Field(None, ge=0, description="Skip this many matches (paging; default 0).")
     limit: Integer = Field(None, ge=1, le=200, description="At most this many records (1-200; default 50).")
@@ -100,7 +101,7 @@ def _perceive(household: Household, backend: Backend, args: PerceiveRoom) -> dic
 def household_tools(household: Household) -> ToolSet:
     """The household tools, answering from `household` (its members, memory and presence)."""
     def members(backend: Backend, args: GetHouseholdMembers, session: Session) -> dict[str, Any]:
-        return {"members": household.members()}
+        return {"members": household.members(), **household.about()}
 
     def search(backend: Backend, args: SearchHouseholdMemory, session: Session) -> dict[str, Any]:
         return _search(household, backend, args)

@@ -1,4 +1,4 @@
-"""Personalised households (PersonalHomeBench, issue #16 section 3): residents in a home file, the
+"""Personalised households (PersonalHomeBench): seeded households in HomeMaker homes, the
 household memory as the twin's own history, the household tools, the five task categories with
 rule ground truth (counterfactuals by fork and replay), scoring, agents and the committed set."""
 from __future__ import annotations
@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from datetime import datetime
+from collections import Counter
+from datetime import datetime, timedelta
 
 import openai
 import pytest
@@ -14,9 +15,10 @@ import yaml
 
 from bridge.tools import TOOL_NAMES, TOOL_SCHEMAS, Session, call_tool
 from bridge.twin_backend import TwinBackend
-from matter_twin.cli_personal import DAYS, DEFAULT_TASKS, HOUSEHOLDS, PER_CATEGORY, SEED
+from matter_twin.cli_personal import DEFAULT_TASKS, HOUSEHOLDS, SEED, TASKS
 from scenarios.personal.evaluate import (
     PersonalJudge,
+    lived,
     make_agent,
     run,
     run_task,
@@ -25,12 +27,25 @@ from scenarios.personal.evaluate import (
     validate,
 )
 from scenarios.personal.household import Household
-from scenarios.personal.households import make_household, write_households
+from scenarios.personal.households import (
+    APPLIANCES,
+    DAYS,
+    KINDS,
+    MANDATORY,
+    make_household,
+    pack_line,
+    read_text,
+    write_pack,
+)
+from scenarios.personal.suite import HOUSEHOLDS_PACK
 from scenarios.personal.tasks import (
     CATEGORIES,
+    PAPER_COUNTS,
+    Generator,
     average_precision,
     came_home_times,
     choice_of,
+    day_end,
     dump_task,
     exact_match,
     generate,
@@ -44,17 +59,30 @@ from tests.openai_stub import OpenAIStub
 from twin.home import Home
 from twin.schema import HomeSpec, UserFileError, parse_data, parse_file, to_yaml
 
-DAY1, DAY2 = "2025-06-02", "2025-06-03"
-END = "2025-06-04 00:00:00"
+
+def _family() -> HomeSpec:
+    """The first family of seed 3 with two people who go out and a dishwasher."""
+    for i in range(300):
+        spec = make_household(3, i)
+        goers = [r for r in spec.residents if r.preferences.back]
+        if spec.household.kind == "family" and len(goers) >= 2 and any(
+                d.type == "dishwasher" for room in spec.rooms for d in room.devices):
+            return spec
+    raise AssertionError("no such family in 300 households")
+
+
+SPEC = _family()
+DAY1, DAY2 = (f"{SPEC.start_time + timedelta(days=i):%Y-%m-%d}" for i in range(2))
+END = f"{SPEC.start_time + timedelta(days=2):%Y-%m-%d %H:%M:%S}"
 
 
 @pytest.fixture(scope="module")
 def spec() -> HomeSpec:
-    return make_household(3, 0)
+    return SPEC
 
 
-@pytest.fixture(scope="module")
-def lived(spec) -> Household:
+@pytest.fixture(scope="module", name="lived")
+def lived_household(spec) -> Household:
     household = Household.from_spec(spec)
     household.simulate(END)
     return household
@@ -62,10 +90,10 @@ def lived(spec) -> Household:
 
 @pytest.fixture(scope="module")
 def small(tmp_path_factory):
-    """One household lived two days, two tasks of each category drawn from it."""
+    """Two households lived two days (a pack), two tasks of each category drawn from them."""
     base = tmp_path_factory.mktemp("personal")
-    paths = write_households(base, 3, 1)
-    return base, generate(paths, 3, days=2, per_category=2)
+    names = write_pack(base / HOUSEHOLDS_PACK, 3, 2)
+    return base, generate(base, names, 3, {c: 2 for c in CATEGORIES})
 
 
 # ---- residents in the home file ----------------------------------------------------------------
@@ -78,9 +106,9 @@ def test_residents_round_trip_through_a_home_file(spec, tmp_path):
     path = tmp_path / "home.yaml"
     path.write_text(to_yaml(spec))
     again = parse_file(path)
-    assert again == spec and len(again.residents) == 3
-    # The twin itself ignores residents: the home is the one without them.
-    plain = spec.model_copy(update={"residents": []})
+    assert again == spec and len(again.residents) == len(spec.residents) >= 3
+    # The twin itself ignores residents and their household: the home is the one without them.
+    plain = spec.model_copy(update={"residents": [], "household": None})
     assert Home.from_spec(spec).snapshot() == Home.from_spec(plain).snapshot()
 
 
@@ -89,10 +117,19 @@ def test_residents_round_trip_through_a_home_file(spec, tmp_path):
     ({"preferences": {"wake": "09:00", "bed": "08:00"}}, "residents[0].preferences: Value error, times must run"),
     ({"preferences": {"leave": "08:00"}}, "leave and back go together"),
     ({"age": 300}, "residents[0].age"),
+    ({"household": {"kind": "single", "pets": [{"name": "Rex", "species": "dog", "age": 3, "carer": "bo"}]}},
+     "household.pets[0].carer: no resident 'bo'"),
+    ({"household": {"kind": "single",
+                    "events": [{"day": "2025-06-02", "resident": "ada", "kind": "moon", "text": "x"}]}},
+     "household.events[0].kind: Input should be"),
+    ({"household": {"kind": "commune"}}, "household.kind"),
 ])
 def test_bad_residents_give_one_line(change, problem):
     data = yaml.safe_load(open("twin/default_home.yaml"))
+    household = change.pop("household", None)
     data["residents"] = [{"id": "ada", "name": "Ada", "age": 40, **change}]
+    if household is not None:
+        data["household"] = household
     with pytest.raises(UserFileError) as err:
         parse_data(data, "home.yaml")
     assert "\n" not in str(err.value) and str(err.value).startswith("home.yaml: ")
@@ -112,9 +149,39 @@ def test_memory_is_deterministic_and_made_of_the_twins_history(spec, lived):
     on = next(r for r in actions if r["detail"]["feature"].endswith("OnOff.On"))
     assert any(r["kind"] == "change" and r["device"] == on["device"] and r["actor"] == on["actor"]
                and r["time"] == on["time"] for r in lived.memory)
-    # At the end of the day everyone is in bed and the bedroom light is off, as the last act left it.
-    assert set(lived.where.values()) == {"bedroom"}
-    assert lived.backend.read_attribute("bedroom_light", None, "OnOff", "OnOff")["value"] is False
+    # At the end of the day everyone is in bed and the bedroom lights are off, as the last act left them.
+    assert lived.where == {rid: r.bedroom for rid, r in lived.residents.items()}
+    lights = [d.id for room in lived.home.rooms if room in lived.where.values() for d in lived.home.devices_in(room)
+              if lived.home.device_info(d.id)["type"] in ("dimmable_light", "on_off_light")]
+    assert lights and not any(lived.backend.read_attribute(d, None, "OnOff", "OnOff")["value"] for d in lights)
+    # Coming home sets the thermostat to the resident's temperature (a mandatory appliance).
+    assert any(r["kind"] == "action" and "Thermostat.SystemMode" in r["text"] for r in lived.memory)
+
+
+def test_households_are_diverse_and_byte_identical_from_a_seed():
+    specs = [make_household(7, i) for i in range(60)]
+    assert [pack_line(i, s) for i, s in enumerate(specs)] == [pack_line(i, make_household(7, i)) for i in range(60)]
+    assert {s.household.kind for s in specs} == set(KINDS)
+    assert len({len(s.rooms) for s in specs}) >= 5 and any(s.household.pets for s in specs)
+    assert any(s.household.events for s in specs)
+    for s in specs:
+        types = [d.type for room in s.rooms for d in room.devices]
+        appliances = [t for t in types if t in MANDATORY or t in APPLIANCES]
+        assert set(MANDATORY) <= set(types) and 8 <= len(appliances) <= 11, (s.name, appliances)
+        assert all(r.bedroom in [room.id for room in s.rooms] for r in s.residents)
+
+
+def test_a_life_event_changes_the_day_it_happens(lived, spec):
+    busy = {e.resident for e in spec.household.events if e.day.isoformat() == DAY2}
+    goer = next(r for r in spec.residents if r.preferences.back and r.id not in busy)
+    data = spec.model_dump(mode="json")
+    data["household"]["events"].append({"day": DAY2, "resident": goer.id, "kind": "sick_day",
+                                        "text": f"{goer.name} was ill on {DAY2}"})
+    ill = Household.from_spec(parse_data(data, "<sick>"))
+    ill.simulate(END)
+    assert came_home_times(lived.memory, goer.id, DAY2) and not came_home_times(ill.memory, goer.id, DAY2)
+    assert any(r["kind"] == "life" and r["time"] == f"{DAY2} 00:00:00" for r in ill.memory)
+    assert [r for r in ill.memory if r["time"] < DAY2] == [r for r in lived.memory if r["time"] < DAY2]
 
 
 def test_a_counterfactual_replay_without_a_change_reproduces_history(lived):
@@ -141,7 +208,8 @@ def test_household_tools_answer_from_the_household(lived):
     session = Session(tools=household_tools(lived))
     members = call_tool(lived.backend, "get_household_members", {}, session)["members"]
     assert [m["id"] for m in members] == list(lived.residents) and all(m["persona"] for m in members)
-    who = members[0]
+    moves = [r["actor"] for r in lived.memory if r["kind"] == "presence" and r["time"].startswith(DAY1)]
+    who = max(members, key=lambda m: moves.count(m["id"]))
     found = call_tool(lived.backend, "search_household_memory",
                       {"member": who["name"], "kind": "presence", "date": DAY1, "limit": 3}, session)
     assert found["ok"] and found["total"] > 3 and len(found["records"]) == 3
@@ -151,8 +219,12 @@ def test_household_tools_answer_from_the_household(lived):
     assert page2["records"][0] not in found["records"]
     words = call_tool(lived.backend, "search_household_memory", {"query": "dishwasher start"}, session)
     assert words["total"] >= 1 and all("dishwasher" in r["text"].lower() for r in words["records"])
-    seen = call_tool(lived.backend, "perceive_room", {"room.id": "bedroom"}, session)
-    assert sorted(seen["people"]) == sorted(lived.residents) and "temperature" in seen
+    room = who["bedroom"]
+    seen = call_tool(lived.backend, "perceive_room", {"room.id": room}, session)
+    assert sorted(seen["people"]) == sorted(r for r, w in lived.where.items() if w == room) and "temperature" in seen
+    about = call_tool(lived.backend, "get_household_members", {}, session)
+    assert about["kind"] == "family" and about["pets"] == [p.model_dump(exclude_none=True)
+                                                          for p in lived.household.pets]
     assert {t["function"]["name"] for t in SCHEMAS}.isdisjoint(TOOL_NAMES)
 
 
@@ -182,6 +254,8 @@ def test_every_category_is_generated_and_validates(small):
     cf = [t for t in tasks if t.category == "CF"]
     assert sorted(t.counterfactual["changed"] for t in cf) == [False, True]
     assert validate(tasks, base) == []
+    # The draw is spread: each household gives its best task of a category before any gives two.
+    assert {t.household for t in tasks if t.category == "IG"} == {"household-0001", "household-0002"}
 
 
 def test_validation_catches_a_wrong_answer_and_a_wrong_counterfactual(small):
@@ -197,10 +271,9 @@ def test_validation_catches_a_wrong_answer_and_a_wrong_counterfactual(small):
 def test_counterfactual_ground_truth_is_the_replay(small):
     base, tasks = small
     for task in (t for t in tasks if t.category == "CF"):
-        household = Household.load(base / task.household)
-        household.simulate(task.at)
+        household = lived(task, base)
         cf = task.counterfactual
-        replay = household.counterfactual(cf["day"], cf["edit"], task.at)
+        replay = household.counterfactual(cf["day"], cf["edit"], day_end(cf["day"]))
         assert solve(task.template, replay.memory, replay.members(), task.params) == task.answer
         original = solve(task.template, household.memory, household.members(), task.params)
         assert original == cf["original_answer"] and (original != task.answer) == cf["changed"]
@@ -240,8 +313,7 @@ def setting(check: dict) -> dict:
 def test_a_plan_is_scored_by_running_it_on_a_fork(small):
     base, tasks = small
     task = next(t for t in tasks if t.category == "PG")
-    household = Household.load(base / task.household)
-    household.simulate(task.at)
+    household = lived(task, base)
     before = household.home.snapshot()
     # On first: a light that is off ignores MoveToLevel (LevelControl Options, as on a real light).
     ordered = sorted(task.checks, key=lambda c: c["attribute"] != "OnOff.OnOff")
@@ -295,8 +367,6 @@ def test_the_judges_decide_only_what_no_rule_can(small):
     pg = next(t for t in tasks if t.category == "PG")
     with OpenAIStub(["YES", '{"overall": 4, "members": {"a": 5}}', "not json"]) as stub:
         judge = PersonalJudge("stub", client=openai.OpenAI(base_url=stub.base_url, api_key="test"))
-        household = Household.load(base / pg.household)
-        household.simulate(pg.at)
         assert run_task(ig, make_agent("reference", ig), base, judge)["success"]   # exact: no call
         assert len(stub.requests) == 0
         assert run_task(ig, make_agent("null", ig), base, judge)["success"]       # the judge said YES
@@ -307,14 +377,45 @@ def test_the_judges_decide_only_what_no_rule_can(small):
 
 
 # ---- the committed set -------------------------------------------------------------------------
-def test_the_committed_set_regenerates_byte_for_byte(tmp_path):
-    committed = load_tasks(DEFAULT_TASKS)
-    assert {t.category for t in committed} == set(CATEGORIES)
-    paths = write_households(tmp_path, SEED, HOUSEHOLDS)
-    for path in paths:
-        assert path.read_text() == (DEFAULT_TASKS.parent / path.name).read_text()
-    fresh = generate(paths, SEED, DAYS, PER_CATEGORY)
-    assert "".join(dump_task(t) + "\n" for t in fresh) == DEFAULT_TASKS.read_text()
+def committed() -> list:
+    return load_tasks(DEFAULT_TASKS)
+
+
+def test_the_committed_set_has_the_papers_shape():
+    tasks = committed()
+    assert len(tasks) == TASKS and Counter(t.category for t in tasks) == PAPER_COUNTS
+    assert {t.difficulty for t in tasks if t.category in ("IG", "CF", "MC")} == {"easy", "medium", "hard"}
+    pack = read_text(DEFAULT_TASKS.parent / HOUSEHOLDS_PACK).splitlines()
+    assert len(pack) == HOUSEHOLDS and len({t.household for t in tasks}) >= 1000
+    members = sum(len(json.loads(line)["home"]["residents"]) for line in pack)
+    assert members > 2000
+
+
+def test_the_committed_set_regenerates_byte_for_byte_on_a_sample():
+    """Households and each sampled household's tasks are what the generator draws (the whole
+    set regenerates with `twin bench personal generate`; bench/bench_personal.py times it)."""
+    pack = read_text(DEFAULT_TASKS.parent / HOUSEHOLDS_PACK).splitlines()
+    for i in (0, 1, 545, HOUSEHOLDS - 1):
+        assert pack[i] == pack_line(i, make_household(SEED, i))
+    tasks = committed()
+    per = {c: 3 for c in CATEGORIES}
+    per["CF"] = 4
+    for name in ("household-0001", "household-0777"):
+        mine = [dump_task(t) for t in tasks if t.household == name]
+        drawn = Generator(DEFAULT_TASKS.parent, name, DAYS, SEED).candidates(per)
+        assert mine and set(mine) <= {dump_task(t) for units in drawn.values() for unit in units for t in unit}
+
+
+def test_the_committed_set_validates_on_a_sample():
+    tasks = committed()
+    sample = [t for t in tasks if t.household in ("household-0002", "household-0303")]
+    assert len({t.category for t in sample}) >= 3 and validate(sample, DEFAULT_TASKS.parent) == []
+
+
+@pytest.mark.e2e
+def test_the_whole_committed_set_validates():
+    """Once in the full suite: every task of the committed set (about ten minutes on two cores)."""
+    assert validate(committed(), DEFAULT_TASKS.parent, jobs=2) == []
 
 
 @pytest.mark.parametrize("fields, problem", [
@@ -355,7 +456,7 @@ def test_cli_runs_an_agent_and_prints_the_figures(tmp_path):
 ])
 def test_cli_bad_input_gives_one_line(tmp_path, args, message):
     tasks = tmp_path / "tasks.jsonl"   # a task whose household file is not there
-    tasks.write_text(DEFAULT_TASKS.read_text().splitlines()[0].replace("personal_household_1.yaml", "gone.yaml"))
+    tasks.write_text(read_text(DEFAULT_TASKS).splitlines()[0].replace("household-0001", "gone.yaml"))
     args = tuple(str(tasks) if a == "TASKS" else a for a in args)
     proc = twin(*args, *(("--out", str(tmp_path / "run")) if args[0] == "run" else ()))
     lines = proc.stderr.strip().splitlines()
