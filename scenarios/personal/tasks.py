@@ -523,6 +523,15 @@ MAX_REPLAYS = 6
 PAPER_COUNTS = {"IG": 1000, "CF": 2000, "MC": 1000, "FR": 1000, "PG": 1000}
 
 
+def per_household(counts: dict[str, int], households: int) -> dict[str, int]:
+    """How many candidates of each category one household draws for `counts` over `households`."""
+    n = max(1, households)
+    # A little spare; FR and PG more (some households have none: nobody goes out), cheap to draw.
+    per = {c: -(-counts[c] // n) + (1 if n < 20 else 0) + (2 if c in ("FR", "PG") else 0) for c in CATEGORIES}
+    per["CF"] = 2 * (-(-counts["CF"] // (2 * n))) + (2 if counts["CF"] else 0)
+    return per
+
+
 def _household_candidates(job: tuple[Path, str, int, int, dict[str, int]]) -> dict[str, list[list[PersonalTask]]]:
     base, name, days, seed, counts = job
     return Generator(base, name, days, seed).candidates(counts)
@@ -534,10 +543,7 @@ def generate(base: Path, households: list[str], seed: int, counts: dict[str, int
     in `base`), spread over the households round robin: every household gives its best one of a
     category before any gives a second. Fewer where the households have not enough material.
     `jobs` processes draw the households' candidates; the result does not depend on it."""
-    n = max(1, len(households))
-    # A little spare; FR and PG more (some households have none: nobody goes out), cheap to draw.
-    per = {c: -(-counts[c] // n) + (1 if n < 20 else 0) + (2 if c in ("FR", "PG") else 0) for c in CATEGORIES}
-    per["CF"] = 2 * (-(-counts["CF"] // (2 * n))) + (2 if counts["CF"] else 0)
+    per = per_household(counts, len(households))
     work = [(base, name, days, seed, per) for name in households]
     found: list[dict[str, list[list[PersonalTask]]]] = []
     if jobs > 1:
