@@ -10,8 +10,10 @@ from typing import Any
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from matter_twin.cli_simuhome import unusable_summary
 from matter_twin.console import CliError, by_category, one_line
 from matter_twin.extras import require_for_model
+from scenarios.model_api import ModelAPIError
 from scenarios.runner import load_results
 from scenarios.runner import run as run_all
 from scenarios.smh.agents import AGENTS, make_agent, make_direct
@@ -122,9 +124,18 @@ def run(agent: str = typer.Option(..., help=" | ".join(AGENTS)),
         max_steps: int = typer.Option(30, min=1, help="Model turns per task (EIA)."),
         workers: int = typer.Option(2, min=1, help="Tasks run at once, each on its own twin."),
         base_url: str | None = typer.Option(None, envvar="OPENAI_BASE_URL", help="OpenAI-compatible API base URL."),
-        api_key: str | None = typer.Option(None, envvar="OPENAI_API_KEY", help="API key.")):
+        api_key: str | None = typer.Option(None, envvar="OPENAI_API_KEY", help="API key."),
+        max_unusable: float = typer.Option(0.2, "--max-unusable", min=0.0, max=1.0, help="Fail the run (exit 1) "
+                                           "when more than this share of an LLM agent's EIA replies could not "
+                                           "be used (no step could be parsed).")):
     """Run an agent over the tasks in one or both settings; print success per setting, category and
     tier, and the error taxonomy. A rerun with the same `--out` resumes.
+
+    As with `twin bench run`: an LLM API that cannot be reached or refuses the key stops the run
+    with one line (exit 2), and the tasks it stopped are not recorded, so a rerun retries them.
+    EIA replies that hold no usable step are counted in the summary; above `--max-unusable` the
+    run fails (exit 1). An EIA task in which no reply could be used is not recorded, and three in
+    a row stop the run. (A DR reply that does not parse is the model's answer, scored as such.)
 
     Results go to `--out`/eia and `--out`/dr (results.jsonl each, as `twin bench run` writes them).
 
@@ -152,9 +163,12 @@ def run(agent: str = typer.Option(..., help=" | ".join(AGENTS)),
                 else run_dr(task, direct, agent)   # type: ignore[arg-type]
             return {"episode_id": task.id, **row}
         return run_item
-    results = []
+    results, new = [], []
     for s in settings:   # the one runner (scenarios/runner.py): resumable, in threads
-        run_all(items, None, None, out / s, workers=workers, run_item=one(s))
+        try:
+            new += run_all(items, None, None, out / s, workers=workers, run_item=one(s))
+        except ModelAPIError as exc:
+            raise CliError(f"{exc}; the tasks it stopped are not recorded: a rerun retries them") from None
         ids = {t.id for t in items}
         results += [r for r in load_results(out / s) if r["episode_id"] in ids]
     summary = summarize(results)
@@ -164,3 +178,4 @@ def run(agent: str = typer.Option(..., help=" | ".join(AGENTS)),
     if summary["errors"]:
         typer.echo("errors: " + ", ".join(f"{k} {v}" for k, v in summary["errors"].items()))
     typer.echo(f"{sum(r['success'] for r in results)}/{len(results)} succeeded; results in {out}")
+    unusable_summary(new, max_unusable)

@@ -11,6 +11,7 @@ from typing import Any
 
 from bridge.tools import TOOL_SCHEMAS
 from scenarios.agents.react import ReActAgent, tool_list
+from scenarios.model_api import create_completion
 from scenarios.smh.bounds import BOUND_AGENTS
 from scenarios.smh.evaluate import DirectAgent
 from scenarios.smh.reference import ReferenceAgent, direct_reference
@@ -66,8 +67,8 @@ def make_direct(spec: str, base_url: str | None = None, api_key: str | None = No
         client = openai.OpenAI(base_url=url, api_key=key or "none", timeout=120.0)
 
         def ask(prompt: str, state: dict[str, Any]) -> str:
-            reply = client.chat.completions.create(model=model, temperature=0.0,
-                                                   messages=[{"role": "user", "content": prompt}])
+            reply = create_completion(client, {"model": model, "temperature": 0.0,
+                                               "messages": [{"role": "user", "content": prompt}]})
             return reply.choices[0].message.content or ""
         return ask
     raise ValueError(f"unknown agent {spec!r}; accepted: {', '.join(AGENTS)}")

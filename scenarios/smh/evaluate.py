@@ -34,6 +34,7 @@ from bridge.home_tools import HOME_TOOLS
 from bridge.tools import Session, call_tool
 from bridge.twin_backend import TwinBackend
 from scenarios.agent import Agent, AgentOutput
+from scenarios.model_api import ModelAPIError
 from scenarios.smh.tasks import SmhTask, build_home, prompt
 from scenarios.suite import Attempt
 from twin.automations import AutomationError
@@ -235,13 +236,17 @@ def run_eia(task: SmhTask, agent: Agent, max_steps: int = 30) -> dict[str, Any]:
     session = attempt.session
     try:
         out = agent.run(attempt.query, TwinBackend(attempt.home), session, max_steps)
+    except ModelAPIError:      # the harness's failure, not the agent's: it stops the run
+        raise
     except Exception as exc:   # an agent that crashes fails its task, with the reason kept
         out = AgentOutput(None, len(session.history), error=f"{type(exc).__name__}: {exc}")
     verdict = attempt.score()
     invalid = sum(not h["result"].get("ok") for h in session.history)
     return _result(task, "EIA", agent.name, verdict, answer=session.answer, tool_calls=len(session.history),
                    invalid_calls=invalid, prompt_tokens=out.prompt_tokens, completion_tokens=out.completion_tokens,
-                   **({"agent_error": out.error} if out.error else {}))
+                   **({"agent_error": out.error} if out.error else {}),
+                   **({"replies": out.replies, "unusable_replies": out.unusable_replies}
+                      if out.replies is not None else {}))
 
 
 #: A DR agent: (the prompt text, the serialized home) -> its one reply (JSON text).

@@ -127,6 +127,29 @@ def test_personal_stops_when_no_reply_parses_and_records_nothing(tmp_path):
     assert _recorded(out) == []   # a rerun retries every task
 
 
+SMH = ["smh", "run", "--category", "TC1", "--limit", "3", "--workers", "1", "--max-steps", "3"]
+
+
+def test_smh_stops_on_an_unreachable_endpoint_in_either_setting(tmp_path):
+    dead = "http://127.0.0.1:9/v1"
+    for setting in ("eia", "dr"):
+        out = tmp_path / setting
+        done = _bench(*SMH, "--setting", setting, "--agent", "openai:m", "--base-url", dead, "--api-key", "k",
+                      "--out", str(out))
+        assert done.returncode == 2 and f"the model API at {dead}" in _one_error_line(done), setting
+        assert _recorded(out / setting) == []   # a rerun retries every task
+
+
+def test_smh_counts_unusable_replies_and_fails_above_the_threshold(tmp_path):
+    with OpenAIStub(["not a step", FINISH] * 3) as stub:
+        done = _bench(*SMH, "--agent", "openai:m", "--base-url", stub.base_url, "--api-key", "k",
+                      "--out", str(tmp_path / "run"))
+    assert done.returncode == 1
+    assert "3 of 6 model replies could not be used" in done.stdout
+    assert "above --max-unusable 0.2" in _one_error_line(done)
+    assert [r["unusable_replies"] for r in _recorded(tmp_path / "run" / "eia")] == [1, 1, 1]
+
+
 @pytest.mark.e2e   # a local Ray takes tens of seconds to start: the full suite only
 def test_a_ray_run_against_a_dead_endpoint_ends_in_one_line(tmp_path):
     out = tmp_path / "run"
