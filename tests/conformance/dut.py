@@ -81,6 +81,10 @@ class Dut(Protocol):
     def wait(self, seconds: float) -> None:
         """Let `seconds` of the DUT's time pass (in process: advance the home's clock; network: sleep)."""
 
+    def presence(self, person: str, here: bool) -> None:
+        """A resident enters the device's room (`here`) or leaves the home (Home.set_presence; over
+        the network `POST /presence`), a plan's manual step for an occupancy sensor."""
+
     def hand(self, action: str, **args: Any) -> Any:
         """A hand on the device from outside Matter, as a plan's manual step (Home.hand: smoke in the
         room, a leak detected, a switch pressed); in process the home's, over the network `POST /hand`."""

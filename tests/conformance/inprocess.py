@@ -169,6 +169,9 @@ class InProcessDut:
     def hand(self, action: str, **args: Any) -> Any:
         return self.home.hand(self.name, action, **args)
 
+    def presence(self, person: str, here: bool) -> None:
+        self.home.set_presence(person, self.home.room_of(self.name) if here else None)
+
 
 class InProcessSubscription:
     """A subscription of an InProcessDut: its reports are the link's inbox messages carrying its id."""

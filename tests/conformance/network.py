@@ -262,6 +262,17 @@ class NetworkDut:
             raise AssertionError(f"hand {action} {args} on {self.name}: {answer}")
         return answer
 
+    def presence(self, person: str, here: bool) -> None:
+        room = None
+        if here:   # the device's room, from the tool API
+            rooms = self.twin_post("/tools/get_rooms", {})["rooms"]
+            room = next(r["room_id"] for r in rooms
+                        if any(d["device_id"] == self.name for d in self.twin_post(
+                            "/tools/get_room_devices", {"room.id": r["room_id"]})["devices"]))
+        answer = self.twin_post("/presence", {"person": person, "room": room})
+        if not answer.get("ok"):
+            raise AssertionError(f"presence {person} {room}: {answer}")
+
     def read_node(self) -> dict[int, dict[int, dict[int, Any]]]:
         """A wildcard read of every attribute of the node, by ids (chunked by the node)."""
         return self.call("read_node", timeout=180)

@@ -9,7 +9,7 @@ from chip.clusters import Objects as C
 from chip.clusters.Types import NullValue
 from conftest import serving
 from dut import DutStatusError
-from steps import IN_PROCESS, ClusterSpec, at_most, between, check_attributes, check_global_attributes, endpoints_with
+from steps import ClusterSpec, at_most, between, check_attributes, check_global_attributes, endpoints_with
 
 from clusters.status import Status
 
@@ -123,13 +123,6 @@ NOT_APPLICABLE = {
 }
 
 
-#: The cases that run in process only (over the network on no node), and why.
-NOT_OVER_NETWORK = {
-    "TC_OCC_2_2": "its manual step (a person enters the room) is the home's Home.set_presence, which the "
-                  "network Dut does not drive",
-}
-
-
 def _lock(dut):
     return endpoints_with(dut, DL)[0]
 
@@ -156,13 +149,6 @@ def _fresh_user(dut, endpoint, index=3):
 
 def _code(error):
     return error.value.status
-
-
-def _server(dut, endpoint, cluster):
-    """The cluster's server on the dut's endpoint (a bridge's is its home device's own), and the
-    id of the home device it belongs to (for the home's scenario events)."""
-    server = dut.device.endpoints[endpoint].servers[cluster.id]
-    return server, server.endpoint.device.id
 
 
 @pytest.mark.parametrize("dut", serving(DL), indirect=True)
@@ -411,7 +397,7 @@ def test_TC_OCC_2_1(dut):
     assert check_attributes(dut, SPECS[OCC])
 
 
-@pytest.mark.parametrize("dut", serving(OCC, kinds=IN_PROCESS), indirect=True)
+@pytest.mark.parametrize("dut", serving(OCC), indirect=True)
 def test_TC_OCC_2_2(dut):
     """HoldTime within HoldTimeLimits is taken, outside it CONSTRAINT_ERROR; Occupancy follows
     presence and clears HoldTime seconds after (OccupancyChanged each time)."""
@@ -421,10 +407,9 @@ def test_TC_OCC_2_2(dut):
         dut.write(endpoint, OCC.Attributes.HoldTime, limits.holdTimeMax + 1)
     assert _code(error) == Status.CONSTRAINT_ERROR
     dut.write(endpoint, OCC.Attributes.HoldTime, 10)
-    room = dut.home.room_of(_server(dut, endpoint, OCC)[1])
-    dut.home.set_presence("tc", room)
+    dut.presence("tc", True)
     assert dut.read(endpoint, OCC.Attributes.Occupancy) == 1
-    dut.home.set_presence("tc", None)
+    dut.presence("tc", False)
     dut.wait(11)
     assert dut.read(endpoint, OCC.Attributes.Occupancy) == 0
     assert [e.data.occupancy for e in dut.read_events(endpoint, OCC.Events.OccupancyChanged)][-2:] == [1, 0]
