@@ -9,11 +9,12 @@ text is one line: "<file>: <field path>: <problem>".
 """
 from __future__ import annotations
 
+import gzip
 import json
 import re
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import yaml
 from pydantic import (
@@ -33,6 +34,7 @@ from twin.physics import with_overrides
 from twin.weather import WeatherSpec
 
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$"
+M = TypeVar("M", bound=BaseModel)
 
 
 class UserFileError(Exception):
@@ -507,6 +509,36 @@ def read_user_file(path: str | Path) -> Any:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
         raise UserFileError(source, "(file)", f"cannot read: {reason}") from None
     return load_text(text, source, json_syntax=source.lower().endswith(".json"))
+
+
+def load_jsonl(path: str | Path, model: type[M], what: str = "(record)") -> list[M]:
+    """`model` records, one JSON object a line, from a JSONL file (gzipped or not): the one
+    loader of the suites' task and episode files. Blank lines are skipped; a bad line is one
+    UserFileError "<file>:<line>: <field>: <problem>", nesting checked as `load_text` does."""
+    source = str(path)
+    try:
+        raw = Path(path).read_bytes()
+        text = (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode("utf-8")
+    except (OSError, UnicodeDecodeError, EOFError) as exc:
+        raise UserFileError(source, "(file)", f"cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+    records = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        where = f"{source}:{n}"
+        if json_nesting(line) is not None:
+            raise too_deep(where, where="")
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise UserFileError(where, "", f"JSON syntax error: {exc.msg}") from None
+        check_nesting(data, where)
+        try:
+            records.append(model.model_validate(data))
+        except ValidationError as exc:
+            field, problem = first_problem(exc, what)
+            raise UserFileError(where, field, problem) from None
+    return records
 
 
 def load_text(text: str | bytes, source: str, json_syntax: bool = False) -> Any:

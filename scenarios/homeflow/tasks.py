@@ -26,14 +26,12 @@ import random
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import ValidationError
-
 from scenarios.smh import tasks as smh
 from scenarios.smh.tasks import SmhTask
 from twin.clock import DEFAULT_START
 from twin.generator import make_home
 from twin.home import Home
-from twin.schema import HomeSpec, UserFileError, first_problem
+from twin.schema import HomeSpec, load_jsonl
 
 SEED = 20260701
 SUBCATEGORIES: dict[str, tuple[str, ...]] = {
@@ -125,21 +123,4 @@ def dump_tasks(tasks: list[HomeFlowTask], path: Path) -> None:
 
 def load_tasks(path: str | Path = DEFAULT_TASKS) -> list[HomeFlowTask]:
     """Tasks from JSONL (or .jsonl.gz); a bad line is one UserFileError naming the line and field."""
-    source = str(path)
-    try:
-        raw = Path(path).read_bytes()
-        text = (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode("utf-8")
-    except (OSError, UnicodeDecodeError, EOFError) as exc:
-        raise UserFileError(source, "(file)", f"cannot read: {getattr(exc, 'strerror', None) or exc}") from None
-    tasks = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            tasks.append(HomeFlowTask.model_validate(json.loads(line)))
-        except json.JSONDecodeError as exc:
-            raise UserFileError(source, f"line {n}", f"not JSON: {exc.msg}") from None
-        except ValidationError as exc:
-            where, problem = first_problem(exc, "(task)")
-            raise UserFileError(source, f"line {n}: {where}", problem) from None
-    return tasks
+    return load_jsonl(path, HomeFlowTask, "(task)")

@@ -32,12 +32,12 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from bridge.backend import TIME_FORMAT
 from scenarios.personal.household import ACT_PHRASES, Household
-from scenarios.personal.households import load_spec, read_text
-from twin.schema import UserFileError, first_problem
+from scenarios.personal.households import load_spec
+from twin.schema import load_jsonl
 
 CATEGORIES = ("IG", "CF", "MC", "FR", "PG")
 LETTERS = "ABCDE"
@@ -578,21 +578,7 @@ def dump_task(task: PersonalTask) -> str:
 
 def load_tasks(path: str | Path) -> list[PersonalTask]:
     """Tasks from a JSONL file; a bad line is a UserFileError naming the line and field."""
-    source = str(path)
-    try:
-        lines = read_text(Path(path)).splitlines()
-    except (OSError, UnicodeDecodeError, EOFError) as exc:   # EOFError: a gzip file cut short
-        raise UserFileError(source, "(file)", f"cannot read: {getattr(exc, 'strerror', None) or exc}") from None
-    tasks = []
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            tasks.append(PersonalTask.model_validate_json(line))
-        except ValidationError as exc:
-            where, problem = first_problem(exc, "(task)")
-            raise UserFileError(f"{source}:{n}", where, problem) from None
-    return tasks
+    return load_jsonl(path, PersonalTask, "(task)")
 
 
 __all__ = ["CATEGORIES", "PersonalTask", "generate", "load_tasks", "dump_task", "solve"]

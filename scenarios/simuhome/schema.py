@@ -18,9 +18,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from twin.schema import HomeSpec, UserFileError
+from twin.schema import HomeSpec, UserFileError, load_jsonl
 
 #: The committed benchmark: 600 episodes, 50 per category.
 DEFAULT_EPISODES = Path(__file__).parent / "data" / "episodes.jsonl"
@@ -197,30 +197,13 @@ def dump_episode(episode: Episode) -> str:
 
 
 def load_episodes(path: str | Path) -> list[Episode]:
-    source = str(path)
-    try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserFileError(source, "", f"cannot read: {exc}") from None
-    episodes: list[Episode] = []
+    """Episodes from JSONL; a bad line (or a repeated id) is one UserFileError naming it."""
+    episodes = load_jsonl(path, Episode, "(episode)")
     seen: set[str] = set()
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise UserFileError(f"{source}:{n}", "", f"JSON syntax error: {exc.msg}") from None
-        try:
-            episode = Episode.model_validate(data)
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            where = ".".join(str(p) for p in err["loc"]) or "(episode)"
-            raise UserFileError(f"{source}:{n}", where, err["msg"]) from None
+    for episode in episodes:
         if episode.id in seen:
-            raise UserFileError(f"{source}:{n}", "id", f"duplicate episode id {episode.id!r}")
+            raise UserFileError(str(path), "id", f"duplicate episode id {episode.id!r}")
         seen.add(episode.id)
-        episodes.append(episode)
     return episodes
 
 

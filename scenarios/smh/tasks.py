@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from bridge.tools import Session, call_tool
 from bridge.twin_backend import TwinBackend
@@ -34,7 +34,7 @@ from clusters.status import MatterError
 from scenarios.smh import language as L
 from scenarios.smh.homes import HOMES, home_spec
 from twin.home import Home
-from twin.schema import HomeSpec, UserFileError, first_problem
+from twin.schema import HomeSpec, load_jsonl
 
 SEED = 20260601
 #: category -> its subcategories (the paper's taxonomy, our names)
@@ -592,20 +592,4 @@ def dump_task(task: SmhTask) -> str:
 
 def load_tasks(path: str | Path = DEFAULT_TASKS) -> list[SmhTask]:
     """Tasks from JSONL; a bad line is one UserFileError naming the line and field."""
-    source = str(path)
-    try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserFileError(source, "(file)", f"cannot read: {getattr(exc, 'strerror', None) or exc}") from None
-    tasks = []
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            tasks.append(SmhTask.model_validate(json.loads(line)))
-        except json.JSONDecodeError as exc:
-            raise UserFileError(source, f"line {n}", f"not JSON: {exc.msg}") from None
-        except ValidationError as exc:
-            where, problem = first_problem(exc, "(task)")
-            raise UserFileError(source, f"line {n}: {where}", problem) from None
-    return tasks
+    return load_jsonl(path, SmhTask, "(task)")

@@ -101,7 +101,7 @@ def test_a_broken_task_is_named_not_raised(tasks, tmp_path):
     assert len(found) == 1 and found[0].startswith(f"{task.id}: ") and "no_such_device" in found[0]
     bad = tmp_path / "bad.jsonl"
     bad.write_text(dump_task(tasks[0]) + "\n" + '{"id": "x"}\n', encoding="utf-8")
-    with pytest.raises(UserFileError, match="line 2"):
+    with pytest.raises(UserFileError, match="bad.jsonl:2: "):
         load_tasks(bad)
     with pytest.raises(ValueError, match="not hm:<seed>:<rooms>:<devices>:<hour>"):
         home_spec("tier-3")

@@ -169,7 +169,7 @@ def test_a_bad_task_file_is_one_line(tmp_path):
     bad.write_text('{"id": "x", "category": "TC1"}\n')
     with pytest.raises(UserFileError) as err:
         load_tasks(bad)
-    assert str(err.value).startswith(f"{bad}: line 1") and "\n" not in str(err.value)
+    assert str(err.value).startswith(f"{bad}:1: ") and "\n" not in str(err.value)
 
 
 def test_cli_validate_a_sample_and_run(tmp_path):

@@ -1,14 +1,16 @@
 """Home files (schema, loader, one-line errors), the default home and the generator."""
+import gzip
 import importlib.resources
 import json
 
 import pytest
 import yaml
+from pydantic import BaseModel
 
 from clusters.device import DEVICE_TYPES
 from twin.generator import generate_home, to_yaml
 from twin.home import Home
-from twin.schema import HomeSpec, UserFileError, parse_file
+from twin.schema import HomeSpec, UserFileError, load_jsonl, parse_file
 
 SIMUHOME_TYPES = {
     "air_conditioner", "air_purifier", "dehumidifier", "dimmable_light", "dishwasher",
@@ -157,3 +159,22 @@ def test_generator_studio_and_limits(tmp_path):
     assert parse_file(path) == studio
     with pytest.raises(ValueError, match="at least"):
         generate_home(1, rooms=4, devices=2)
+
+
+class _Record(BaseModel):
+    name: str
+
+
+def test_jsonl_files_load_gzipped_or_not_and_a_bad_line_is_one_line(tmp_path):
+    plain = tmp_path / "records.jsonl"
+    plain.write_text('{"name": "a"}\n\n{"name": "b"}\n', encoding="utf-8")
+    packed = tmp_path / "records.jsonl.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    assert [r.name for r in load_jsonl(plain, _Record)] == [r.name for r in load_jsonl(packed, _Record)] == ["a", "b"]
+    for line, problem in (("[" * 5000 + "]" * 5000, "nested too deeply"), ("{", "JSON syntax error"),
+                          ('{"name": 1}', "name")):
+        bad = tmp_path / "bad.jsonl"
+        bad.write_text('{"name": "a"}\n' + line + "\n", encoding="utf-8")
+        with pytest.raises(UserFileError) as err:
+            load_jsonl(bad, _Record)
+        assert str(err.value).startswith(f"{bad}:2: ") and problem in str(err.value) and "\n" not in str(err.value)
