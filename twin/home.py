@@ -13,6 +13,11 @@ fast-forward). Both run the same per-tick settle, in this order:
 
 Fast-forward jumps straight to the next tick where any of these can happen (or the
 target), so both paths reach byte-identical snapshots.
+
+One job, hence one module past ~700 lines: the Home is the one object that owns the home's state
+and moves it (every change, from a tool, a node, a hand or the clock, goes through it). What
+stands on its own lives beside it: the copy-on-write copier (twin/fork.py), physics, workflows,
+automations, faults, sensors and the weather.
 """
 from __future__ import annotations
 
