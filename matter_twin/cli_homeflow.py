@@ -198,8 +198,12 @@ def flow_(out: Path = typer.Option(..., help="Directory for sft-{train,heldout}.
           tasks: Path | None = typer.Option(None, help="Search these tasks instead (.jsonl or .jsonl.gz)."),
           rollouts: int = typer.Option(24, min=1, help="MCTS-Flow rollouts per task."),
           workers: int = typer.Option(1, min=1, help="Ray workers (with --ray)."),
-          ray: str | None = typer.Option(None, help="Run each task's search on Ray: 'local' or a cluster address.")
-          ) -> None:
+          ray: str | None = typer.Option(None, help="Run each task's search on Ray: 'local' or a cluster address."),
+          agent: str = typer.Option("reference", help="reference (three policies on the reference solver) | "
+                                    "openai:MODEL (its samples play the agent turns)."),
+          samples: int = typer.Option(3, min=1, help="k_agent with openai:MODEL: samples at temperature 0.7."),
+          base_url: str | None = typer.Option(None, envvar="OPENAI_BASE_URL", help="OpenAI-compatible API URL."),
+          api_key: str | None = typer.Option(None, envvar="OPENAI_API_KEY", help="API key.")) -> None:
     """MCTS-Flow with the reference policy: verified multi-turn SFT dialogues (OpenAI chat format,
     tool schemas included) and preference pairs, split train/heldout by content hash. Every record
     is replayed on the twin before it is written; the files are the same bytes for any --workers.
@@ -211,11 +215,21 @@ def flow_(out: Path = typer.Option(..., help="Directory for sft-{train,heldout}.
         twin bench homeflow flow --tasks /tmp/hf.jsonl --ray local --workers 2 --out /tmp/flow-ray
     """
     from scenarios.homeflow.flow import flow, replay
+    agents = None
+    if agent != "reference":
+        if not agent.startswith("openai:") or len(agent) == len("openai:"):
+            raise CliError(f"--agent must be reference or openai:MODEL, got {agent!r}")
+        require_for_model(agent, f"--agent {agent}")
+        agents = []
+        for i in range(samples):   # SMH-Bench's ReAct agent and prompt, sampled
+            sampled = make_agent(agent, base_url, api_key)
+            sampled.temperature = 0.7
+            agents.append((f"{agent}#{i}", sampled))
     t0 = time.perf_counter()
     items = _tasks(tasks, None, None, None) if tasks is not None else generate_procedural(seed, n)
     try:
-        sft, prefs = flow(items, seed, rollouts, workers, ray)
-    except RuntimeError as exc:   # Ray missing or its cluster unreachable: one line
+        sft, prefs = flow(items, seed, rollouts, workers, ray, agents)
+    except (RuntimeError, ModelAPIError) as exc:   # Ray or the model's API unreachable: one line
         raise CliError(str(exc)) from None
     by_id = {t.id: t for t in items}
     broken = [r["id"] for r in sft if not replay(by_id[r["task_id"]], r["messages"])]

@@ -10,7 +10,8 @@ its own fork of the home (a child forks its parent's home, so a prefix is execut
 - Agent nodes are one agent turn: tool calls up to `finish`, by one of `K_AGENT` policies built
   on the reference solver: `reference` (the whole request), `stepwise` (the first clause only,
   the rest left for a later turn) and `slip` (one value taken wrong); k_agent > k_user, as the
-  paper allots its budget.
+  paper allots its budget. Any agents may play instead (`agents=`: an LLM's samples, e.g.
+  `twin bench homeflow flow --agent openai:MODEL --samples 3`).
 - Selection is UCB (the paper's equation 3, `c_ucb`) over children still open (rho = 1);
   expansion adds the next untried child; the turn is run on the twin and verified: R = 1 when
   the task's verdict is a success and no call was blocked, 0 otherwise (also at the turn
@@ -34,6 +35,7 @@ from typing import Any
 from bridge.home_tools import HOME_TOOLS
 from bridge.tools import TOOL_SCHEMAS, Session, call_tool
 from bridge.twin_backend import TwinBackend
+from scenarios.agent import Agent
 from scenarios.homeflow.blueprint import add_noise
 from scenarios.homeflow.tasks import HomeFlowTask, build_home, prompt
 from scenarios.smh import language as L
@@ -71,13 +73,10 @@ class Node:
     success: bool = False
     parent: Node | None = None
 
-    def open(self, k: int) -> bool:
+    def open(self, k_agent: int) -> bool:
         """rho(v) = 1: something below it is still to be searched."""
-        return not self.terminal and (self.tried < k or any(c.open(_k(c)) for c in self.children))
-
-
-def _k(node: Node) -> int:
-    return len(K_AGENT) if node.role == "user" else len(K_USER)
+        k = k_agent if self.role == "user" else len(K_USER)
+        return not self.terminal and (self.tried < k or any(c.open(k_agent) for c in self.children))
 
 
 def _ucb(child: Node, parent: Node, c_ucb: float) -> float:
@@ -89,8 +88,13 @@ def _ucb(child: Node, parent: Node, c_ucb: float) -> float:
 class Search:
     """MCTS-Flow on one task."""
 
-    def __init__(self, task: HomeFlowTask, seed: int = 0, c_ucb: float = 1.0, max_turns: int = 3):
+    def __init__(self, task: HomeFlowTask, seed: int = 0, c_ucb: float = 1.0, max_turns: int = 3,
+                 agents: list[tuple[str, Agent]] | None = None):
         self.task, self.c_ucb, self.max_turns = task, c_ucb, max_turns
+        #: The agent policies (k_agent of them): the reference-based three, or any agents (an
+        #: LLM's samples), each playing one turn on the node's fork with `run`.
+        self.agents = dict(agents) if agents else None
+        self.k_agent = list(self.agents) if self.agents else list(K_AGENT)
         self.rng = random.Random(f"flow:{seed}:{task.id}")
         self.start = build_home(task)
         acted = self.start.fork()
@@ -104,16 +108,19 @@ class Search:
     def run(self, rollouts: int) -> Search:
         for _ in range(rollouts):
             node = self.root
-            while node.tried >= _k(node) and not node.terminal:   # selection
-                candidates = [c for c in node.children if c.open(_k(c))]
+            while node.tried >= self._k(node) and not node.terminal:   # selection
+                candidates = [c for c in node.children if c.open(len(self.k_agent))]
                 if not candidates:
                     break
                 node = max(candidates, key=lambda c: _ucb(c, node, self.c_ucb))
-            if node.terminal or node.tried >= _k(node):
+            if node.terminal or node.tried >= self._k(node):
                 break   # the whole tree is searched
             child = self.expand(node)
             self.backup(child, child.reward)
         return self
+
+    def _k(self, node: Node) -> int:
+        return len(self.k_agent) if node.role == "user" else len(K_USER)
 
     def expand(self, node: Node) -> Node:
         index = node.tried
@@ -129,10 +136,10 @@ class Search:
                          K_USER[index], parent=node)
         else:
             before = len(session.history)
-            self.act(K_AGENT[index], node.messages[-1]["content"], home, session)
+            self.act(self.k_agent[index], node.messages[-1]["content"], home, session)
             calls = session.history[before:]
             child = Node("agent", node.turn + 1, home, session, [*node.messages, *_chat(calls, before)],
-                         K_AGENT[index], parent=node)
+                         self.k_agent[index], parent=node)
             verdict = verify(self.task, self.start, home, self.goal, session.answer, session.history, None)
             blocked = any(not c["result"].get("ok") for c in calls)
             child.success = bool(verdict["success"]) and not blocked
@@ -150,6 +157,11 @@ class Search:
     # ---- agent policies ------------------------------------------------------------------
     def act(self, policy: str, text: str, home: Home, session: Session) -> None:
         backend = TwinBackend(home)
+        if self.agents is not None:
+            self.agents[policy].run(text, backend, session, 30)
+            if not session.finished:
+                call_tool(backend, "finish", {"answer": "Done."}, session)
+            return
         request = text.split("\n\n")[-1].removeprefix("user: ")
         names = {d: home.device_info(d)["name"] for d in home.devices.objects}
         ops = L.parse_clauses(request, names)
@@ -229,10 +241,10 @@ def split_of(content: Any, heldout_fraction: float = 0.1) -> str:
     return "heldout" if int(_hash(content)[:8], 16) / 0x1_0000_0000 < heldout_fraction else "train"
 
 
-def records(task: HomeFlowTask, seed: int = 0, rollouts: int = 24, heldout_fraction: float = 0.1
-            ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def records(task: HomeFlowTask, seed: int = 0, rollouts: int = 24, heldout_fraction: float = 0.1,
+            agents: list[tuple[str, Agent]] | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """MCTS-Flow on one task: (SFT dialogues, preference pairs), in tree order."""
-    search = Search(task, seed).run(rollouts)
+    search = Search(task, seed, agents=agents).run(rollouts)
     sft, seen = [], set()
     for node in search.successes():   # two policies may make the same turn: one record each
         record = {"task_id": task.id, "messages": node.messages, "tools": tools()}
@@ -266,16 +278,17 @@ def replay(task: HomeFlowTask, messages: list[dict[str, Any]]) -> bool:
 
 
 def flow(tasks: list[HomeFlowTask], seed: int = 0, rollouts: int = 24, workers: int = 1,
-         ray_address: str | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+         ray_address: str | None = None, agents: list[tuple[str, Agent]] | None = None
+         ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """MCTS-Flow over tasks, in order; with `ray_address` each task is a Ray task (the results
     are the same for any number of workers: each task's search depends on it and the seed only)."""
     if ray_address:
         from scenarios.runner import start_ray
         ray = start_ray(ray_address, workers)
         remote = ray.remote(records)
-        done = ray.get([remote.remote(t, seed, rollouts) for t in tasks])
+        done = ray.get([remote.remote(t, seed, rollouts, 0.1, agents) for t in tasks])
     else:
-        done = [records(t, seed, rollouts) for t in tasks]
+        done = [records(t, seed, rollouts, 0.1, agents) for t in tasks]
     sft = [r for s, _ in done for r in s]
     prefs = [p for _, p in done for p in p]
     return sft, prefs

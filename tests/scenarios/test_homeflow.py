@@ -284,3 +284,25 @@ def test_cli_flow_writes_replayed_dialogues_split_by_content(tmp_path):
             for line in (tmp_path / name).read_text().splitlines()]
     assert rows and all(r["messages"][0]["role"] == "system" and r["tools"] for r in rows)
     assert (tmp_path / "preferences-train.jsonl").exists() and (tmp_path / "preferences-heldout.jsonl").exists()
+
+
+def test_mcts_flow_takes_any_agent_such_as_an_llms_samples(tasks):
+    from scenarios.homeflow.flow import flow, replay
+    from scenarios.smh.agents import make_agent
+    from tests.openai_stub import OpenAIStub
+    task = next(t for t in tasks if t.subcategory == "clear" and len(t.goal) == 1
+                and t.goal[0]["attribute_id"] == "OnOff")
+    want = task.goal[0]
+
+    def reply(request):   # act once, then finish after seeing the observation
+        if request["messages"][-1]["content"].startswith("Observation"):
+            return json.dumps({"thought": "done", "action": "finish", "action_input": '{"answer": "Done."}'})
+        args = {"device.id": want["device_id"], "endpoint.id": want["endpoint_id"], "cluster.id": "OnOff",
+                "command.id": "On" if want["value"] else "Off", "args": {}}
+        return json.dumps({"thought": "do it", "action": "execute_command", "action_input": json.dumps(args)})
+    with OpenAIStub([reply] * 100) as stub:
+        agents = [(f"stub#{i}", make_agent("openai:stub", stub.base_url, "test")) for i in range(2)]
+        sft, _ = flow([task], 0, 6, agents=agents)
+    assert sft and all(replay(task, r["messages"]) for r in sft)
+    calls = [c["function"]["name"] for m in sft[0]["messages"] for c in m.get("tool_calls") or []]
+    assert calls == ["execute_command", "finish"]
