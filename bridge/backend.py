@@ -22,7 +22,7 @@ Design choices:
 """
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 #: Bridge error codes that are not Matter statuses.
 UNKNOWN_TOOL = "UNKNOWN_TOOL"
@@ -31,6 +31,22 @@ NOT_FOUND = "NOT_FOUND"            # room, device or workflow id that does not e
 UNAVAILABLE = "UNAVAILABLE"        # e.g. ask_user with nobody to ask
 
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S"  # the one time format tools speak
+
+
+class AttributeKey(NamedTuple):
+    """An attribute's key in `read_all_attributes`: "<endpoint>.<Cluster>.<Attribute>" as
+    agents read it, built and parsed only here."""
+    endpoint: int
+    cluster: str
+    attribute: str
+
+    def __str__(self) -> str:
+        return f"{self.endpoint}.{self.cluster}.{self.attribute}"
+
+    @classmethod
+    def parse(cls, key: str) -> AttributeKey:
+        endpoint, cluster, attribute = key.split(".", 2)
+        return cls(int(endpoint), cluster, attribute)
 
 
 class ToolError(Exception):

@@ -15,7 +15,7 @@ from typing import Any
 
 from chip.clusters.ClusterObjects import ALL_CLUSTERS
 
-from bridge.backend import UNAVAILABLE, ToolError
+from bridge.backend import UNAVAILABLE, AttributeKey, ToolError
 from bridge.config import DeviceConfig, LoadedConfig
 from bridge.matter_connection import MatterConnection, status_error
 from bridge.matter_values import (
@@ -300,7 +300,7 @@ class MatterDevice:
             name = attribute_name(cid, aid)
             if name in GLOBAL_ATTRIBUTES:
                 continue
-            out[f"{ep}.{cluster_name(cid)}.{name}"] = decode(cid, aid, raw[path], path, strict=False)
+            out[str(AttributeKey(ep, cluster_name(cid), name))] = decode(cid, aid, raw[path], path, strict=False)
         return out
 
     def _shown_path(self, path: str) -> str:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bridge import workflow_calls
-from bridge.backend import INVALID_ARGUMENT, NOT_FOUND, TIME_FORMAT, UNAVAILABLE, ToolError
+from bridge.backend import INVALID_ARGUMENT, NOT_FOUND, TIME_FORMAT, UNAVAILABLE, AttributeKey, ToolError
 from clusters.base import GLOBAL_ATTRIBUTES
 from clusters.status import MatterError, Status
 from clusters.values import to_json
@@ -155,7 +155,7 @@ class TwinBackend:
             for _, server in sorted(ep.servers.items()):
                 for name in server.attributes:  # global attributes: see get_device_structure
                     if name not in GLOBAL_ATTRIBUTES:
-                        out[f"{ep_id}.{server.name}.{name}"] = to_json(server.read(name))
+                        out[str(AttributeKey(ep_id, server.name, name))] = to_json(server.read(name))
         return out
 
     def write_attribute(self, device_id: str, endpoint_id: int | None, cluster: Any,

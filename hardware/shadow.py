@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from bridge.backend import ToolError
+from bridge.backend import AttributeKey, ToolError
 from bridge.tools import call_tool, parse_args
 from hardware.coupling import NOT_COUPLED
 from twin.tool_arguments import Arguments
@@ -62,15 +62,17 @@ class Shadowing:
             self.twin.catch_up()
             twin = self.twin.backend.read_all_attributes(device_id)
 
-        def by_name(values: dict[str, Any]) -> dict[str, Any]:
-            return {k.split(".", 1)[1]: v for k, v in values.items() if k.split(".")[1] == cluster}
-        real_values, twin_values = by_name(real), by_name(twin)
+        def of_cluster(values: dict[str, Any]) -> dict[AttributeKey, Any]:
+            keys = {AttributeKey.parse(k): v for k, v in values.items()}
+            return {k: v for k, v in keys.items() if k.cluster == cluster}
+        real_values, twin_values = of_cluster(real), of_cluster(twin)
         tolerance = self.lab.spec.shadow.tolerance
-        for name in sorted(real_values.keys() & twin_values.keys()):
-            if name.split(".")[1] in NOT_COUPLED:
+        for key in sorted(real_values.keys() & twin_values.keys()):
+            if key.attribute in NOT_COUPLED:
                 continue
-            if values_differ(real_values[name], twin_values[name], tolerance):
-                self._diverged(step, device_id, name, real_values[name], twin_values[name], delay)
+            if values_differ(real_values[key], twin_values[key], tolerance):
+                self._diverged(step, device_id, f"{key.cluster}.{key.attribute}", real_values[key],
+                               twin_values[key], delay)
 
     def _diverged(self, step: int, device_id: str, what: str, real: Any, twin: Any, after: float) -> None:
         entry = {"step": step, "device": device_id, "attribute": what, "real": real, "twin": twin,
