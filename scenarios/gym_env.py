@@ -32,7 +32,8 @@ The episode terminates as soon as the verdict is a success (or at `finish`); `in
 
 `reset(options=...)`: `episode_id`, or `category` and/or `tier` (a random episode among those
 that match), or `generate` (a category: a fresh episode drawn by the suite, as HomeFlow's
-procedural tasks).
+procedural tasks); with `suite` (a registered name whose tools fit the action space, e.g.
+smh from HomeFlow's environment) this and later episodes come from that suite.
 
 Resets fork the episode's start (built once per episode), so they are cheap.
 `advance_seconds` moves virtual time after each call (default 0: time stands still while the
@@ -134,6 +135,9 @@ class HomeEnv(gymnasium.Env):
         self._m = 0.0
         first = self.suite.attempt(self.episodes[0], **self._options)
         self._starts: dict[str, Any] = {first.task_id: first.start}
+        self._first_suite = self.suite
+        #: suite name -> (episodes, starts): what a reset to another suite (options "suite") uses
+        self._suites: dict[str, tuple[list[Any], dict[str, Any]]] = {self.suite.name: (self.episodes, self._starts)}
         #: The tools an action may name, by index: the core tools, then the suite's own.
         self.tool_names: tuple[str, ...] = TOOL_NAMES + tuple(sorted(first.session.tools.models))
         self.action_space = spaces.Dict({"tool": spaces.Discrete(len(self.tool_names)),
@@ -147,6 +151,22 @@ class HomeEnv(gymnasium.Env):
         self._attempt: Attempt | None = None
         self._last: dict[str, Any] = {}
 
+    def _use_suite(self, name: str) -> None:
+        """Later episodes from suite `name` (its committed tasks), if its tools fit the action space."""
+        suite = suite_named(name)
+        if suite is self.suite:
+            return
+        if suite.attempt is None:
+            raise ValueError(f"the {name} suite has no per-task episodes; accepted: {', '.join(ENV_IDS)}")
+        episodes, starts = self._suites.get(name) or (suite.tasks(), {})
+        missing = sorted(set(suite.tools(episodes[0]).models) - set(self.tool_names))
+        if missing:
+            raise ValueError(f"the {name} suite's tools ({', '.join(missing)}) are not in this environment's "
+                             f"action space; make its own: gymnasium.make({ENV_IDS[name]!r})")
+        self._suites[name] = (episodes, starts)
+        self.suite, self.episodes, self._starts = suite, episodes, starts
+        self._by_id = {e.id: e for e in episodes}
+
     @staticmethod
     def tool_index(name: str) -> int:
         """A core tool's action index (the same in every suite; a suite's own tools follow them:
@@ -157,6 +177,8 @@ class HomeEnv(gymnasium.Env):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         super().reset(seed=seed)
         options = options or {}
+        if "suite" in options:
+            self._use_suite(str(options["suite"]))
         if "episode_id" in options:
             if options["episode_id"] not in self._by_id:
                 raise ValueError(f"unknown episode {options['episode_id']!r}")
@@ -176,7 +198,8 @@ class HomeEnv(gymnasium.Env):
                 raise ValueError(f"no episode of {wanted} in this environment")
             self.episode = pool[int(self.np_random.integers(len(pool)))]
         cached = None if "generate" in options else self._starts.get(self.episode.id)
-        self._attempt = self.suite.attempt(self.episode, start=cached, **self._options)
+        extra = self._options if self.suite is self._first_suite else {}   # a judge is SimuHome's
+        self._attempt = self.suite.attempt(self.episode, start=cached, **extra)
         if "generate" not in options:
             self._starts[self.episode.id] = self._attempt.start
         self._last = {"ok": True, "episode": self.episode.id}

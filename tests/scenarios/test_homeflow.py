@@ -306,3 +306,16 @@ def test_mcts_flow_takes_any_agent_such_as_an_llms_samples(tasks):
     assert sft and all(replay(task, r["messages"]) for r in sft)
     calls = [c["function"]["name"] for m in sft[0]["messages"] for c in m.get("tool_calls") or []]
     assert calls == ["execute_command", "finish"]
+
+
+def test_reset_can_switch_to_another_suite_whose_tools_fit(tasks):
+    from scenarios.gym_env import HomeEnv
+    env = HomeEnv(tasks[:2], suite="homeflow", stepwise=True)
+    _, info = env.reset(seed=0, options={"suite": "smh", "category": "TC7"})
+    assert info["category"] == "TC7" and info["episode_id"].startswith("tc7-")
+    _, info = env.reset(seed=1, options={"suite": "homeflow"})   # back to the environment's own episodes
+    assert info["episode_id"] in {t.id for t in tasks[:2]}
+    from scenarios.simuhome.schema import DEFAULT_EPISODES, load_episodes
+    plain = HomeEnv(load_episodes(DEFAULT_EPISODES)[:1])
+    with pytest.raises(ValueError, match="the smh suite's tools .* are not in this environment's action space"):
+        plain.reset(options={"suite": "smh"})
