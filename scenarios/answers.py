@@ -20,6 +20,9 @@ _SETTINGS = {"RELATIVE_BASE": _BASE, "RETURN_TIME_AS_PERIOD": True, "PREFER_DATE
 _MERIDIEM = r"(?:[ap]\.?\s?m\b\.?)"
 _LATER = r"(?P<later>\s+in the (?:afternoon|evening)|\s+at night)"  # "6:15 in the evening"
 _DROPPED_COLON = re.compile(rf"\b(\d{{1,2}})[ .](\d{{2}})\s*({_MERIDIEM})", re.IGNORECASE)
+_DIGIT_WORDS = {w: str(n) for n, w in enumerate("zero one two three four five six seven eight nine".split())}
+_OH = re.compile(r"\b(\d{1,2}|one) oh (\d|one)\b", re.IGNORECASE)   # text2num leaves a lone "one"
+_OCLOCK = re.compile(r"\b(\d{1,2}) o'?clock\b(?=\s*[ap]\.?\s?m\b)", re.IGNORECASE)
 _QUARTERS = re.compile(r"\b(quarter|half) (past|after|to) (\d{1,2})\b", re.IGNORECASE)
 #: Clock times said rather than written.
 _SPOKEN = re.compile(r"\bnoon\b|\bmidnight\b|o'?clock|\d+ in the (?:morning|afternoon|evening)|\d+ at night",
@@ -56,6 +59,9 @@ def normalize(text: str) -> str:
     """Number words as digits and the habits the parsers miss written out."""
     from text_to_num import alpha2digit
     out = alpha2digit(text, "en")
+    out = _OH.sub(lambda m: f"{_DIGIT_WORDS.get(m[1].lower(), m[1])}:0{_DIGIT_WORDS.get(m[2].lower(), m[2])}",
+                  out)                                          # "8 oh 4 PM" (eight oh four)
+    out = _OCLOCK.sub(lambda m: f"{m[1]}:00", out)              # "10 o'clock am"
     out = _DROPPED_COLON.sub(lambda m: f"{m[1]}:{m[2]} {m[3]}", out)
 
     def quarter(m: re.Match[str]) -> str:
@@ -70,20 +76,29 @@ def normalize(text: str) -> str:
 def clock_minutes(text: str) -> tuple[int, ...]:
     """Minutes since midnight of every clock time the text names (12- or 24-hour, in digits
     or words, with or without the colon, "noon", "six in the evening"), in order."""
+    return tuple(readings[0] for readings in clock_readings(text))
+
+
+@lru_cache(maxsize=4096)
+def clock_readings(text: str) -> tuple[tuple[int, ...], ...]:
+    """Each clock time of `clock_minutes` with every time of day it can mean: a time with no
+    am/pm and an hour of 1-12 ("half past four", "11:15") is read both ways, as a listener would."""
     from dateparser import parse
     from dateparser.search import search_dates
     normal = normalize(text)
-    found: list[tuple[int, int]] = []
+    found: list[tuple[int, tuple[int, ...]]] = []
     for m in _CLOCK_TEXT.finditer(normal):   # each written time on its own: the parser reads it whole
         d = parse(m.group().replace(m.group("later") or "\0", ""), languages=["en"], settings=_SETTINGS)
         if d is not None:
             later = 12 * 60 if m.group("later") and d.hour < 12 else 0
-            found.append((m.start(), d.hour * 60 + d.minute + later))
+            minutes = d.hour * 60 + d.minute + later
+            bare = not re.search(_MERIDIEM, m.group(), re.IGNORECASE) and not later and 1 <= d.hour <= 12
+            found.append((m.start(), (minutes, (minutes + 12 * 60) % DAY) if bare else (minutes,)))
     if _SPOKEN.search(normal):                # times in words: let the parser find them
         for phrase, d in search_dates(normal, languages=["en"], settings=_SETTINGS) or []:
             if _SPOKEN.search(phrase) and not _CLOCK_TEXT.search(phrase):
-                found.append((normal.find(phrase), d.hour * 60 + d.minute))
-    return tuple(minutes for _, minutes in sorted(found))
+                found.append((normal.find(phrase), (d.hour * 60 + d.minute,)))
+    return tuple(readings for _, readings in sorted(found))
 
 
 @lru_cache(maxsize=4096)

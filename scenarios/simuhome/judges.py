@@ -16,21 +16,27 @@ from bridge.tools import Session
 from scenarios import answers as A
 from scenarios.model_api import create_completion
 from scenarios.simuhome import templates as T
+from scenarios.simuhome.actions import ACTUATORS
 from scenarios.simuhome.schema import DeviceGoal, Episode, RoomGoal, TimedGoal, Verdict
 from scenarios.simuhome.templates import split_sentences
 
 CANNOT = ("can't", "cannot", "can not", "unable", "not able", "not possible", "impossible",
           "isn't possible", "is not possible", "no way", "not feasible", "infeasible", "won't be able",
           "couldn't", "could not")
-MISSING = ("no ", "not find", "doesn't exist", "does not exist", "not exist", "isn't any", "is not any",
+MISSING = ("no ", "not find", "isn't a", "is not a", "isn't an", "aren't any", "are not any",
+           "doesn't exist", "does not exist", "not exist", "isn't any", "is not any",
            "there is no", "there's no", "missing", "not found", "don't see", "do not see",
            "doesn't have", "does not have", "not available", "unavailable", "couldn't find")
 CONFLICT = ("conflict", "contradict", "inconsistent", "mismatch", "doesn't match", "does not match",
             "discrepan", "don't match", "do not match", "don't line up", "doesn't line up", "not line up",
             "doesn't add up",
             "does not add up", "differ")
+#: Saying nothing more can be done without "can't": "nothing in the kitchen can lower it",
+#: "none of those can", "there's no room left to", "already doing all they can", "maxed out".
+NOTHING_MORE = ("nothing more", "nothing else", "nothing left", "nothing i can", "no room left", "all they can",
+                "all it can", "maxed out", "no device that", "no way to", "already at its", "already at their")
 IMPLIED = {  # infeasibility kind -> the words an answer needs for it
-    "missing_device": MISSING + CANNOT, "no_actuator": CANNOT, "at_capacity": CANNOT,
+    "missing_device": MISSING + CANNOT, "no_actuator": CANNOT + NOTHING_MORE, "at_capacity": CANNOT + NOTHING_MORE,
     "time_conflict": CONFLICT, "completion_conflict": CONFLICT, "deadline": CANNOT,
 }
 #: Tolerance when matching a reported room value (natural units).
@@ -58,9 +64,15 @@ def _has_any(text: str, words: tuple[str, ...] | list[str]) -> bool:
 
 
 #: Words that set a true time against the assumed one ("it actually ends at 6:14, not 5:30").
-CONTRAST = ("but", "however", "actually", "instead", "already", "rather", "not at", "not until", "only at",
+CONTRAST = ("but", "however", "off from", "apart", "which should", "which time", "which one", "which do",
+            "actually", "instead", "already", "rather", "not at", "not until", "only at",
             "earliest", "too late", "too early", "won't", "will not", "wouldn't", "isn't", "doesn't",
             "does not", "is not", "not ", "different")
+
+
+#: "Nothing in the kitchen can ...", "none of those can", "no device that raises ...".
+NO_DEVICE_CAN = re.compile(r"\b(?:nothing|none of (?:those|them|these|the \w+))\b[^.;]*\bcan\b|"
+                           r"\bno (?:device|appliance)s? (?:that|which|to|there|in)\b", re.IGNORECASE)
 
 
 def recognizes_problem(episode: Episode, answer: str) -> bool:
@@ -71,9 +83,11 @@ def recognizes_problem(episode: Episode, answer: str) -> bool:
         return False
     if _has_any(answer, IMPLIED[inf.kind]):
         return True
+    if inf.kind == "no_actuator" and NO_DEVICE_CAN.search(answer):
+        return True
     if inf.kind in ("time_conflict", "completion_conflict", "deadline") and inf.times:
         wanted = [int(t[:2]) * 60 + int(t[3:]) for t in inf.times]
-        true_time = any(A.near(m, w) for m in A.clock_minutes(answer) for w in wanted)
+        true_time = any(A.near(m, w) for ms in A.clock_readings(answer) for m in ms for w in wanted)
         return true_time and _has_any(answer, CONTRAST + CANNOT)
     return False
 
@@ -114,6 +128,7 @@ def _gives(answer: str, value: Any, centi: bool) -> bool:
     if value is None:
         return NOTHING.search(answer) is not None
     if isinstance(value, bool):
+        answer = re.sub(r"\bon[/-]off\b", " ", answer, flags=re.IGNORECASE)
         return re.search(rf"\b{'on|true|yes' if value else 'off|false'}\b", answer, re.IGNORECASE) is not None
     if isinstance(value, (int, float)):
         options = [value] + ([value / 100] if centi else [])
@@ -156,8 +171,9 @@ ALLOWED: dict[str, set[str]] = {
     "time_conflict": {"timing"}, "completion_conflict": {"timing"}, "deadline": {"timing"},
 }
 #: Claims of having done something (negated forms such as "I have not scheduled" do not match).
-SUCCESS = re.compile(r"\bi(?:'ve| have)? (?:now |just )?(?:scheduled|turned|switched|set|started|adjusted|changed|"
-                     r"lowered|raised|opened|closed|paused|started)\b|\bsuccessfully\b|\bdone\s*[.:!]|\ball set\b|"
+SUCCESS = re.compile(r"\bi(?:'ve| have)? (?:(?:now|just|also|already|then|went ahead and) )*(?:scheduled|turned|"
+                     r"switched|set|started|adjusted|changed|lowered|raised|opened|closed|paused|reset|updated|"
+                     r"dimmed|stopped)\b(?! (?:nothing|anything))|\bsuccessfully\b|\bdone\s*[.:!]|\ball set\b|"
                      r"\bhas been (?:scheduled|turned|switched|set|started|adjusted)\b", re.IGNORECASE)
 #: A clause that only supposes or offers ("even if I started it now", "would you like me to
 #: turn it on?", "once it finishes I could ...") claims nothing done.
@@ -166,8 +182,11 @@ SUPPOSING = re.compile(r"\b(?:if|unless|would|could|should|shall|once|whether|wa
 #: An answer that takes its own conclusion back ("it may be possible after all").
 HEDGE = re.compile(r"\b(?:may|might|could) (?:still |actually |well |yet |just )?"
                    r"(?:be (?:possible|feasible|doable|fine|different|there|done|wrong|out of date|hidden)|"
-                   r"work|make it|exist)\b|"
-                   r"\bafter all\b|\bthen again\b|\bshould be fine\b|"
+                   r"work|make it|exist|change if)\b|"
+                   r"\bafter all\b|\bthen again\b|\bshould be fine\b|\bmisread\b|\bsomething else entirely\b|"
+                   r"\bnot (?:sure|certain) (?:that's|that is|it's|it is|this is|if that's) "
+                   r"(?:right|correct|accurate)\b|"
+                   r"\b(?:it's|it is) possible (?:the|its) (?:value|reading|number)\b|"
                    r"\bprobably (?:doesn't|does not|won't) matter\b|"
                    r"\b(?:it's|it is) possible (?:it|that|they)\b|"
                    r"\b(?:maybe|perhaps) (?:it|i|we|this|that|there|they) (?:is|are|can|could|will|was)\b(?! not)",
@@ -176,16 +195,21 @@ HEDGE = re.compile(r"\b(?:may|might|could) (?:still |actually |well |yet |just )
 NO_ACTUATOR_REASON = re.compile(r"\b(?:no|none of the|not any|nothing|lacks?|without|doesn't have|does not have|"
                                 r"only (?:has|have|a|an|the)|isn't an?|is not an?|aren't any|are not any)\b",
                                 re.IGNORECASE)
-LIMIT_REASON = re.compile(r"\balready\b|\b(?:max(?:imum)?|min(?:imum)?|lowest|highest|full(?:y)?|"
+LIMIT_REASON = re.compile(r"\balready\b|\bmaxed\b|\bno room left\b|\ball (?:it|they) can\b|\bnothing left\b|"
+                          r"\b(?:is|are) (?:all )?(?:off|on|closed|open)\b|\bno (?:lights?|lamps?) (?:is |are )?on\b|"
+                          r"\blevel 254\b|\b(?:max(?:imum)?|min(?:imum)?|lowest|highest|full(?:y)?|"
                           r"limit|as (?:high|low|far|much|cold|warm|dark|bright) as|100 ?%|all (?:the )?way)\b",
                           re.IGNORECASE)
 #: A value given for a device: "is on", "set to 40", "at 40 %", "level is 89".
-DEVICE_VALUE = re.compile(r"\b(?:is|are|was) (?:on|off|running|set)\b|\bset to\b|\bat \d|\d+\s*(?:%|percent|°)|"
+DEVICE_VALUE = re.compile(r"\b(?:is|are|was) (?:on|off|running|set)\b(?! up)|\bset to\b|\bat \d|\d+\s*(?:%|percent|°)|"
                           r"\blevel (?:is|of) \d", re.IGNORECASE)
 #: Refusing or asking back (O.2.6/O.2.7 "resolution policy") on a timing conflict.
 RESOLVES = re.compile(r"\?|\b(?:have not|haven't|did not|didn't|won't|will not|not) (?:be )?(?:scheduled?|done|set|"
                       r"act|go ahead|proceed)|\bplease (?:tell|confirm|let me know|choose|pick)|\bwhich (?:time|one)",
                       re.IGNORECASE)
+#: Two states offered for one reading ("either on or off", "could be off, or possibly on").
+CANDIDATE_STATES = re.compile(r"\b(?P<a>on|off|open|closed)\b,? or (?:\w+ ){0,3}(?!(?P=a)\b)(?:on|off|open|closed)\b",
+                              re.IGNORECASE)
 RAW_OUTPUT = re.compile(r"[{\[]\s*\"\w+\"\s*:")
 #: A query sentence this long (words) repeated in the answer counts as echoing the query.
 ECHO_WORDS = 4
@@ -209,7 +233,7 @@ def _noun_pattern(type_key: str) -> str:
     return "|".join(re.escape(n) + "(?:e?s)?" for n in sorted(NOUNS.get(type_key, ()), key=len, reverse=True))
 
 
-_STATE_AFTER = r"\s+(?:is |are )?(?:on|off|running|open|closed|active|working|left|at|set|currently)\b"
+_STATE_AFTER = r"\s+(?:is |are )?(?:on|off|running|open|closed|active|working|left|at|set(?! up)|currently)\b"
 
 
 _ABSENT = re.compile(r"\b(?:there (?:is|are|'s|isn't|aren't) (?:no|not an?y?|not an?)|no|isn't an?y?|aren't any|"
@@ -217,11 +241,13 @@ _ABSENT = re.compile(r"\b(?:there (?:is|are|'s|isn't|aren't) (?:no|not an?y?|not
                      r"couldn't find an?y?)\s+", re.IGNORECASE)
 
 
-def absent_types(sentence: str) -> set[str]:
+def absent_types(sentence: str, asked: tuple[str, ...] = ()) -> set[str]:
     """Device types a sentence says are not there ("there is no AC", "no humidifier in the
     bedroom", "doesn't have a fan"); "there are no lights on" is about their state, not
     absence, and "no AC 2" is about one device. The noun read is the first after the trigger,
-    and the longest there ("no dimmer light" is about dimmable lights, not lights)."""
+    and the longest there ("no dimmer light" is about dimmable lights, not lights). A noun in
+    `asked` (the request's own word for a missing device) means that device: "there's no light"
+    answering "turn on the light 1" does not say the dimmable light there is missing."""
     out: set[str] = set()
     for m in _ABSENT.finditer(sentence):
         after = sentence[m.end():m.end() + 60]
@@ -235,6 +261,8 @@ def absent_types(sentence: str) -> set[str]:
                     best, kinds = key, {type_key}
                 elif key == best:
                     kinds.add(type_key)
+        if best is not None and re.sub(r"e?s$", "", after[best[0]:best[0] - best[1]].lower()) in asked:
+            continue
         # "no AC 2": that one device (a name the user gave), not every AC, is missing
         if best is not None and not re.match(rf"(?:{_STATE_AFTER}|\s*\d)", after[best[0] - best[1]:], re.IGNORECASE):
             out |= kinds
@@ -245,21 +273,73 @@ def false_absence(episode: Episode, answer: str) -> list[str]:
     """Absence claims that the home contradicts: a type said missing in a room that has one
     (the room the sentence names, else the rooms the request is about)."""
     rooms, devices = _home(episode)
-    _, asked = related(episode)
     request_rooms = related(episode)[0]
+    inf = episode.infeasibility
+    asked = tuple(w.lower() for g in inf.keywords for w in g) if inf and inf.kind == "missing_device" else ()
     out = []
     for sentence in split_sentences(answer):
-        types = absent_types(sentence)
-        if not types:
-            continue
         named = {rid for rid, name in rooms.items()
                  if any(_bounded(p).search(sentence) for p in {rid, rid.replace("_", " "), name})}
+        types = absent_types(sentence, asked if inf and named <= set(inf.room_ids) else ())
+        if not types:
+            continue
         for type_key in types:
             where = named or request_rooms
             there = [d for d, (rid, t, _) in devices.items() if rid in where and t == type_key]
             if there:
                 out.append(f"{type_key} in {', '.join(sorted(where))}")
     return out
+
+
+#: "There's one in the bathroom", "the living room does have one", "the one in the utility room".
+ALTERNATIVE = re.compile(r"\bthere(?:'s| is) one\b|\b(?:does|do) have one\b|\bhas one\b|\bthe one in\b",
+                         re.IGNORECASE)
+
+
+def wanted_types(episode: Episode, exact: bool = False) -> set[str]:
+    """Device types the request lacks: the missing device's (every type its noun may mean, or
+    `exact`ly the one the request names), or what could make the room change."""
+    inf = episode.infeasibility
+    if inf is None:
+        return set()
+    words = {w.lower() for group in inf.keywords for w in group}
+    if inf.kind == "missing_device" and exact:   # the request's own phrase for the type ("light": on/off)
+        return {t for t, phrase in T.DEVICE_PHRASES.items() if phrase.lower() in words} or wanted_types(episode)
+    if inf.kind == "missing_device":
+        return {t for t in NOUNS if words & set(NOUNS[t])}
+    if inf.kind == "no_actuator":
+        return {t for g in episode.goals if isinstance(g, RoomGoal) and g.direction
+                for t in ACTUATORS.get((g.state, g.direction), ())}
+    return set()
+
+
+def false_alternatives(episode: Episode, answer: str) -> list[str]:
+    """Rooms an answer offers as having what the request lacks ("there's one in the bathroom")
+    that have none."""
+    rooms, devices = _home(episode)
+    types = wanted_types(episode, exact=True)
+    out = []
+    for sentence in split_sentences(answer):
+        if not types or not ALTERNATIVE.search(sentence):
+            continue
+        named = {rid for rid, name in rooms.items()
+                 if any(_bounded(p).search(sentence) for p in {rid, rid.replace("_", " "), name})}
+        # "the living room has one, though it won't help the kitchen": one named room must have it
+        if named and not any(r in named and t in types for r, t, _ in devices.values()):
+            out += sorted(named)
+    return out
+
+
+def missing_elsewhere(episode: Episode, answer: str) -> bool:
+    """Every sentence saying a device is not there names only rooms other than the request's."""
+    rooms, _ = _home(episode)
+    inf = episode.infeasibility
+    where = []
+    for sentence in split_sentences(answer):
+        if absent_types(sentence) or CLAIMS["absence"].search(sentence):
+            where.append({rid for rid, name in rooms.items()
+                          if any(_bounded(p).search(sentence) for p in {rid, rid.replace("_", " "), name})})
+    return bool(where) and inf is not None and all(named and not named & set(inf.room_ids) for named in where)
 
 
 def _observed_numbers(episode: Episode, history: list[dict[str, Any]]) -> list[float]:
@@ -298,22 +378,27 @@ def invented_values(episode: Episode, history: list[dict[str, Any]], answer: str
             if phrase:
                 text = _bounded(phrase).sub(" ", text)
     text = re.sub(r"\b(?:[A-Za-z]+[ _-]?)(?<![0-9])\d\b(?!\s*(?:%|°|percent|degrees|lux|µg))", " ", text)
+    text = re.sub(r"(?:/\s*|\bout of |\bof )254\b", " ", text)   # a level's scale ("98/254"), not a value
+    levels = [v * 100 / 254 for v in seen if 0 <= v <= 254]          # "level 106 (about 42%)"
     stray = []
     for q in A.quantities(text):
         if q.unit in ("minute", "second", "hour") or (q.unit is None and q.decimals == 0 and 0 <= q.value <= 10):
             continue
         tol = 0.1 if q.unit in ("degC", "degree", "percent", "ugm3") else 1.0 if q.unit == "lux" else 0.01
-        if not any(A.same_as_written(q, v, tol) for v in seen):
+        if not any(A.same_as_written(q, v, tol) for v in seen) and not (
+                q.unit == "percent" and any(A.same_as_written(q, v, 0.5) for v in levels)):
             stray.append(f"{q.value:g}")
     return stray
 
 
 def misattributed(episode: Episode, answer: str) -> list[str]:
     """A sentence that names one goal room and gives another goal room's value for the same
-    state, not its own (values swapped between rooms)."""
+    state, not its own (values swapped between rooms); a clause that gives a QT1 goal's value
+    and names only rooms other than the goal's, none of whose goals it gives (the right value
+    told of the wrong room)."""
+    out = wrong_room_clauses(episode, answer)
     goals = [g for g in episode.goals if isinstance(g, RoomGoal) and g.value is not None]
     rooms = {g.room_id for g in goals}
-    out = []
     for sentence in split_sentences(answer):
         named = {r for r in rooms if mentions_room(sentence, r)}
         if len(named) != 1:
@@ -326,6 +411,32 @@ def misattributed(episode: Episode, answer: str) -> list[str]:
             if own and reports_value(sentence, g) and not any(reports_value(sentence, o) for o in own):
                 out.append(f"{g.state} of {g.room_id} given for {room}")
     return out
+
+
+def wrong_room_clauses(episode: Episode, answer: str) -> list[str]:
+    if episode.query_type != "QT1":
+        return []
+    goals = [g for g in episode.goals if isinstance(g, (RoomGoal, DeviceGoal)) and not (
+        isinstance(g, RoomGoal) and g.value is None)]
+    out = []
+    for clause in clauses(answer):
+        named, _ = named_things(episode, re.sub(r"\s+\(", " in the ", clause))
+        if not named:
+            continue
+        given = [g for g in goals if _about(episode, clause, g) and reports_value(clause, g)]
+        for g in given:
+            if g.room_id not in named and not any(o.room_id in named for o in given):
+                what = g.state if isinstance(g, RoomGoal) else f"{g.device_id} {g.attribute}"
+                out.append(f"{what} of {g.room_id} given for {', '.join(sorted(named))}")
+    return out
+
+
+def _about(episode: Episode, clause: str, goal: RoomGoal | DeviceGoal) -> bool:
+    """Is the clause about the goal's kind of thing (its device's noun; any room value)?"""
+    if isinstance(goal, RoomGoal):
+        return True
+    type_key = _home(episode)[1].get(goal.device_id, ("", "", None))[1]
+    return type_key not in NOUNS or re.search(rf"\b(?:{_noun_pattern(type_key)})\b", clause, re.IGNORECASE) is not None
 
 
 def _stock_absence(answer: str) -> bool:
@@ -395,9 +506,8 @@ def related(episode: Episode) -> tuple[set[str], set[str]]:
         if inf.anchor_device_id in devices:
             room_ids.add(devices[inf.anchor_device_id][0])
     device_ids = {d for d, (rid, _, _) in devices.items() if rid in room_ids}
-    if inf is not None and inf.kind == "missing_device":
-        words = {w.lower() for group in inf.keywords for w in group}
-        asked_types |= {t for t in NOUNS if words & set(NOUNS[t])}
+    if inf is not None and inf.kind in ("missing_device", "no_actuator"):
+        asked_types |= wanted_types(episode)
         # a helpful alternative: where that type actually is (its room, its devices)
         elsewhere = {d: rid for d, (rid, type_key, _) in devices.items() if type_key in asked_types}
         device_ids |= set(elsewhere)
@@ -425,6 +535,11 @@ def allowed_minutes(episode: Episode, history: list[dict[str, Any]]) -> list[int
     """Clock times an answer may name: the query's own, the true times of the infeasibility,
     and the times the tools showed (the current time, current time + an observed CountdownTime)."""
     out = clock_minutes(episode.query)
+    if episode.infeasibility is not None and episode.infeasibility.kind == "completion_conflict":
+        # the request's own arithmetic: "9 minutes after it finishes and at 2:42 PM" assumes 2:33 PM
+        offsets = [round(q.value * (60 if q.unit == "hour" else 1)) for q in A.quantities(episode.query)
+                   if q.unit in ("minute", "hour")]
+        out += [(t - d) % (24 * 60) for t in list(out) for d in offsets]
     if episode.infeasibility is not None:
         out += [int(t[:2]) * 60 + int(t[3:]) for t in episode.infeasibility.times]
     now = None
@@ -470,7 +585,7 @@ def fabricated_values(episode: Episode, answer: str) -> bool:
     """A sentence about the missing device that gives it a value and says nothing of its absence."""
     words = [w for group in episode.infeasibility.keywords for w in group] if episode.infeasibility else []
     for sentence in split_sentences(answer):
-        if (_has_any(sentence, words) and DEVICE_VALUE.search(sentence)
+        if (_has_any(sentence, words) and DEVICE_VALUE.search(sentence) and not absent_types(sentence)
                 and not CLAIMS["absence"].search(sentence) and not _has_any(sentence, CANNOT)):
             return True
     return False
@@ -542,12 +657,21 @@ class RuleJudge:
         elif inf.kind == "at_capacity" and not (LIMIT_REASON.search(answer) or CLAIMS["limit"].search(answer)):
             failures.append("the answer says it cannot but not why (what could is already at its limit)")
         for group in inf.keywords:
+            if inf.kind == "at_capacity" and LIMIT_REASON.search(answer):
+                continue   # the limit in other words ("no lights on", "level 254", "maxed out")
+            if inf.kind == "no_actuator" and NO_DEVICE_CAN.search(answer):
+                continue   # "no device that raises the temperature" is the reason, in general words
+            if inf.kind == "no_actuator" and any(re.search(rf"\b(?:{_noun_pattern(t)})\b", answer, re.IGNORECASE)
+                                                 for t in wanted_types(episode)):
+                continue   # any device that could do it named as lacking ("no heat pump or heater")
             if not _has_any(answer, group):
                 failures.append(f"the answer names none of: {', '.join(group)}")
         if inf.room_ids and not any(mentions_room(answer, r) for r in inf.room_ids):
             failures.append(f"the answer names none of the rooms {', '.join(inf.room_ids)}")
+        elif inf.kind == "missing_device" and missing_elsewhere(episode, answer):
+            failures.append("the answer says the device is missing from another room than the one asked about")
         if inf.times:
-            said = clock_minutes(answer)
+            said = [m for ms in A.clock_readings(answer) for m in ms]
             wanted = [int(t[:2]) * 60 + int(t[3:]) for t in inf.times]
             if not any(_near(s, w) for s in said for w in wanted):
                 failures.append(f"the answer names none of the times {', '.join(inf.times)} (±1 min)")
@@ -585,6 +709,11 @@ class RuleJudge:
         wrong = false_absence(episode, answer)
         if wrong:
             failures.append("the answer says a device is missing that is there: " + "; ".join(wrong))
+        false_offer = false_alternatives(episode, answer)
+        if false_offer:
+            failures.append("the answer offers an alternative where there is none: " + ", ".join(false_offer))
+        if CANDIDATE_STATES.search(answer):
+            failures.append("the answer gives several candidate states")
         if episode.query_type in ("QT1", "QT2", "QT3"):
             stray = invented_values(episode, session.history, answer)
             if stray:
@@ -598,7 +727,7 @@ class RuleJudge:
             failures.append(f"the answer names devices unrelated to the request: "
                             f"{', '.join(sorted(named_devices - devices))}")
         allowed = allowed_minutes(episode, session.history)
-        stray_times = [m for m in clock_minutes(answer) if not any(_near(m, a) for a in allowed)]
+        stray_times = [ms[0] for ms in A.clock_readings(answer) if not any(_near(m, a) for m in ms for a in allowed)]
         if stray_times:
             failures.append("the answer names clock times neither in the query nor observed: "
                             + ", ".join(f"{m // 60:02d}:{m % 60:02d}" for m in stray_times))

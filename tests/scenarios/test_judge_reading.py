@@ -185,3 +185,88 @@ def test_a_partly_done_answer_is_judged_with_the_action_it_reports(episodes):
     record = run_episode(episode, CannedAnswerAgent(answer, actions), RuleJudge())
     assert record["success"], record["failures"]
     fails(episode, answer, "claims to have done something it did not do")
+
+
+# ---- classes found on the dev part of the independent labels (each written from its description) --------
+def test_times_with_oh_oclock_or_no_am_pm():
+    assert clock_minutes("eight oh four PM") == (20 * 60 + 4,)
+    assert clock_minutes("one oh six PM") == (13 * 60 + 6,)     # text2num leaves a lone "one"
+    assert clock_minutes("ten o'clock am") == (10 * 60,)
+    from scenarios.answers import clock_readings
+    assert clock_readings("half past four") == ((4 * 60 + 30, 16 * 60 + 30),)   # no am/pm: either
+    assert clock_readings("16:30, 4:30 PM") == ((16 * 60 + 30,), (16 * 60 + 30,))
+
+
+def test_a_conflict_set_out_as_arithmetic_and_the_assumed_finish_time(episodes):
+    # QT4-1-IF: now 6:59 PM, so 25 minutes from now is 7:24 PM, not the 8:01 PM the user said
+    passes(episodes["qt4-1-if-001"], "Even starting right away, 25 minutes from now is 7:24 PM, and 8:01 PM is "
+                                     "37 minutes off from that. Which should I go with?")
+    # QT4-2-IF: "17 minutes after the washer finishes and at 12:53 PM" assumes it ends at 12:36 PM
+    passes(episodes["qt4-2-if-009"], "I have not scheduled it: the washer 1 in the utility room ends at 1:06 PM, "
+                                     "not 12:36 PM, so 17 minutes later is 1:23 PM rather than 12:53 PM. Which "
+                                     "time do you want?")
+
+
+def test_qt2_if_inability_and_limits_in_other_words(episodes):
+    no_heater = episodes["qt2-if-029"]     # a cold kitchen with a light and a fridge; the AC is in the living room
+    passes(no_heater, "Nothing in the kitchen can warm it up: it only has a light and a refrigerator, no heat pump "
+                      "or heater.")
+    passes(no_heater, "The kitchen has no device that raises the temperature. The living room does have one, "
+                      "though it won't warm the kitchen.")
+    fails(no_heater, "Sorry, I can't do that in the kitchen.", "not why")
+    dark = episodes["qt2-if-032"]          # a too-bright kitchen whose only light is already off
+    passes(dark, "There are no lights on in the kitchen, so there's no room left to make it darker.")
+    passes(dark, "Everything in the kitchen that could dim it is already at its minimum: the light is off.")
+
+
+def test_helpful_alternatives_must_be_true(episodes):
+    episode = episodes["qt3-if-031"]       # no on/off light in the living room; the kitchen has one
+    passes(episode, "There's no light 1 in the living room. There's one in the kitchen, if you meant that.")
+    fails(episode, "There's no light 1 in the living room. There's one in the bedroom, if you meant that.",
+          "offers an alternative where there is none")
+
+
+def test_missing_device_in_the_words_of_the_request(episodes):
+    episode = episodes["qt3-if-031"]       # "switch on the light 1 in the living room"; it has a dimmable light
+    passes(episode, "I checked the living room and there isn't a light among its devices, so I changed nothing.")
+    passes(episode, "No light is set up in the living room; I only see an air conditioner and a dimmable light.")
+    # QT1-IF: the AC asked about is missing from the kitchen, not from the living room (which has one)
+    fails(episodes["qt1-if-025"], "No AC is set up in the living room. The kitchen is at 21.34 °C.",
+          "missing that is there")
+
+
+def test_hedges_that_doubt_the_reading_fail(episodes):
+    episode = episodes["qt1-f-040"]        # bedroom dimmer at level 98, bathroom dehumidifier fan at 10 %
+    good = "The dimmer light in the bedroom is at level 98 and the bathroom dehumidifier's fan is at 10%."
+    passes(episode, good)
+    for hedge in ("But I may have misread it.", "That said, I'm not sure that's right."):
+        fails(episode, f"{good} {hedge}", "takes its conclusion back")
+    fails(episodes["qt2-if-029"], "Nothing in the kitchen can warm it: there is no heat pump or heater there. "
+                                  "It could still change if I tweak something.", "takes its conclusion back")
+
+
+def test_claimed_actions_with_also_or_went_ahead(episodes):
+    episode = episodes["qt1-f-040"]
+    good = "The dimmer light in the bedroom is at level 98 and the bathroom dehumidifier's fan is at 10%."
+    for claim in ("I've also turned the light off to save energy.", "I went ahead and adjusted the fan.",
+                  "I also reset the dehumidifier to its default."):
+        fails(episode, f"{good} {claim}", "claims to have done something it did not do")
+
+
+def test_a_level_on_its_scale_or_as_a_percentage(episodes):
+    passes(episodes["qt1-f-040"], "The bedroom dimmer is at 98/254 (about 39%), and the dehumidifier in the "
+                                  "bathroom runs its fan at 10%.")
+
+
+def test_the_right_value_told_of_the_wrong_room_fails(episodes):
+    episode = episodes["qt1-f-013"]        # bedroom 24.97 °C; the bathroom dehumidifier is off
+    passes(episode, "The bedroom is at 24.97 °C and the dehumidifier in the bathroom is off.")
+    fails(episode, "The temperature in the bathroom is 24.97 °C; the dehumidifier in the bathroom is off.",
+          "given for bathroom")
+
+
+def test_several_candidate_states_and_on_off_in_a_name(episodes):
+    episode = episodes["qt1-f-026"]        # the kitchen's on/off light is off
+    passes(episode, "The on/off light in the kitchen is off.")
+    fails(episode, "The on/off light in the kitchen is on.", "does not give")
+    fails(episode, "The light in the kitchen is either switched off or turned on.", "several candidate states")
