@@ -448,6 +448,8 @@ def _options(cls: type[ClusterServer], shape: ClusterShape) -> dict[str, Any]:
     for p in inspect.signature(cls.__init__).parameters.values():
         if p.name == "modes" and 0 in shape.values:
             out["modes"] = _modes(cls, shape.values[0])
+        if p.name == "areas" and isinstance(shape.values.get(0), list):   # ServiceArea's SupportedAreas
+            out["areas"] = _area_names(shape.values[0])
         if not isinstance(p.default, bool):
             continue
         wanted = p.name.replace("_", "").lower()
@@ -471,6 +473,19 @@ def _modes(cls: type[ClusterServer], raw: Any) -> list[dict[str, Any]]:
         tags = [t.get("1") for t in entry.get("2", []) if isinstance(t, dict)]
         out.append({"label": entry.get("0"), "mode": entry.get("1"), "tags": tags,
                     "cycle": ours.get(entry.get("1"))})
+    return out
+
+
+def _area_names(raw: list[Any]) -> list[str]:
+    """Names our ServiceArea server starts from (the product's own SupportedAreas replace them):
+    each area's locationName, else "Area <id>"."""
+    out = []
+    for entry in raw:
+        info = entry.get("2") if isinstance(entry, dict) else None
+        location = info.get("0") if isinstance(info, dict) else None
+        name = location.get("0") if isinstance(location, dict) else None
+        out.append(name if isinstance(name, str) and name and name not in out
+                   else f"Area {entry.get('0') if isinstance(entry, dict) else len(out) + 1}")
     return out
 
 

@@ -298,3 +298,31 @@ def test_a_cloned_lock_or_sensor_is_our_server(key, cluster):
         assert isinstance(server, SmokeCoAlarmServer)
         server.sense_smoke(2)
         assert server.read("ExpressedState") == Clusters.SmokeCoAlarm.Enums.ExpressedStateEnum.kSmokeAlarm
+
+
+@pytest.mark.parametrize("key, calls", [
+    ("robot_vacuum_cleaner", [("ServiceArea", "SelectAreas", {"newAreas": [2]}),
+                              ("RvcRunMode", "ChangeToMode", {"newMode": 1}),
+                              ("RvcOperationalState", "Pause", {}), ("RvcOperationalState", "Resume", {}),
+                              ("RvcOperationalState", "GoHome", {}),
+                              ("ServiceArea", "SelectAreas", {"newAreas": [99]})]),
+    ("thermostat", [("Thermostat", "SetpointRaiseLower", {"mode": 0, "amount": 10})]),
+    ("extended_color_light", [
+        ("OnOff", "On", {}),
+        ("LevelControl", "MoveToLevel", {"level": 100, "transitionTime": 0, "optionsMask": 0, "optionsOverride": 0}),
+        ("ColorControl", "MoveToHueAndSaturation", {"hue": 120, "saturation": 200, "transitionTime": 0,
+                                                    "optionsMask": 0, "optionsOverride": 0}),
+        ("ColorControl", "MoveToColorTemperature", {"colorTemperatureMireds": 300, "transitionTime": 0,
+                                                    "optionsMask": 0, "optionsOverride": 0})]),
+])
+def test_clones_answer_commands_as_the_built_ins_do(key, calls):
+    """A clone of a robot vacuum (with its service areas), thermostat and colour light gets our
+    cluster servers configured from the dump, so each command answers and changes state exactly
+    as on the built-in device the dump came from."""
+    ours = create_device("a", key)
+    clone = _clone(json.loads(json.dumps(export_attributes(ours))))
+    assert not any(isinstance(s, AttributeStoreServer) for ep in clone.endpoints.values()
+                   for cid, s in ep.servers.items() if cid in (0x0150, 0x0054, 0x0061, 0x0201, 0x0300))
+    for cluster, command, args in calls:
+        assert repr(clone.invoke(cluster, command, args, 1)) == repr(ours.invoke(cluster, command, args, 1))
+    assert export_attributes(clone) == export_attributes(ours)
