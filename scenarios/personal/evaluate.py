@@ -355,7 +355,8 @@ def run(tasks: list[PersonalTask], agent_factory: Callable[[PersonalTask], Any],
 
 
 def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
-    """The paper's figures per category (Table 8): accuracies, CF macro, MAP@1/3 and RRS, PG validity."""
+    """The paper's figures per category (Table 8): accuracies, CF macro, MAP@1/3 and RRS, PG
+    validity; then the reactive categories per difficulty (easy, medium, hard)."""
     def mean(values: list[float]) -> float | None:
         return round(sum(values) / len(values), 3) if values else None
     by: dict[str, list[dict[str, Any]]] = {}
@@ -378,6 +379,13 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
         out["PG"] = {"n": len(by["PG"]), "validity": mean([r["validity"] for r in by["PG"]]),
                      "preference": mean([r["preference"] for r in by["PG"]]),
                      **({"rpj_abs": mean(rpj)} if rpj else {})}
+    # The reactive categories (IG, CF, MC) by difficulty, as the paper reports them.
+    for level in ("easy", "medium", "hard"):
+        rows = [r for r in results if r.get("difficulty") == level and r["category"] in ("IG", "CF", "MC")]
+        if rows:
+            out[level] = {"n": len(rows), "accuracy": mean([float(r["success"]) for r in rows]),
+                          **{c: mean([float(r["success"]) for r in rows if r["category"] == c])
+                             for c in ("IG", "CF", "MC") if any(r["category"] == c for r in rows)}}
     return out
 
 

@@ -350,6 +350,14 @@ def test_scoring_rules():
     cf = [{"category": "CF", "success": True, "changed": True}, {"category": "CF", "success": False, "changed": False},
           {"category": "CF", "success": True, "changed": False}]
     assert summarize(cf)["CF"] == {"n": 3, "changed": 1.0, "unchanged": 0.5, "macro": 0.75}
+    levels = [{"category": "IG", "success": True, "difficulty": "easy"},
+              {"category": "MC", "success": False, "difficulty": "easy"},
+              {"category": "CF", "success": True, "changed": True, "difficulty": "hard"},
+              {"category": "FR", "success": True, "ap1": 1.0, "ap3": 1.0, "rrs": 0}]
+    by = summarize(levels)
+    assert by["easy"] == {"n": 2, "accuracy": 0.5, "IG": 1.0, "MC": 0.0} and by["hard"] == {"n": 1, "accuracy": 1.0,
+                                                                                           "CF": 1.0}
+    assert "medium" not in by
 
 
 # ---- an LLM agent and the LLM judge over the OpenAI API ------------------------------------------
