@@ -432,7 +432,7 @@ def test_the_committed_set_validates_on_a_sample():
 
 @pytest.mark.e2e
 def test_the_whole_committed_set_validates():
-    """Once in the full suite: every task of the committed set (about ten minutes on two cores)."""
+    """Once in the full suite: every task of the committed set (600: about two minutes on two free cores)."""
     assert validate(committed(), DEFAULT_TASKS.parent, jobs=2) == []
 
 
