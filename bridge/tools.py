@@ -412,15 +412,19 @@ _HANDLERS: dict[str, Handler] = {
 assert set(_HANDLERS) == set(TOOL_MODELS)
 
 
-def call_tool(backend: Backend, name: str, args: Any = None, session: Session | None = None) -> dict[str, Any]:
-    """Run one tool. Never raises: failures come back as {"ok": false, "error": {...}}."""
+def call_tool(backend: Backend, name: str, args: Any = None, session: Session | None = None,
+              parsed: Arguments | None = None) -> dict[str, Any]:
+    """Run one tool. Never raises: failures come back as {"ok": false, "error": {...}}.
+    `parsed`: `args` already parsed by `parse_args` (a caller that routes on them first), so
+    they are not parsed again; the history records `args` as given."""
     session = session if session is not None else Session()
     try:
         handler = _HANDLERS.get(name) or session.tools.handlers.get(name)
         if handler is None:
             raise ToolError(UNKNOWN_TOOL, f"there is no tool {name!r}",
                             accepted=sorted((*TOOL_NAMES, *session.tools.models)))
-        result: dict[str, Any] = {"ok": True, **handler(backend, parse_args(name, args, session.tools), session)}
+        model = parsed if parsed is not None else parse_args(name, args, session.tools)
+        result: dict[str, Any] = {"ok": True, **handler(backend, model, session)}
     except ToolError as err:
         result = {"ok": False, "error": err.to_json()}
     except MatterError as err:  # a backend that let one through

@@ -320,12 +320,12 @@ class LabSession(Coupling, Shadowing, LabRuns):
             with self.twin.lock:
                 self.twin.catch_up()
                 tick = self.twin.home.clock.tick
-            result = call_tool(self.backend, tool, args, self.tool_session)
+            result = call_tool(self.backend, tool, args, self.tool_session, parsed=target)
         else:
             # The twin alone: hold its clock still, so a replay at `tick` sees the same state.
             with self.twin.lock:
                 self.twin.catch_up()
-                result = call_tool(self.backend, tool, args, self.tool_session)
+                result = call_tool(self.backend, tool, args, self.tool_session, parsed=target)
                 tick = self.twin.home.clock.tick
         self._record_call(step, wall, tick, source, tool, args, result)
         self._note_reachability(tool, target, result)

@@ -41,7 +41,7 @@ class Shadowing:
         assert self.twin is not None
         with self.twin.lock:
             self.twin.catch_up()
-            twin = call_tool(self.twin.backend, tool, args)
+            twin = call_tool(self.twin.backend, tool, args, parsed=target)
         if real.get("ok") != twin.get("ok") or (not real.get("ok") and real["error"]["code"] != twin["error"]["code"]):
             self._diverged(step, device_id, "(status)", _status(real), _status(twin), 0.0)
         cluster = real.get("cluster") or twin.get("cluster") or getattr(target, "cluster_id", None)

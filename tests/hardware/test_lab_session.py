@@ -264,9 +264,8 @@ def test_every_lab_help_has_examples(command, capsys):
     assert code == 0 and "Examples:" in out and f"twin lab {command}" in out, out
 
 
-def test_a_lab_call_validates_its_arguments_once_for_the_lab_and_once_for_the_tool(tmp_path, monkeypatch):
-    """Routing, reachability and shadowing share one validated copy of the arguments; the
-    tool call validates its own (it is the boundary every caller goes through)."""
+def test_a_lab_call_validates_its_arguments_once(tmp_path, monkeypatch):
+    """Routing, reachability, the tool call and shadowing share one parsed copy of the arguments."""
     from bridge import tools
     lab = load_lab(write(tmp_path, {"controller": {"url": "ws://127.0.0.1:1/ws"}, "session": {"script": []}}))
     parses = []
@@ -274,4 +273,4 @@ def test_a_lab_call_validates_its_arguments_once_for_the_lab_and_once_for_the_to
     monkeypatch.setattr(tools, "parse_arguments", lambda *a, **k: parses.append(a[2]) or original(*a, **k))
     with LabSession(lab) as session:
         result = session.call("execute_command", {**LIGHT, "command.id": "On", "args": {}})
-    assert result["ok"] and parses == ["execute_command", "execute_command"]
+    assert result["ok"] and parses == ["execute_command"]
