@@ -319,3 +319,19 @@ def test_reset_can_switch_to_another_suite_whose_tools_fit(tasks):
     plain = HomeEnv(load_episodes(DEFAULT_EPISODES)[:1])
     with pytest.raises(ValueError, match="the smh suite's tools .* are not in this environment's action space"):
         plain.reset(options={"suite": "smh"})
+
+
+def test_cli_run_scores_an_agent_per_group_and_size(tmp_path):
+    from typer.testing import CliRunner
+
+    from matter_twin.cli import app
+    runner = CliRunner()
+    done = runner.invoke(app, ["bench", "homeflow", "run", "--agent", "reference", "--limit", "1",
+                               "--out", str(tmp_path / "r")])
+    assert done.exit_code == 0, done.output
+    assert "5/5 succeeded" in done.output and (tmp_path / "r" / "summary.json").exists()
+    null = runner.invoke(app, ["bench", "homeflow", "run", "--agent", "null", "--limit", "1", "--category", "TC2",
+                               "--out", str(tmp_path / "n")])
+    assert null.exit_code == 0 and "0/1 succeeded" in null.output
+    bad = runner.invoke(app, ["bench", "homeflow", "run", "--agent", "oracle", "--out", str(tmp_path / "x")])
+    assert bad.exit_code != 0 and "unknown agent 'oracle'" in bad.output
