@@ -174,6 +174,7 @@ TIERS = {"simple": ((5, 6), (5, 6)), "medium": ((10, 11), (32, 33, 34, 35, 36, 3
 #: Monthly mean outdoor temperature (°C) of a temperate climate, January first.
 _MONTHLY_C = (3, 4, 8, 12, 16, 20, 23, 22, 18, 13, 8, 4)
 _LIVING = ("living_room", "kitchen", "dining_room", "hallway", "studio")
+LIGHTS = ("on_off_light", "dimmable_light", "color_temperature_light", "extended_color_light")
 
 
 def type_priors() -> dict[str, dict[str, int]]:
@@ -355,8 +356,13 @@ def make_home(seed: int, rooms: int | None = None, devices: int | None = None, t
         counts[base] = counts.get(base, 0) + 1
         n = counts[base]
         label = DEVICE_TYPES[type_key].label
+        # Lights say where they hang: a room's first one is its ceiling light, later ones are
+        # bedside lamps in bedrooms and reading lamps elsewhere (so "the bedside lamps" resolve).
+        lights_here = sum(d.type in LIGHTS for d in room.devices)
+        tags = [] if type_key not in LIGHTS else ["ceiling"] if lights_here == 0 else \
+            ["bedside"] if kinds[i] == "bedroom" else ["reading"]
         room.devices.append(DeviceSpec(
-            id=base if n == 1 else f"{base}_{n}", type=type_key,
+            id=base if n == 1 else f"{base}_{n}", type=type_key, tags=tags,
             name=f"{room.name} {label}" + (f" {n}" if n > 1 else ""),
             attributes=_initial(rng, type_key, kinds[i], dark)))
     size = tier or f"{rooms} rooms"

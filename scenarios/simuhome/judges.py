@@ -814,7 +814,8 @@ def judge_messages(episode: Episode, session: Session) -> list[dict[str, str]]:
 
 
 class LLMJudge:
-    """Majority of `votes` answers from an OpenAI-compatible chat endpoint."""
+    """Majority of `votes` answers from an OpenAI-compatible chat endpoint. Other suites' LLM
+    judges (scenarios/smh/judges.py) are this class with their own messages: `vote`."""
 
     def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None,
                  votes: int = 3, client: Any = None):
@@ -826,13 +827,16 @@ class LLMJudge:
         self.votes = votes
         self.name = f"llm:{model}"
 
-    def judge(self, episode: Episode, session: Session, state_changed: bool) -> Verdict:
-        messages = judge_messages(episode, session)
+    def vote(self, messages: list[dict[str, str]]) -> tuple[bool, list[str]]:
+        """(A won the majority, the letters): each reply read as A when it starts with A, else B."""
         letters = []
         for _ in range(self.votes):
             reply = create_completion(self.client, {"model": self.model, "messages": messages, "temperature": 0})
             text = (reply.choices[0].message.content or "").strip().upper()
             letters.append("A" if text.startswith("A") else "B")
         tally = Counter(letters)
-        passed = tally["A"] > tally["B"]
+        return tally["A"] > tally["B"], letters
+
+    def judge(self, episode: Episode, session: Session, state_changed: bool) -> Verdict:
+        passed, letters = self.vote(judge_messages(episode, session))
         return Verdict(passed, [] if passed else [f"LLM judge voted {''.join(letters)}"], letters)

@@ -13,19 +13,19 @@ The verifier, the same for both (each rule written down):
 - act: every goal predicate holds, and every device not targeted is as it would be had nobody
   acted (twin.goals `unchanged`: irrelevant-state preservation).
 - clarify (TC3): EIA: the agent asked the user before its first state change (at most three
-  questions) and then the act check passes; DR: mode is clarify and nothing is replayed.
+  questions), the judge finds the questions appropriate, and then the act check passes; DR: mode
+  is clarify, the judge finds its response an appropriate question, and nothing is replayed.
 - rule (TC4): some automation the agent created fires exactly when the expected one does
   (trigger validation, `Automations.same_firing`: the same cron minutes; state conditions on
   the same device attribute or room state, true for the same values), and its steps, run on the start
   home, pass the act check (action validation); and no device changed now.
-- answer (TC7): the reply states the expected value and nothing contradicting it (rule judge
-  below); no device changed.
+- answer (TC7): the judge (scenarios/smh/judges.py: the rule judge by default, or an LLM)
+  finds the reply right; no device changed.
 A mode that does not fit the task (DR clarify on an execution task) fails it.
 """
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
@@ -33,8 +33,9 @@ from typing import Any
 from bridge.home_tools import HOME_TOOLS
 from bridge.tools import Session, call_tool
 from bridge.twin_backend import TwinBackend
-from scenarios.agent import Agent, AgentOutput
+from scenarios.agent import Agent, AgentOutput, Serve, in_process
 from scenarios.model_api import ModelAPIError
+from scenarios.smh.judges import RULE_JUDGE, Judge
 from scenarios.smh.tasks import SmhTask, build_home, prompt
 from scenarios.suite import Attempt
 from twin.automations import AutomationError
@@ -47,8 +48,6 @@ STATE_TOOLS = ("execute_command", "write_attribute", "schedule_workflow", "creat
 MAX_QUESTIONS = 3
 #: What the user says when nothing is being clarified (a task without a hidden intent).
 NO_INTENT = "I've said all I want; please go ahead."
-_RAW = re.compile(r"[{\[]\s*\"\w+\"\s*:")
-_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 
 
 # ---- what an agent is given ---------------------------------------------------------------------
@@ -118,45 +117,6 @@ def steps_reach_goal(task: SmhTask, start: Home, steps: list[dict[str, Any]]) ->
     return bool(goal.check(home)["success"])
 
 
-def _names(home: Home) -> list[str]:
-    names = [(spec.name or r).lower() for r, spec in home.rooms.items()]
-    names += [home.device_info(d)["name"].lower() for d in home.devices.objects]
-    return sorted(set(names), key=len, reverse=True)
-
-
-def judge_answer(task: SmhTask, answer: str | None, home: Home) -> tuple[bool, str]:
-    """The rule judge for TC7 replies: (passed, why not). A reply must state the expected value
-    and nothing that contradicts it: for yes/no exactly one of the two words; for a number, at
-    least one number (names of rooms and devices and the numbers of the question left out)
-    and every number equal to it (±0.15 for decimals); for a room, its name and no other room's.
-    Raw tool output (JSON) is not an answer."""
-    assert task.answer is not None
-    if not answer or not answer.strip():
-        return False, "missing_response"
-    if _RAW.search(answer):
-        return False, "raw_output"
-    text = f" {answer.lower()} "
-    kind, value = task.answer["kind"], task.answer["value"]
-    if kind == "yesno":
-        said = {w for w in ("yes", "no") if re.search(rf"\b{w}\b", text)}
-        return (said == {"yes" if value else "no"}), "wrong_answer"
-    if kind == "room":
-        rooms = sorted(((spec.name or r).lower(), r) for r, spec in home.rooms.items())
-        mentioned = set()
-        for name, room_id in sorted(rooms, key=lambda x: len(x[0]), reverse=True):
-            if re.search(rf"\b{re.escape(name)}\b", text):
-                mentioned.add(room_id)
-                text = re.sub(rf"\b{re.escape(name)}\b", " ", text)
-        return mentioned == {value}, "wrong_answer"
-    for name in _names(home):
-        text = text.replace(name, " ")
-    asked = {float(n) for n in _NUMBER.findall(task.query)}
-    numbers = [float(n) for n in _NUMBER.findall(text) if float(n) not in asked or float(n) == float(value)]
-    tolerance = 0.15 if isinstance(value, float) else 0.0
-    ok = bool(numbers) and all(abs(n - float(value)) <= tolerance for n in numbers)
-    return ok, "wrong_answer"
-
-
 def asked_first(history: list[dict[str, Any]]) -> tuple[bool, str]:
     tools = [h["tool"] for h in history]
     asks = [i for i, t in enumerate(tools) if t == "ask_user"]
@@ -169,12 +129,12 @@ def asked_first(history: list[dict[str, Any]]) -> tuple[bool, str]:
 
 
 def verify(task: SmhTask, start: Home, acted: Home, goal_now: Goal, answer: str | None,
-           history: list[dict[str, Any]] | None, mode: str | None) -> dict[str, Any]:
+           history: list[dict[str, Any]] | None, mode: str | None, judge: Judge = RULE_JUDGE) -> dict[str, Any]:
     """The one verifier: {"success", "m" (partial credit), "error" (taxonomy label or None)}."""
     checked = goal_now.check(acted)
     unchanged = bool(checked["satisfied"][-1])
     if task.expect == "answer":
-        ok, why = judge_answer(task, answer, acted)
+        ok, why = judge.answer(task, answer, acted) if answer and answer.strip() else (False, "missing_response")
         if mode not in (None, "answer"):
             ok, why = False, "mode_selection"
         success = ok and unchanged
@@ -191,9 +151,15 @@ def verify(task: SmhTask, start: Home, acted: Home, goal_now: Goal, answer: str 
         return {"success": unchanged, "m": 1.0 if unchanged else 0.5, "error": None if unchanged else "collateral"}
     if task.expect == "clarify":
         if mode is not None:    # DR: one shot, so the right move is to ask
-            ok = mode == "clarify"
-            return {"success": ok, "m": float(ok), "error": None if ok else "mode_selection"}
+            if mode != "clarify":
+                return {"success": False, "m": 0.0, "error": "mode_selection"}
+            ok, why = judge.clarification(task, [answer] if answer else [])
+            return {"success": ok, "m": float(ok), "error": None if ok else why}
         ok, why = asked_first(history or [])
+        if ok:
+            questions = [str((h.get("args") or {}).get("question", ""))
+                         for h in history or [] if h["tool"] == "ask_user"]
+            ok, why = judge.clarification(task, questions)
         if not ok:
             return {"success": False, "m": 0.0, "error": why}
     elif mode == "clarify":
@@ -214,16 +180,16 @@ def _start(task: SmhTask) -> tuple[Home, Home, Goal]:
                               [{"type": "unchanged", "except": list(task.targets)}])
 
 
-def begin(task: SmhTask, start: Home | None = None) -> Attempt:
+def begin(task: SmhTask, start: Home | None = None, judge: Judge = RULE_JUDGE) -> Attempt:
     """An EIA attempt (scenarios.suite.Attempt): the agent's copy of the start home (`start`: the
-    task's home already built), its session, and the verifier on what it has done so far."""
+    task's home already built), its session, and the verifier (with `judge`) on what it has done so far."""
     start = start if start is not None else build_home(task)
     acted = start.fork()
     goal_now = Goal(acted, _act_predicates(task) if task.goal else
                     [{"type": "unchanged", "except": list(task.targets)}])
     session = agent_session(task)
     return Attempt(task.id, task.category, prompt(task), acted, session,
-                   lambda: verify(task, start, acted, goal_now, session.answer, session.history, None), start)
+                   lambda: verify(task, start, acted, goal_now, session.answer, session.history, None, judge), start)
 
 
 def _result(task: SmhTask, setting: str, agent: str, verdict: dict[str, Any], **extra: Any) -> dict[str, Any]:
@@ -231,15 +197,19 @@ def _result(task: SmhTask, setting: str, agent: str, verdict: dict[str, Any], **
             "setting": setting, "agent": agent, **verdict, **extra}
 
 
-def run_eia(task: SmhTask, agent: Agent, max_steps: int = 30) -> dict[str, Any]:
-    attempt = begin(task)
+def run_eia(task: SmhTask, agent: Agent, max_steps: int = 30, judge: Judge = RULE_JUDGE,
+            serve: Serve = in_process) -> dict[str, Any]:
+    """The agent on its copy of the task's home, reached through `serve` (in process, or over
+    Matter: scenarios/over_matter.py), then scored in process."""
+    attempt = begin(task, judge=judge)
     session = attempt.session
-    try:
-        out = agent.run(attempt.query, TwinBackend(attempt.home), session, max_steps)
-    except ModelAPIError:      # the harness's failure, not the agent's: it stops the run
-        raise
-    except Exception as exc:   # an agent that crashes fails its task, with the reason kept
-        out = AgentOutput(None, len(session.history), error=f"{type(exc).__name__}: {exc}")
+    with serve(attempt.home) as backend:
+        try:
+            out = agent.run(attempt.query, backend, session, max_steps)
+        except ModelAPIError:      # the harness's failure, not the agent's: it stops the run
+            raise
+        except Exception as exc:   # an agent that crashes fails its task, with the reason kept
+            out = AgentOutput(None, len(session.history), error=f"{type(exc).__name__}: {exc}")
     verdict = attempt.score()
     invalid = sum(not h["result"].get("ok") for h in session.history)
     return _result(task, "EIA", agent.name, verdict, answer=session.answer, tool_calls=len(session.history),
@@ -253,7 +223,7 @@ def run_eia(task: SmhTask, agent: Agent, max_steps: int = 30) -> dict[str, Any]:
 DirectAgent = Callable[[str, dict[str, Any]], str]
 
 
-def run_dr(task: SmhTask, agent: DirectAgent, name: str) -> dict[str, Any]:
+def run_dr(task: SmhTask, agent: DirectAgent, name: str, judge: Judge = RULE_JUDGE) -> dict[str, Any]:
     start, acted, goal_now = _start(task)
     reply = agent(DR_PROMPT.format(home=json.dumps(serialize(start), ensure_ascii=False), request=prompt(task)),
                   serialize(start))
@@ -269,7 +239,8 @@ def run_dr(task: SmhTask, agent: DirectAgent, name: str) -> dict[str, Any]:
     for rule in data.get("automations") or []:
         call_tool(backend, "create_automation", rule, session)
     mode = str(data.get("mode", "execute"))
-    verdict = verify(task, start, acted, goal_now, data.get("response"), None, mode if mode != "execute" else "execute")
+    verdict = verify(task, start, acted, goal_now, data.get("response"), None, mode if mode != "execute" else "execute",
+                     judge)
     invalid = sum(not h["result"].get("ok") for h in session.history)
     return _result(task, "DR", name, verdict, answer=data.get("response"), tool_calls=len(session.history),
                    invalid_calls=invalid)
@@ -287,4 +258,4 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-__all__ = ["DR_PROMPT", "judge_answer", "run_dr", "run_eia", "same_trigger", "serialize", "summarize", "verify"]
+__all__ = ["DR_PROMPT", "run_dr", "run_eia", "same_trigger", "serialize", "summarize", "verify"]

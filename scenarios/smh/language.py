@@ -13,6 +13,7 @@ cannot drift apart. An operation is `{"op", "device", "value"?}`:
 | volume | speakers, TVs | % | On, MoveToLevel | OnOff, CurrentLevel = % (their level is 0-100) |
 | close_to | window coverings | % closed | GoToLiftPercentage | TargetPositionLiftPercent100ths |
 | start | dishwashers, washers | - | On, OperationalState Start | OperationalState running |
+| lock, unlock | door locks | - | DoorLock LockDoor/UnlockDoor | LockState locked (1) / unlocked (2) |
 
 No phrase puts a word next to the same word (a name ending in "fan" before "fan speed"):
 the reader collapses stutters. Wording styles (TC1): `clear` (the canonical phrase),
@@ -37,8 +38,10 @@ OP_TYPES: dict[str, tuple[str, ...]] = {
     "volume": ("speaker", "tv"),
     "close_to": ("window_covering",),
     "start": ("dishwasher", "laundry_washer"),
+    "lock": ("door_lock",),
 }
 OP_TYPES["off"] = OP_TYPES["on"]
+OP_TYPES["unlock"] = OP_TYPES["lock"]
 VALUES: dict[str, tuple[int, ...]] = {
     "brightness": (10, 20, 25, 30, 40, 50, 60, 70, 75, 80, 90, 100),
     "color_temperature": (2700, 3000, 4000, 5000, 6500),
@@ -47,6 +50,7 @@ VALUES: dict[str, tuple[int, ...]] = {
 }
 LIGHT_TYPES = ("on_off_light", "dimmable_light", "color_temperature_light", "extended_color_light")
 RUNNING = 1   # OperationalState: Running
+LOCKED, UNLOCKED = 1, 2   # DoorLock LockState
 
 
 def level_of(pct: int) -> int:
@@ -92,6 +96,8 @@ def calls(op: dict[str, Any]) -> list[dict[str, Any]]:
         return [_cmd(dev, "WindowCovering", "GoToLiftPercentage", {"liftPercent100thsValue": value * 100})]
     if kind == "start":
         return [on, _cmd(dev, "OperationalState", "Start")]
+    if kind in ("lock", "unlock"):
+        return [_cmd(dev, "DoorLock", "LockDoor" if kind == "lock" else "UnlockDoor")]
     raise ValueError(f"unknown operation {kind!r}")
 
 
@@ -121,6 +127,8 @@ def predicates(op: dict[str, Any]) -> list[dict[str, Any]]:
         return [_check(dev, "WindowCovering", "TargetPositionLiftPercent100ths", value * 100)]
     if kind == "start":
         return [on, _check(dev, "OperationalState", "OperationalState", RUNNING)]
+    if kind in ("lock", "unlock"):
+        return [_check(dev, "DoorLock", "LockState", LOCKED if kind == "lock" else UNLOCKED)]
     raise ValueError(f"unknown operation {kind!r}")
 
 
@@ -136,6 +144,8 @@ PHRASES: dict[str, tuple[str, ...]] = {
     "volume": ("set the {d} volume to {v}%", "turn the {d} to volume {v}"),
     "close_to": ("close the {d} to {v}%", "pull the {d} {v} percent shut"),
     "start": ("start the {d}", "kick off the {d}"),
+    "lock": ("lock the {d}", "make sure the {d} is locked"),
+    "unlock": ("unlock the {d}", "open up the {d}"),
 }
 FILLERS = ("uh", "um", "erm", "hmm")
 #: The words that open a self-correction, and the fillers the reader ignores.

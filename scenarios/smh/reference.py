@@ -161,6 +161,12 @@ class Planner:
         if m and m.group(1) in self.by_name:
             on = self.view.values(["OnOff.OnOff"])[self.by_name[m.group(1)]]["OnOff.OnOff"]
             return Plan("answer", response=f"{'Yes' if on else 'No'}, the {m.group(1)} is {'on' if on else 'off'}.")
+        m = re.match(r"^is the (.+) locked$", q)
+        if m and m.group(1) in self.by_name:
+            state = self.view.values(["DoorLock.LockState"])[self.by_name[m.group(1)]]["DoorLock.LockState"]
+            locked = state == L.LOCKED
+            return Plan("answer", response=f"{'Yes' if locked else 'No'}, the {m.group(1)} is "
+                                           f"{'locked' if locked else 'not locked'}.")
         m = re.match(r"^what (brightness|fan speed) is the (.+) set to, in percent$", q)
         if m and m.group(2) in self.by_name:
             attr = "LevelControl.CurrentLevel" if m.group(1) == "brightness" else "FanControl.PercentSetting"
@@ -212,6 +218,14 @@ class Planner:
             trigger = {"type": "device", "device_id": self.by_name[m.group(1)], "endpoint_id": 1,
                        "cluster_id": "OnOff", "attribute_id": "OnOff", "op": "==", "value": False}
             clause = m.group(2)
+        elif (m := re.match(r"^when the (.+?) (detects someone|reports contact|is unlocked), (.+)$", q)) \
+                and m.group(1) in self.by_name:
+            cluster, attribute, value = {"detects someone": ("OccupancySensing", "Occupancy", 1),
+                                         "reports contact": ("BooleanState", "StateValue", True),
+                                         "is unlocked": ("DoorLock", "LockState", L.UNLOCKED)}[m.group(2)]
+            trigger = {"type": "device", "device_id": self.by_name[m.group(1)], "endpoint_id": 1,
+                       "cluster_id": cluster, "attribute_id": attribute, "op": "==", "value": value}
+            clause = m.group(3)
         if trigger is None:
             return None
         ops = self.ops(clause)
@@ -246,12 +260,12 @@ class Planner:
             values = self.view.values(["OnOff.OnOff"])
             ops = [{"op": "off", "device": d} for d in dev if dev[d]["room"] in rooms
                    and dev[d]["type"] in L.LIGHT_TYPES and values[d].get("OnOff.OnOff")]
-        elif m := re.match(r"^turn off the (two|three) (brightest|dimmest) lights that are on$", q):
+        elif m := re.match(r"^turn off the (?:(two|three) )?(brightest|dimmest) lights? that (?:is|are) on$", q):
             values = self.view.values(["OnOff.OnOff", "LevelControl.CurrentLevel"])
             lit = [(values[d]["LevelControl.CurrentLevel"], d) for d in dev
                    if dev[d]["type"] in L.OP_TYPES["brightness"] and values[d].get("OnOff.OnOff")]
             lit.sort(reverse=m.group(2) == "brightest")
-            ops = [{"op": "off", "device": d} for _, d in lit[:("two", "three").index(m.group(1)) + 2]]
+            ops = [{"op": "off", "device": d} for _, d in lit[:("one", "two", "three").index(m.group(1) or "one") + 1]]
         if ops is None:
             return None
         return Plan(calls=[c for op in ops for c in L.calls(op)])

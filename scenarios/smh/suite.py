@@ -1,9 +1,9 @@
 """SMH-Bench (Li et al. 2026, our own implementation from its definitions): seven capability
 categories in 22 subcategories on homes of three tiers (up to 31 nested rooms and 135 devices),
 scored on the simulator with irrelevant-state preservation, in the DR and EIA settings.
-Homes `homes.py`, wording `language.py`, generator `tasks.py`, verifier `evaluate.py`,
-reference solver `reference.py`, bound agents `bounds.py`, checks `validate.py`. Its agents get
-the home tools (query_home, automations) beside SimuHome's."""
+Homes are HomeMaker's tiers (`tasks.home_spec`); wording `language.py`, generator `tasks.py`,
+verifier `evaluate.py`, reference solver `reference.py`, bound agents `bounds.py`, checks
+`validate.py`. Its agents get the home tools (query_home, automations) beside SimuHome's."""
 from __future__ import annotations
 
 from typing import Any

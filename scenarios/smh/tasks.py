@@ -1,6 +1,6 @@
 """SMH-Bench tasks: seven capability categories, 22 subcategories, three home tiers.
 
-A task is a home (`tier-k`, scenarios/smh/homes.py) put into a start state by `setup`
+A task is a home (`tier-k`: HomeMaker's home of that tier, `home_spec`) put into a start state by `setup`
 operations, what the user said (`query`, with `history` for TC5 and `memory` for TC6), and its
 ground truth, by what the task expects:
 
@@ -32,7 +32,7 @@ from bridge.twin_backend import TwinBackend
 from clusters.devices import DEVICE_TYPES
 from clusters.status import MatterError
 from scenarios.smh import language as L
-from scenarios.smh.homes import HOMES, home_spec
+from twin.generator import make_home
 from twin.home import Home
 from twin.schema import HomeSpec, load_jsonl
 
@@ -76,6 +76,29 @@ class SmhTask(BaseModel):
 
 
 # ---- the home a task starts from -----------------------------------------------------------------
+TIERS = ("simple", "medium", "complex")
+#: How many distinct homes each tier has (tasks draw from them; the paper's complex tasks share one).
+HOMES = {"simple": 24, "medium": 12, "complex": 6}
+#: The device types HomeMaker draws SMH homes from: what the request language drives, and the
+#: security, energy, water and kitchen devices the paper's categories name (locks, sensors,
+#: plugs, water heaters, EV chargers, solar, batteries, ovens).
+HOME_TYPES = ["on_off_light", "dimmable_light", "color_temperature_light", "extended_color_light",
+              "air_conditioner", "air_purifier", "fan", "humidifier", "dehumidifier", "tv", "speaker",
+              "window_covering", "robot_vacuum_cleaner", "refrigerator", "dishwasher", "laundry_washer",
+              "on_off_plug", "door_lock", "contact_sensor", "occupancy_sensor", "water_heater", "evse",
+              "solar_power", "battery_storage", "oven"]
+
+
+@functools.cache
+def home_spec(tier: str, index: int) -> HomeSpec:
+    """Home `tier-index`: HomeMaker's (twin.generator.make_home) home of that tier, from a seed
+    fixed by the tier and index; raises ValueError for an unknown tier."""
+    if tier not in HOMES:
+        raise ValueError(f"unknown tier {tier!r}; accepted: {', '.join(TIERS)}")
+    spec = make_home(28_000 + 100 * TIERS.index(tier) + index, tier=tier, types=HOME_TYPES)
+    return spec.model_copy(update={"name": f"SMH {tier} home {index}"})
+
+
 @functools.cache
 def _base_home(home_id: str) -> Home:
     tier, _, index = home_id.rpartition("-")
@@ -130,7 +153,7 @@ class Draft:
         self.rooms = {r.id: r for r in self.spec.rooms}
         for dev in sorted(self.types):   # a lived-in start: some devices on, at various settings
             if rng.random() < 0.45:
-                ops = [o for o in ("on", "brightness", "fan_speed", "volume", "color_temperature")
+                ops = [o for o in ("on", "brightness", "fan_speed", "volume", "color_temperature", "unlock")
                        if self.types[dev] in L.OP_TYPES[o]]
                 if ops:
                     self.apply(self.random_op(dev, rng.choice(ops)))
@@ -270,13 +293,17 @@ def tc2_room(draft: Draft) -> dict[str, Any] | None:
 
 
 def tc2_top(draft: Draft) -> dict[str, Any] | None:
+    for dev in [d for d in sorted(draft.types) if draft.types[d] in L.OP_TYPES["brightness"]]:
+        if not draft.read(dev, "OnOff", "OnOff") and draft.rng.random() < 0.6:   # small homes: light some
+            draft.apply(draft.random_op(dev, "brightness"))
     lit = draft.lights_on(dimmable=True)
-    for n, brightest in draft.rng.sample([(2, True), (3, True), (2, False), (3, False)], 4):
+    for n, brightest in draft.rng.sample([(n, b) for n in (1, 2, 3) for b in (True, False)], 6):
         levels = sorted(((draft.read(d, "LevelControl", "CurrentLevel"), d) for d in lit), reverse=brightest)
         if len(levels) > n and levels[n - 1][0] != levels[n][0]:
             ops = [{"op": "off", "device": d} for _, d in levels[:n]]
             which = "brightest" if brightest else "dimmest"
-            return act(draft, ops, f"Turn off the {('two', 'three')[n - 2]} {which} lights that are on.")
+            what = f"{which} light that is" if n == 1 else f"{('two', 'three')[n - 2]} {which} lights that are"
+            return act(draft, ops, f"Turn off the {what} on.")
     return None
 
 
@@ -356,10 +383,25 @@ def _room_condition(draft: Draft) -> tuple[dict[str, Any], str]:
     return cond, f"the {draft.room_name(room)} {state} is above {value}{unit}"
 
 
+#: Device-state triggers of security devices: type -> (cluster, attribute, value, how it is said).
+SENSED = {"occupancy_sensor": ("OccupancySensing", "Occupancy", 1, "detects someone"),
+          "contact_sensor": ("BooleanState", "StateValue", True, "reports contact"),
+          "door_lock": ("DoorLock", "LockState", L.UNLOCKED, "is unlocked")}
+
+
 def tc4_state(draft: Draft) -> dict[str, Any] | None:
     op = draft.changing_op()
     if op is None:
         return None
+    sensed = [d for d in sorted(draft.types) if d != op["device"] and draft.types[d] in SENSED]
+    if sensed and draft.rng.random() < 0.5:   # security: motion, a door opening, a lock unlocked
+        dev = draft.rng.choice(sensed)
+        cluster, attribute, value, words = SENSED[draft.types[dev]]
+        if draft.read(dev, cluster, attribute) == value:
+            return None
+        trigger = {"type": "device", "device_id": dev, "endpoint_id": 1, "cluster_id": cluster,
+                   "attribute_id": attribute, "op": "==", "value": value}
+        return rule_task(draft, op, trigger, f"when the {draft.names[dev].lower()} {words}")
     switched = [d for d in draft.lights_on() + [d for d in sorted(draft.types) if draft.types[d] in ("tv", "speaker")
                                                  and draft.read(d, "OnOff", "OnOff")] if d != op["device"]]
     if switched and draft.rng.random() < 0.5:
@@ -495,6 +537,11 @@ def query(text: str, kind: str, value: Any) -> dict[str, Any]:
 
 
 def tc7_status(draft: Draft) -> dict[str, Any] | None:
+    locks = [d for d in sorted(draft.types) if draft.types[d] == "door_lock"]
+    if locks and draft.rng.random() < 0.4:
+        dev = draft.rng.choice(locks)
+        return query(f"Is the {draft.names[dev].lower()} locked?", "yesno",
+                     draft.read(dev, "DoorLock", "LockState") == L.LOCKED)
     choice = draft.rng.randrange(4)
     if choice == 0:
         dev = draft.rng.choice([d for d in sorted(draft.types) if draft.types[d] in L.OP_TYPES["on"]])

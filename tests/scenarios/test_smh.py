@@ -13,11 +13,12 @@ from bridge.twin_backend import TwinBackend
 from scenarios.agents.simple import NullAgent
 from scenarios.smh import language as L
 from scenarios.smh.evaluate import run_dr, run_eia, same_trigger, verify
-from scenarios.smh.homes import HOMES, home_spec
 from scenarios.smh.reference import ReferenceAgent, direct_reference
 from scenarios.smh.tasks import (
     CATEGORIES,
     DEFAULT_TASKS,
+    HOME_TYPES,
+    HOMES,
     PER_CATEGORY,
     SEED,
     SUBCATEGORIES,
@@ -25,9 +26,11 @@ from scenarios.smh.tasks import (
     dump_task,
     generate,
     generate_one,
+    home_spec,
     load_tasks,
 )
 from scenarios.smh.validate import bound_problems, shape, shape_problems, validate
+from twin.generator import make_home
 from twin.goals import Goal
 from twin.schema import UserFileError
 
@@ -45,21 +48,22 @@ def sample(tasks):
     return [next(t for t in tasks if t.subcategory == s and t.tier == tiers[i % 3]) for i, s in enumerate(subs)]
 
 
-def test_homes_in_three_tiers():
+def test_homes_are_homemakers_in_three_tiers():
     def sizes(tier):
         specs = [home_spec(tier, k) for k in range(HOMES[tier])]
-        return ([len(s.rooms) for s in specs], [sum(len(r.devices) for r in s.rooms) for s in specs],
-                [len({d.type for r in s.rooms for d in r.devices}) for s in specs], specs)
-    rooms, devices, _, _ = sizes("simple")
+        return [len(s.rooms) for s in specs], [sum(len(r.devices) for r in s.rooms) for s in specs], specs
+    rooms, devices, _ = sizes("simple")
     assert 4.5 <= sum(rooms) / len(rooms) <= 6.5 and 4.5 <= sum(devices) / len(devices) <= 7
-    rooms, devices, _, _ = sizes("medium")
+    rooms, devices, _ = sizes("medium")
     assert 9.5 <= sum(rooms) / len(rooms) <= 11.5 and 30 <= sum(devices) / len(devices) <= 40
-    rooms, devices, types, specs = sizes("complex")
-    assert set(rooms) == {31} and set(devices) == {135} and set(types) == {17}
+    rooms, devices, specs = sizes("complex")
+    assert set(rooms) == {31} and set(devices) == {135}
     nested = [r for r in specs[0].rooms if r.parent]
-    assert {r.kind for r in nested} >= {"bathroom", "balcony"} and len({r.floor for r in specs[0].rooms}) == 3
-    assert home_spec("complex", 2) is home_spec("complex", 2) and home_spec("medium", 1).model_dump() == \
-        home_spec.__wrapped__("medium", 1).model_dump()
+    assert nested and len({r.floor for r in specs[0].rooms}) >= 3
+    assert any("bedside" in d.tags or "reading" in d.tags for r in specs[0].rooms for d in r.devices)
+    # The one home generator: an SMH home is HomeMaker's home of its tier, renamed.
+    assert home_spec("medium", 1).rooms == make_home(28_101, tier="medium", types=HOME_TYPES).rooms
+    assert home_spec("complex", 2) is home_spec("complex", 2)
 
 
 def test_the_committed_set_has_the_papers_shape(tasks):
@@ -215,3 +219,30 @@ def test_the_gym_environment_serves_smh_tasks(sample):
         env.reset(options={"episode_id": task.id})
         _, reward, terminated, _, _ = env.step('finish {"answer": "ok"}')
         assert terminated and reward == 0.0
+
+
+def test_the_llm_judge_decides_tc3_and_tc7_through_an_openai_compatible_api(tasks):
+    from scenarios.smh.judges import RULE_JUDGE, LLMJudge, make_judge
+    from tests.openai_stub import OpenAIStub
+    query = _first(tasks, "quantity")
+    slot = _first(tasks, "slot_missing")
+    with OpenAIStub(["A", "B", "A", "B", "B", "A"] + ["A"] * 3 + ["B"] * 3) as stub:
+        judge = make_judge("openai:judge-model", base_url=stub.base_url, api_key="k")
+        assert isinstance(judge, LLMJudge) and judge.name == "llm:judge-model"
+        # TC7: the majority of three votes decides, whatever the rule judge would say.
+        verdict = run_eia(query, ReferenceAgent(), judge=judge)
+        assert verdict["success"] and len(stub.requests) == 3
+        asked = stub.requests[0]["messages"]
+        assert "Correct answer" in asked[1]["content"] and query.query in asked[1]["content"]
+        verdict = run_eia(query, ReferenceAgent(), judge=judge)
+        assert not verdict["success"] and verdict["error"] == "wrong_answer"
+        # TC3: the judge sees the request, the hidden intent and the questions asked.
+        assert run_eia(slot, ReferenceAgent(), judge=judge)["success"]
+        assert slot.user["goal"] in stub.requests[6]["messages"][1]["content"]
+        verdict = run_eia(slot, ReferenceAgent(), judge=judge)
+        assert not verdict["success"] and verdict["error"] == "clarification_inappropriate"
+    # No model given: the rule judge, as before.
+    assert make_judge("rule") is RULE_JUDGE and run_eia(query, ReferenceAgent())["success"]
+    assert not RULE_JUDGE.clarification(slot, [" "])[0]
+    with pytest.raises(ValueError, match="unknown judge"):
+        make_judge("gpt")
