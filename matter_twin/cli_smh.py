@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -12,12 +13,16 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from matter_twin.cli_simuhome import unusable_summary
 from matter_twin.console import CliError, by_category, one_line
-from matter_twin.extras import require_for_model
+from matter_twin.extras import require, require_for_model
+from matter_twin.sandbox import SERVER_URL, matter_sandbox, missing_requirements, python_command
+from scenarios.agent import Serve, in_process
 from scenarios.model_api import ModelAPIError
+from scenarios.over_matter import MatterServing, MatterServingError
 from scenarios.runner import load_results
 from scenarios.runner import run as run_all
 from scenarios.smh.agents import AGENTS, make_agent, make_direct
 from scenarios.smh.evaluate import run_dr, run_eia, summarize
+from scenarios.smh.judges import make_judge
 from scenarios.smh.tasks import CATEGORIES, DEFAULT_TASKS, SEED, SmhTask, dump_task, generate, load_tasks
 from scenarios.smh.validate import bound_problems, shape, shape_problems
 from scenarios.smh.validate import validate as check
@@ -112,6 +117,10 @@ def validate(tasks: Path = typer.Option(DEFAULT_TASKS, help="Tasks JSONL."),
     typer.echo(f"{len(items)} tasks valid: reference 100 % in DR and EIA, null and bound agents 0 % where they must be")
 
 
+#: Categories that need the twin's own automation table (not served over Matter).
+NEEDS_TWIN = ("TC4",)
+
+
 @smh_app.command()
 def run(agent: str = typer.Option(..., help=" | ".join(AGENTS)),
         out: Path = typer.Option(..., help="Run directory (results.jsonl, summary.json; reruns resume)."),
@@ -120,9 +129,22 @@ def run(agent: str = typer.Option(..., help=" | ".join(AGENTS)),
         category: list[str] | None = typer.Option(None, help="Only these categories (repeatable)."),
         tier: list[str] | None = typer.Option(None, help="Only these tiers (repeatable)."),
         limit: int | None = typer.Option(None, min=1, help="At most this many tasks per category."),
+        judge: str = typer.Option("rule", help="Judge of TC3 clarifications and TC7 answers: rule | "
+                                  "openai:MODEL (majority of three)."),
         mode: str = typer.Option("json", help="ReAct protocol for openai agents in EIA: json | tools."),
         max_steps: int = typer.Option(30, min=1, help="Model turns per task (EIA)."),
         workers: int = typer.Option(2, min=1, help="Tasks run at once, each on its own twin."),
+        over_matter: bool = typer.Option(False, "--over-matter", help="EIA over Matter: serve each task's home "
+                                         "as one Matter bridge node, commission it into python-matter-server "
+                                         "and drive the agent through it (TC4 needs the twin's automation "
+                                         "table and is left out). Needs root: the run makes a network "
+                                         "namespace with its own python-matter-server."),
+        matter_server: str | None = typer.Option(None, help="With --over-matter: use this running "
+                                                 "python-matter-server (ws://...); run inside the network "
+                                                 "namespace where it finds the nodes (no root needed)."),
+        ray: str | None = typer.Option(None, "--ray", metavar="ADDRESS", show_default=False,
+                                       help="Run tasks as Ray tasks: 'local' starts a local Ray "
+                                            "(loopback only, --workers CPUs); else a cluster address."),
         base_url: str | None = typer.Option(None, envvar="OPENAI_BASE_URL", help="OpenAI-compatible API base URL."),
         api_key: str | None = typer.Option(None, envvar="OPENAI_API_KEY", help="API key."),
         max_unusable: float = typer.Option(0.2, "--max-unusable", min=0.0, max=1.0, help="Fail the run (exit 1) "
@@ -138,6 +160,8 @@ def run(agent: str = typer.Option(..., help=" | ".join(AGENTS)),
     a row stop the run. (A DR reply that does not parse is the model's answer, scored as such.)
 
     Results go to `--out`/eia and `--out`/dr (results.jsonl each, as `twin bench run` writes them).
+    With `--over-matter` (EIA only) the agent reaches each home through python-matter-server
+    and the home it changed is scored in process as usual.
 
     Examples:
 
@@ -146,31 +170,92 @@ def run(agent: str = typer.Option(..., help=" | ".join(AGENTS)),
         twin bench smh run --agent null --category TC4 --out runs/smh-null
 
         twin bench smh run --agent openai:qwen2.5-7b --base-url http://127.0.0.1:8000/v1 --setting dr --out runs/q
+
+        twin bench smh run --agent openai:gpt-4o-mini --judge openai:gpt-4o --category TC7 --out runs/judged
+
+        sudo twin bench smh run --agent reference --over-matter --category TC1 --limit 3 --out runs/smh-matter
+
+        twin bench smh run --agent reference --ray local --workers 2 --out runs/smh-ray
     """
     if setting not in ("eia", "dr", "both"):
         raise CliError(f"unknown setting {setting!r}; accepted: eia, dr, both")
     require_for_model(agent, f"--agent {agent}")
+    require_for_model(judge, f"--judge {judge}")
+    if ray is not None:
+        require("ray", "--ray")
+    if over_matter:
+        require("matter-server", "--over-matter")
+    if matter_server is not None and not over_matter:
+        raise CliError("--matter-server goes with --over-matter")
+    if over_matter and ray is not None:
+        raise CliError("--ray runs tasks in process; it does not go with --over-matter")
+    if over_matter and setting != "eia":
+        raise CliError("--over-matter runs the EIA setting (DR replays one JSON answer in process); "
+                       "use --setting eia")
     items = _tasks(tasks, category, tier, limit)
     settings = ("eia", "dr") if setting == "both" else (setting,)
     try:
         make_agent(agent, base_url, api_key, mode)
-        direct = make_direct(agent, base_url, api_key) if "dr" in settings else None
+        make_judge(judge, base_url, api_key)
+        if "dr" in settings:
+            make_direct(agent, base_url, api_key)
     except ValueError as exc:
         raise CliError(str(exc)) from None
-    def one(setting_: str) -> Callable[[SmhTask], dict[str, Any]]:
-        def run_item(task: SmhTask) -> dict[str, Any]:
-            row = run_eia(task, make_agent(agent, base_url, api_key, mode), max_steps) if setting_ == "eia" \
-                else run_dr(task, direct, agent)   # type: ignore[arg-type]
-            return {"episode_id": task.id, **row}
+    if over_matter:
+        left = [t for t in items if t.category in NEEDS_TWIN]
+        if left and category:
+            raise CliError("--over-matter leaves out TC4 (its rules live in the twin's automation table); "
+                           "drop --category TC4")
+        if left:
+            typer.echo(f"over Matter: {len(left)} TC4 tasks left out (their rules live in the twin's automation "
+                       "table)", err=True)
+            items = [t for t in items if t.category not in NEEDS_TWIN]
+        if matter_server is None:   # re-run this command inside a namespace with its own server
+            problem = missing_requirements()
+            if problem is not None:
+                raise CliError(f"--over-matter {problem}; or pass --matter-server URL from inside a "
+                               "network namespace that has one")
+            args = ["bench", "smh", "run", "--agent", agent, "--out", str(out), "--tasks", str(tasks),
+                    "--judge", judge, "--mode", mode, "--max-steps", str(max_steps),
+                    *[a for c in category or [] for a in ("--category", c)],
+                    *[a for t in tier or [] for a in ("--tier", t)],
+                    *(["--limit", str(limit)] if limit is not None else []),
+                    "--max-unusable", str(max_unusable), "--over-matter", "--matter-server", SERVER_URL]
+            env = dict(os.environ, **{k: v for k, v in (("OPENAI_BASE_URL", base_url),
+                                                        ("OPENAI_API_KEY", api_key)) if v})
+            with matter_sandbox("bench") as sandbox:
+                code = sandbox.run(python_command(*args), env)
+            raise typer.Exit(code)
+
+    def one(setting_: str, serve: Serve) -> Callable[[SmhTask], dict[str, Any]]:
+        def run_item(task: SmhTask) -> dict[str, Any]:   # built from strings: it may run on a Ray worker
+            scorer = make_judge(judge, base_url, api_key)
+            row = run_eia(task, make_agent(agent, base_url, api_key, mode), max_steps, scorer, serve) \
+                if setting_ == "eia" else run_dr(task, make_direct(agent, base_url, api_key), agent, scorer)
+            return {"episode_id": task.id, **row, "judge": scorer.name}
         return run_item
     results, new = [], []
-    for s in settings:   # the one runner (scenarios/runner.py): resumable, in threads
-        try:
-            new += run_all(items, None, None, out / s, workers=workers, run_item=one(s))
-        except ModelAPIError as exc:
-            raise CliError(f"{exc}; the tasks it stopped are not recorded: a rerun retries them") from None
-        ids = {t.id for t in items}
-        results += [r for r in load_results(out / s) if r["episode_id"] in ids]
+    serving = MatterServing(matter_server) if over_matter and matter_server else None
+    try:
+        if serving is not None:
+            serving.wait_for_server()
+        for s in settings:   # the one runner (scenarios/runner.py): resumable, in threads or on Ray
+            new += run_all(items, None, None, out / s, workers=1 if serving else workers, ray_address=ray,
+                           run_item=one(s, serving or in_process))
+            ids = {t.id for t in items}
+            results += [r for r in load_results(out / s) if r["episode_id"] in ids]
+    except ModelAPIError as exc:
+        raise CliError(f"{exc}; the tasks it stopped are not recorded: a rerun retries them") from None
+    except MatterServingError as exc:
+        raise CliError(f"over Matter: {exc} (results so far are in {out}; a rerun resumes)") from None
+    except RuntimeError as exc:   # Ray missing or unreachable
+        raise CliError(str(exc)) from None
+    finally:
+        if serving is not None:
+            serving.close()
+    if serving is not None:
+        typer.echo(f"over Matter: {serving.commissioned} task homes served as bridge nodes, each commissioned "
+                   f"into python-matter-server at {matter_server}")
     summary = summarize(results)
     (out / "summary.json").write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     for key in ("setting", "category", "tier"):

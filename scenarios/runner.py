@@ -89,12 +89,12 @@ def run(episodes: list[Any], agent_factory: Callable[[], Agent] | None, judge: J
     """Run the episodes not yet in `out`; returns the new result records (timings included).
     `serve` is how agents reach their homes (see `run_episode`); an exception in `fatal` (the
     backend itself is broken) stops the run instead of failing one episode. With `ray_address`
-    the episodes run as Ray tasks (in process only).
+    the episodes (or `run_item`'s tasks) run as Ray tasks (in process only).
 
     Another suite's tasks run through the same machinery with `run_item`: task -> its result
     record (with "episode_id", "success"); the agent and judge are then the caller's."""
-    if ray_address and (serve is not in_process or run_item is not None):
-        raise ValueError("Ray runs SimuHome episodes in process only")
+    if ray_address and serve is not in_process:
+        raise ValueError("Ray runs episodes in process only")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     done = finished_ids(out)
@@ -117,7 +117,7 @@ def run(episodes: list[Any], agent_factory: Callable[[], Agent] | None, judge: J
         with (out / TIMINGS).open("a", encoding="utf-8") as fh:
             fh.write(json.dumps(timing, sort_keys=True) + "\n")
 
-    results = (_on_ray(todo, agent_factory, judge, max_steps, ray_address, workers) if ray_address
+    results = (_on_ray(todo, agent_factory, judge, max_steps, ray_address, workers, run_item) if ray_address
                else _in_threads(todo, agent_factory, judge, max_steps, workers, serve, fatal, run_item))
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("ok {task.fields[ok]}"), TimeElapsedColumn(), disable=not progress) as bar:
@@ -162,19 +162,26 @@ def _in_threads(todo: list[Any], agent_factory: Any, judge: Any, max_steps: int,
     pool.shutdown()
 
 
-def _on_ray(todo: list[Episode], agent_factory: Callable[[], Agent], judge: Judge, max_steps: int,
-            address: str, workers: int) -> Iterator[dict[str, Any]]:
-    """Each episode a Ray task. "local" starts a private local Ray with `workers` CPUs; any
-    other address joins that cluster. At most a few tasks per CPU are in flight."""
+def _on_ray(todo: list[Any], agent_factory: Callable[[], Agent] | None, judge: Judge | None, max_steps: int,
+            address: str, workers: int, run_item: Callable[[Any], dict[str, Any]] | None = None
+            ) -> Iterator[dict[str, Any]]:
+    """Each episode a Ray task (`run_item`'s, shipped to the workers, for another suite's tasks).
+    "local" starts a private local Ray with `workers` CPUs; any other address joins that
+    cluster. At most a few tasks per CPU are in flight."""
     ray = start_ray(address, workers)
-    task = ray.remote(num_cpus=1)(run_one)
-    agent_ref, judge_ref = ray.put(agent_factory), ray.put(judge)
+    if run_item is not None:
+        one = ray.remote(num_cpus=1)(run_item)
+        submit = one.remote
+    else:
+        episode = ray.remote(num_cpus=1)(run_one)
+        agent_ref, judge_ref = ray.put(agent_factory), ray.put(judge)
+        submit = lambda e: episode.remote(e, agent_ref, judge_ref, max_steps)  # noqa: E731
     pending: list[Any] = []
     queue = list(reversed(todo))
     in_flight = 4 * max(1, int(ray.available_resources().get("CPU", workers)))
     while queue or pending:
         while queue and len(pending) < in_flight:
-            pending.append(task.remote(queue.pop(), agent_ref, judge_ref, max_steps))
+            pending.append(submit(queue.pop()))
         ready, pending = ray.wait(pending, num_returns=1)
         try:
             result = ray.get(ready[0])
