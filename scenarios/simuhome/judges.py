@@ -712,7 +712,9 @@ class RuleJudge:
         false_offer = false_alternatives(episode, answer)
         if false_offer:
             failures.append("the answer offers an alternative where there is none: " + ", ".join(false_offer))
-        if CANDIDATE_STATES.search(answer):
+        # "either on or off" reads a device two ways; "nothing there to be on or off" reads none
+        if any(CANDIDATE_STATES.search(sen) and not re.search(r"\bnothing\b|\bno\b", sen, re.IGNORECASE)
+               for sen in split_sentences(answer)):
             failures.append("the answer gives several candidate states")
         if episode.query_type in ("QT1", "QT2", "QT3"):
             stray = invented_values(episode, session.history, answer)

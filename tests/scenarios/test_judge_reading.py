@@ -270,3 +270,5 @@ def test_several_candidate_states_and_on_off_in_a_name(episodes):
     passes(episode, "The on/off light in the kitchen is off.")
     fails(episode, "The on/off light in the kitchen is on.", "does not give")
     fails(episode, "The light in the kitchen is either switched off or turned on.", "several candidate states")
+    # "on or off" of a device that is not there gives no reading (QT1-IF: no dimmer light in the utility room)
+    passes(episodes["qt1-if-001"], "There is no dimmer light 1 in the utility room, so nothing there is on or off.")
