@@ -157,13 +157,17 @@ def test_readme_shell_examples_run(tmp_path):
     assert stub.requests, "the LLM example never called the model"
 
 
-def test_shell_examples_name_only_real_commands_and_options():
-    """Cheap, in the fast suite: every `twin ...` line of the README parses (`--help` after it)."""
+def test_shell_examples_name_only_real_commands_and_options(capsys):
+    """Cheap, in the fast suite: every `twin ...` line of the README parses (`--help` after it).
+    In process: a fresh interpreter per line cost a start-up each."""
+    from matter_twin.cli import app
     for block in blocks(README, "sh"):
         for line in commands(block):
             words = shlex.split(line.split(" #", 1)[0].split(">", 1)[0])
             if not words or words[0] != "twin":
                 continue
-            done = subprocess.run([sys.executable, "-m", "matter_twin.cli", *words[1:], "--help"], capture_output=True,
-                                  text=True, timeout=300, env=dict(os.environ, PYTHONPATH=str(REPO)))
-            assert done.returncode == 0, f"{line}: {done.stderr}"
+            try:
+                code = app(args=[*words[1:], "--help"])
+            except SystemExit as exit_:
+                code = exit_.code
+            assert not code, f"{line}: {capsys.readouterr().err}"
