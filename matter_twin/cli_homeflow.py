@@ -8,9 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from matter_twin.console import CliError, by_category, one_line
+from matter_twin.console import CliError, one_line, progress_bar, select_tasks
 from matter_twin.extras import require_for_model
 from scenarios.homeflow.blueprint import llm_narrator
 from scenarios.homeflow.evaluate import run as run_task
@@ -32,7 +31,6 @@ from scenarios.runner import load_results
 from scenarios.runner import run as run_all
 from scenarios.smh.agents import AGENTS, make_agent
 from scenarios.smh.evaluate import summarize
-from twin.schema import UserFileError
 
 homeflow_app = typer.Typer(help="HomeFlow on the twin: tasks drawn from Blueprints (a user profile, a HomeMaker "
                                 "home, a scene, intents and their conditions), perturbed, filtered three ways and "
@@ -43,23 +41,6 @@ homeflow_app = typer.Typer(help="HomeFlow on the twin: tasks drawn from Blueprin
                                 "    twin bench homeflow validate --sample 2\n\n"
                                 "    twin bench homeflow run --agent reference --limit 5 --out runs/homeflow",
                            no_args_is_help=True, rich_markup_mode="markdown")
-
-
-def _bar(label: str) -> Progress:
-    return Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), transient=True)
-
-
-def _tasks(path: Path, categories: list[str] | None, sizes: list[str] | None, limit: int | None) -> list[HomeFlowTask]:
-    try:
-        tasks = load_tasks(path)
-    except UserFileError as exc:
-        raise CliError(str(exc)) from None
-    if sizes:
-        unknown = [s for s in sizes if s not in SIZES]
-        if unknown:
-            raise CliError(f"unknown size {', '.join(unknown)}; accepted: {', '.join(SIZES)}")
-        tasks = [t for t in tasks if t.tier in sizes]
-    return by_category(tasks, categories, limit, CATEGORIES)
 
 
 @homeflow_app.command("generate")
@@ -94,7 +75,7 @@ def generate_(out: Path = typer.Option(DEFAULT_TASKS, help="Tasks file to write 
         narrate = llm_narrator(llm[len("openai:"):], base_url, api_key)
     t0 = time.perf_counter()
     rejected: Counter[str] = Counter()
-    with _bar("generating") as bar:
+    with progress_bar("generating") as bar:
         job = bar.add_task("generate", total=n or sum(PER_CATEGORY.values()))
         if n is None:
             tasks = generate(seed, progress=lambda _: bar.advance(job), rejected=rejected)
@@ -124,7 +105,7 @@ def validate(tasks: Path = typer.Option(DEFAULT_TASKS, help="Tasks file (.jsonl 
 
         twin bench homeflow validate --sample 2
     """
-    items = _tasks(tasks, None, None, None)
+    items = select_tasks(load_tasks, tasks, None, CATEGORIES, None)
     found = shape_problems(items)
     if sample is not None:
         seen: Counter[str] = Counter()
@@ -134,7 +115,7 @@ def validate(tasks: Path = typer.Option(DEFAULT_TASKS, help="Tasks file (.jsonl 
             if seen[t.subcategory] <= sample:
                 chosen.append(t)
         items = chosen
-    with _bar("validating") as bar:
+    with progress_bar("validating") as bar:
         job = bar.add_task("validate", total=len(items))
         problems, scores = check(items, progress=lambda: bar.advance(job))
     found += problems
@@ -170,7 +151,7 @@ def run(agent: str = typer.Option(..., help=" | ".join(AGENTS)),
         twin bench homeflow run --agent openai:gpt-4o-mini --category TC3 --out runs/hf
     """
     require_for_model(agent, f"--agent {agent}")
-    items = _tasks(tasks, category, size, limit)
+    items = select_tasks(load_tasks, tasks, category, CATEGORIES, limit, size, SIZES, "size")
     try:
         make_agent(agent, base_url, api_key, mode)
     except ValueError as exc:
@@ -226,7 +207,8 @@ def flow_(out: Path = typer.Option(..., help="Directory for sft-{train,heldout}.
             sampled.temperature = 0.7
             agents.append((f"{agent}#{i}", sampled))
     t0 = time.perf_counter()
-    items = _tasks(tasks, None, None, None) if tasks is not None else generate_procedural(seed, n)
+    items = (select_tasks(load_tasks, tasks, None, CATEGORIES, None) if tasks is not None
+             else generate_procedural(seed, n))
     try:
         sft, prefs = flow(items, seed, rollouts, workers, ray, agents)
     except (RuntimeError, ModelAPIError) as exc:   # Ray or the model's API unreachable: one line

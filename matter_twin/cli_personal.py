@@ -10,10 +10,9 @@ import time
 from pathlib import Path
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from matter_twin.cli_simuhome import unusable_summary
-from matter_twin.console import CliError, by_category, one_line
+from matter_twin.console import CliError, one_line, progress_bar, select_tasks
 from matter_twin.extras import require_for_model
 from scenarios.model_api import ModelAPIError
 from scenarios.personal.evaluate import PersonalJudge, make_agent, summarize
@@ -51,18 +50,6 @@ personal_app = typer.Typer(help="PersonalHomeBench on the twin: residents with p
                            no_args_is_help=True, rich_markup_mode="markdown")
 
 
-def _tasks(path: Path, categories: list[str] | None, limit: int | None) -> list[PersonalTask]:
-    try:
-        tasks = load_tasks(path)
-    except UserFileError as exc:
-        raise CliError(str(exc)) from None
-    return by_category(tasks, categories, limit, CATEGORIES)
-
-
-def _bar(label: str) -> Progress:
-    return Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), transient=True)
-
-
 @personal_app.command("generate")
 def generate_(out: Path = typer.Option(DEFAULT_TASKS, help="Tasks file to write (.jsonl, or .jsonl.gz); the "
                                        "households pack goes beside it."),
@@ -86,7 +73,7 @@ def generate_(out: Path = typer.Option(DEFAULT_TASKS, help="Tasks file to write 
     """
     t0 = time.perf_counter()
     names = write_pack(out.parent / HOUSEHOLDS_PACK, seed, households)[:draw_from]
-    with _bar("generating") as bar:
+    with progress_bar("generating") as bar:
         job = bar.add_task("generate", total=len(names))
         drawn = generate(out.parent, names, seed, counts_for(tasks), days, jobs,
                          progress=lambda _: bar.advance(job))
@@ -113,8 +100,8 @@ def validate(tasks: Path = typer.Option(DEFAULT_TASKS, help="Tasks JSONL (or .js
 
         twin bench personal validate --tasks /tmp/small.jsonl
     """
-    items = _tasks(tasks, None, None)
-    with _bar("validating") as bar:
+    items = select_tasks(load_tasks, tasks, None, CATEGORIES, None)
+    with progress_bar("validating") as bar:
         job = bar.add_task("validate", total=len(items))
         try:
             problems = check(items, tasks.parent, progress=lambda: bar.advance(job), jobs=jobs)
@@ -158,7 +145,7 @@ def run(agent: str = typer.Option(..., help="reference | null | stuffer | copier
     """
     require_for_model(agent, f"--agent {agent}")
     require_for_model(judge, f"--judge {judge}")
-    items = _tasks(tasks, category, limit)
+    items = select_tasks(load_tasks, tasks, category, CATEGORIES, limit)
     try:
         make_agent(agent, items[0] if items else PersonalTask(id="-", category="IG", household="-", at="-",
                                                                question="-"), base_url, api_key, mode)

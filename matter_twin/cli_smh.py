@@ -9,10 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from matter_twin.cli_simuhome import unusable_summary
-from matter_twin.console import CliError, by_category, one_line
+from matter_twin.console import CliError, one_line, progress_bar, select_tasks
 from matter_twin.extras import require, require_for_model
 from matter_twin.sandbox import SERVER_URL, matter_sandbox, missing_requirements, python_command
 from scenarios.agent import Serve, in_process
@@ -26,7 +25,6 @@ from scenarios.smh.judges import make_judge
 from scenarios.smh.tasks import CATEGORIES, DEFAULT_TASKS, SEED, SmhTask, dump_task, generate, load_tasks
 from scenarios.smh.validate import bound_problems, shape, shape_problems
 from scenarios.smh.validate import validate as check
-from twin.schema import UserFileError
 
 smh_app = typer.Typer(help="SMH-Bench on the twin: 1,150 tasks in 7 capability categories and 22 subcategories "
                            "on homes of three tiers (up to 31 nested rooms and 135 devices), scored on the "
@@ -41,23 +39,6 @@ smh_app = typer.Typer(help="SMH-Bench on the twin: 1,150 tasks in 7 capability c
 TIERS = ("simple", "medium", "complex")
 
 
-def _tasks(path: Path, categories: list[str] | None, tiers: list[str] | None, limit: int | None) -> list[SmhTask]:
-    try:
-        tasks = load_tasks(path)
-    except UserFileError as exc:
-        raise CliError(str(exc)) from None
-    if tiers:
-        unknown = [t for t in tiers if t not in TIERS]
-        if unknown:
-            raise CliError(f"unknown tier {', '.join(unknown)}; accepted: {', '.join(TIERS)}")
-        tasks = [t for t in tasks if t.tier in tiers]
-    return by_category(tasks, categories, limit, CATEGORIES)
-
-
-def _bar(label: str) -> Progress:
-    return Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), transient=True)
-
-
 @smh_app.command("generate")
 def generate_(out: Path = typer.Option(DEFAULT_TASKS, help="Tasks JSONL to write."),
               seed: int = typer.Option(SEED, help="Seed of the draws (the homes are fixed).")):
@@ -70,7 +51,7 @@ def generate_(out: Path = typer.Option(DEFAULT_TASKS, help="Tasks JSONL to write
         twin bench smh generate --seed 7 --out /tmp/other.jsonl
     """
     t0 = time.perf_counter()
-    with _bar("generating") as bar:
+    with progress_bar("generating") as bar:
         job = bar.add_task("generate", total=1150)
         tasks = generate(seed, progress=lambda _: bar.advance(job))
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -92,7 +73,7 @@ def validate(tasks: Path = typer.Option(DEFAULT_TASKS, help="Tasks JSONL."),
 
         twin bench smh validate --sample 2
     """
-    items = _tasks(tasks, None, None, None)
+    items = select_tasks(load_tasks, tasks, None, CATEGORIES, None)
     found = shape_problems(items)
     if sample is not None:
         seen: dict[str, int] = {}
@@ -102,7 +83,7 @@ def validate(tasks: Path = typer.Option(DEFAULT_TASKS, help="Tasks JSONL."),
             if seen[t.subcategory] <= sample:
                 chosen.append(t)
         items = chosen
-    with _bar("validating") as bar:
+    with progress_bar("validating") as bar:
         job = bar.add_task("validate", total=len(items) * 2)
         found += check(items, progress=lambda: bar.advance(job))
         bounds, scores = bound_problems(items, progress=lambda: bar.advance(job))
@@ -192,7 +173,7 @@ def run(agent: str = typer.Option(..., help=" | ".join(AGENTS)),
     if over_matter and setting != "eia":
         raise CliError("--over-matter runs the EIA setting (DR replays one JSON answer in process); "
                        "use --setting eia")
-    items = _tasks(tasks, category, tier, limit)
+    items = select_tasks(load_tasks, tasks, category, CATEGORIES, limit, tier, TIERS)
     settings = ("eia", "dr") if setting == "both" else (setting,)
     try:
         make_agent(agent, base_url, api_key, mode)

@@ -179,6 +179,30 @@ def one_line(message: str) -> None:
     print("error: " + " ".join(str(message).split()), file=sys.stderr)
 
 
+def progress_bar(label: str) -> Any:
+    """The progress bar of the suites' long verbs (generate, validate): gone when done."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    return Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), transient=True)
+
+
+def select_tasks(load: Any, path: Path, categories: list[str] | None, accepted: tuple[str, ...] | list[str],
+                 limit: int | None, tiers: list[str] | None = None, accepted_tiers: tuple[str, ...] = (),
+                 tier_word: str = "tier") -> list[Any]:
+    """A suite's task file (read by `load`), cut to the given tiers and categories (`by_category`);
+    a bad file, tier or category is one line."""
+    from twin.schema import UserFileError  # imported here: the schema is heavy (start-up time)
+    try:
+        items = load(path)
+    except UserFileError as exc:
+        raise CliError(str(exc)) from None
+    if tiers:
+        unknown = [t for t in tiers if t not in accepted_tiers]
+        if unknown:
+            raise CliError(f"unknown {tier_word} {', '.join(unknown)}; accepted: {', '.join(accepted_tiers)}")
+        items = [item for item in items if item.tier in tiers]
+    return by_category(items, categories, limit, accepted)
+
+
 def by_category(items: list[Any], categories: list[str] | None, limit: int | None,
                 accepted: tuple[str, ...] | list[str]) -> list[Any]:
     """Items (episodes, tasks) of the given categories, at most `limit` of each, in file order."""
