@@ -305,16 +305,18 @@ DEFAULT_AREAS = ("Living room", "Kitchen", "Bedroom")
 
 
 def _robot_vacuum_cleaner(areas: list[str] | None = None, run_modes: list[Any] | None = None,
-                          clean_modes: list[Any] | None = None, **_: Any) -> list[Endpoint]:
+                          clean_modes: list[Any] | None = None, battery_drain: float = RVC_DRAIN,
+                          **_: Any) -> list[Endpoint]:
     """`areas`: the rooms it can clean (a home passes its rooms' names); `run_modes` and
-    `clean_modes`: SupportedModes of its mode clusters, when a home numbers them otherwise."""
+    `clean_modes`: SupportedModes of its mode clusters, when a home numbers them otherwise;
+    `battery_drain`: % of charge per second of work (0: it never needs to go home to charge)."""
     ops = RvcOperationalStateServer()
     E = ops.E
 
     def battery_rate() -> float:
         state = ops.get("OperationalState")
         if state in (E.kRunning, E.kSeekingCharger):
-            return -RVC_DRAIN
+            return -battery_drain
         return RVC_CHARGE if state in (E.kDocked, E.kCharging) else 0.0
 
     battery = PowerSourceServer(battery=True, rechargeable=True, battery_rate=battery_rate,

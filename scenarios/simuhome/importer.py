@@ -267,6 +267,8 @@ def _device_state(dev: _Device, type_key: str, renumbered: dict[tuple[str, str],
         options["level_startup"] = True
     if type_key in ONE_WAY:
         options.update(ONE_WAY[type_key][0])
+    if type_key == "robot_vacuum_cleaner":   # SimuHome's robot cleans as long as its cycle lasts (no battery)
+        options["battery_drain"] = 0.0
     for key, value in values.items():
         endpoint, cluster, attribute = map_path(type_key, key)
         if cluster in SKIPPED_CLUSTERS | METERED or attribute in SKIPPED_ATTRIBUTES or endpoint == 0 \

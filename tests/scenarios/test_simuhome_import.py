@@ -553,3 +553,25 @@ def test_qt3_infeasible_the_feasible_half_may_be_done_and_reported(tmp_path):
     assert not elsewhere["success"] and any("changed device state" in f for f in elsewhere["failures"])
     claimed = score(ep, [look("hall")], "I turned on the light 1 in the hall; there is no fan 1 in the hall.")
     assert not claimed["success"] and any("did not do" in f for f in claimed["failures"])
+
+
+def test_an_imported_robot_cleans_as_long_as_simuhome_s_does(tmp_path):
+    """SimuHome's robot has no battery (ours drains one and goes home to charge after about
+    83 min of work): an imported robot's charge stays put while it cleans; a built-in's drains."""
+    rooms = {"hall": room(rvc("hall_rvc_1"))}
+    running = asserts("hall", "hall_rvc_1", "rvc", ("1.RVCOperationalState.OperationalState", 1))
+    ep = import_file(write(tmp_path, "rvc", "qt4-1", "feasible", rooms, [timed(120, 30, running)])).episode
+    home = build_home(ep)
+    home.add_device("builtin_rvc", "robot_vacuum_cleaner", "hall")
+    backend, session = TwinBackend(home), Session()
+    for device, cleaning in (("hall_rvc_1", 2), ("builtin_rvc", 1)):   # SimuHome's Vacuum mode; our Cleaning
+        assert call_tool(backend, "execute_command", call(device, "RvcRunMode", "ChangeToMode",
+                                                         {"newMode": cleaning})["args"], session)["ok"]
+    home.advance(20 * 60)
+
+    def read(device: str, cluster: str, attribute: str) -> Any:
+        return call_tool(backend, "get_attribute", {"device.id": device, "endpoint.id": 1, "cluster.id": cluster,
+                                                    "attribute.id": attribute}, session)["value"]
+    assert read("hall_rvc_1", "RvcOperationalState", "OperationalState") == 1
+    assert read("hall_rvc_1", "PowerSource", "BatPercentRemaining") == 200
+    assert read("builtin_rvc", "PowerSource", "BatPercentRemaining") < 200
