@@ -53,7 +53,7 @@ from chip.clusters.Types import NullValue
 
 import clusters.devices  # noqa: F401 - registers every server class we have
 from clusters.base import PER_READER, ClusterServer
-from clusters.constraints import check_attribute
+from clusters.constraints import ATTRIBUTE_LIMITS, check_attribute
 from clusters.device import Device, DeviceType, Endpoint
 from clusters.status import MatterError, Status
 from clusters.value_types import Kind, shape
@@ -369,20 +369,23 @@ class AttributeStoreServer(ProductShapeMixin, ClusterServer):
 
 
 def limit_breaches(device: Any) -> list[str]:
-    """The product's own values, in its attribute stores, that break their spec constraint
-    (kept as the product has them: real products deviate), one line each."""
+    """The product's own values that break their spec constraint (kept as the product has
+    them: real products deviate), one line each: in its attribute stores, and in our servers
+    of a cloned lock or sensor, which keep the dump's values."""
     out = []
     for ep_id in sorted(device.endpoints):
         servers = device.endpoints[ep_id].servers
         for cluster_id in sorted(servers):
             server = servers[cluster_id]
-            if not isinstance(server, AttributeStoreServer):
-                continue
-            for name in server.attributes:
-                if isinstance(server.attribute_class(name), OpaqueAttribute):
-                    continue
+            if isinstance(server, AttributeStoreServer):
+                names = [n for n in server.attributes if not isinstance(server.attribute_class(n), OpaqueAttribute)]
+            else:
+                names = [n for cluster, n in ATTRIBUTE_LIMITS if cluster == server.name]
+            for name in names:
                 try:
                     check_attribute(server.name, name, server.get(name), server.get)
+                except KeyError:     # an attribute this product does not have
+                    continue
                 except MatterError as exc:
                     out.append(f"endpoint {ep_id} {exc.message}")
     return out
