@@ -9,7 +9,7 @@ from typing import Any
 
 import typer
 
-from matter_twin.console import CliError, one_line, progress_bar, select_tasks
+from matter_twin.console import CliError, per_subcategory, progress_bar, report_validation, select_tasks
 from matter_twin.extras import require_for_model
 from scenarios.homeflow.blueprint import llm_narrator
 from scenarios.homeflow.evaluate import run as run_task
@@ -107,26 +107,13 @@ def validate(tasks: Path = typer.Option(DEFAULT_TASKS, help="Tasks file (.jsonl 
     """
     items = select_tasks(load_tasks, tasks, None, CATEGORIES, None)
     found = shape_problems(items)
-    if sample is not None:
-        seen: Counter[str] = Counter()
-        chosen = []
-        for t in items:
-            seen[t.subcategory] += 1
-            if seen[t.subcategory] <= sample:
-                chosen.append(t)
-        items = chosen
+    items = per_subcategory(items, sample)
     with progress_bar("validating") as bar:
         job = bar.add_task("validate", total=len(items))
         problems, scores = check(items, progress=lambda: bar.advance(job))
     found += problems
-    for agent, counts in scores.items():
-        typer.echo(f"{agent}: " + ", ".join(f"{c} {counts.get(c, 0)}" for c in CATEGORIES))
-    for p in found:
-        typer.echo(p)
-    if found:
-        one_line(f"{len(found)} problem(s) in {len(items)} tasks")
-        raise typer.Exit(1)
-    typer.echo(f"{len(items)} tasks valid: reference 100 %, null 0 %, bound agents 0 % where they must be")
+    report_validation(found, scores, CATEGORIES, len(items),
+                      "reference 100 %, null 0 %, bound agents 0 % where they must be")
 
 
 @homeflow_app.command()

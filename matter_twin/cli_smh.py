@@ -11,7 +11,7 @@ from typing import Any
 import typer
 
 from matter_twin.cli_simuhome import unusable_summary
-from matter_twin.console import CliError, one_line, progress_bar, select_tasks
+from matter_twin.console import CliError, per_subcategory, progress_bar, report_validation, select_tasks
 from matter_twin.extras import require, require_for_model
 from matter_twin.sandbox import SERVER_URL, matter_sandbox, missing_requirements, python_command
 from scenarios.agent import Serve, in_process
@@ -75,27 +75,14 @@ def validate(tasks: Path = typer.Option(DEFAULT_TASKS, help="Tasks JSONL."),
     """
     items = select_tasks(load_tasks, tasks, None, CATEGORIES, None)
     found = shape_problems(items)
-    if sample is not None:
-        seen: dict[str, int] = {}
-        chosen = []
-        for t in items:
-            seen[t.subcategory] = seen.get(t.subcategory, 0) + 1
-            if seen[t.subcategory] <= sample:
-                chosen.append(t)
-        items = chosen
+    items = per_subcategory(items, sample)
     with progress_bar("validating") as bar:
         job = bar.add_task("validate", total=len(items) * 2)
         found += check(items, progress=lambda: bar.advance(job))
         bounds, scores = bound_problems(items, progress=lambda: bar.advance(job))
     found += bounds
-    for agent, counts in scores.items():
-        typer.echo(f"{agent}: " + ", ".join(f"{c} {counts.get(c, 0)}" for c in CATEGORIES))
-    for p in found:
-        typer.echo(p)
-    if found:
-        one_line(f"{len(found)} problem(s) in {len(items)} tasks")
-        raise typer.Exit(1)
-    typer.echo(f"{len(items)} tasks valid: reference 100 % in DR and EIA, null and bound agents 0 % where they must be")
+    report_validation(found, scores, CATEGORIES, len(items),
+                      "reference 100 % in DR and EIA, null and bound agents 0 % where they must be")
 
 
 #: Categories that need the twin's own automation table (not served over Matter).

@@ -203,6 +203,33 @@ def select_tasks(load: Any, path: Path, categories: list[str] | None, accepted: 
     return by_category(items, categories, limit, accepted)
 
 
+def per_subcategory(items: list[Any], sample: int | None) -> list[Any]:
+    """The first `sample` items of each subcategory, in file order (all of them for None)."""
+    if sample is None:
+        return items
+    seen: dict[str, int] = {}
+    chosen = []
+    for item in items:
+        seen[item.subcategory] = seen.get(item.subcategory, 0) + 1
+        if seen[item.subcategory] <= sample:
+            chosen.append(item)
+    return chosen
+
+
+def report_validation(found: list[str], scores: dict[str, dict[str, int]], categories: tuple[str, ...] | list[str],
+                      count: int, valid: str) -> None:
+    """A suite's `validate` verdict: each bound agent's passes per category, the problems; exit 1
+    with one line if there are any, else `count` and what `valid` says held."""
+    for agent, counts in scores.items():
+        typer.echo(f"{agent}: " + ", ".join(f"{c} {counts.get(c, 0)}" for c in categories))
+    for problem in found:
+        typer.echo(problem)
+    if found:
+        one_line(f"{len(found)} problem(s) in {count} tasks")
+        raise typer.Exit(1)
+    typer.echo(f"{count} tasks valid: {valid}")
+
+
 def by_category(items: list[Any], categories: list[str] | None, limit: int | None,
                 accepted: tuple[str, ...] | list[str]) -> list[Any]:
     """Items (episodes, tasks) of the given categories, at most `limit` of each, in file order."""
