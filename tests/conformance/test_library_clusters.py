@@ -534,10 +534,13 @@ def test_TC_CC_7_2(dut):
         dut.invoke(endpoint, CCC.EnhancedMoveToHue(enhancedHue=1000, direction=0, transitionTime=0, **OPTS))
         dut.invoke(endpoint, CCC.EnhancedMoveHue(moveMode=M.kUp, rate=1000, **OPTS))
         dut.wait(2)
-        assert dut.read(endpoint, CCA.EnhancedCurrentHue) == 3000
         dut.invoke(endpoint, CCC.EnhancedMoveHue(moveMode=M.kStop, rate=1000, **OPTS))
+        held = dut.read(endpoint, CCA.EnhancedCurrentHue)
+        # in process the clock is exact (3000); over the network, wait() is wall time and the
+        # stop arrives a few ticks late on a loaded machine
+        assert 3000 <= held <= 4000
         dut.wait(1)
-        assert dut.read(endpoint, CCA.EnhancedCurrentHue) == 3000
+        assert dut.read(endpoint, CCA.EnhancedCurrentHue) == held
 
 
 @pytest.mark.parametrize("dut", _duts(CC, feature=0x2), indirect=True)
