@@ -17,9 +17,15 @@ After `patience` questions it asks the agent to go ahead. `LLMUser` plays the sa
 through any OpenAI-compatible chat endpoint (temperature 0 and a fixed seed, for runs that
 repeat as far as the endpoint allows). Both keep the dialogue in `transcript` and give
 scripted follow-up turns (`follow_ups`: corrections, topic shifts) through `next_turn()`.
+
+A later turn reacts to the home (`remind(unmet)`): the caller checks the goal and says in words
+what is still unmet; the user names only that, never the whole request again (ScriptedUser: a
+fixed sentence, then the unmet clauses as one request; LLMUser: the model's own words).
+`fork()` is a user that has heard the same dialogue, for a branch of a search.
 """
 from __future__ import annotations
 
+import copy
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -88,7 +94,24 @@ class _User:
         self.transcript += [{"role": "agent", "content": str(question)}, {"role": "user", "content": reply}]
         return reply
 
+    def remind(self, unmet: list[str]) -> str:
+        """The next turn after the agent stopped short: only `unmet` (each clause in words)."""
+        if not unmet:
+            raise ValueError("remind() needs at least one unmet clause")
+        text = self._remind([u.strip().rstrip(".") for u in unmet])
+        self.transcript.append({"role": "user", "content": text})
+        return text
+
+    def fork(self) -> _User:
+        """The same user, who has heard the same dialogue; what either hears next is its own."""
+        twin = copy.copy(self)
+        twin.transcript = list(self.transcript)
+        return twin
+
     def _reply(self, question: str) -> str:
+        raise NotImplementedError
+
+    def _remind(self, unmet: list[str]) -> str:
         raise NotImplementedError
 
     @property
@@ -115,6 +138,15 @@ class ScriptedUser(_User):
             return "; ".join(named) + "."
         return self.intent.fallback or f"I'd like you to {self.intent.goal}."
 
+    def _remind(self, unmet: list[str]) -> str:
+        # The request on a paragraph of its own, as a first turn's is (a solver reads the last one).
+        request = "; ".join(unmet)
+        return f"{REMIND}\n\n{request[0].upper()}{request[1:]}."
+
+
+REMIND = "That isn't all done yet."
+REMIND_PROMPT = ("Your assistant has finished its turn, but this is still not done: {unmet}. Tell it, in one or "
+                 "two short sentences, only what is still to do; do not repeat what is already done.")
 
 USER_PROMPT = (
     "You are the resident of a smart home talking to its assistant. {persona}You asked: \"{request}\". "
@@ -143,11 +175,17 @@ class LLMUser(_User):
                                   goal=i.goal, slots=slots)
 
     def _reply(self, question: str) -> str:
-        # The model plays the user, so the agent's questions are its "user" turns.
+        return self._say(question)
+
+    def _remind(self, unmet: list[str]) -> str:
+        return self._say(REMIND_PROMPT.format(unmet="; ".join(unmet)))
+
+    def _say(self, cue: str) -> str:
+        # The model plays the user, so the agent's questions (and our cues) are its "user" turns.
         messages = [{"role": "system", "content": self.system_prompt()}]
         for turn in self.transcript[1:]:
             messages.append({"role": "assistant" if turn["role"] == "user" else "user", "content": turn["content"]})
-        messages.append({"role": "user", "content": question})
+        messages.append({"role": "user", "content": cue})
         reply = self.client.chat.completions.create(model=self.model, messages=messages, temperature=0.0,
                                                     seed=self.seed)
         return (reply.choices[0].message.content or "").strip()

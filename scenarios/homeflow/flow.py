@@ -3,10 +3,14 @@ definitions) on forks of the twin, and the verified data it yields.
 
 The tree alternates user and agent nodes. A node is a reusable prefix: its dialogue so far and
 its own fork of the home (a child forks its parent's home, so a prefix is executed once).
-- User nodes say something: the root the task's request, later ones restate the request
-  when the agent's last turn left it unmet (the simulated user inside `ask_user` answers
-  clarifying questions from the task's hidden intent). Branching k_user: the words as written,
-  or with spoken-style fillers.
+- User nodes say something: the root the task's request; a later one reacts to the home the
+  agent's last turn left: it names only the goal operations not yet met (and switches back a
+  device the request was not about), never the whole request again (`unmet`; the request
+  again only when nothing is left to name, e.g. an agent that should have asked first). The
+  simulated user says it: twin.user.ScriptedUser by default (a fixed sentence), or any user
+  playing the task's intent, such as an LLM (`user=LLMUserSpec(model, ...)`, the OpenAI-
+  compatible client); the same user answers `ask_user` from the task's hidden intent.
+  Branching k_user: the words as said, or with spoken-style fillers.
 - Agent nodes are one agent turn: tool calls up to `finish`, by one of `K_AGENT` policies built
   on the reference solver: `reference` (the whole request), `stepwise` (the first clause only,
   the rest left for a later turn) and `slip` (one value taken wrong); k_agent > k_user, as the
@@ -29,6 +33,7 @@ import hashlib
 import json
 import math
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,8 +47,9 @@ from scenarios.smh import language as L
 from scenarios.smh import tasks as smh
 from scenarios.smh.evaluate import _act_predicates, agent_session, verify
 from scenarios.smh.reference import ReferenceAgent
-from twin.goals import Goal
+from twin.goals import Goal, changed_devices
 from twin.home import Home
+from twin.user import Intent, LLMUser, ScriptedUser
 
 K_AGENT = ("reference", "stepwise", "slip")
 K_USER = ("as written", "noisy")
@@ -56,6 +62,66 @@ def tools() -> list[dict[str, Any]]:
     return TOOL_SCHEMAS + HOME_TOOLS.schemas
 
 
+#: Intent -> the simulated user playing it (ScriptedUser, LLMUserSpec(...), ...).
+UserMaker = Callable[[Intent], Any]
+
+
+@dataclass(frozen=True)
+class LLMUserSpec:
+    """An LLM user (twin.user.LLMUser) through an OpenAI-compatible endpoint, as data (so a Ray
+    worker can make its own)."""
+    model: str
+    base_url: str | None = None
+    api_key: str | None = None
+    seed: int = 0
+
+    def __call__(self, intent: Intent) -> LLMUser:
+        return LLMUser(intent, self.model, self.base_url, self.api_key, seed=self.seed)
+
+
+def _names(home: Home, devices: Any) -> dict[str, str]:
+    return {d: home.device_info(d)["name"] for d in devices}
+
+
+def intent_of(task: HomeFlowTask, home: Home) -> Intent:
+    """The task's hidden intent; a task without one wants what its goal says."""
+    if task.user:
+        return Intent.from_json(task.user)
+    ops = L.ops_of(task.goal) if task.goal else None
+    goal = "; ".join(L.say(op, _names(home, task.targets)) for op in ops) if ops else task.query
+    return Intent(request=task.query, goal=goal)
+
+
+def unmet(task: HomeFlowTask, home: Home, goal: Goal) -> list[str]:
+    """What is still to do on `home`, in the request language's clear words: each goal operation
+    with a predicate that does not hold, then each device the request was not about that changed
+    (switched back, or put back as it was). [] when there is nothing to name."""
+    ops = L.ops_of(task.goal) if task.goal else None
+    if ops is None:
+        return []
+    satisfied = goal.check(home)["satisfied"]
+    held = {json.dumps(p, sort_keys=True): ok for p, ok in zip(task.goal, satisfied)}
+    todo = [op for op in ops if not all(held[json.dumps(p, sort_keys=True)] for p in L.predicates(op))]
+    out = [L.say(op, _names(home, [op["device"]])) for op in todo]
+    if not satisfied[-1]:   # irrelevant state changed
+        before = goal.counterfactual()
+        for device_id in changed_devices(home, before, set(task.targets)):
+            name = home.device_info(device_id)["name"]
+            was, now = _on(before, device_id), _on(home, device_id)
+            if was is not None and was != now:
+                out.append(L.say({"op": "on" if was else "off", "device": device_id}, {device_id: name}))
+            else:
+                out.append(f"put the {name.lower()} back as it was")
+    return out
+
+
+def _on(home: Home, device_id: str) -> bool | None:
+    try:
+        return bool(home.devices.objects[device_id].read("OnOff", "OnOff"))
+    except Exception:  # no OnOff cluster: nothing to switch back
+        return None
+
+
 @dataclass
 class Node:
     role: str                          # "user" (it spoke) or "agent" (it acted)
@@ -64,6 +130,7 @@ class Node:
     session: Session
     messages: list[dict[str, Any]]
     choice: str = ""                   # which variant or policy made it
+    user: Any = None                   # the simulated user, as this branch has heard it
     children: list[Node] = field(default_factory=list)
     tried: int = 0
     n: int = 0
@@ -89,7 +156,7 @@ class Search:
     """MCTS-Flow on one task."""
 
     def __init__(self, task: HomeFlowTask, seed: int = 0, c_ucb: float = 1.0, max_turns: int = 3,
-                 agents: list[tuple[str, Agent]] | None = None):
+                 agents: list[tuple[str, Agent]] | None = None, user: UserMaker | None = None):
         self.task, self.c_ucb, self.max_turns = task, c_ucb, max_turns
         #: The agent policies (k_agent of them): the reference-based three, or any agents (an
         #: LLM's samples), each playing one turn on the node's fork with `run`.
@@ -100,8 +167,9 @@ class Search:
         acted = self.start.fork()
         self.goal = Goal(acted, _act_predicates(task) if task.goal else
                          [{"type": "unchanged", "except": list(task.targets)}])
-        root_session = agent_session(task)
-        self.root = Node("agent", 0, acted, root_session, [{"role": "system", "content": SYSTEM}])
+        root_user = (user or ScriptedUser)(intent_of(task, self.start))
+        self.root = Node("agent", 0, acted, agent_session(task, root_user), [{"role": "system", "content": SYSTEM}],
+                         user=root_user)
         self.root_prompt = prompt(task)
 
     # ---- the tree ---------------------------------------------------------------------------
@@ -125,21 +193,30 @@ class Search:
     def expand(self, node: Node) -> Node:
         index = node.tried
         node.tried += 1
-        home, session = node.home.fork(), _copy(self.task, node.session)
+        user = node.user.fork()
+        home, session = node.home.fork(), _copy(self.task, node.session, user)
         if node.role == "agent":   # the user speaks next
-            text = self.root_prompt if node.turn == 0 else smh.prompt(self.task)
+            todo = unmet(self.task, node.home, self.goal) if node.turn else []
+            if todo:
+                text = user.remind(todo)
+            else:   # the first turn, or nothing left to name: the request as the task has it
+                text = self.root_prompt if node.turn == 0 else smh.prompt(self.task)
+                if node.turn:
+                    user.transcript.append({"role": "user", "content": text})
             if K_USER[index] == "noisy":
                 *context, request = text.split("\n\n")
                 text = "\n\n".join([*context, add_noise(self.rng, request)])
+                if node.turn:   # the user heard itself say it so
+                    user.transcript[-1] = {"role": "user", "content": text}
             session.answer = None   # a new turn
             child = Node("user", node.turn, home, session, [*node.messages, {"role": "user", "content": text}],
-                         K_USER[index], parent=node)
+                         K_USER[index], user=user, parent=node)
         else:
             before = len(session.history)
             self.act(self.k_agent[index], node.messages[-1]["content"], home, session)
             calls = session.history[before:]
             child = Node("agent", node.turn + 1, home, session, [*node.messages, *_chat(calls, before)],
-                         self.k_agent[index], parent=node)
+                         self.k_agent[index], user=user, parent=node)
             verdict = verify(self.task, self.start, home, self.goal, session.answer, session.history, None)
             blocked = any(not c["result"].get("ok") for c in calls)
             child.success = bool(verdict["success"]) and not blocked
@@ -200,13 +277,10 @@ def _replace_request(text: str, request: str) -> str:
     return "\n\n".join([*context, ("user: " if last.startswith("user: ") else "") + request])
 
 
-def _copy(task: HomeFlowTask, session: Session) -> Session:
-    """A branch's own session: the history so far and a simulated user of its own that has
-    heard the same questions (the user keeps count of them)."""
-    out = agent_session(task)
-    for h in session.history:
-        if h["tool"] == "ask_user" and h["result"].get("ok") and out.ask_user is not None:
-            out.ask_user(str((h["args"] or {}).get("question", "")))
+def _copy(task: HomeFlowTask, session: Session, user: Any) -> Session:
+    """A branch's own session: the history so far, and its own fork of the simulated user (who
+    has heard the same dialogue)."""
+    out = agent_session(task, user)
     out.history, out.answer = list(session.history), session.answer
     return out
 
@@ -242,9 +316,10 @@ def split_of(content: Any, heldout_fraction: float = 0.1) -> str:
 
 
 def records(task: HomeFlowTask, seed: int = 0, rollouts: int = 24, heldout_fraction: float = 0.1,
-            agents: list[tuple[str, Agent]] | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+            agents: list[tuple[str, Agent]] | None = None, user: UserMaker | None = None
+            ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """MCTS-Flow on one task: (SFT dialogues, preference pairs), in tree order."""
-    search = Search(task, seed, agents=agents).run(rollouts)
+    search = Search(task, seed, agents=agents, user=user).run(rollouts)
     sft, seen = [], set()
     for node in search.successes():   # two policies may make the same turn: one record each
         record = {"task_id": task.id, "messages": node.messages, "tools": tools()}
@@ -261,15 +336,21 @@ def records(task: HomeFlowTask, seed: int = 0, rollouts: int = 24, heldout_fract
     return sft, prefs
 
 
-def replay(task: HomeFlowTask, messages: list[dict[str, Any]]) -> bool:
+def replay(task: HomeFlowTask, messages: list[dict[str, Any]], user: UserMaker | None = None) -> bool:
     """Whether a dialogue's tool calls, made again on the task's start home with the same
-    simulated user, return exactly the recorded results."""
+    simulated user (`user`, default ScriptedUser, told the same later turns), return exactly the
+    recorded results."""
     home = build_home(task).fork()
-    backend, session = TwinBackend(home), agent_session(task)
+    player = (user or ScriptedUser)(intent_of(task, home))
+    backend, session = TwinBackend(home), agent_session(task, player)
     results = {m["tool_call_id"]: m["content"] for m in messages if m["role"] == "tool"}
+    said = 0
     for message in messages:
         if message["role"] == "user":
             session.answer = None
+            if said:   # the first is the request, which the user's transcript starts with
+                player.transcript.append({"role": "user", "content": message["content"]})
+            said += 1
         for call in message.get("tool_calls") or []:
             got = call_tool(backend, call["function"]["name"], json.loads(call["function"]["arguments"]), session)
             if json.dumps(got, sort_keys=True) != results.get(call["id"]):
@@ -278,17 +359,17 @@ def replay(task: HomeFlowTask, messages: list[dict[str, Any]]) -> bool:
 
 
 def flow(tasks: list[HomeFlowTask], seed: int = 0, rollouts: int = 24, workers: int = 1,
-         ray_address: str | None = None, agents: list[tuple[str, Agent]] | None = None
-         ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+         ray_address: str | None = None, agents: list[tuple[str, Agent]] | None = None,
+         user: UserMaker | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """MCTS-Flow over tasks, in order; with `ray_address` each task is a Ray task (the results
     are the same for any number of workers: each task's search depends on it and the seed only)."""
     if ray_address:
         from scenarios.runner import start_ray
         ray = start_ray(ray_address, workers)
         remote = ray.remote(records)
-        done = ray.get([remote.remote(t, seed, rollouts, 0.1, agents) for t in tasks])
+        done = ray.get([remote.remote(t, seed, rollouts, 0.1, agents, user) for t in tasks])
     else:
-        done = [records(t, seed, rollouts, 0.1, agents) for t in tasks]
+        done = [records(t, seed, rollouts, 0.1, agents, user) for t in tasks]
     sft = [r for s, _ in done for r in s]
     prefs = [p for _, p in done for p in p]
     return sft, prefs

@@ -51,8 +51,10 @@ NO_INTENT = "I've said all I want; please go ahead."
 
 
 # ---- what an agent is given ---------------------------------------------------------------------
-def agent_session(task: SmhTask) -> Session:
-    user = ScriptedUser(Intent.from_json(task.user)) if task.user else None
+def agent_session(task: SmhTask, user: Any = None) -> Session:
+    """A session whose `ask_user` the task's simulated user answers (`user`: one playing the task's
+    intent, e.g. twin.user.LLMUser; default ScriptedUser); a task without an intent: NO_INTENT."""
+    user = (user or ScriptedUser(Intent.from_json(task.user))) if task.user else None
     return Session(ask_user=user.answer if user else (lambda question: NO_INTENT), tools=HOME_TOOLS)
 
 

@@ -23,6 +23,7 @@ the reader collapses stutters. Wording styles (TC1): `clear` (the canonical phra
 """
 from __future__ import annotations
 
+import json
 import random
 import re
 from typing import Any
@@ -245,3 +246,38 @@ SLOT_REQUESTS: dict[str, tuple[str, tuple[str, ...], str]] = {
                           "{v} K"),
 }
 
+
+
+def _keys(preds: list[dict[str, Any]]) -> list[str]:
+    return sorted(json.dumps(p, sort_keys=True) for p in preds)
+
+
+def ops_of(goal: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    """The operations whose `predicates` are exactly `goal`'s, one per device in goal order (the
+    inverse of `predicates`), or None when a device's predicates are not one operation's."""
+    by_device: dict[str, list[dict[str, Any]]] = {}
+    for p in goal:
+        if p.get("type") != "device" or p.get("op") != "==":
+            return None
+        by_device.setdefault(p["device_id"], []).append(p)
+    out = []
+    for dev, preds in by_device.items():
+        want = _keys(preds)
+        # The value each operation would have, read back from any number in the predicates.
+        numbers = {p["value"] for p in preds if isinstance(p["value"], int) and not isinstance(p["value"], bool)}
+        values = {v for n in numbers for v in (n, pct_of(n), n // 100, round(1e6 / n) if n else 0)}
+        found = None
+        for kind in PHRASES:
+            for value in sorted(values) if kind in VALUES else [None]:
+                if kind == "color_temperature" and not value:
+                    continue   # no colour temperature of 0 K
+                op = {"op": kind, "device": dev, **({"value": value} if value is not None else {})}
+                if _keys(predicates(op)) == want:
+                    found = op
+                    break
+            if found:
+                break
+        if found is None:
+            return None
+        out.append(found)
+    return out

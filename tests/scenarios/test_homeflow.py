@@ -247,6 +247,58 @@ def test_mcts_flow_yields_verified_dialogues_and_pairs_that_replay(tasks):
     assert not replay(task, tampered)
 
 
+def test_a_later_user_turn_names_only_what_is_unmet(tasks):
+    # A hand-made trajectory: the first of two goal operations done, a light the request was not
+    # about switched on; the user's next turn names the second operation and the switch-back only.
+    from bridge.tools import call_tool
+    from bridge.twin_backend import TwinBackend
+    from scenarios.homeflow.flow import Search, unmet
+    from scenarios.smh import language as L
+    from scenarios.smh.evaluate import agent_session, verify
+    from twin.user import REMIND, ScriptedUser
+    task = next(t for t in tasks if t.subcategory == "multi_device" and t.tier == "small")
+    search = Search(task)
+    home = search.start.fork()
+    ops = L.ops_of(task.goal)
+    assert ops is not None and len(ops) == 2
+    names = {d: home.device_info(d)["name"] for d in home.devices.objects}
+    bystander = next(d for d in home.devices.objects if d not in task.targets
+                     and home.device_info(d)["type"] in L.OP_TYPES["on"])
+    was_on = bool(home.devices[bystander].read("OnOff", "OnOff"))
+    backend, session = TwinBackend(home), agent_session(task)
+    for call in [*L.calls(ops[0]), *L.calls({"op": "off" if was_on else "on", "device": bystander})]:
+        assert call_tool(backend, call["tool"], call["args"], session)["ok"]
+    todo = unmet(task, home, search.goal)
+    assert todo == [L.say(ops[1], names), L.say({"op": "on" if was_on else "off", "device": bystander}, names)]
+    text = ScriptedUser(search.root.user.intent).remind(todo)
+    assert text == f"{REMIND}\n\n{todo[0][0].upper()}{todo[0][1:]}; {todo[1]}."
+    assert L.say(ops[0], names) not in text and task.query not in text
+    # What the user said is enough: the reference solver, told only that, completes the task.
+    ReferenceAgent().run(text, backend, session, 30)
+    assert verify(task, search.start, home, search.goal, session.answer, session.history, None)["success"]
+    assert unmet(task, home, search.goal) == []
+
+
+def test_mcts_flow_later_turns_restate_nothing_already_done(tasks):
+    from scenarios.homeflow.flow import Search
+    from twin.user import REMIND
+    task = next(t for t in tasks if t.subcategory == "multi_device" and t.tier == "small")
+    search = Search(task, seed=0).run(24)
+    first = search.root.children[0].messages[-1]["content"].split("\n\n")[-1]
+    later = [n for n in _nodes(search.root) if n.role == "user" and n.turn > 0]
+    assert later
+    for node in later:
+        said = node.messages[-1]["content"]
+        assert said.startswith(REMIND) and said.split("\n\n")[-1] != first
+        assert said.count(";") == 0   # one operation left after the stepwise or slipped turn
+
+
+def _nodes(node):
+    yield node
+    for child in node.children:
+        yield from _nodes(child)
+
+
 @pytest.mark.e2e   # a local Ray (loopback only): starting it takes a while
 def test_mcts_flow_on_ray_is_byte_identical_for_one_and_two_workers(tasks):
     import ray

@@ -49,3 +49,23 @@ def test_llm_user_plays_the_intent_through_the_chat_api():
     assert "Make it cosy in here" in system and "about 30 %" in system and "The living room" in system
     assert request["messages"][-1] == {"role": "user", "content": "Which room?"}
     assert request["temperature"] == 0 and request["seed"] == 3
+
+
+def test_a_later_turn_names_only_what_is_unmet_and_a_fork_hears_its_own():
+    user = ScriptedUser(INTENT)
+    user.answer("Which room?")
+    branch = user.fork()
+    assert branch.remind(["set the lamp to 30% brightness.", "turn off the fan"]) == \
+        "That isn't all done yet.\n\nSet the lamp to 30% brightness; turn off the fan."
+    assert len(branch.transcript) == 4 and len(user.transcript) == 3   # the fork's turn is its own
+    with pytest.raises(ValueError, match="at least one unmet clause"):
+        user.remind([])
+
+
+def test_llm_user_says_what_is_unmet_in_its_own_words():
+    with OpenAIStub(["You still need to turn off the fan."]) as stub:
+        user = LLMUser(INTENT, "user-model", client=openai.OpenAI(base_url=stub.base_url, api_key="t"))
+        assert user.remind(["turn off the fan"]) == "You still need to turn off the fan."
+    cue = stub.requests[0]["messages"][-1]["content"]
+    assert "still not done: turn off the fan" in cue and "only what is still to do" in cue
+    assert user.transcript[-1] == {"role": "user", "content": "You still need to turn off the fan."}
