@@ -7,10 +7,12 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from matter_twin.console import CliError, one_line
-from matter_twin.extras import require, require_for_model
-from scenarios.lifelong import scenario_named
+from matter_twin.extras import missing, require_for_model
+from scenarios.lifelong import PRESETS, scenario_named
+from scenarios.lifelong.config import SEVERITIES, with_severity
+from scenarios.lifelong.environment import lifelong_home
 from scenarios.lifelong.policies import make_policy as make_lifelong_policy
-from scenarios.lifelong.report import TAU_GRID
+from scenarios.lifelong.report import DEFAULT_SEEDS, TAU_GRID
 from scenarios.lifelong.report import run_count as lifelong_run_count
 from scenarios.lifelong.report import run_report as run_lifelong_report
 from scenarios.lifelong.routines import routines_for
@@ -19,19 +21,42 @@ from twin.home import Home
 from twin.schema import UserFileError
 
 
+def parse_sweep(text: str | None) -> list[float]:
+    """`--sweep 0.25,0.5,1` (or the names mild, strong): the drift severities; ValueError (one line)."""
+    if text is None:
+        return []
+    values = []
+    for part in (p.strip() for p in text.split(",")):
+        try:
+            value = SEVERITIES[part] if part in SEVERITIES else float(part)
+        except ValueError:
+            raise ValueError(f"--sweep: {part!r} is not a severity (a number 0..2, or "
+                             f"{', '.join(SEVERITIES)}); e.g. --sweep 0.25,0.5,1") from None
+        if not 0 <= value <= 2:
+            raise ValueError(f"--sweep: severity {value:g} is outside 0..2")
+        if value not in values:
+            values.append(value)
+    return values
+
+
 def lifelong(scenario: list[str] = typer.Option(["pref-r", "tool-r", "mixed-r"], help="Preset "
-                                               "(none, pref, pref-r, pref-gradual, tool, tool-r, mixed, mixed-r) "
-                                               "or a scenario YAML file (repeatable)."),
+                                               f"({', '.join(PRESETS)}; plain names are strong drift, -mild "
+                                               "half as strong) or a scenario YAML file (repeatable)."),
              policy: list[str] = typer.Option(["NoToM", "STATIC", "ONLINE", "ORACLE"],
                                               help="NoToM | STATIC | ONLINE | ORACLE | openai:MODEL (repeatable)."),
-             seeds: int = typer.Option(3, min=1, help="Seeds 0..N-1 per scenario and policy."),
+             seeds: int = typer.Option(DEFAULT_SEEDS, min=1, help="Seeds 0..N-1 per scenario and policy "
+                                       "(tables and plots show mean ± std over them)."),
+             sweep: str | None = typer.Option(None, help="Drift severities to sweep, e.g. 0.25,0.5,1 (or mild,strong): "
+                                              "each scenario runs at each severity (named NAME@SEVERITY), with "
+                                              "its own τ frontier."),
              tau: float = typer.Option(0.5, min=0.0, max=1.0, help="Confirmation threshold τ of STATIC, "
                                        "ONLINE and ORACLE (larger: more confirmations)."),
              frontier: bool = typer.Option(True, help="Sweep τ over 0, 0.1 .. 1 for ONLINE (the frontier)."),
              out: Path = typer.Option(..., help="Directory for report.json, report.md, the PNG plots and "
                                       "the trajectories."),
              home: Path | None = typer.Option(None, help="Home file (YAML/JSON, e.g. from `twin home generate`); "
-                                              "default: the packaged default home."),
+                                              "default: the suite's home (lights, cooling, blinds, a vacuum, a "
+                                              "front door lock and a doorbell)."),
              base_url: str | None = typer.Option(None, envvar="OPENAI_BASE_URL", help="OpenAI-compatible API "
                                                  "base URL (openai:MODEL policies)."),
              api_key: str | None = typer.Option(None, envvar="OPENAI_API_KEY", help="API key."),
@@ -50,18 +75,22 @@ def lifelong(scenario: list[str] = typer.Option(["pref-r", "tool-r", "mixed-r"],
 
         twin bench lifelong --scenario pref-r --seeds 1 --no-frontier --out runs/pref
 
+        twin bench lifelong --scenario tool-r --sweep 0.25,0.5,1 --policy ONLINE --policy ORACLE --out runs/sweep
+
         twin bench lifelong --home my_home.yaml --scenario tool-r --no-frontier --out runs/my_home
 
         twin bench lifelong --scenario my_drift.yaml --policy ONLINE --policy ORACLE --tau 0.7 --out runs/mine
 
         twin bench lifelong --scenario mixed --policy openai:gpt-4o-mini --seeds 1 --no-frontier --out runs/llm
     """
-    require("plots", "twin bench lifelong (its report's plots)")
     for name in policy:
         require_for_model(name, f"--policy {name}")
     try:
         scenarios = [scenario_named(s) for s in scenario]
-        routines_for(Home.load(home) if home is not None else Home.default())
+        severities = parse_sweep(sweep)
+        if severities:
+            scenarios = [with_severity(s, v) for s in scenarios for v in severities]
+        routines_for(Home.load(home) if home is not None else lifelong_home())
         for s in scenarios:
             for name in policy:
                 make_lifelong_policy(name, s, tau, base_url, api_key)
@@ -85,6 +114,8 @@ def lifelong(scenario: list[str] = typer.Option(["pref-r", "tool-r", "mixed-r"],
     for f in report["findings"]:
         typer.echo(f"{f['scenario']}: {f['claim']}: {'holds' if f['holds'] else 'does not hold'}")
     plots = "rolling.png, frontier.png" if taus else "rolling.png"
+    if missing("plots"):
+        plots = f"none (the `plots` extra is not installed; {plots} need it)"
     typer.echo(f"report in {out / 'report.md'} and {out / 'report.json'}; plots {plots}")
     too_many = []
     for scenario_name, entry in report["scenarios"].items():

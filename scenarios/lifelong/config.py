@@ -12,7 +12,19 @@ Preference targets are the persona's `autonomy` (automation tolerance α) and `p
 fault engine (twin/faults.py) on every device the routines drive: `failure_prob`
 (command_failure faults: the call answers a Matter failure status), `offline_rate` (the
 chance per actionable step that the targeted device is offline for half an hour: an offline
-fault) and `latency_ms` (latency faults: what each attempt waits).
+fault), `latency_ms` (latency faults: what each attempt waits; each attempt's latency varies by
+up to ±`latency_jitter` of it) and `max_retries` (the executor's attempts per call drift, e.g. a
+hub that gives up sooner: `set: 1`).
+
+`severity` scales every drift event's change (1: as written; 0.5: half-way from the start
+value to each `set`, half of each `delta`). The tool-drift presets are named by it: `tool`
+(strong, severity 1) and `tool-mild` (0.5), the same for `pref` and `mixed`; `with_severity`
+is the one mechanism behind both the presets and `twin bench lifelong --sweep`.
+
+The household lives on a diurnal clock: `weather` (twin/weather.py) drives the outdoor and so
+the rooms' temperature hour by hour (a home with its own weather keeps it unless the scenario
+gives one; a home without gets SUMMER), and `jitter_h` shifts the household's schedule each
+virtual day by a seeded whole number of hours in −jitter_h..jitter_h.
 """
 from __future__ import annotations
 
@@ -22,13 +34,20 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from twin.schema import UserFileError, first_problem, read_user_file
+from twin.weather import WeatherSpec
 
-__all__ = ["DriftEvent", "Persona", "Scenario", "PRESETS", "load_scenario", "scenario_named"]
+__all__ = ["DriftEvent", "Persona", "Scenario", "PRESETS", "SEVERITIES", "SUMMER", "load_scenario", "scenario_named",
+           "with_severity"]
 
 Unit = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
 Weight = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 PREFERENCE_TARGETS = ("autonomy", "privacy")
-TOOL_TARGETS = ("failure_prob", "offline_rate", "latency_ms")
+TOOL_TARGETS = ("failure_prob", "offline_rate", "latency_ms", "max_retries")
+#: A warm summer for homes without weather: 20–32 °C outdoors, warmest at 15:00, so the cooling
+#: routine has afternoons to act on.
+SUMMER = WeatherSpec(mean_c=26.0, swing_c=6.0, day_sigma_c=1.5, humidity=55.0, rain_chance=0.15)
+#: Named drift severities of the presets.
+SEVERITIES = {"mild": 0.5, "strong": 1.0}
 
 
 class Persona(BaseModel):
@@ -100,10 +119,18 @@ class Scenario(BaseModel):
     max_retries: Annotated[int, Field(ge=1, le=10)] = 3
     #: Latency of one attempt when no fault adds any (seconds).
     base_latency_s: Weight = 0.1
+    #: Each attempt's latency is scaled by a seeded factor in 1 ± latency_jitter.
+    latency_jitter: Annotated[float, Field(ge=0, le=0.9, allow_inf_nan=False)] = 0.2
     #: Rolling-success window, in actionable steps.
     window: Annotated[int, Field(ge=1, le=1000)] = 24
     #: STATIC's calibration phase, in steps.
     calibration_steps: Annotated[int, Field(ge=0)] = 48
+    #: Scale of every drift event's change (see the module text); 1 = as written.
+    severity: Annotated[float, Field(ge=0, le=2, allow_inf_nan=False)] = 1.0
+    #: The outdoor weather (None: the home's own, else SUMMER).
+    weather: WeatherSpec | None = None
+    #: Daily schedule jitter of the household, in whole hours either way.
+    jitter_h: Annotated[int, Field(ge=0, le=6)] = 1
 
     @model_validator(mode="after")
     def _consistent(self) -> Scenario:
@@ -131,7 +158,14 @@ class Scenario(BaseModel):
         return self.drift[0].at_step if self.drift else None
 
 
-def _preset(name: str, pref: bool, tool: bool, revisit: bool, gradual: bool = False) -> Scenario:
+def with_severity(scenario: Scenario, severity: float) -> Scenario:
+    """The scenario at another drift severity, named `<name>@<severity>` (the sweep's points)."""
+    data = scenario.model_dump(mode="json")
+    return Scenario.model_validate({**data, "name": f"{scenario.name}@{severity:g}", "severity": severity})
+
+
+def _preset(name: str, pref: bool, tool: bool, revisit: bool, gradual: bool = False,
+            severity: float = 1.0) -> Scenario:
     at, mode, duration = 96, ("gradual" if gradual else "sudden"), (48 if gradual else 0)
     events: list[dict[str, Any]] = []
     if pref:   # strong preference drift: low automation tolerance, high privacy sensitivity
@@ -146,17 +180,20 @@ def _preset(name: str, pref: bool, tool: bool, revisit: bool, gradual: bool = Fa
                     "duration": duration, "set": 0.2},
                    {"at_step": at, "drift_type": "tool", "target": "latency_ms", "mode": mode,
                     "duration": duration, "set": 800}]
-    return Scenario.model_validate({"name": name, "drift": events, "revisit_at": 240 if revisit else None})
+    return Scenario.model_validate({"name": name, "drift": events, "revisit_at": 240 if revisit else None,
+                                    "severity": severity})
 
 
 #: Built-in scenarios (14 virtual days; drift at step 96, revisit at step 240 for the -r ones).
-PRESETS: dict[str, Scenario] = {
-    "none": Scenario(name="none"),
-    "pref": _preset("pref", True, False, False), "pref-r": _preset("pref-r", True, False, True),
-    "pref-gradual": _preset("pref-gradual", True, False, False, gradual=True),
-    "tool": _preset("tool", False, True, False), "tool-r": _preset("tool-r", False, True, True),
-    "mixed": _preset("mixed", True, True, False), "mixed-r": _preset("mixed-r", True, True, True),
-}
+#: The plain names are the strong drift (severity 1); `-mild` ones the same schedule at 0.5.
+PRESETS: dict[str, Scenario] = {"none": Scenario(name="none")}
+for _kind, _pref, _tool in (("pref", True, False), ("tool", False, True), ("mixed", True, True)):
+    for _suffix, _revisit in (("", False), ("-r", True)):
+        PRESETS[f"{_kind}{_suffix}"] = _preset(f"{_kind}{_suffix}", _pref, _tool, _revisit)
+        PRESETS[f"{_kind}{_suffix}-mild"] = _preset(f"{_kind}{_suffix}-mild", _pref, _tool, _revisit,
+                                                    severity=SEVERITIES["mild"])
+    if _kind == "pref":
+        PRESETS["pref-gradual"] = _preset("pref-gradual", True, False, False, gradual=True)
 
 
 def load_scenario(path: str | Path) -> Scenario:

@@ -12,25 +12,32 @@ offline faults injected when the targeted device's offline draw comes up. Each o
 is in `home.events`. The run is in process (TwinBackend); the same tool calls would go over
 Matter with a Matter backend, which this module does not set up.
 
+The household's day: the scenario's weather (or the home's) drives the rooms' temperature, so
+the cooling routine follows the afternoon heat; the schedule shifts by a seeded jitter each
+day; arrivals and deliveries are real acts on the lock and the doorbell (routines.py).
+
 Randomness: three `random.Random` streams seeded from the run seed (world events, approvals
-and complaints, tool drift), never the global RNG or the wall clock; so the same seed gives
-the same trajectory for any policy up to the policy's own choices.
+and complaints, tool drift), and per-day (schedule jitter) and per-attempt (latency jitter)
+ones keyed by the seed and the step, never the global RNG or the wall clock; so the same seed
+gives the same trajectory for any policy up to the policy's own choices.
 """
 from __future__ import annotations
 
 import random
 from collections.abc import Callable
 from datetime import timedelta
+from pathlib import Path
 from typing import Any, Protocol
 
 from bridge.tools import Session, call_tool
 from bridge.twin_backend import TwinBackend
-from scenarios.lifelong.config import Scenario
+from scenarios.lifelong.config import SUMMER, Scenario
 from scenarios.lifelong.routines import Routines, routines_for, template_bias
 from twin.faults import FaultSpec
 from twin.home import Home
 
-__all__ = ["ACTIONS", "Policy", "approval_probability", "persona_at", "tool_parameters_at", "run_lifelong"]
+__all__ = ["ACTIONS", "Policy", "approval_probability", "lifelong_home", "persona_at", "tool_parameters_at",
+           "run_lifelong"]
 
 ACTIONS = ("EXECUTE", "ASKCONFIRM", "DELAY", "NOOP")
 OFFLINE_S = 1800.0
@@ -48,6 +55,14 @@ class Policy(Protocol):
     def feedback(self, step: dict[str, Any]) -> None: ...
 
 
+HOME_FILE = Path(__file__).with_name("home.yaml")
+
+
+def lifelong_home(seed: int = 0) -> Home:
+    """The suite's default home (scenarios/lifelong/home.yaml) with this seed."""
+    return Home.load(HOME_FILE, seed)
+
+
 def approval_probability(scenario: Scenario, persona: dict[str, float], template_id: str, private: bool) -> float:
     """p_t = clip_[0,1](b0 + wα·α_t + b_k − wπ·π_t·I_priv) (Appendix B.2)."""
     model = scenario.persona
@@ -56,16 +71,19 @@ def approval_probability(scenario: Scenario, persona: dict[str, float], template
     return float(min(1.0, max(0.0, p)))
 
 
-def _drifted(start: float, events: list[Any], t: int, revisit_at: int | None, clamp: float | None) -> float:
+def _drifted(start: float, events: list[Any], t: int, revisit_at: int | None, clamp: float | None,
+             severity: float = 1.0) -> float:
     """A drifting value at step t: sudden events jump at at_step; gradual ones interpolate
-    linearly from the onset value to the final value over `duration` steps, then hold it."""
+    linearly from the onset value to the final value over `duration` steps, then hold it.
+    `severity` scales each event's change (the final value is that fraction of the way)."""
     value = start
     if revisit_at is not None and t >= revisit_at:
         return start
     for event in events:
         if t < event.at_step:
             break
-        final = event.set if event.set is not None else value + event.delta
+        change = (event.set - value) if event.set is not None else event.delta
+        final = value + severity * change
         if clamp is not None:
             final = min(clamp, max(0.0, final))
         if event.mode == "gradual" and t < event.at_step + event.duration:
@@ -80,7 +98,8 @@ def persona_at(scenario: Scenario, t: int) -> dict[str, float]:
     out = {}
     for target in ("autonomy", "privacy"):
         events = [e for e in scenario.drift if e.drift_type == "preference" and e.target == target]
-        out[target] = round(_drifted(getattr(scenario.persona, target), events, t, scenario.revisit_at, 1.0), 6)
+        out[target] = round(_drifted(getattr(scenario.persona, target), events, t, scenario.revisit_at, 1.0,
+                                     scenario.severity), 6)
     return out
 
 
@@ -91,7 +110,11 @@ def tool_parameters_at(scenario: Scenario, t: int) -> dict[str, float]:
     out = {}
     for target in ("failure_prob", "offline_rate", "latency_ms"):
         events = [e for e in scenario.drift if e.drift_type == "tool" and e.target == target]
-        out[target] = round(_drifted(0.0, events, t, scenario.revisit_at, 1.0 if target != "latency_ms" else None), 6)
+        out[target] = round(_drifted(0.0, events, t, scenario.revisit_at, 1.0 if target != "latency_ms" else None,
+                                     scenario.severity), 6)
+    events = [e for e in scenario.drift if e.drift_type == "tool" and e.target == "max_retries"]
+    retries = _drifted(float(scenario.max_retries), events, t, scenario.revisit_at, None, scenario.severity)
+    out["max_retries"] = min(10, max(1, round(retries)))
     return out
 
 
@@ -100,11 +123,12 @@ def _schedule_tool_faults(home: Home, scenario: Scenario, devices: tuple[str, ..
     A gradual event ramps in over its duration (the fault engine's gradual transition); a
     revisit ends the fault at `revisit_at`."""
     for i, event in enumerate(scenario.drift):
-        if event.drift_type != "tool" or event.target == "offline_rate":
+        if event.drift_type != "tool" or event.target in ("offline_rate", "max_retries"):
             continue
         kind = "command_failure" if event.target == "failure_prob" else "latency"
-        severity = event.set if event.set is not None else event.delta
-        assert severity is not None
+        change = event.set if event.set is not None else event.delta
+        assert change is not None
+        severity = scenario.severity * change
         if kind == "command_failure":
             severity = min(1.0, max(0.0, severity))
         ramp = event.duration * HOUR_S if event.mode == "gradual" else 0.0
@@ -117,17 +141,21 @@ def _schedule_tool_faults(home: Home, scenario: Scenario, devices: tuple[str, ..
                 duration=duration, transition="gradual" if ramp else "abrupt", ramp=ramp, severity=severity))
 
 
-def _execute(home: Home, backend: TwinBackend, scenario: Scenario, args: dict[str, Any]) -> dict[str, Any]:
-    """Attempt the call up to max_retries times; the tool outcome of Table 3."""
+def _execute(home: Home, backend: Any, scenario: Scenario, args: dict[str, Any], max_retries: int,
+             jitter: random.Random) -> dict[str, Any]:
+    """Attempt the call up to `max_retries` times; the tool outcome of Table 3. Each attempt's
+    latency is drawn around the base plus the latency fault's (latency_jitter)."""
     device = args["device.id"]
     latency, offline, error = 0.0, False, None
     session = Session()
     attempts = 0
-    for attempt in range(scenario.max_retries):
+    for attempt in range(max_retries):
         if attempt:
             home.advance(RETRY_BACKOFF_S)
         attempts += 1
-        latency += scenario.base_latency_s + home.faults.strength(device, "latency") / 1000.0
+        spread = scenario.latency_jitter
+        latency += (scenario.base_latency_s + home.faults.strength(device, "latency") / 1000.0) \
+            * (1.0 + jitter.uniform(-spread, spread))
         result = call_tool(backend, "execute_command", args, session)
         if result.get("ok"):
             return {"attempted": True, "success": True, "latency_s": round(latency, 6), "retries": attempts - 1,
@@ -153,12 +181,18 @@ def _cost(scenario: Scenario, action: str, violation: int, outcome: dict[str, An
 
 
 def run_lifelong(scenario: Scenario, policy: Policy, seed: int = 0, home: Home | None = None,
-                 progress: Callable[[int], None] | None = None) -> list[dict[str, Any]]:
+                 progress: Callable[[int], None] | None = None, backend: Any = None) -> list[dict[str, Any]]:
     """Run `policy` for scenario.steps steps; returns the trajectory (one JSON-ready dict a step,
-    actionable or not). `home` defaults to the packaged default home with this seed; the routines
-    are built from its devices (a home without a light raises ValueError)."""
-    home = Home.default(seed) if home is None else home
-    backend = TwinBackend(home)
+    actionable or not). `home` defaults to the suite's home (home.yaml: it has a front door lock
+    and a doorbell) with this seed; the routines are built from its devices (a home without a light
+    raises ValueError). `backend`: what the routines and the executor call the tools on (default
+    the twin in process; a Matter backend serving the same home runs the loop over Matter)."""
+    home = lifelong_home(seed) if home is None else home
+    if scenario.weather is not None:
+        home.set_weather(scenario.weather)
+    elif home.weather is None:
+        home.set_weather(SUMMER)
+    backend = TwinBackend(home) if backend is None else backend
     world_rng = random.Random(f"lifelong world|{seed}")
     user_rng = random.Random(f"lifelong user|{seed}")
     tool_rng = random.Random(f"lifelong tool|{seed}")
@@ -176,13 +210,18 @@ def run_lifelong(scenario: Scenario, policy: Policy, seed: int = 0, home: Home |
             tools[target] = round(max(home.faults.strength(d, kind) for d in routines.devices), 6)
         active = [i for i, e in enumerate(scenario.drift) if e.at_step <= t
                   and (scenario.revisit_at is None or t < scenario.revisit_at)]
-        world = routines.observe(backend, (start_hour + t) % 24, world_rng)
+        day = (start_hour + t) // 24
+        shift = random.Random(f"lifelong schedule|{seed}|{day}").randint(-scenario.jitter_h, scenario.jitter_h)
+        world = routines.observe(backend, (start_hour + t) % 24, world_rng, shift)
+        household = routines.household_before(home, world)
         candidates = routines.eligible(world)
         template = world_rng.choice(candidates) if candidates else None
+        event = ("doorbell" if world["delivery"] else f"arrival:{world['arriving']}" if world["arriving"]
+                 else world["motion"] and f"motion:{world['motion']}")
         obs = {"t": t, "time": home.clock.format(), "hour": world["hour"], "temp": world["temperature"],
-               "occupancy": world["occupancy"], "event": world["motion"] and f"motion:{world['motion']}"}
+               "occupancy": world["occupancy"], "event": event}
         step: dict[str, Any] = {"t": t, "obs": obs, "suggestion": None, "action": None,
-                                "persona": persona, "tool_params": tools,
+                                "persona": persona, "tool_params": tools, "schedule_shift_h": shift,
                                 "drift_flags": {"active": bool(active), "events": active}}
         if template is not None:
             # The offline draw for the targeted device happens whatever the policy does.
@@ -198,7 +237,9 @@ def run_lifelong(scenario: Scenario, policy: Policy, seed: int = 0, home: Home |
             if action not in ACTIONS:
                 raise ValueError(f"policy {policy.name} answered {action!r}; accepted: {', '.join(ACTIONS)}")
             x = int(action == "EXECUTE" or (action == "ASKCONFIRM" and y == 1))
-            outcome = _execute(home, backend, scenario, template.tool_args()) if x else _not_attempted()
+            jitter = random.Random(f"lifelong latency|{seed}|{t}")
+            outcome = _execute(home, backend, scenario, template.tool_args(), int(tools["max_retries"]),
+                               jitter) if x else _not_attempted()
             e = int(outcome["success"])
             violation = int(suggestion["privacy_sensitive"] and x == 1 and y == 0)
             if action == "ASKCONFIRM":
@@ -217,6 +258,7 @@ def run_lifelong(scenario: Scenario, policy: Policy, seed: int = 0, home: Home |
             # What the policy may learn from: never the latent approval y_t unless it asked.
             policy.feedback({key: step[key] for key in ("t", "obs", "suggestion", "action", "feedback",
                                                          "tool_outcome")})
+        step["household"] = household + routines.household_after(home, world)
         trajectory.append(step)
         if progress is not None:
             progress(t)

@@ -1,13 +1,18 @@
 """Run the baselines over scenarios and seeds; write report.json, report.md and the plots.
 
     run_report([PRESETS["pref-r"], PRESETS["tool-r"]], ["NoToM", "STATIC", "ONLINE", "ORACLE"],
-               seeds=[0, 1, 2], out=Path("runs/lifelong"))
+               seeds=[0, 1, 2, 3, 4], out=Path("runs/lifelong"))
 
 `report.json` holds only what the runs decide (no wall clock, floats rounded), written with
 sorted keys: the same scenarios, policies and seeds give the same bytes. Trajectories go to
-`trajectories/<scenario>/<policy>-seed<N>.jsonl` (the step-level log). Plots: `rolling.png`
-(rolling success with drift onsets and revisits marked) and `frontier.png` (ONLINE's
-success–confirmation curve over the τ grid; none without a sweep).
+`trajectories/<scenario>/<policy>-seed<N>.jsonl` (the step-level log). Plots (with the `plots` extra;
+without it the report is written and the plots are left out): `rolling.png` (seed-mean rolling
+success with a ±1 std band over the seeds, drift onsets and revisits marked) and `frontier.png`
+(ONLINE's success–confirmation curve over the τ grid, one line per scenario, so one per
+severity in a sweep; none without a τ grid).
+
+Budget regimes (`BUDGETS`) pick an operating point on each frontier: the τ with the highest
+mean success whose confirmation rate stays within the budget; they change nothing in the runs.
 """
 from __future__ import annotations
 
@@ -18,15 +23,18 @@ from statistics import fmean, pstdev
 from typing import Any
 
 from scenarios.lifelong.config import Scenario
-from scenarios.lifelong.environment import run_lifelong
+from scenarios.lifelong.environment import lifelong_home, run_lifelong
 from scenarios.lifelong.metrics import rolling_success, summarize
 from scenarios.lifelong.policies import make_policy
 from twin.home import Home
 
-__all__ = ["run_report", "TAU_GRID", "DEFAULT_TAU", "run_count"]
+__all__ = ["run_report", "TAU_GRID", "DEFAULT_TAU", "DEFAULT_SEEDS", "BUDGETS", "run_count", "operating_points"]
 
 TAU_GRID = tuple(i / 10 for i in range(11))
 DEFAULT_TAU = 0.5
+DEFAULT_SEEDS = 5
+#: Budget regimes: the most confirmations per actionable step the household tolerates.
+BUDGETS = {"tight": 0.1, "moderate": 0.3, "loose": 0.6}
 #: Metrics averaged across seeds in the tables.
 TABLE = ("success", "safevio_per_100", "cost", "pre_drift", "drift", "post_drift", "steady", "forgetting",
          "recover1", "recover2", "confirm_rate")
@@ -75,6 +83,18 @@ def _findings(results: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def operating_points(frontier: list[dict[str, Any]]) -> dict[str, dict[str, Any] | None]:
+    """Per budget regime, the frontier point with the best success within its confirmation
+    budget (the lower τ on a tie); None when no τ fits."""
+    out: dict[str, dict[str, Any] | None] = {}
+    for name, budget in BUDGETS.items():
+        fits = [p for p in frontier if p["success"] is not None and p["confirm_rate"] is not None
+                and p["confirm_rate"] <= budget]
+        best = max(fits, key=lambda p: (p["success"], -p["tau"]), default=None)
+        out[name] = None if best is None else {"budget": budget, **best}
+    return out
+
+
 def run_report(scenarios: list[Scenario], policies: list[str], seeds: list[int], out: Path,
                tau: float = DEFAULT_TAU, taus: tuple[float, ...] = TAU_GRID, base_url: str | None = None,
                api_key: str | None = None, advance: Callable[[str], None] | None = None,
@@ -84,7 +104,7 @@ def run_report(scenarios: list[Scenario], policies: list[str], seeds: list[int],
     loaded afresh with each run's seed."""
 
     def fresh(seed: int) -> Home:
-        return Home.load(home, seed) if home is not None else Home.default(seed)
+        return Home.load(home, seed) if home is not None else lifelong_home(seed)
 
     out.mkdir(parents=True, exist_ok=True)
     results: dict[str, Any] = {}
@@ -122,6 +142,7 @@ def run_report(scenarios: list[Scenario], policies: list[str], seeds: list[int],
                     advance(f"{scenario.name} ONLINE τ={t:g} seed {seed}")
             entry["frontier"].append({"tau": t, **{k: _stats(runs, k)["mean"]
                                                    for k in ("success", "confirm_rate", "safevio_per_100", "cost")}})
+        entry["operating_points"] = operating_points(_rounded(entry["frontier"])) if entry["frontier"] else {}
         results[scenario.name] = entry
     report: dict[str, Any] = _rounded({
         "benchmark": "DomusMind lifelong (matter-twin)", "home": fresh(0).name, "seeds": list(seeds), "tau": tau,
@@ -151,7 +172,7 @@ def markdown(report: dict[str, Any]) -> str:
         cfg = res["config"]
         lines += [f"## {name}", "",
                   f"{cfg['steps']} steps; drift at step {cfg['drift'][0]['at_step'] if cfg['drift'] else '–'}; "
-                  f"revisit at {cfg['revisit_at'] or '–'}.", "",
+                  f"revisit at {cfg['revisit_at'] or '–'}; severity {cfg['severity']:g}.", "",
                   "| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
         for policy, p in res["policies"].items():
             m, s = p["mean"], p["std"]
@@ -165,6 +186,13 @@ def markdown(report: dict[str, Any]) -> str:
             vio = "–" if point["safevio_per_100"] is None else f"{point['safevio_per_100']:.1f}"
             lines.append(f"| {point['tau']:g} | {point['success']:.3f} | {point['confirm_rate']:.3f} | {vio} | "
                          f"{point['cost']:.1f} |")
+        if res.get("operating_points"):
+            lines += ["", "Operating points by budget (best success within the confirmation budget):", "",
+                      "| budget | r_confirm ≤ | τ | Success | r_confirm |", "|---|---|---|---|---|"]
+            for budget, point in res["operating_points"].items():
+                lines.append(f"| {budget} | {BUDGETS[budget]:g} | " + (
+                    "– | – | – |" if point is None else
+                    f"{point['tau']:g} | {point['success']:.3f} | {point['confirm_rate']:.3f} |"))
         lines.append("")
     lines += ["## The paper's qualitative findings, measured", ""]
     for f in report["findings"]:
@@ -177,8 +205,9 @@ def markdown(report: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _step_curve(rolls: list[list[tuple[int, float]]], steps: int) -> list[float | None]:
-    """Seed-mean of S_roll on every step (each run's value held from its last actionable step)."""
+def _step_curve(rolls: list[list[tuple[int, float]]], steps: int) -> tuple[list[float | None], list[float | None]]:
+    """Seed-mean and seed-std (population) of S_roll on every step (each run's value held from
+    its last actionable step)."""
     held: list[list[float | None]] = []
     for roll in rolls:
         values: list[float | None] = []
@@ -189,15 +218,20 @@ def _step_curve(rolls: list[list[tuple[int, float]]], steps: int) -> list[float 
                 i += 1
             values.append(current)
         held.append(values)
-    out: list[float | None] = []
+    means: list[float | None] = []
+    stds: list[float | None] = []
     for t in range(steps):
         at = [x for v in held if (x := v[t]) is not None]
-        out.append(fmean(at) if at else None)
-    return out
+        means.append(fmean(at) if at else None)
+        stds.append(pstdev(at) if at else None)
+    return means, stds
 
 
 def _plots(report: dict[str, Any], curves: dict[str, dict[str, list[list[tuple[int, float]]]]], out: Path) -> None:
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError:    # the plots extra is optional: the report stands without its pictures
+        return
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -205,14 +239,19 @@ def _plots(report: dict[str, Any], curves: dict[str, dict[str, list[list[tuple[i
     fig, axes = plt.subplots(len(names), 1, figsize=(9, 3.2 * len(names)), squeeze=False)
     for ax, name in zip(axes[:, 0], names):
         cfg = report["scenarios"][name]["config"]
+        xs = range(1, cfg["steps"] + 1)
         for policy, rolls in curves[name].items():
-            ys = _step_curve(rolls, cfg["steps"])
-            ax.plot(range(1, cfg["steps"] + 1), [float("nan") if y is None else y for y in ys], label=policy)
+            means, stds = _step_curve(rolls, cfg["steps"])
+            ys = [float("nan") if y is None else y for y in means]
+            spread = [0.0 if d is None else d for d in stds]
+            line, = ax.plot(xs, ys, label=f"{policy} (n={len(rolls)})")
+            ax.fill_between(xs, [y - d for y, d in zip(ys, spread)], [y + d for y, d in zip(ys, spread)],
+                            color=line.get_color(), alpha=0.15, linewidth=0)
         for i, event in enumerate(sorted({e["at_step"] for e in cfg["drift"]})):
             ax.axvline(event, color="red", linestyle="--", label="drift onset" if i == 0 else None)
         if cfg["revisit_at"]:
             ax.axvline(cfg["revisit_at"], color="green", linestyle=":", label="regime revisit")
-        ax.set_title(f"{name}: rolling success (window {cfg['window']} actionable steps)")
+        ax.set_title(f"{name}: rolling success, mean ± std over seeds (window {cfg['window']} actionable steps)")
         ax.set_xlabel("step (virtual hour)")
         ax.set_ylabel("S_roll")
         ax.set_ylim(0, 1.05)

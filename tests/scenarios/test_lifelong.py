@@ -7,12 +7,15 @@ import subprocess
 import sys
 
 import pytest
+from chip.clusters import Objects as Clusters
 
+from matter_twin.cli_lifelong import parse_sweep
 from scenarios.lifelong import PRESETS, Scenario, load_scenario, make_policy, run_lifelong, scenario_named, summarize
-from scenarios.lifelong.environment import approval_probability, persona_at, tool_parameters_at
+from scenarios.lifelong.config import SEVERITIES, SUMMER, with_severity
+from scenarios.lifelong.environment import approval_probability, lifelong_home, persona_at, tool_parameters_at
 from scenarios.lifelong.metrics import rolling_success, step_success
 from scenarios.lifelong.policies import LLMPolicy, gate
-from scenarios.lifelong.report import run_report
+from scenarios.lifelong.report import BUDGETS, operating_points, run_report
 from scenarios.lifelong.routines import routines_for
 from tests.openai_stub import OpenAIStub
 from twin.generator import generate_home
@@ -254,5 +257,118 @@ def test_cli_lifelong(tmp_path):
     bad = subprocess.run([*run, "--scenario", "weekly", "--out", str(tmp_path / "x")],
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
-    assert bad.stderr.strip().splitlines() == ["error: unknown scenario 'weekly'; accepted: none, pref, pref-r, "
-                                               "pref-gradual, tool, tool-r, mixed, mixed-r or a YAML file"]
+    assert bad.stderr.strip().splitlines() == ["error: unknown scenario 'weekly'; accepted: " + ", ".join(PRESETS)
+                                               + " or a YAML file"]
+    assert parse_sweep("0.25, mild,1,strong") == [0.25, 0.5, 1.0] and parse_sweep(None) == []
+    with pytest.raises(ValueError, match=r"^--sweep: 'huge' is not a severity \(a number 0..2, or mild, strong\); "
+                                         r"e.g. --sweep 0.25,0.5,1$"):
+        parse_sweep("0.5,huge")
+    with pytest.raises(ValueError, match="severity 3 is outside 0..2"):
+        parse_sweep("3")
+
+
+# ---- the front door, the household's clock, severities and budgets ---------------------------------
+
+Source = Clusters.DoorLock.Enums.OperationSourceEnum
+
+
+def test_door_unlock_and_delivery_routines_act_on_the_lock_and_doorbell():
+    routines = routines_for(lifelong_home())
+    assert (routines.lock, routines.doorbell) == ("front_door", "front_doorbell")
+    assert routines.residents == (("Alex", "2580"), ("Sam", "1379"))
+    door = {t.id: t for t in routines.templates if t.device == "front_door"}
+    assert set(door) == {"door_unlock", "delivery_unlock", "night_lock"}
+    assert door["door_unlock"].privacy_sensitive and door["delivery_unlock"].privacy_sensitive
+    assert door["delivery_unlock"].args == (("timeout", 120),) and not door["night_lock"].privacy_sensitive
+    # An event-triggered door template is the step's only candidate, whatever else is triggered.
+    world = {"hour": 18, "clock": 18, "occupancy": True, "motion": "kitchen", "dark": True, "arriving": "Sam",
+             "delivery": None, "locked": True, "unlocked": False, "temperature": 20.0, "wants_vacuum": False,
+             "light": {r: False for r, _ in routines.lights}, "ac": False, "blinds_closed": True,
+             "vacuum_running": False}
+    assert [t.id for t in routines.eligible(world)] == ["door_unlock"]
+
+    home = lifelong_home(5)
+    scenario = Scenario.model_validate({"steps": 72, "persona": {"autonomy": 0.7, "privacy": 0.4}})  # p(unlock) 0.39
+    trajectory = run_lifelong(scenario, make_policy("NoToM", scenario), seed=5, home=home)
+    by_kind: dict[str, list[dict]] = {}
+    for s in trajectory:
+        if s["suggestion"]:
+            by_kind.setdefault(s["suggestion"]["template_id"], []).append(s)
+    assert by_kind["door_unlock"] and by_kind["delivery_unlock"]
+    # NoToM asks on both (privacy-sensitive); a yes unlocks remotely, a no leaves the resident to the keypad.
+    ops = [e for e in home.events if e["event"] == "LockOperation" and e["fields"]["lockOperationType"] == 1]
+    sources = {e["fields"]["operationSource"] for e in ops}
+    assert int(Source.kKeypad) in sources and int(Source.kRemote) in sources
+    keyed = [e for e in ops if e["fields"]["operationSource"] == int(Source.kKeypad)]
+    assert all(e["fields"]["userIndex"] in (1, 2) for e in keyed)     # Alex or Sam, by their PINs
+    for s in by_kind["door_unlock"]:
+        name = s["obs"]["event"].split(":", 1)[1]
+        expected = f"{name} came in"
+        assert expected in s["household"]
+        assert (f"{name} unlocked front_door with a PIN" in s["household"]) == (s["x"] == 0 or s["e"] == 0)
+    for s in by_kind["delivery_unlock"]:
+        assert s["obs"]["event"] == "doorbell" and s["household"][0] == "courier pressed front_doorbell"
+        inside = "the courier left the parcel inside" in s["household"]
+        assert inside == bool(s["x"] and s["e"]) and inside != ("the courier left the parcel on the porch"
+                                                                 in s["household"])
+    presses = [e for e in home.events if e["device"] == "front_doorbell" and e["event"] == "InitialPress"]
+    assert len(presses) == sum(s["obs"]["event"] == "doorbell" for s in trajectory)
+    assert any(e["event"] == "DoorStateChange" for e in home.events if e["device"] == "front_door")
+    # Seeded: the same seed gives the same steps and the same device events.
+    again = lifelong_home(5)
+    assert run_lifelong(scenario, make_policy("NoToM", scenario), seed=5, home=again) == trajectory
+    assert again.events == home.events
+
+
+def test_weather_drives_a_diurnal_temperature_and_the_schedule_jitters():
+    scenario = Scenario(steps=48)
+    trajectory = run_lifelong(scenario, make_policy("ONLINE", scenario), seed=2)
+    temps = {s["obs"]["hour"]: s["obs"]["temp"] for s in trajectory[24:]}
+    # The rooms follow the outdoors (warmest at 15:00) a few hours late: warmest in the evening.
+    assert max(temps, key=temps.__getitem__) in range(15, 22) and min(temps, key=temps.__getitem__) in range(4, 11)
+    assert max(temps.values()) - min(temps.values()) > 4      # SUMMER: 20–32 °C outdoors
+    assert any(s["suggestion"] and s["suggestion"]["template_id"] == "cooling" for s in trajectory)
+    shifts = [s["schedule_shift_h"] for s in trajectory]
+    assert set(shifts) <= {-1, 0, 1} and all(len(set(shifts[d:d + 24])) <= 2 for d in range(0, 48, 24))
+    calm = run_lifelong(Scenario(steps=24, jitter_h=0), make_policy("ONLINE", scenario), seed=2)
+    assert {s["schedule_shift_h"] for s in calm} == {0}
+    # A scenario's weather replaces the home's: a cold spell never triggers cooling.
+    cold = Scenario(steps=24, weather=SUMMER.model_copy(update={"mean_c": 5.0}))
+    home = lifelong_home(2)
+    run_lifelong(cold, make_policy("ONLINE", cold), seed=2, home=home)
+    assert home.weather is not None and home.weather.spec.mean_c == 5.0
+
+
+def test_severity_scales_drift_and_max_retries_drift():
+    strong, mild = PRESETS["tool-r"], PRESETS["tool-r-mild"]
+    assert (strong.severity, mild.severity) == (1.0, SEVERITIES["mild"]) and mild.drift == strong.drift
+    assert tool_parameters_at(strong, 100)["failure_prob"] == 0.5
+    assert tool_parameters_at(mild, 100) == {"failure_prob": 0.25, "offline_rate": 0.1, "latency_ms": 400.0,
+                                             "max_retries": 3}
+    pref = with_severity(PRESETS["pref"], 0.5)
+    assert pref.name == "pref@0.5" and persona_at(pref, 100) == {"autonomy": 0.55, "privacy": 0.55}
+    assert persona_at(with_severity(PRESETS["pref"], 0), 100) == persona_at(PRESETS["pref"], 1)
+    home = lifelong_home(1)
+    run_lifelong(with_severity(SMALL, 0.5), make_policy("NoToM", SMALL), seed=1, home=home)
+    failures = {f["fields"]["severity"] for f in home.events if f["event"] == "FaultStarted"
+                and f["fields"]["kind"] == "command_failure"}
+    assert failures == {0.45}
+    fewer = Scenario.model_validate({**SMALL.model_dump(), "name": "fewer", "drift": SMALL.model_dump()["drift"] + [
+        {"at_step": 24, "drift_type": "tool", "target": "max_retries", "set": 1}]})
+    assert [tool_parameters_at(fewer, t)["max_retries"] for t in (23, 24, 60)] == [3, 1, 3]
+    trajectory = run_lifelong(fewer, make_policy("NoToM", fewer), seed=1)
+    failed = [s for s in trajectory if s["suggestion"] and s["x"] and not s["e"]]
+    assert failed and all(s["tool_outcome"]["retries"] == (0 if s["t"] < 60 else 2) for s in failed)
+    latencies = {s["tool_outcome"]["latency_s"] for s in trajectory if s["suggestion"] and s["x"] and s["t"] < 24}
+    assert len(latencies) > 3 and all(0.08 <= v <= 0.12 for v in latencies)    # 0.1 s ± 20 % jitter
+    with pytest.raises(ValueError, match="severity"):
+        Scenario(severity=3)
+
+
+def test_budget_regimes_pick_operating_points():
+    frontier = [{"tau": 0.0, "success": 0.7, "confirm_rate": 0.0}, {"tau": 0.5, "success": 0.9, "confirm_rate": 0.25},
+                {"tau": 1.0, "success": 0.95, "confirm_rate": 0.8}]
+    points = operating_points(frontier)
+    assert set(points) == set(BUDGETS)
+    assert points["tight"]["tau"] == 0.0 and points["moderate"]["tau"] == 0.5 and points["loose"]["tau"] == 0.5
+    assert operating_points([{"tau": 1.0, "success": 1.0, "confirm_rate": 0.9}])["tight"] is None
