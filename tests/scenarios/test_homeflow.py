@@ -222,6 +222,28 @@ def test_make_vec_runs_the_homeflow_environment(tasks):
     envs.close()
 
 
+def test_ray_vector_env_refuses_an_unknown_id_and_has_an_rllib_style_creator(tasks):
+    from scenarios.gym_ray import RayVectorEnv, rllib_env_creator
+    with pytest.raises(ValueError, match="unknown environment 'MatterTwin/Nope-v0'"):
+        RayVectorEnv("MatterTwin/Nope-v0", 2)   # refused before Ray starts
+    with pytest.raises(ValueError, match="num_envs must be at least 1"):
+        RayVectorEnv("MatterTwin/HomeFlow-v0", 0)
+    env = rllib_env_creator("MatterTwin/HomeFlow-v0")({"episodes": tasks[:1], "stepwise": True})
+    obs, info = env.reset(seed=0)
+    assert info["episode_id"] == tasks[0].id and env.unwrapped.stepwise
+
+
+def _plain(x):
+    import numpy as np
+    if isinstance(x, dict):
+        return {k: _plain(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_plain(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return _plain(x.tolist())
+    return x.item() if isinstance(x, np.generic) else x
+
+
 # ---- MCTS-Flow --------------------------------------------------------------------------------
 def test_mcts_flow_yields_verified_dialogues_and_pairs_that_replay(tasks):
     from scenarios.homeflow.flow import K_AGENT, Search, flow, records, replay
@@ -299,8 +321,44 @@ def _nodes(node):
         yield from _nodes(child)
 
 
+def _env_rollouts_on_ray_and_locally(tasks):
+    """The HomeFlow environment's rollouts: gymnasium's sync vector env, then RayVectorEnv (Ray
+    already started), each sub-environment following the reference's calls for its episode."""
+    import gymnasium
+    import numpy as np
+
+    from scenarios.gym_env import HomeEnv, parse_action
+    from scenarios.gym_ray import RayVectorEnv
+    chosen = [next(t for t in tasks if t.subcategory == s and t.tier == "small") for s in ("clear", "multi_device")]
+    names = HomeEnv(chosen, suite="homeflow").tool_names
+    plans = {t.id: [(names.index(name), json.dumps(args)) for name, args in map(parse_action, _replay(t))]
+             for t in chosen}
+    kwargs = {"episodes": chosen, "stepwise": True, "max_steps": 8}
+
+    def rollout(envs):
+        obs, infos = envs.reset(seed=3)
+        out, pos, ended = [_plain((obs, infos))], [0, 0], [False, False]
+        for _ in range(12):
+            acts = []
+            for i, episode in enumerate(infos["episode_id"]):
+                plan = plans[episode]
+                acts.append(plan[0] if ended[i] else plan[min(pos[i], len(plan) - 1)])
+                pos[i] = 0 if ended[i] else pos[i] + 1
+            step = envs.step({"tool": np.array([a[0] for a in acts]), "args": tuple(a[1] for a in acts)})
+            obs, rewards, terminated, truncated, infos = step
+            ended = list(terminated | truncated)
+            out.append(_plain(step))
+        envs.close()
+        return out
+    local = rollout(gymnasium.make_vec("MatterTwin/HomeFlow-v0", num_envs=2, vectorization_mode="sync", **kwargs))
+    assert any(step[1][i] >= 1.0 and step[2][i] for step in local[1:] for i in range(2))   # episodes succeed
+    return rollout(RayVectorEnv("MatterTwin/HomeFlow-v0", 2, "local", 1, **kwargs)), local
+
+
 @pytest.mark.e2e   # a local Ray (loopback only): starting it takes a while
-def test_mcts_flow_on_ray_is_byte_identical_for_one_and_two_workers(tasks):
+def test_on_ray_mcts_flow_and_the_environment_match_local_runs(tasks):
+    # MCTS-Flow: byte-identical for 1 and 2 workers; the gym environment as RayVectorEnv (on the
+    # one-worker Ray, not started twice): the same rollouts as gymnasium's sync vector env.
     import ray
 
     from scenarios.homeflow.flow import flow
@@ -308,8 +366,13 @@ def test_mcts_flow_on_ray_is_byte_identical_for_one_and_two_workers(tasks):
     local = flow(chosen, 0, 8)
     runs = []
     for workers in (1, 2):
-        runs.append(flow(chosen, 0, 8, workers=workers, ray_address="local"))
-        ray.shutdown()
+        try:
+            runs.append(flow(chosen, 0, 8, workers=workers, ray_address="local"))
+            if workers == 1:
+                on_ray, locally = _env_rollouts_on_ray_and_locally(tasks)
+                assert on_ray == locally
+        finally:
+            ray.shutdown()
     assert runs[0] == runs[1] == local and local[0]
 
 
