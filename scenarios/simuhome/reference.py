@@ -14,6 +14,7 @@ from scenarios.agent import AgentOutput
 from scenarios.simuhome import actions as A
 from scenarios.simuhome import templates as T
 from scenarios.simuhome.generate import natural
+from scenarios.simuhome.reader import Reader
 
 ASK = {"OnOff": "OnOff", "CurrentLevel": "LevelControl", "PercentCurrent": "FanControl",
        "OccupiedCoolingSetpoint": "Thermostat"}
@@ -181,6 +182,10 @@ class ReferenceAgent:
     def run(self, query: str, backend: Any, session: Session, max_steps: int) -> AgentOutput:
         r = _Run(backend, session)
         clauses = T.parse_query(query)
+        if not clauses:   # not our templates: SimuHome's own free text
+            answer = Reader(r, query).act()
+            call_tool(backend, "finish", {"answer": answer}, session)
+            return AgentOutput(answer, len(session.history))
         # Check every premise before acting on any of them: nothing half-done on a bad request.
         claimed_now = next((c for c in clauses if c.intent == "claim_now"), None)
         last: datetime | None = None
