@@ -170,6 +170,8 @@ def flow_(out: Path = typer.Option(..., help="Directory for sft-{train,heldout}.
           agent: str = typer.Option("reference", help="reference (three policies on the reference solver) | "
                                     "openai:MODEL (its samples play the agent turns)."),
           samples: int = typer.Option(3, min=1, help="k_agent with openai:MODEL: samples at temperature 0.7."),
+          user: str = typer.Option("scripted", help="scripted (the simulated user's fixed sentences) | "
+                                   "openai:MODEL (an LLM plays the user: its later turns and its answers)."),
           base_url: str | None = typer.Option(None, envvar="OPENAI_BASE_URL", help="OpenAI-compatible API URL."),
           api_key: str | None = typer.Option(None, envvar="OPENAI_API_KEY", help="API key.")) -> None:
     """MCTS-Flow with the reference policy: verified multi-turn SFT dialogues (OpenAI chat format,
@@ -182,7 +184,7 @@ def flow_(out: Path = typer.Option(..., help="Directory for sft-{train,heldout}.
 
         twin bench homeflow flow --tasks /tmp/hf.jsonl --ray local --workers 2 --out /tmp/flow-ray
     """
-    from scenarios.homeflow.flow import flow, replay
+    from scenarios.homeflow.flow import LLMUserSpec, flow, replay
     agents = None
     if agent != "reference":
         if not agent.startswith("openai:") or len(agent) == len("openai:"):
@@ -193,16 +195,22 @@ def flow_(out: Path = typer.Option(..., help="Directory for sft-{train,heldout}.
             sampled = make_agent(agent, base_url, api_key)
             sampled.temperature = 0.7
             agents.append((f"{agent}#{i}", sampled))
+    player = None
+    if user != "scripted":
+        if not user.startswith("openai:") or len(user) == len("openai:"):
+            raise CliError(f"--user must be scripted or openai:MODEL, got {user!r}")
+        require_for_model(user, f"--user {user}")
+        player = LLMUserSpec(user.removeprefix("openai:"), base_url, api_key, seed)
     t0 = time.perf_counter()
     items = (select_tasks(load_tasks, tasks, None, CATEGORIES, None) if tasks is not None
              else generate_procedural(seed, n))
     try:
-        sft, prefs = flow(items, seed, rollouts, workers, ray, agents)
+        sft, prefs = flow(items, seed, rollouts, workers, ray, agents, player)
+        by_id = {t.id: t for t in items}
+        broken = [r["id"] for r in sft if not replay(by_id[r["task_id"]], r["messages"], player)]
+        broken += [p["id"] for p in prefs if not replay(by_id[p["task_id"]], p["prompt"] + p["chosen"], player)]
     except (RuntimeError, ModelAPIError) as exc:   # Ray or the model's API unreachable: one line
         raise CliError(str(exc)) from None
-    by_id = {t.id: t for t in items}
-    broken = [r["id"] for r in sft if not replay(by_id[r["task_id"]], r["messages"])]
-    broken += [p["id"] for p in prefs if not replay(by_id[p["task_id"]], p["prompt"] + p["chosen"])]
     if broken:
         raise CliError(f"{len(broken)} record(s) do not replay: {', '.join(broken[:5])}")
     out.mkdir(parents=True, exist_ok=True)

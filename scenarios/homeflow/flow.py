@@ -35,6 +35,7 @@ import math
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 from bridge.home_tools import HOME_TOOLS
@@ -43,6 +44,7 @@ from bridge.twin_backend import TwinBackend
 from scenarios.agent import Agent
 from scenarios.homeflow.blueprint import add_noise
 from scenarios.homeflow.tasks import HomeFlowTask, build_home, prompt
+from scenarios.model_api import create_completion
 from scenarios.smh import language as L
 from scenarios.smh import tasks as smh
 from scenarios.smh.evaluate import _act_predicates, agent_session, verify
@@ -76,7 +78,11 @@ class LLMUserSpec:
     seed: int = 0
 
     def __call__(self, intent: Intent) -> LLMUser:
-        return LLMUser(intent, self.model, self.base_url, self.api_key, seed=self.seed)
+        user = LLMUser(intent, self.model, self.base_url, self.api_key, seed=self.seed)
+        raw = user.client   # an API failure is the harness's: ModelAPIError, one line
+        user.client = SimpleNamespace(chat=SimpleNamespace(completions=SimpleNamespace(
+            create=lambda **kwargs: create_completion(raw, kwargs))))
+        return user
 
 
 def _names(home: Home, devices: Any) -> dict[str, str]:

@@ -399,6 +399,9 @@ def test_cli_flow_writes_replayed_dialogues_split_by_content(tmp_path):
             for line in (tmp_path / name).read_text().splitlines()]
     assert rows and all(r["messages"][0]["role"] == "system" and r["tools"] for r in rows)
     assert (tmp_path / "preferences-train.jsonl").exists() and (tmp_path / "preferences-heldout.jsonl").exists()
+    bad = CliRunner().invoke(app, ["bench", "homeflow", "flow", "--user", "gpt", "--out", str(tmp_path / "x")])
+    assert bad.exit_code != 0 and "--user must be scripted or openai:MODEL" in bad.output
+    assert not (tmp_path / "x").exists()
 
 
 def test_mcts_flow_takes_any_agent_such_as_an_llms_samples(tasks):
@@ -421,6 +424,29 @@ def test_mcts_flow_takes_any_agent_such_as_an_llms_samples(tasks):
     assert sft and all(replay(task, r["messages"]) for r in sft)
     calls = [c["function"]["name"] for m in sft[0]["messages"] for c in m.get("tool_calls") or []]
     assert calls == ["execute_command", "finish"]
+
+
+def test_mcts_flow_takes_an_llm_user_through_the_openai_client(tasks):
+    from scenarios.homeflow.flow import LLMUserSpec, flow, replay
+    from tests.openai_stub import OpenAIStub
+    from twin.user import REMIND
+    task = next(t for t in tasks if t.subcategory == "multi_device" and t.tier == "small")
+
+    def user(request):   # the model playing the user says what is still to do, in its words
+        cue = request["messages"][-1]["content"]
+        todo = cue.partition("still not done: ")[2].partition(". Tell it")[0]
+        return f"Please {todo}." if todo else "Yes, please go ahead."
+    with OpenAIStub([user] * 200) as stub:
+        spec = LLMUserSpec("user-model", stub.base_url, "test", seed=4)
+        sft, prefs = flow([task], 0, 24, user=spec)
+        asked = len(stub.requests)
+        assert sft and all(replay(task, r["messages"], spec) for r in sft)
+    assert asked and all(r["model"] == "user-model" and r["seed"] == 4 for r in stub.requests)
+    assert task.query in stub.requests[0]["messages"][0]["content"]   # it plays the task's intent
+    later = [m["content"] for r in sft for m in r["messages"] if m["role"] == "user"][1:]
+    later = [t for t in later if not t.startswith("Scene:")]
+    assert later and all(t.startswith("Please ") and REMIND not in t for t in later)
+    assert (sft, prefs) != flow([task], 0, 24)   # the scripted user's words differ
 
 
 def test_reset_can_switch_to_another_suite_whose_tools_fit(tasks):
