@@ -1,13 +1,15 @@
 """`twin bench lifelong`: the lifelong suite's one verb (DomusMind runs and their report)."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from matter_twin.console import CliError, one_line
-from matter_twin.extras import missing, require_for_model
+from matter_twin.extras import missing, require, require_for_model
+from matter_twin.sandbox import SERVER_URL, matter_sandbox, missing_requirements, python_command
 from scenarios.lifelong import PRESETS, scenario_named
 from scenarios.lifelong.config import SEVERITIES, with_severity
 from scenarios.lifelong.environment import lifelong_home
@@ -17,6 +19,7 @@ from scenarios.lifelong.report import run_count as lifelong_run_count
 from scenarios.lifelong.report import run_report as run_lifelong_report
 from scenarios.lifelong.routines import routines_for
 from scenarios.model_api import ModelAPIError
+from scenarios.over_matter import MatterServing, MatterServingError
 from twin.home import Home
 from twin.schema import UserFileError
 
@@ -62,7 +65,14 @@ def lifelong(scenario: list[str] = typer.Option(["pref-r", "tool-r", "mixed-r"],
              api_key: str | None = typer.Option(None, envvar="OPENAI_API_KEY", help="API key."),
              max_unusable: float = typer.Option(0.2, "--max-unusable", min=0.0, max=1.0, help="Fail (exit 1) when "
                                                 "more than this share of an openai:MODEL policy's replies held no "
-                                                "action word (each became NOOP).")):
+                                                "action word (each became NOOP)."),
+             over_matter: bool = typer.Option(False, "--over-matter", help="Serve each run's home as one Matter "
+                                              "bridge node, commission it into python-matter-server and make every "
+                                              "routine read and executed call through it. Needs root: the run makes "
+                                              "a network namespace with its own python-matter-server."),
+             matter_server: str | None = typer.Option(None, help="With --over-matter: use this running "
+                                                      "python-matter-server (ws://...) instead; run inside the network "
+                                                      "namespace where it finds the nodes (no root needed).")):
     """Lifelong runs (DomusMind): no-reset weeks of the twin home under preference and tool drift.
     Routines propose service calls; the policy executes, asks, delays or skips; a latent persona
     approves or not; tool drift is the home's fault engine. Reports step success, confirmation
@@ -82,6 +92,8 @@ def lifelong(scenario: list[str] = typer.Option(["pref-r", "tool-r", "mixed-r"],
         twin bench lifelong --scenario my_drift.yaml --policy ONLINE --policy ORACLE --tau 0.7 --out runs/mine
 
         twin bench lifelong --scenario mixed --policy openai:gpt-4o-mini --seeds 1 --no-frontier --out runs/llm
+
+        sudo twin bench lifelong --scenario tool --policy ONLINE --seeds 1 --no-frontier --over-matter --out runs/m
     """
     for name in policy:
         require_for_model(name, f"--policy {name}")
@@ -98,6 +110,44 @@ def lifelong(scenario: list[str] = typer.Option(["pref-r", "tool-r", "mixed-r"],
         raise CliError(str(exc)) from None
     if len({s.name for s in scenarios}) < len(scenarios):
         raise CliError("two scenarios share a name; give each scenario file its own `name:`")
+    if matter_server is not None and not over_matter:
+        raise CliError("--matter-server goes with --over-matter")
+    serving = None
+    if over_matter:
+        require("matter-server", "--over-matter")
+        if matter_server is None:   # run this very command again inside a namespace with its own server
+            problem = missing_requirements()
+            if problem is not None:
+                raise CliError(f"--over-matter {problem}; or pass --matter-server URL from inside a "
+                               "network namespace that has one")
+            args = ["bench", "lifelong", *[a for x in scenario for a in ("--scenario", x)],
+                    *[a for x in policy for a in ("--policy", x)], "--seeds", str(seeds), "--tau", str(tau),
+                    "--frontier" if frontier else "--no-frontier", "--out", str(out),
+                    *(["--home", str(home)] if home is not None else []), *(["--sweep", sweep] if sweep else []),
+                    "--max-unusable", str(max_unusable), "--over-matter", "--matter-server", SERVER_URL]
+            env = dict(os.environ, **{k: v for k, v in (("OPENAI_BASE_URL", base_url),
+                                                        ("OPENAI_API_KEY", api_key)) if v})
+            with matter_sandbox("lifelong") as sandbox:
+                code = sandbox.run(python_command(*args), env)
+            raise typer.Exit(code)
+        serving = MatterServing(matter_server)
+    try:
+        if serving is not None:
+            serving.wait_for_server()
+        report = _run(scenarios, policy, seeds, out, tau, frontier, base_url, api_key, home, serving)
+    except MatterServingError as exc:
+        raise CliError(f"over Matter: {exc}") from None
+    finally:
+        if serving is not None:
+            serving.close()
+    if serving is not None:
+        typer.echo(f"over Matter: {serving.commissioned} run homes served as bridge nodes, each commissioned "
+                   f"into python-matter-server at {matter_server}")
+    _summary(report, out, frontier, max_unusable)
+
+
+def _run(scenarios: list, policy: list[str], seeds: int, out: Path, tau: float, frontier: bool,
+         base_url: str | None, api_key: str | None, home: Path | None, serving: MatterServing | None) -> dict:
     taus = TAU_GRID if frontier else ()
     total = lifelong_run_count(scenarios, policy, list(range(seeds)), taus)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
@@ -106,11 +156,16 @@ def lifelong(scenario: list[str] = typer.Option(["pref-r", "tool-r", "mixed-r"],
         try:
             report = run_lifelong_report(scenarios, policy, list(range(seeds)), out, tau, taus, base_url, api_key,
                                          advance=lambda label: bar.update(task, advance=1, description=label),
-                                         home=home)
+                                         home=home, serve=serving)
         except OSError as exc:
             raise CliError(f"{out}: {exc.strerror or exc}") from None
         except ModelAPIError as exc:   # an LLM endpoint that fails: one line, not a traceback
             raise CliError(f"the policy's {exc}") from None
+    return report
+
+
+def _summary(report: dict, out: Path, frontier: bool, max_unusable: float) -> None:
+    taus = TAU_GRID if frontier else ()
     for f in report["findings"]:
         typer.echo(f"{f['scenario']}: {f['claim']}: {'holds' if f['holds'] else 'does not hold'}")
     plots = "rolling.png, frontier.png" if taus else "rolling.png"

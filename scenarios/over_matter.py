@@ -72,6 +72,7 @@ class MatterServing:
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True, name="episode-nodes")
         self._thread.start()
         self._episodes = 0
+        self.lock: Any = contextlib.nullcontext()   # the current episode's home lock
         self.commissioned = 0      # episodes whose home was commissioned into the server
 
     def wait_for_server(self, seconds: float = 60.0) -> None:
@@ -96,6 +97,7 @@ class MatterServing:
         self._episodes += 1
         storage = self.storage / f"episode-{self._episodes}"
         lock = threading.RLock()
+        self.lock = lock    # held by a caller that changes the home itself meanwhile (lifelong runs)
 
         async def start() -> tuple[NodeManager, asyncio.Task]:
             manager = NodeManager(home, storage, base_port=self.base_port, lock=lock, as_bridge=True)

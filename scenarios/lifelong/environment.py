@@ -9,8 +9,8 @@ Execution is real: `execute_command` on the twin through bridge/tools.py, up to 
 attempts a few virtual seconds apart. Tool drift is the home's fault engine (twin/faults.py):
 command_failure and latency faults scheduled at the drift onset on every routine device, and
 offline faults injected when the targeted device's offline draw comes up. Each onset and end
-is in `home.events`. The run is in process (TwinBackend); the same tool calls would go over
-Matter with a Matter backend, which this module does not set up.
+is in `home.events`. The run is in process (TwinBackend), or over Matter with `serve`: the
+same tool calls then go through python-matter-server to the home served as a Matter node.
 
 The household's day: the scenario's weather (or the home's) drives the rooms' temperature, so
 the cooling routine follows the afternoon heat; the schedule shifts by a seeded jitter each
@@ -23,6 +23,7 @@ gives the same trajectory for any policy up to the policy's own choices.
 """
 from __future__ import annotations
 
+import contextlib
 import random
 from collections.abc import Callable
 from datetime import timedelta
@@ -142,7 +143,7 @@ def _schedule_tool_faults(home: Home, scenario: Scenario, devices: tuple[str, ..
 
 
 def _execute(home: Home, backend: Any, scenario: Scenario, args: dict[str, Any], max_retries: int,
-             jitter: random.Random) -> dict[str, Any]:
+             jitter: random.Random, guard: Any) -> dict[str, Any]:
     """Attempt the call up to `max_retries` times; the tool outcome of Table 3. Each attempt's
     latency is drawn around the base plus the latency fault's (latency_jitter)."""
     device = args["device.id"]
@@ -151,7 +152,8 @@ def _execute(home: Home, backend: Any, scenario: Scenario, args: dict[str, Any],
     attempts = 0
     for attempt in range(max_retries):
         if attempt:
-            home.advance(RETRY_BACKOFF_S)
+            with guard:
+                home.advance(RETRY_BACKOFF_S)
         attempts += 1
         spread = scenario.latency_jitter
         latency += (scenario.base_latency_s + home.faults.strength(device, "latency") / 1000.0) \
@@ -181,28 +183,40 @@ def _cost(scenario: Scenario, action: str, violation: int, outcome: dict[str, An
 
 
 def run_lifelong(scenario: Scenario, policy: Policy, seed: int = 0, home: Home | None = None,
-                 progress: Callable[[int], None] | None = None, backend: Any = None) -> list[dict[str, Any]]:
+                 progress: Callable[[int], None] | None = None, serve: Any = None) -> list[dict[str, Any]]:
     """Run `policy` for scenario.steps steps; returns the trajectory (one JSON-ready dict a step,
     actionable or not). `home` defaults to the suite's home (home.yaml: it has a front door lock
     and a doorbell) with this seed; the routines are built from its devices (a home without a light
-    raises ValueError). `backend`: what the routines and the executor call the tools on (default
-    the twin in process; a Matter backend serving the same home runs the loop over Matter)."""
+    raises ValueError).
+
+    `serve`: run over Matter. A context manager factory (scenarios/over_matter.py MatterServing)
+    that serves the home as a Matter node and yields the backend the routines and the executor
+    call the tools on; its `lock` guards the home, which this loop changes directly (the clock,
+    the household's acts, offline faults) while the node answers from its own thread."""
     home = lifelong_home(seed) if home is None else home
     if scenario.weather is not None:
         home.set_weather(scenario.weather)
     elif home.weather is None:
         home.set_weather(SUMMER)
-    backend = TwinBackend(home) if backend is None else backend
+    routines: Routines = routines_for(home)
+    _schedule_tool_faults(home, scenario, routines.devices)
+    if serve is None:
+        return _loop(scenario, policy, seed, home, routines, TwinBackend(home), contextlib.nullcontext(), progress)
+    with serve(home) as backend:
+        return _loop(scenario, policy, seed, home, routines, backend, serve.lock, progress)
+
+
+def _loop(scenario: Scenario, policy: Policy, seed: int, home: Home, routines: Routines, backend: Any,
+          guard: Any, progress: Callable[[int], None] | None) -> list[dict[str, Any]]:
     world_rng = random.Random(f"lifelong world|{seed}")
     user_rng = random.Random(f"lifelong user|{seed}")
     tool_rng = random.Random(f"lifelong tool|{seed}")
-    routines: Routines = routines_for(home)
-    _schedule_tool_faults(home, scenario, routines.devices)
     begin = home.now
     start_hour = begin.hour
     trajectory: list[dict[str, Any]] = []
     for t in range(1, scenario.steps + 1):
-        home.run_until(begin + timedelta(hours=t))
+        with guard:
+            home.run_until(begin + timedelta(hours=t))
         persona = persona_at(scenario, t)
         tools = tool_parameters_at(scenario, t)
         # What the fault engine has in effect now (a gradual fault also ramps back down after a revisit).
@@ -213,7 +227,8 @@ def run_lifelong(scenario: Scenario, policy: Policy, seed: int = 0, home: Home |
         day = (start_hour + t) // 24
         shift = random.Random(f"lifelong schedule|{seed}|{day}").randint(-scenario.jitter_h, scenario.jitter_h)
         world = routines.observe(backend, (start_hour + t) % 24, world_rng, shift)
-        household = routines.household_before(home, world)
+        with guard:
+            household = routines.household_before(home, world)
         candidates = routines.eligible(world)
         template = world_rng.choice(candidates) if candidates else None
         event = ("doorbell" if world["delivery"] else f"arrival:{world['arriving']}" if world["arriving"]
@@ -226,8 +241,9 @@ def run_lifelong(scenario: Scenario, policy: Policy, seed: int = 0, home: Home |
         if template is not None:
             # The offline draw for the targeted device happens whatever the policy does.
             if tool_rng.random() < tools["offline_rate"]:
-                home.faults.add(FaultSpec(id=f"offline-{t}", device=template.device, kind="offline",
-                                          duration=OFFLINE_S))
+                with guard:
+                    home.faults.add(FaultSpec(id=f"offline-{t}", device=template.device, kind="offline",
+                                              duration=OFFLINE_S))
             suggestion = template.call()
             p = approval_probability(scenario, persona, template.id, template.privacy_sensitive)
             y = int(user_rng.random() < p)
@@ -239,7 +255,7 @@ def run_lifelong(scenario: Scenario, policy: Policy, seed: int = 0, home: Home |
             x = int(action == "EXECUTE" or (action == "ASKCONFIRM" and y == 1))
             jitter = random.Random(f"lifelong latency|{seed}|{t}")
             outcome = _execute(home, backend, scenario, template.tool_args(), int(tools["max_retries"]),
-                               jitter) if x else _not_attempted()
+                               jitter, guard) if x else _not_attempted()
             e = int(outcome["success"])
             violation = int(suggestion["privacy_sensitive"] and x == 1 and y == 0)
             if action == "ASKCONFIRM":
@@ -258,7 +274,8 @@ def run_lifelong(scenario: Scenario, policy: Policy, seed: int = 0, home: Home |
             # What the policy may learn from: never the latent approval y_t unless it asked.
             policy.feedback({key: step[key] for key in ("t", "obs", "suggestion", "action", "feedback",
                                                          "tool_outcome")})
-        step["household"] = household + routines.household_after(home, world)
+        with guard:
+            step["household"] = household + routines.household_after(home, world)
         trajectory.append(step)
         if progress is not None:
             progress(t)

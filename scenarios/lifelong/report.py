@@ -98,10 +98,10 @@ def operating_points(frontier: list[dict[str, Any]]) -> dict[str, dict[str, Any]
 def run_report(scenarios: list[Scenario], policies: list[str], seeds: list[int], out: Path,
                tau: float = DEFAULT_TAU, taus: tuple[float, ...] = TAU_GRID, base_url: str | None = None,
                api_key: str | None = None, advance: Callable[[str], None] | None = None,
-               home: Path | None = None) -> dict[str, Any]:
+               home: Path | None = None, serve: Any = None) -> dict[str, Any]:
     """Run everything, write the report files into `out`, return the report. `advance(label)` is
     called after each run (a progress bar). `home`: a home file (default: the packaged home),
-    loaded afresh with each run's seed."""
+    loaded afresh with each run's seed. `serve`: run every run over Matter (run_lifelong)."""
 
     def fresh(seed: int) -> Home:
         return Home.load(home, seed) if home is not None else lifelong_home(seed)
@@ -118,7 +118,7 @@ def run_report(scenarios: list[Scenario], policies: list[str], seeds: list[int],
             runs, settings = [], None
             for seed in seeds:
                 policy = make_policy(name, scenario, tau, base_url, api_key)
-                trajectory = run_lifelong(scenario, policy, seed, fresh(seed))
+                trajectory = run_lifelong(scenario, policy, seed, fresh(seed), serve=serve)
                 runs.append(summarize(trajectory, scenario.window, scenario.drift_step, scenario.revisit_at))
                 curves[scenario.name].setdefault(policy.name, []).append(rolling_success(trajectory, scenario.window))
                 safe = policy.name.replace(":", "_").replace("/", "_")
@@ -136,7 +136,7 @@ def run_report(scenarios: list[Scenario], policies: list[str], seeds: list[int],
         for t in taus:
             runs = []
             for seed in seeds:
-                trajectory = run_lifelong(scenario, make_policy("ONLINE", scenario, t), seed, fresh(seed))
+                trajectory = run_lifelong(scenario, make_policy("ONLINE", scenario, t), seed, fresh(seed), serve=serve)
                 runs.append(summarize(trajectory, scenario.window, scenario.drift_step, scenario.revisit_at))
                 if advance is not None:
                     advance(f"{scenario.name} ONLINE τ={t:g} seed {seed}")
