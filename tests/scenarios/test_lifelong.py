@@ -15,7 +15,7 @@ from scenarios.lifelong.config import SEVERITIES, SUMMER, with_severity
 from scenarios.lifelong.environment import approval_probability, lifelong_home, persona_at, tool_parameters_at
 from scenarios.lifelong.metrics import rolling_success, step_success
 from scenarios.lifelong.policies import LLMPolicy, gate
-from scenarios.lifelong.report import BUDGETS, operating_points, run_report
+from scenarios.lifelong.report import BUDGETS, _step_curve, operating_points, run_report
 from scenarios.lifelong.routines import routines_for
 from tests.openai_stub import OpenAIStub
 from twin.generator import generate_home
@@ -372,3 +372,19 @@ def test_budget_regimes_pick_operating_points():
     assert set(points) == set(BUDGETS)
     assert points["tight"]["tau"] == 0.0 and points["moderate"]["tau"] == 0.5 and points["loose"]["tau"] == 0.5
     assert operating_points([{"tau": 1.0, "success": 1.0, "confirm_rate": 0.9}])["tight"] is None
+
+
+def test_severity_sweep_gives_a_frontier_per_severity_and_bands_over_seeds(tmp_path):
+    tiny = Scenario.model_validate({"name": "tiny", "steps": 24, "window": 4, "calibration_steps": 4, "drift": [
+        {"at_step": 8, "drift_type": "tool", "target": "failure_prob", "set": 0.8}]})
+    report = run_report([with_severity(tiny, v) for v in (0.5, 1.0)], ["ORACLE"], [0, 1], out=tmp_path,
+                        taus=(1.0,))
+    assert list(report["scenarios"]) == ["tiny@0.5", "tiny@1"]
+    for entry in report["scenarios"].values():
+        assert [p["tau"] for p in entry["frontier"]] == [1.0] and set(entry["operating_points"]) == set(BUDGETS)
+        assert entry["policies"]["ORACLE"]["std"]["success"] is not None
+    text = (tmp_path / "report.md").read_text()
+    assert "## tiny@0.5" in text and "severity 0.5" in text and "Operating points by budget" in text
+    # The plotted band: seed-mean and seed-std of S_roll, each run's value held between its actionable steps.
+    means, stds = _step_curve([[(1, 1.0), (3, 0.5)], [(2, 0.0)]], 4)
+    assert means == [1.0, 0.5, 0.25, 0.25] and stds == [0.0, 0.5, 0.25, 0.25]
