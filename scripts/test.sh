@@ -3,7 +3,7 @@
 # virtual environment `.venv` unless one is active, installs the project with its test extras
 # and everything the real-controller tests need (system packages, python-matter-server,
 # matter.js, Home Assistant), checks the code (ruff; mypy, strict on the protocol package),
-# then runs the whole suite. Arguments go to pytest, e.g. `bash scripts/test.sh -m unit`
+# then runs the whole suite on every core (pytest-xdist). Arguments go to pytest, e.g. `bash scripts/test.sh -m unit`
 # for the fast suite (sizes and times: docs/performance.md). pytest's exit code 5 ("no tests collected") fails too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,4 +21,6 @@ python -m pip install -q -e '.[test]'
 bash scripts/install-test-deps.sh
 python -m ruff check .
 python -m mypy
-python -m pytest -q "$@"
+# One worker per core; a test file stays on one worker, so its module fixtures (a namespace's
+# nodes, a venv) are built once. PYTEST_WORKERS=0 runs in this process.
+python -m pytest -q -n "${PYTEST_WORKERS:-auto}" --dist loadfile "$@"
