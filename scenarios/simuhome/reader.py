@@ -44,12 +44,20 @@ _MENTION = re.compile(rf"\b({_DEVICE})\s+(\d+)\b(?!\s*(?:%|percent|°|degrees?|m
 _CLOCK = re.compile(r"\b(\d{1,2}):(\d{2})\s*([ap])\.?\s?m\b\.?", re.IGNORECASE)
 _FROM_NOW = re.compile(r"\b(?:in\s+)?(\d+)\s+minutes?\s+from\s+now\b|\bin\s+(\d+)\s+minutes?\b", re.IGNORECASE)
 _AFTER_PREV = re.compile(r"\b(\d+)\s+minutes?\s+(?:after|later than)\s+(?:the\s+|that\s+)?(?:previous|last|prior|"
-                         r"that|this|first)\b(?:\s+(?:action|step|one|change))?|\b(\d+)\s+minutes?\s+later\b",
-                         re.IGNORECASE)
-_ANCHOR = re.compile(rf"\b(?:(\d+)\s+minutes?\s+(before|after)\s+|(?:when|once|as soon as|right when|the moment)\s+)"
+                         r"that|this|first)\b(?:\s+(?:action|step|one|change))?", re.IGNORECASE)
+_ANCHOR = re.compile(rf"\b(?:(\d+)\s+minutes?\s+(before|after)\s+|(?:when|once|as soon as|right when|the moment|"
+                     rf"wait for|waiting for|after)\s+)"
                      rf"(?:the\s+)?(?:[a-z' ]*?\s)?({_DEVICE})\s+(\d+)\b[^,.;]*?\b(?:finish|finishes|is done|"
                      rf"completes|ends|stops)\b", re.IGNORECASE)
-_TOGETHER = re.compile(r"\b(?:same time|together|at once)\b", re.IGNORECASE)
+_TOGETHER = re.compile(r"\b(?:finish|end|done)\w*\s+(?:\w+\s+){0,2}?(?:at the same time|together|at once)\b",
+                       re.IGNORECASE)
+#: "after 14 minutes start ...", "wait 17 minutes then ...": minutes after the appliance named before.
+_AFTER_N = re.compile(r"\b(?:after|wait(?:ing)?)\s+(\d+)\s+minutes?\b(?!\s+(?:from now|after))|"
+                      r"\b(\d+)\s+minutes?\s+later\b", re.IGNORECASE)
+#: "I expect dishwasher 1 in the kitchen to finish around 11:26 AM": a claimed finish time.
+_CLAIMED_END = re.compile(r"\b(?:finish|be done|end)\w*\s+(?:right\s+)?(?:around|at|about|by|near)\b", re.IGNORECASE)
+_DEADLINE = re.compile(r"\bby\s+(\d{1,2}):(\d{2})\s*([ap])\.?\s?m\b", re.IGNORECASE)
+_ORDER = {"On": 0, "Start": 3, "Pause": 3, "Stop": 3, "Resume": 3}
 _PCT = re.compile(r"(-?\d+(?:\.\d+)?)\s*(?:%|percent)", re.IGNORECASE)
 _DEG = re.compile(r"(-?\d+(?:\.\d+)?)\s*(?:°\s*c\b|°|degrees?(?:\s+celsius)?|c\b)", re.IGNORECASE)
 _DRYNESS = {"low": 0, "normal": 1, "extra": 2, "max": 3}
@@ -68,9 +76,10 @@ _DIRECTION = {
     "temperature": ((r"\bcold", r"\bchilly", r"\bfreezing", r"\bshiver", r"\bfrigid", r"\bicy\b", r"\bnumb"),
                     (r"\bwarm", r"\bhot\b", r"\bsweat", r"\bflushed", r"\bheat\b", r"\bsweltering", r"\bboiling",
                      r"\bstifling")),
-    "humidity": ((r"\bdry\b", r"\bparched", r"\bcracked", r"\bstatic\b", r"\bbrittle"),
-                 (r"\bhumid", r"\bdamp", r"\bmuggy", r"\bsticky", r"\bclammy", r"\bmoist", r"\bfrizz", r"\bsteamy",
-                  r"\bsoggy")),
+    "humidity": ((r"\bdry\b", r"\bhumidity is (?:so |too |really |very |way )?low", r"\bparched", r"\bcracked",
+                  r"\bstatic\b", r"\bbrittle"),
+                 (r"\bhumid\b", r"\bhumidity is (?:so |too |really |very |way )?high", r"\bdamp", r"\bmuggy",
+                  r"\bclammy", r"\bmoist", r"\bfrizz", r"\bsteamy", r"\bsoggy")),
     "illuminance": ((r"\bdim\b", r"\bdark", r"\bgloomy", r"\bso low\b", r"\btoo low\b", r"\bbarely see",
                      r"\bcan't see", r"\bcannot see"),
                     (r"\bbright", r"\bglar", r"\bblasting", r"\bharsh", r"\bblinding", r"\bwashed out", r"\btoo strong",
@@ -78,11 +87,12 @@ _DIRECTION = {
     "pm10": ((), (r"\bdust", r"\bstuffy", r"\btoo crisp", r"\btoo clean", r"\bstale", r"\bsmok",
                   r"\bsneez", r"\ballerg", r"\bpollen", r"\bhaz[ey]", r"\bparticle", r"\bair quality", r"\bgritty")),
 }
-#: Which devices SimuHome counts as moving a room state each way: its AC only cools, its heat
-#: pump only heats, a humidifier only adds moisture, and blinds do not enter its illuminance.
+#: Which devices SimuHome counts as moving a room state each way: its AC only cools and its heat
+#: pump only heats (the other helps only by stopping: `assess`), a (de)humidifier helps the other
+#: way by stopping, and blinds do not enter its illuminance.
 _PUSHES: dict[tuple[str, str], tuple[str, ...]] = {
     ("temperature", "decrease"): ("air_conditioner",), ("temperature", "increase"): ("heat_pump",),
-    ("humidity", "increase"): ("humidifier",), ("humidity", "decrease"): ("dehumidifier",),
+    ("humidity", "increase"): ("humidifier", "dehumidifier"), ("humidity", "decrease"): ("dehumidifier", "humidifier"),
     ("pm10", "decrease"): ("air_purifier",),
     ("illuminance", "increase"): ("dimmable_light", "on_off_light"),
     ("illuminance", "decrease"): ("dimmable_light", "on_off_light"),
@@ -200,7 +210,7 @@ class Reader:
                 if (m := _FROM_NOW.search(text)):
                     c.from_now = int(m[1] or m[2])
                 if (m := _AFTER_PREV.search(text)):
-                    c.after_prev = int(m[1] or m[2])
+                    c.after_prev = int(m[1])
                 if (m := _CLOCK.search(text)):
                     c.clock = (int(m[1]) % 12 + (12 if m[3].lower() == "p" else 0)) * 60 + int(m[2])
                 row.append(c)
@@ -344,8 +354,10 @@ class Reader:
                     out.append(A.write(d, "LaundryDryerControls", "SelectedDrynessLevel", _DRYNESS[dry[1]]))
                 else:
                     modes = self.run.read(d, A.MODE_CLUSTER[t], "SupportedModes") or []
-                    named = [m for m in sorted(modes, key=lambda m: -len(m["label"]))
-                             if re.search(rf"\b{re.escape(m['label'].lower())}\b", whole)]
+                    by_length = sorted(modes, key=lambda m: -len(m["label"]))
+                    named = [m for pattern in (r"\b{}\s+(?:mode|cycle|setting|program)", r"\b{}\b")
+                             for where in (low, whole) for m in by_length
+                             if re.search(pattern.format(re.escape(m["label"].lower())), where)]
                     if named:
                         out.append(A.command(d, A.MODE_CLUSTER[t], "ChangeToMode", {"newMode": named[0]["mode"]}))
                 if re.search(r"\bstart|\brun|\bbegin|\bkick off|\bgoing\b", low):
@@ -444,15 +456,39 @@ class Reader:
 
     def assess(self, room: str, state: str, direction: str) -> tuple[dict[str, list[dict]], list[str]]:
         """({device: calls still needed}, every device that could move `state` that way)."""
-        self.run.tool("get_room_states", {"room.id": room})
+        states = self.run.tool("get_room_states", {"room.id": room})
         actuators = [d for d in self.run.devices(room) if d["device_type"] in _PUSHES[(state, direction)]]
         needed: dict[str, list[dict]] = {}
         for device in actuators:
             d, t = device["device_id"], device["device_type"]
             steps = A.strongest(d, t, state, direction)
+            if (t, direction) == ("heat_pump", "increase") and self._heating(d, states):
+                continue   # already heating the room: as far as SimuHome's heat pump goes
             if any(self.run.read(d, cl, at, ep) != v for _, (ep, cl, at, v) in steps):
                 needed[d] = [call for call, _ in steps]
+        if state == "temperature":   # the other kind helps only by stopping, and only while it works
+            room_t = float(_value(states, "temperature") or 0) * 100
+            for device in self.run.devices(room):
+                d, t = device["device_id"], device["device_type"]
+                ep = A.THERMOSTAT_ENDPOINT.get(t, 1)
+                if (t, direction) == ("heat_pump", "decrease") and \
+                        self.run.read(d, "Thermostat", "SystemMode", ep) == 4:
+                    actuators.append(device)
+                    if (self.run.read(d, "Thermostat", "OccupiedHeatingSetpoint", ep) or 0) > room_t:
+                        needed[d] = [A.write(d, "Thermostat", "SystemMode", 0, endpoint=ep)]
+                elif (t, direction) == ("air_conditioner", "increase") and self.run.read(d, "OnOff", "OnOff") \
+                        and self.run.read(d, "Thermostat", "SystemMode", ep) == 3:
+                    actuators.append(device)
+                    if (self.run.read(d, "Thermostat", "OccupiedCoolingSetpoint", ep) or 10 ** 4) < room_t \
+                            and self.run.read(d, "FanControl", "PercentSetting"):   # no air moving: no cooling
+                        needed[d] = [A.command(d, "OnOff", "Off")]
         return needed, [d["device_id"] for d in actuators]
+
+    def _heating(self, device_id: str, states: dict) -> bool:
+        ep = A.THERMOSTAT_ENDPOINT["heat_pump"]
+        room_t = float(_value(states, "temperature") or 0) * 100
+        return bool(self.run.read(device_id, "Thermostat", "SystemMode", ep) == 4
+                    and (self.run.read(device_id, "Thermostat", "OccupiedHeatingSetpoint", ep) or 0) > room_t)
 
     def commands(self, rows: list[list[Clause]]) -> str:
         now = self.run.now
@@ -469,6 +505,26 @@ class Reader:
                 finishes[dev["device_id"]] = self.finish_time(dev)
             return finishes[dev["device_id"]]
 
+        anchor_end: datetime | None = None   # the last appliance finish named, for "after 14 minutes"
+        for start, sentence in sentences(self.text):
+            inside = [m for m in self.found if start <= m.start < start + len(sentence)]
+            claim = _CLAIMED_END.search(sentence)
+            clocks = Ans.clock_readings(sentence[claim.end():]) if claim and inside else ()
+            end = finish_of(inside[0]) if clocks else None
+            if end is None:
+                continue
+            anchor_end = end
+            said = [self.clock_at(m, end) for m in clocks[0]]
+            if not any(abs((x - end).total_seconds()) <= 60 for x in said):
+                later = _AFTER_N.search(self.text[start + claim.end():]) if claim else None
+                then = (f", so {later[1] or later[2]} minutes later is "
+                        f"{_clock(end + timedelta(minutes=int(later[1] or later[2])))}" if later else "")
+                m = inside[0]
+                self.said.append(f"That doesn't match: {m.word} {m.number} in the "
+                                 f"{(m.room or '').replace('_', ' ')} actually finishes at {_clock(end)}, not "
+                                 f"{_clock(said[0])}{then}. I have not changed anything{self.where()}; "
+                                 "which time do you want?")
+                return " ".join(self.said)
         for row in rows:
             # a time said anywhere in the sentence holds for its clauses until another is said
             when: datetime | None = None
@@ -476,6 +532,12 @@ class Reader:
             previous: Clause | None = None
             for i, c in enumerate(row):
                 t, has = self._when(c, now, last, finish_of, problems)
+                if c.anchor is not None:
+                    anchor_end = finish_of(c.anchor[0]) or anchor_end
+                after_n = _AFTER_N.search(c.text)
+                if not has and after_n and c.after_prev is None and (anchor_end is not None or after_n[2]):
+                    base = anchor_end if anchor_end is not None else (last or now)
+                    t, has = base + timedelta(minutes=int(after_n[1] or after_n[2])), True
                 if not has and not timed:   # "turn on fan 1 and set it to 30% 20 minutes from now"
                     later = next((x for x in row[i + 1:] if self._timed(x)), None)
                     if later is not None and not later.targets:
@@ -504,6 +566,9 @@ class Reader:
                             last = when
                 if c.targets:
                     previous = c
+        plan = _merged(plan)
+        if _TOGETHER.search(self.text) and not problems:
+            plan = self.together(plan, finish_of, problems)
         for when, device, calls in plan:   # "start it at 6:14 PM, pause it when washer 1 finishes"
             starts = [w for w, dv, cs in plan if dv is device and w is not None
                       and any(c["args"].get("command.id") == "Start" for c in cs)]
@@ -526,6 +591,63 @@ class Reader:
                 self.said.append(f"Scheduled {device['device_id']} at {when.strftime('%I:%M %p').lstrip('0')}."
                                  if result.get("ok") else f"Could not schedule {device['device_id']}.")
         return " ".join(self.said) or "I could not tell what you wanted done."
+
+    def together(self, plan: list, finish_of: Any, problems: list[str]) -> list:
+        """"Start dryer 1 so it finishes together with dishwasher 1": start it its cycle's length
+        before the running one ends. The cycle's length is what the appliance shows once started
+        (started, read, stopped and put back)."""
+        running = {m.room and self.device(m) and self.device(m)["device_id"]: finish_of(m)  # type: ignore[index]
+                   for m in self.found if self.device(m) is not None and finish_of(m) is not None}
+        starts = [(w, dv, cs) for w, dv, cs in plan if dv["device_id"] not in running
+                  and any(c["args"].get("command.id") in ("Start", "ChangeToMode") for c in cs)]
+        if not running or not starts:
+            return plan
+        anchor_id, end = max(running.items(), key=lambda kv: kv[1])
+        deadline = _DEADLINE.search(self.text)
+        if deadline:
+            by = self.clock_at((int(deadline[1]) % 12 + (12 if deadline[3].lower() == "p" else 0)) * 60
+                               + int(deadline[2]), end)
+            if end > by + timedelta(minutes=1):
+                self.said.append(f"I can't get both done by {_clock(by)}: {anchor_id} is already running and "
+                                 f"only finishes at {_clock(end)}, so the earliest both can be done is "
+                                 f"{_clock(end)}. I have not changed anything{self.where()}.")
+                problems.append("deadline")
+                return plan
+        out = []
+        for when, device, calls in plan:
+            if device["device_id"] in running:
+                continue   # the appliance already running sets the time; it is not restarted
+            if (when, device, calls) not in starts:
+                out.append((when, device, calls))
+                continue
+            length = self.cycle_length(device, calls)
+            begin = max(self.run.now, end - length) if length is not None else self.run.now
+            out.append((None if begin <= self.run.now else begin, device, calls))
+            if length is None or begin + length > end + timedelta(minutes=1):   # "ends in Stopped state"
+                out.append((end, device, [self.stop_call(device)]))
+        return out
+
+    def stop_call(self, device: dict) -> dict:
+        d = device["device_id"]
+        if device["device_type"] != "robot_vacuum_cleaner":
+            return A.command(d, "OperationalState", "Stop")
+        modes = self.run.read(d, "RvcRunMode", "SupportedModes") or []
+        idle = next((m["mode"] for m in modes if "idle" in m["label"].lower()), 0)
+        return A.command(d, "RvcRunMode", "ChangeToMode", {"newMode": idle})
+
+    def cycle_length(self, device: dict, calls: list[dict]) -> timedelta | None:
+        d = device["device_id"]
+        cluster = "RvcOperationalState" if device["device_type"] == "robot_vacuum_cleaner" else "OperationalState"
+        was_on = self.run.read(d, "OnOff", "OnOff")
+        for call in calls:
+            self.run.tool(call["tool"], call["args"])
+        seconds = self.run.read(d, cluster, "CountdownTime")
+        stop = self.stop_call(device)
+        self.run.tool(stop["tool"], stop["args"])
+        if was_on is False:   # put the power back as it was
+            self.run.tool("execute_command", {"device.id": d, "endpoint.id": 1, "cluster.id": "OnOff",
+                                              "command.id": "Off", "args": {}})
+        return timedelta(seconds=seconds) if isinstance(seconds, int) else None
 
     @staticmethod
     def _timed(c: Clause) -> bool:
@@ -600,6 +722,16 @@ _ASKS: tuple[tuple[str, str, str, int | None], ...] = (
     (r"\bon\b|\boff\b|powered|running", "OnOff", "OnOff", None),
 )
 _NAME = {"temperature": "temperature", "humidity": "humidity", "illuminance": "brightness", "pm10": "PM10 level"}
+
+
+def _merged(plan: list) -> list:
+    """One entry per device and time: its calls without repeats, power first and Start last."""
+    out: dict[tuple[Any, str], tuple[Any, dict, list[dict]]] = {}
+    for when, device, calls in plan:
+        key = (when, device["device_id"])
+        entry = out.setdefault(key, (when, device, []))
+        entry[2].extend(c for c in calls if c not in entry[2])
+    return [(w, d, sorted(cs, key=lambda c: _ORDER.get(c["args"].get("command.id"), 1))) for w, d, cs in out.values()]
 
 
 def _value(states: dict, state: str) -> Any:

@@ -182,7 +182,7 @@ class ReferenceAgent:
     def run(self, query: str, backend: Any, session: Session, max_steps: int) -> AgentOutput:
         r = _Run(backend, session)
         clauses = T.parse_query(query)
-        if not clauses:   # not our templates: SimuHome's own free text
+        if not _templated(query):   # SimuHome's own free text
             answer = Reader(r, query).act()
             call_tool(backend, "finish", {"answer": answer}, session)
             return AgentOutput(answer, len(session.history))
@@ -279,6 +279,11 @@ class ReferenceAgent:
                       f"needs until {T.clock_text(latest)}, the earliest possible completion")
         else:
             r.said.append(f"Both will be done by {T.clock_text(deadline)} (the last at {T.clock_text(latest)}).")
+
+
+def _templated(query: str) -> bool:
+    """Is every sentence one of our templates or fillers? (SimuHome's wording can match one.)"""
+    return all(s in T.FILLER or T.parse_sentence(s) is not None for s in T.split_sentences(query))
 
 
 def c_time(clause: T.Clause | None) -> str:
