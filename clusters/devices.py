@@ -420,16 +420,19 @@ def _battery(*watched: tuple[Any, str, float]) -> PowerSourceServer:
     return battery
 
 
-def _sleepy(endpoints: list[Endpoint], sleepy: bool, slow_poll_ms: int = 3000) -> list[Endpoint]:
+def _sleepy(endpoints: list[Endpoint], sleepy: bool, slow_poll_ms: int = 3000,
+            idle_mode_s: int = 60) -> list[Endpoint]:
     """A battery product as a Thread sleepy end device: IcdManagement on the root endpoint (its
-    slow and fast polling; `create_device` puts `root_servers` there)."""
+    slow and fast polling, and `idle_mode_s`, how often it wakes to send Check-In messages;
+    `create_device` puts `root_servers` there)."""
     if sleepy:
-        endpoints[0].root_servers = (IcdManagementServer(slow_poll_ms=slow_poll_ms),)   # type: ignore[attr-defined]
+        endpoints[0].root_servers = (   # type: ignore[attr-defined]
+            IcdManagementServer(slow_poll_ms=slow_poll_ms, IdleModeDuration=int(idle_mode_s)),)
     return endpoints
 
 
 def _door_lock(door_sensor: bool = True, auto_relock_s: int = 0, require_pin: bool = False,
-               users: list[Any] | None = None, sleepy: bool = True, slow_poll_ms: int = 3000,
+               users: list[Any] | None = None, sleepy: bool = True, slow_poll_ms: int = 3000, idle_mode_s: int = 60,
                **_: Any) -> list[Endpoint]:
     """A keypad deadbolt. `users`: [{name, pin, type?}] programmed at install (user and PIN
     credential index 1, 2, ... in order); `auto_relock_s`: AutoRelockTime; `require_pin`:
@@ -439,42 +442,45 @@ def _door_lock(door_sensor: bool = True, auto_relock_s: int = 0, require_pin: bo
     lock.install_users(users or [])
     return _sleepy([_endpoint(1, [DOOR_LOCK, POWER_SOURCE], IdentifyServer(), lock,
                               _battery((lock, "LockState", BOLT_PERCENT)))],
-                   sleepy, slow_poll_ms)
+                   sleepy, slow_poll_ms, idle_mode_s)
 
 
 def _boolean_sensor(device_type: tuple[int, int], configuration: bool) -> Callable[..., list[Endpoint]]:
-    def build(sleepy: bool = True, slow_poll_ms: int = 3000, **_: Any) -> list[Endpoint]:
+    def build(sleepy: bool = True, slow_poll_ms: int = 3000, idle_mode_s: int = 60, **_: Any) -> list[Endpoint]:
         state = BooleanStateServer()
         servers: list[Any] = [IdentifyServer(), state]
         if configuration:
             servers.append(BooleanStateConfigurationServer())
         return _sleepy([_endpoint(1, [device_type, POWER_SOURCE], *servers,
-                                  _battery((state, "StateValue", REPORT_PERCENT)))], sleepy, slow_poll_ms)
+                                  _battery((state, "StateValue", REPORT_PERCENT)))],
+                       sleepy, slow_poll_ms, idle_mode_s)
     return build
 
 
 def _contact_sensor(mounted_on: str | None = None, sleepy: bool = True, slow_poll_ms: int = 3000,
-                    **_: Any) -> list[Endpoint]:
+                    idle_mode_s: int = 60, **_: Any) -> list[Endpoint]:
     """`mounted_on`: the id of the door lock or window covering whose opening it watches (the
     home wires it, twin/sensors.py); without it, scenario events open and close it. `sleepy`
     (battery sensors and locks): an ICD polling every `slow_poll_ms` (clusters/icd.py)."""
-    return _boolean_sensor(CONTACT_SENSOR, False)(sleepy=sleepy, slow_poll_ms=slow_poll_ms)
+    return _boolean_sensor(CONTACT_SENSOR, False)(sleepy=sleepy, slow_poll_ms=slow_poll_ms,
+                                                  idle_mode_s=idle_mode_s)
 
 
 def _occupancy_sensor(hold_time_s: int = 60, sleepy: bool = True, slow_poll_ms: int = 3000,
-                      **_: Any) -> list[Endpoint]:
+                      idle_mode_s: int = 60, **_: Any) -> list[Endpoint]:
     occupancy = OccupancySensingServer(HoldTime=int(hold_time_s))
     return _sleepy([_endpoint(1, [OCCUPANCY_SENSOR, POWER_SOURCE], IdentifyServer(), occupancy,
-                              _battery((occupancy, "Occupancy", REPORT_PERCENT)))], sleepy, slow_poll_ms)
+                              _battery((occupancy, "Occupancy", REPORT_PERCENT)))],
+                   sleepy, slow_poll_ms, idle_mode_s)
 
 
-def _smoke_co_alarm(co: bool = True, sleepy: bool = True, slow_poll_ms: int = 3000, expiry: bool = True,
-                    **_: Any) -> list[Endpoint]:
+def _smoke_co_alarm(co: bool = True, sleepy: bool = True, slow_poll_ms: int = 3000, idle_mode_s: int = 60,
+                    expiry: bool = True, **_: Any) -> list[Endpoint]:
     alarm = SmokeCoAlarmServer(co=co, expiry=bool(expiry))
     battery = _battery((alarm, "TestInProgress", SELF_TEST_PERCENT / 2), (alarm, "ExpressedState", REPORT_PERCENT))
     battery.listeners.append(lambda server, name: name == "BatChargeLevel" and alarm.battery(int(server.get(name))))
     return _sleepy([_endpoint(1, [SMOKE_CO_ALARM, POWER_SOURCE], IdentifyServer(), alarm, battery)], sleepy,
-                   slow_poll_ms)
+                   slow_poll_ms, idle_mode_s)
 
 
 def _measurement_sensor(device_type: tuple[int, int], server: Callable[[], Any]) -> Callable[..., list[Endpoint]]:

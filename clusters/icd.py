@@ -9,9 +9,12 @@ slow-poll interval, as with a real sleepy device.
 
 With the Check-In Protocol Support feature (CIP) clients register (RegisterClient, Manage
 privilege in the spec: Administer for another subject than the caller's, not modelled)
-in a fabric-scoped RegisteredClients list and get the ICDCounter; the twin records the
-registrations and advances the counter at each registration, but sends no Check-In messages
-(a SIT device needs none: it stays reachable at its slow-poll interval).
+in a fabric-scoped RegisteredClients list and get the ICDCounter. Each time the device enters
+active mode (at boot, then every IdleModeDuration) the node sends a Check-In message to each
+registered client whose monitored subject holds no subscription (twin/node/checkins.py), sealed
+with the key the client registered and a fresh ICDCounter value. The keys are kept here, in
+memory only: the spec never lets anyone read them back, and the twin does not persist them (after
+a restart of the twin a client registers again).
 """
 from __future__ import annotations
 
@@ -37,7 +40,11 @@ class IcdManagementServer(ClusterServer):
             raise ValueError(f"ICD polling: need 0 < fast_poll_ms <= slow_poll_ms <= 15000 (a SIT device), "
                              f"got {fast_poll_ms}, {slow_poll_ms}")
         self.slow_poll_ms, self.fast_poll_ms = int(slow_poll_ms), int(fast_poll_ms)
+        #: (fabric index, checkInNodeID) -> the client's 16-byte key (never an attribute: write-only).
+        self.keys: dict[tuple[int, int], bytes] = {}
         super().__init__(feature_map=int(ICD.Bitmaps.Feature.kCheckInProtocolSupport), **initial)
+        if not 1 <= int(self._values["IdleModeDuration"]) <= 64800:
+            raise ValueError(f"ICD IdleModeDuration {self._values['IdleModeDuration']} s; accepted: 1..64800 s")
 
     def defaults(self) -> dict[str, Any]:
         return {"IdleModeDuration": 60, "ActiveModeDuration": 300, "ActiveModeThreshold": 300,
@@ -62,6 +69,7 @@ class IcdManagementServer(ClusterServer):
             checkInNodeID=request.checkInNodeID, monitoredSubject=request.monitoredSubject,
             clientType=request.clientType, fabricIndex=fabric))
         self.set("RegisteredClients", clients)
+        self.keys[(fabric, int(request.checkInNodeID))] = bytes(request.key)
         self.set("ICDCounter", (self._values["ICDCounter"] + 1) & 0xFFFFFFFF)
         return ICD.Commands.RegisterClientResponse(ICDCounter=self._values["ICDCounter"])
 
@@ -72,7 +80,28 @@ class IcdManagementServer(ClusterServer):
         if len(kept) == len(clients):
             raise MatterError(Status.NOT_FOUND, f"IcdManagement: no client {request.checkInNodeID:#x} on this fabric")
         self.set("RegisteredClients", kept)
+        self.keys.pop((fabric, int(request.checkInNodeID)), None)
+
+    def forget_fabric(self, fabric_index: int) -> None:
+        super().forget_fabric(fabric_index)
+        self.keys = {k: v for k, v in self.keys.items() if k[0] != fabric_index}
+
+    def check_in_clients(self) -> list[tuple[Any, bytes]]:
+        """The registered clients a Check-In can go to: (MonitoringRegistrationStruct, key)."""
+        return [(c, key) for c in self._values["RegisteredClients"]
+                if (key := self.keys.get((int(c.fabricIndex), int(c.checkInNodeID)))) is not None]
+
+    def next_check_in_counter(self) -> int:
+        """Advance the ICD counter for one Check-In message and return it (Core spec 4.20: each
+        message carries a value the client has not seen, above the one RegisterClient answered)."""
+        value = (self._values["ICDCounter"] + 1) & 0xFFFFFFFF
+        self.set("ICDCounter", value)
+        return int(value)
 
     def mrp(self) -> tuple[int, int, int]:
         """(idle, active, threshold) ms: the node's SII / SAI / SAT."""
         return self.slow_poll_ms, self.fast_poll_ms, int(self._values["ActiveModeThreshold"])
+
+    def idle_mode_ms(self) -> int:
+        """How long the device idles between two active modes (each sends the due Check-Ins)."""
+        return int(self._values["IdleModeDuration"]) * 1000

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Mrp", "Commissionable", "Operational", "Service", "COMMISSIONABLE_TYPE", "OPERATIONAL_TYPE"]
+__all__ = ["Mrp", "Commissionable", "Operational", "Service", "COMMISSIONABLE_TYPE", "OPERATIONAL_TYPE",
+           "operational_instance"]
 
 COMMISSIONABLE_TYPE = "_matterc._udp.local."
 OPERATIONAL_TYPE = "_matter._tcp.local."
@@ -93,7 +94,7 @@ class Operational:
         return ("operational", self.compressed_fabric_id, self.node_id)
 
     def instance(self) -> str:
-        return f"{self.compressed_fabric_id.hex().upper()}-{self.node_id:016X}"
+        return operational_instance(self.compressed_fabric_id, self.node_id)
 
     def txt(self) -> dict[str, str]:
         return self.mrp.txt()
@@ -103,6 +104,11 @@ class Operational:
 
 
 Service = Commissionable | Operational
+
+
+def operational_instance(compressed_fabric_id: bytes, node_id: int) -> str:
+    """The `_matter._tcp` instance name of a node on a fabric (what operational discovery looks up)."""
+    return f"{compressed_fabric_id.hex().upper()}-{node_id:016X}"
 
 
 def _check_range(name: str, value: int, low: int, high: int) -> None:

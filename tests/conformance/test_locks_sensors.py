@@ -118,7 +118,8 @@ NOT_APPLICABLE = {
     "TC_OCC_3_1": "manual: the operator walks in front of the sensor (the twin's residents drive it: "
                   "tests/twin/test_home_sensors.py)",
     "TC_SMOKECO_2_2": "manual: the plan fills the sensor with test smoke (scenario events drive it here)",
-    "TC_ICDM_3_1": "Check-In messages: the twin records registrations but sends no Check-In (a SIT device)",
+    "TC_ICDM_3_1": ("needs the plan's ICD test event trigger (hold Active Mode), which the twin does not serve; "
+                    "RegisterClient and UnregisterClient run in TC_ICDM_4_1"),
     "TC_ICDM_5_1": "Long Idle Time (LITS) and the User Active Mode Trigger are not offered",
 }
 

@@ -15,10 +15,11 @@ from twin.node.faults import LinkFaults
 ICD = Clusters.IcdManagement
 
 
-def register(device, node_id, fabric=1, key=bytes(16)):
+def register(device, node_id, fabric=1, key=bytes(16), monitored=None):
     token = current_access.set(AccessContext("case", fabric, 0x99))
     try:
-        return device.invoke("IcdManagement", "RegisterClient", {"checkInNodeID": node_id, "monitoredSubject": node_id,
+        return device.invoke("IcdManagement", "RegisterClient", {"checkInNodeID": node_id,
+                                                                  "monitoredSubject": monitored or node_id,
                                                                   "key": key.hex(), "clientType": 0}, endpoint_id=0)
     finally:
         current_access.reset(token)
@@ -75,3 +76,84 @@ def test_a_message_to_a_sleeping_device_waits_for_its_next_poll():
     assert link.counts["held for poll"] == 2
     always_on = LinkFaults(FaultEngine(home), "c", 0)
     assert always_on.verdict(b"", outbound=False) == 0.0
+
+
+# -- Check-In messages (Core spec 4.20) ---------------------------------------------------------
+KEY = bytes(range(16))
+
+
+def _open_independently(key, payload):
+    """The Check-In payload opened from the spec's recipe with plain primitives, not our module."""
+    import hashlib
+    import hmac
+
+    from cryptography.hazmat.primitives.ciphers.aead import AESCCM
+    nonce = payload[:13]
+    plain = AESCCM(key, tag_length=16).decrypt(nonce, payload[13:], b"")
+    assert hmac.new(key, plain[:4], hashlib.sha256).digest()[:13] == nonce
+    return int.from_bytes(plain[:4], "little"), plain[4:]
+
+
+def test_check_in_payload_is_sealed_with_the_clients_key():
+    from matter_protocol.checkin import open_check_in, seal_check_in
+    from matter_protocol.crypto import CryptoError
+    payload = seal_check_in(KEY, 0x01020304, b"\x2c\x01")
+    assert len(payload) == 13 + 4 + 2 + 16
+    assert _open_independently(KEY, payload) == (0x01020304, b"\x2c\x01")
+    assert open_check_in(KEY, payload) == (0x01020304, b"\x2c\x01")
+    with pytest.raises(CryptoError):
+        open_check_in(bytes(16), payload)
+    with pytest.raises(ValueError, match="16"):
+        seal_check_in(bytes(3), 1)
+
+
+def _session(fabric, node_id, address=("fd00::9", 5540, 0, 0), last=0.0):
+    from types import SimpleNamespace
+    return SimpleNamespace(fabric_index=fabric, peer_node_id=node_id, peer_cats=(), peer_address=address,
+                           last_activity_ms=last)
+
+
+def test_check_ins_go_to_registered_clients_without_a_subscription():
+    import random
+    from types import SimpleNamespace
+
+    from matter_protocol.exchange import MessageLayer, Send
+    from matter_protocol.message import MessageHeader, PayloadHeader, ProtocolId, SecureChannelOpcode
+    from twin.node.checkins import CheckIns
+    device = create_device("c", "contact_sensor", idle_mode_s=2)
+    icd = device.endpoint(0).server("IcdManagement")
+    registered = register(device, 0x11, monitored=0x77, key=KEY).ICDCounter
+    fabrics = [SimpleNamespace(fabric_index=1, compressed_fabric_id=bytes.fromhex("0011223344556677"))]
+    check_ins = CheckIns(device)
+    # the monitored subject is subscribed on this fabric: nothing due; the clock moves an idle mode on
+    subscribed = [SimpleNamespace(session=_session(1, 0x77))]
+    assert check_ins.due(0.0, subscribed, [], fabrics) == []
+    assert check_ins.next_ms == 2000.0 and check_ins.due(1999.0, [], [], fabrics) == []
+    # the subscription is gone (or it is another fabric's): due at the next active mode
+    sessions = [_session(1, 0x11, last=5.0), _session(1, 0x11, ("fd00::8", 5540, 0, 0), last=9.0), _session(2, 0x11)]
+    [target] = check_ins.due(2000.0, [SimpleNamespace(session=_session(2, 0x77))], sessions, fabrics)
+    assert (target.fabric_index, target.node_id, target.last_address[0]) == (1, 0x11, "fd00::8")
+    assert target.compressed_fabric_id == fabrics[0].compressed_fabric_id
+    layer = MessageLayer(random.Random(1))
+    [send] = [a for a in check_ins.message(layer, target, ("fd00::5", 5540), 2000.0) if isinstance(a, Send)]
+    assert send.address == ("fd00::5", 5540)
+    header, offset = MessageHeader.decode(send.data)
+    assert header.session_id == 0                                  # unsecured
+    payload_header, start = PayloadHeader.decode(send.data[offset:])
+    assert (payload_header.protocol_id, payload_header.opcode) == (ProtocolId.SECURE_CHANNEL,
+                                                                   SecureChannelOpcode.ICD_CheckIn)
+    assert not payload_header.needs_ack                            # nothing answers a Check-In
+    counter, app_data = _open_independently(KEY, send.data[offset + start:])
+    assert counter > registered and counter == icd.get("ICDCounter")
+    assert int.from_bytes(app_data, "little") == icd.get("ActiveModeThreshold")
+    assert list(layer.sessions.unsecured_sessions()) == []         # the session is not kept
+    # unregistered meanwhile: nothing is sent
+    token = current_access.set(AccessContext("case", 1, 0x99))
+    try:
+        device.invoke("IcdManagement", "UnregisterClient", {"checkInNodeID": 0x11}, endpoint_id=0)
+    finally:
+        current_access.reset(token)
+    assert check_ins.message(layer, target, ("fd00::5", 5540), 2000.0) == []
+    assert CheckIns(create_device("p", "pressure_sensor")).next_ms is None     # not an ICD
+    with pytest.raises(ValueError, match="IdleModeDuration"):
+        create_device("c", "contact_sensor", idle_mode_s=0)

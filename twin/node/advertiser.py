@@ -32,9 +32,9 @@ from typing import Any
 
 import ifaddr
 from zeroconf import DNSIncoming, DNSOutgoing, DNSPointer, InterfaceChoice, IPVersion, ServiceInfo, Zeroconf
-from zeroconf.asyncio import AsyncZeroconf
+from zeroconf.asyncio import AsyncServiceInfo, AsyncZeroconf
 
-from matter_protocol.mdns import Operational, Service
+from matter_protocol.mdns import OPERATIONAL_TYPE, Operational, Service, operational_instance
 
 __all__ = ["Advertiser", "interface_addresses", "multicast_interfaces"]
 
@@ -200,6 +200,19 @@ class Advertiser:
         # registered service still uses that host. The second await waits for the goodbyes
         # to go out, so closing zeroconf right after cannot swallow them.
         await (await zc.async_unregister_service(published.info))
+
+    async def resolve_operational(self, compressed_fabric_id: bytes, node_id: int,
+                                  timeout_ms: int = 3000) -> list[tuple[str, int]]:
+        """Operational discovery (Core spec 4.3.1): the (address, port) pairs another node on the
+        fabric advertises, global IPv6 first, then IPv4, link-local last; [] if nobody answers."""
+        name = f"{operational_instance(compressed_fabric_id, node_id)}.{OPERATIONAL_TYPE}"
+        info = AsyncServiceInfo(OPERATIONAL_TYPE, name)
+        if not await info.async_request(self.zeroconf.zeroconf, timeout_ms) or not info.port:
+            return []
+        addresses = [ipaddress.ip_address(a.split("%")[0]) for a in info.parsed_scoped_addresses()]
+        rank = sorted(zip(addresses, info.parsed_scoped_addresses(), strict=True),
+                      key=lambda pair: (pair[0].is_link_local, pair[0].version == 4))
+        return [(text, info.port) for _, text in rank]
 
     def published(self, node: Hashable) -> list[Service]:
         return [p.service for k, p in self._published.items() if k[0] == node]

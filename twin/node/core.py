@@ -24,6 +24,7 @@ from matter_protocol.message import MessageHeader, ProtocolId, SecureChannelOpco
 from matter_protocol.pase import PaseResponder, initiator_random
 from matter_protocol.session import SecureSession, UnsecuredSession
 from matter_protocol.status_report import GeneralCode, SecureChannelStatus, StatusReport
+from twin.node.checkins import CheckIns, CheckInTarget
 from twin.node.pairing import Pairing
 from twin.node.resumption import SubscriptionStore, record_of, subscription_of
 from twin.ratelog import RateLimitedLog
@@ -173,6 +174,10 @@ class NodeCore:
         self.to_resume: list[dict[str, Any]] = []
         self._resuming: list[dict[str, Any]] = []
         self.stopping = False
+        #: A sleepy device's Check-In messages (twin/node/checkins.py): when due, the targets go to
+        #: `on_check_ins` (the asyncio shell finds their addresses, then calls `send_check_in`).
+        self.check_ins = CheckIns(getattr(im, "device", None))
+        self.on_check_ins: Callable[[list[CheckInTarget]], None] | None = None
 
     @property
     def touched(self) -> bool:
@@ -256,6 +261,7 @@ class NodeCore:
                 self.commissioning.expire_failsafe()
             table = self.commissioning.table
             table.set_counter("reboot_count", table.counters.get("reboot_count", 0) + 1)
+            self.check_ins.booted(now_ms)
             self.touched = True
             return self._process(actions, now_ms)
 
@@ -279,12 +285,23 @@ class NodeCore:
                 self.touched = True      # the window or the fail-safe may expire now
             self.commissioning.poll(int(now_ms))
             actions += self.im.on_timer(now_ms) or []
+            if self.check_ins.is_due(now_ms):
+                targets = self.check_ins.due(now_ms, list(self.im.subscriptions.values()),
+                                             list(self.layer.sessions.secure_sessions()),
+                                             self.commissioning.to_case_fabrics())
+                if targets and self.on_check_ins is not None:
+                    self.on_check_ins(targets)
             return self._process(actions, now_ms)
+
+    def send_check_in(self, target: CheckInTarget, address: Any, now_ms: float) -> list[Action]:
+        """The Check-In message to `target`, now that its address is known."""
+        with self.lock:
+            return self._process(self.check_ins.message(self.layer, target, address, now_ms), now_ms)
 
     def next_timer(self) -> float | None:
         with self.lock:
             due = [self.layer.next_timer(), self.im.next_timer(), self.commissioning.next_timer(),
-                   *(h.deadline() for h in self._handshakes.values())]
+                   self.check_ins.next_ms, *(h.deadline() for h in self._handshakes.values())]
         due = [d for d in due if d is not None]
         return min(due) if due else None
 

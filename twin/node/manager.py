@@ -32,6 +32,7 @@ from chip.clusters import Objects as Clusters
 from matter_protocol.mdns import Commissionable, Operational
 from twin.aggregator import BRIDGE_ID, build_bridge
 from twin.node.advertiser import Advertiser
+from twin.node.checkins import CheckInTarget
 from twin.node.commissioning import NodeCommissioning
 from twin.node.core import (
     NODE_MRP,
@@ -113,6 +114,10 @@ class MatterNode:
     def link(self, link: LinkFaults | None) -> None:
         if self.transport is not None:
             self.transport.link = link
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop | None:
+        return self._loop
 
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
@@ -212,6 +217,7 @@ class NodeManager:
         self._touched: set[str] = set()
         self._shutting_down: dict[str, float] = {}   # rebooting node -> when its last turn ends at the latest
         self._unreachable: set[str] = set()   # nodes an offline or reboot fault holds down now
+        self._check_in_tasks: set[asyncio.Task[None]] = set()
         self._home_bridged = set(home.devices)     # bridge mode: the home devices bridged
         self._unstepped: list[Any] = []
         self._find_unstepped()
@@ -424,6 +430,7 @@ class NodeManager:
         node.core.commissioning.listeners.append(functools.partial(self._window_event, device_id))
         touch = functools.partial(self._touched.add, device_id)
         node.core.on_touched = touch
+        node.core.on_check_ins = functools.partial(self._check_in, device_id)
         touch()
         # The advertised name is the NodeLabel: a label written by a tool or a controller shows
         # at the next sync, without re-deriving every node's records now and then.
@@ -441,6 +448,8 @@ class NodeManager:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         self._reconcilers.clear()
+        for task in list(self._check_in_tasks):
+            task.cancel()
         for node in self.nodes.values():
             node.core.stopping = True   # the subscriptions stay stored: the next start resumes them
         self._announce_shutdown()
@@ -543,6 +552,50 @@ class NodeManager:
             if node is not None:
                 node.core.touched = True   # the next sync publishes the records again
         self._reconcilers[device_id] = asyncio.get_running_loop().create_task(again(), name=f"mdns {device_id}")
+
+    # -- Check-In messages of sleepy devices (twin/node/checkins.py) ---------------------------
+    def _check_in(self, device_id: str, targets: list[CheckInTarget]) -> None:
+        """Check-Ins are due (called in whatever thread gave the node its turn): send them from
+        the loop, each once its client's address is found."""
+        node = self.nodes.get(device_id)
+        loop = node.loop if node is not None else None
+        if loop is None:
+            return
+
+        def start() -> None:
+            task = loop.create_task(self._send_check_ins(device_id, targets), name=f"check-in {device_id}")
+            self._check_in_tasks.add(task)
+            task.add_done_callback(self._check_in_done)
+        with contextlib.suppress(RuntimeError):   # the loop already closed: the node is gone
+            loop.call_soon_threadsafe(start)
+
+    def _check_in_done(self, task: asyncio.Task[None]) -> None:
+        self._check_in_tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("%s failed", task.get_name(), exc_info=task.exception())
+
+    async def _send_check_ins(self, device_id: str, targets: list[CheckInTarget]) -> None:
+        """Each client's address by operational discovery of its node id, else its last session's."""
+        for target in targets:
+            try:
+                found = await self.advertiser.resolve_operational(target.compressed_fabric_id, target.node_id)
+            except Exception:   # mDNS trouble: fall back on the last session's address
+                log.exception("%s: resolving Check-In client %#x failed", device_id, target.node_id)
+                found = []
+            node = self.nodes.get(device_id)
+            if node is None or node.transport is None:
+                return
+            address: Any = target.last_address
+            if found:
+                host, port = found[0]
+                if len(node.transport.address) == 4 and ":" not in host:
+                    host = f"::ffff:{host}"   # an IPv4 client from the dual-stack socket
+                address = (host, port)
+            if address is None:
+                log.info("%s: no address for Check-In client %#x", device_id, target.node_id)
+                continue
+            node.transport.execute(node.core.send_check_in(target, address, node.transport.now_ms()))
+            log.info("%s: Check-In sent to client %#x at %s", device_id, target.node_id, address)
 
     def link_counts(self) -> dict[str, dict[str, int]]:
         """Per node: datagrams each way, drops, delays and MRP retransmissions its link saw."""
