@@ -1,7 +1,7 @@
 """Fast-forward speed, tick-by-tick peer, and fork time on a generated 135-device home.
 
     python bench/bench_fastforward.py [--rooms 30] [--devices 135] [--hours 24] [--step-minutes 10]
-    python bench/bench_fastforward.py --all-types      # a HomeMaker home drawn from every device type
+    python bench/bench_fastforward.py --all-types      # a HomeMaker home with every device type
     python bench/bench_fastforward.py --home modern    # an embedded home (the typical modern household)
 
 Phases (same home, same run):
@@ -28,7 +28,7 @@ from rich.console import Console  # noqa: E402
 from rich.progress import Progress  # noqa: E402
 
 from clusters.status import MatterError  # noqa: E402
-from twin.generator import generate_home, make_home  # noqa: E402
+from twin.generator import every_type_home, generate_home  # noqa: E402
 from twin.home import Home  # noqa: E402
 
 LIGHTS = ("on_off_light", "dimmable_light")
@@ -83,8 +83,8 @@ def main() -> None:
     parser.add_argument("--hours", type=int, default=24)
     parser.add_argument("--step-minutes", type=float, default=10.0)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--all-types", action="store_true", help="draw the devices from every device type "
-                        "(HomeMaker), not SimuHome's 17")
+    parser.add_argument("--all-types", action="store_true", help="one device of every device type, the rest "
+                        "drawn by room kind (HomeMaker), not SimuHome's 17")
     parser.add_argument("--home", help="an embedded home by name (e.g. modern) instead of a generated one")
     args = parser.parse_args()
     console = Console()
@@ -92,7 +92,7 @@ def main() -> None:
     if args.home:
         home = Home.embedded(args.home)
     elif args.all_types:
-        home = Home.from_spec(make_home(args.seed, args.rooms, args.devices))
+        home = Home.from_spec(every_type_home(args.seed, args.rooms, args.devices))
     else:
         home = Home.from_spec(generate_home(args.seed, args.rooms, args.devices))
     refused = make_busy(home, args.hours)

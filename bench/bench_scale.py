@@ -294,8 +294,8 @@ def main() -> None:
                              "every message, which at a few hundred subscriptions costs its CHIP thread "
                              "more than it has, see docs/performance.md)")
     parser.add_argument("--all-types", action="store_true",
-                        help="draw the devices from every device type (`twin home generate --homemaker`: locks, "
-                             "sensors, appliances, energy...), not SimuHome's 17")
+                        help="one device of every device type (locks, sensors, appliances, energy...), the "
+                             "rest drawn by room kind as `twin home generate --homemaker` does, not SimuHome's 17")
     parser.add_argument("--keep", type=Path, default=None,
                         help="work in this new directory and keep it afterwards (the twin's and "
                              "python-matter-server's logs, the commissioning progress)")
@@ -317,10 +317,13 @@ def main() -> None:
     with workspace as tmp, network_namespace("mts") as ns:
         workdir = Path(tmp)
         home = workdir / "home.yaml"
-        subprocess.run([sys.executable, "-m", "matter_twin.cli", "home", "generate", "--seed", "1", "--rooms",
-                        str(args.rooms), "--devices", str(args.devices), "-o", str(home),
-                        *(["--homemaker"] if args.all_types else [])],
-                       check=True, cwd=str(REPO), env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True)
+        if args.all_types:   # one device of every type, the rest drawn by room kind (HomeMaker)
+            from twin.generator import every_type_home, to_yaml
+            home.write_text(to_yaml(every_type_home(1, args.rooms, args.devices)))
+        else:
+            subprocess.run([sys.executable, "-m", "matter_twin.cli", "home", "generate", "--seed", "1", "--rooms",
+                            str(args.rooms), "--devices", str(args.devices), "-o", str(home)],
+                           check=True, cwd=str(REPO), env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True)
         server = start_server(ns, workdir, args.controller_sdk_log) if args.commission else None
         started = time.monotonic()
         twin = start_twin(ns, workdir, home)

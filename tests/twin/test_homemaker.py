@@ -125,3 +125,11 @@ def test_required_types_are_in_every_home_in_rooms_they_belong_in():
         make_home(1, rooms=3, devices=4, required=five)
     with pytest.raises(ValueError, match="belongs in any"):
         make_home(1, rooms=2, devices=6, types=["evse"])
+
+
+def test_every_type_home_holds_one_of_each_type_and_draws_the_rest():
+    from twin.generator import every_type_home
+    spec = every_type_home(1, 12, 135)
+    devices = [d for room in spec.rooms for d in room.devices]
+    assert len(devices) == 135 and {d.type for d in devices} == set(DEVICE_TYPES)   # the lock too
+    assert to_yaml(every_type_home(1, 12, 135)) == to_yaml(spec)                     # seeded
