@@ -11,10 +11,10 @@ Preference targets are the persona's `autonomy` (automation tolerance α) and `p
 (privacy sensitivity π). Tool targets are executor parameters carried out by the home's own
 fault engine (twin/faults.py) on every device the routines drive: `failure_prob`
 (command_failure faults: the call answers a Matter failure status), `offline_rate` (the
-chance per actionable step that the targeted device is offline for half an hour: an offline
-fault), `latency_ms` (latency faults: what each attempt waits; each attempt's latency varies by
-up to ±`latency_jitter` of it) and `max_retries` (the executor's attempts per call drift, e.g. a
-hub that gives up sooner: `set: 1`).
+chance per execution attempt that the device is off the network for that attempt: an offline
+fault; a retry may find it back), `latency_ms` (latency faults: what each attempt waits;
+each attempt's latency varies by up to ±`latency_jitter` of it) and `max_retries` (the
+executor's attempts per call drift, e.g. a hub that gives up sooner: `set: 1`).
 
 `severity` scales every drift event's change (1: as written; 0.5: half-way from the start
 value to each `set`, half of each `delta`). The tool-drift presets are named by it: `tool`

@@ -8,7 +8,7 @@ the call is executed through the tool set when x_t = 1, and feedback goes back t
 Execution is real: `execute_command` on the twin through bridge/tools.py, up to `max_retries`
 attempts a few virtual seconds apart. Tool drift is the home's fault engine (twin/faults.py):
 command_failure and latency faults scheduled at the drift onset on every routine device, and
-offline faults injected when the targeted device's offline draw comes up. Each onset and end
+an offline fault for an attempt when that attempt's offline draw comes up. Each onset and end
 is in `home.events`. The run is in process (TwinBackend), or over Matter with `serve`: the
 same tool calls then go through python-matter-server to the home served as a Matter node.
 
@@ -16,9 +16,9 @@ The household's day: the scenario's weather (or the home's) drives the rooms' te
 the cooling routine follows the afternoon heat; the schedule shifts by a seeded jitter each
 day; arrivals and deliveries are real acts on the lock and the doorbell (routines.py).
 
-Randomness: three `random.Random` streams seeded from the run seed (world events, approvals
-and complaints, tool drift), and per-day (schedule jitter) and per-attempt (latency jitter)
-ones keyed by the seed and the step, never the global RNG or the wall clock; so the same seed
+Randomness: two `random.Random` streams seeded from the run seed (world events, approvals and
+complaints), and per-day (schedule jitter) and per-step (the executor's offline and latency
+draws, attempt by attempt) ones keyed by the seed and the step, never the global RNG or the wall clock; so the same seed
 gives the same trajectory for any policy up to the policy's own choices.
 """
 from __future__ import annotations
@@ -41,8 +41,9 @@ __all__ = ["ACTIONS", "Policy", "approval_probability", "lifelong_home", "person
            "run_lifelong"]
 
 ACTIONS = ("EXECUTE", "ASKCONFIRM", "DELAY", "NOOP")
-OFFLINE_S = 1800.0
 RETRY_BACKOFF_S = 2.0
+#: An attempt's outage: over before the retry RETRY_BACKOFF_S later.
+OFFLINE_S = 1.0
 HOUR_S = 3600.0
 
 
@@ -142,22 +143,29 @@ def _schedule_tool_faults(home: Home, scenario: Scenario, devices: tuple[str, ..
                 duration=duration, transition="gradual" if ramp else "abrupt", ramp=ramp, severity=severity))
 
 
-def _execute(home: Home, backend: Any, scenario: Scenario, args: dict[str, Any], max_retries: int,
-             jitter: random.Random, guard: Any) -> dict[str, Any]:
-    """Attempt the call up to `max_retries` times; the tool outcome of Table 3. Each attempt's
-    latency is drawn around the base plus the latency fault's (latency_jitter)."""
+def _execute(home: Home, backend: Any, scenario: Scenario, args: dict[str, Any], tools: dict[str, float],
+             draws: random.Random, guard: Any, t: int) -> dict[str, Any]:
+    """Attempt the call up to the drifted `max_retries` times; the tool outcome of Table 3. Per
+    attempt: the device drops off the network with probability offline_rate (an offline fault
+    for that attempt only: a retry may find it back), and the latency is drawn around the base
+    plus the latency fault's (latency_jitter). `draws` is keyed by seed and step, so the same
+    attempt draws the same whatever the policy did before."""
     device = args["device.id"]
     latency, offline, error = 0.0, False, None
     session = Session()
     attempts = 0
-    for attempt in range(max_retries):
+    for attempt in range(int(tools["max_retries"])):
         if attempt:
             with guard:
                 home.advance(RETRY_BACKOFF_S)
         attempts += 1
         spread = scenario.latency_jitter
         latency += (scenario.base_latency_s + home.faults.strength(device, "latency") / 1000.0) \
-            * (1.0 + jitter.uniform(-spread, spread))
+            * (1.0 + draws.uniform(-spread, spread))
+        if draws.random() < tools["offline_rate"]:
+            with guard:
+                home.faults.add(FaultSpec(id=f"offline-{t}-{attempt}", device=device, kind="offline",
+                                          duration=OFFLINE_S))
         result = call_tool(backend, "execute_command", args, session)
         if result.get("ok"):
             return {"attempted": True, "success": True, "latency_s": round(latency, 6), "retries": attempts - 1,
@@ -210,7 +218,6 @@ def _loop(scenario: Scenario, policy: Policy, seed: int, home: Home, routines: R
           guard: Any, progress: Callable[[int], None] | None) -> list[dict[str, Any]]:
     world_rng = random.Random(f"lifelong world|{seed}")
     user_rng = random.Random(f"lifelong user|{seed}")
-    tool_rng = random.Random(f"lifelong tool|{seed}")
     begin = home.now
     start_hour = begin.hour
     trajectory: list[dict[str, Any]] = []
@@ -239,11 +246,6 @@ def _loop(scenario: Scenario, policy: Policy, seed: int, home: Home, routines: R
                                 "persona": persona, "tool_params": tools, "schedule_shift_h": shift,
                                 "drift_flags": {"active": bool(active), "events": active}}
         if template is not None:
-            # The offline draw for the targeted device happens whatever the policy does.
-            if tool_rng.random() < tools["offline_rate"]:
-                with guard:
-                    home.faults.add(FaultSpec(id=f"offline-{t}", device=template.device, kind="offline",
-                                              duration=OFFLINE_S))
             suggestion = template.call()
             p = approval_probability(scenario, persona, template.id, template.privacy_sensitive)
             y = int(user_rng.random() < p)
@@ -253,9 +255,9 @@ def _loop(scenario: Scenario, policy: Policy, seed: int, home: Home, routines: R
             if action not in ACTIONS:
                 raise ValueError(f"policy {policy.name} answered {action!r}; accepted: {', '.join(ACTIONS)}")
             x = int(action == "EXECUTE" or (action == "ASKCONFIRM" and y == 1))
-            jitter = random.Random(f"lifelong latency|{seed}|{t}")
-            outcome = _execute(home, backend, scenario, template.tool_args(), int(tools["max_retries"]),
-                               jitter, guard) if x else _not_attempted()
+            draws = random.Random(f"lifelong executor|{seed}|{t}")
+            outcome = _execute(home, backend, scenario, template.tool_args(), tools, draws, guard, t) \
+                if x else _not_attempted()
             e = int(outcome["success"])
             violation = int(suggestion["privacy_sensitive"] and x == 1 and y == 0)
             if action == "ASKCONFIRM":

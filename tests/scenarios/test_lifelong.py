@@ -388,3 +388,19 @@ def test_severity_sweep_gives_a_frontier_per_severity_and_bands_over_seeds(tmp_p
     # The plotted band: seed-mean and seed-std of S_roll, each run's value held between its actionable steps.
     means, stds = _step_curve([[(1, 1.0), (3, 0.5)], [(2, 0.0)]], 4)
     assert means == [1.0, 0.5, 0.25, 0.25] and stds == [0.0, 0.5, 0.25, 0.25]
+
+
+def test_offline_is_drawn_per_attempt():
+    flaky = Scenario.model_validate({"name": "flaky", "steps": 36, "max_retries": 4, "drift": [
+        {"at_step": 12, "drift_type": "tool", "target": "offline_rate", "set": 0.5}]})
+    home = lifelong_home(3)
+    trajectory = run_lifelong(flaky, make_policy("NoToM", flaky), seed=3, home=home)
+    executed = [s["tool_outcome"] for s in trajectory if s["suggestion"] and s["x"]]
+    assert not any(o["device_offline"] for o in executed[:3]) and all(o["success"] for o in executed[:3])
+    # A device that dropped off for one attempt answers a retry: offline seen, yet the call succeeded.
+    back = [o for o in executed if o["device_offline"] and o["success"]]
+    assert back and all(o["retries"] >= 1 for o in back)
+    outages = [e for e in home.events if e["event"] == "FaultStarted" and e["fields"]["kind"] == "offline"]
+    assert len(outages) >= sum(o["device_offline"] for o in executed)    # one outage per unlucky attempt
+    again = run_lifelong(flaky, make_policy("NoToM", flaky), seed=3)
+    assert again == trajectory
