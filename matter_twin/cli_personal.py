@@ -169,6 +169,11 @@ def run(agent: str = typer.Option(..., help="reference | null | stuffer | copier
     summary = summarize(results)
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
     for category, figures in summary.items():
+        if category == "tool_errors":   # the taxonomy: only the types that occurred, per task
+            made = [f"{c} " + ", ".join(f"{k} {v}" for k, v in kinds.items() if v) for c, kinds in figures.items()
+                    if any(kinds.values())]
+            typer.echo("tool errors per task: " + ("; ".join(made) or "none"))
+            continue
         typer.echo(f"{category}: " + ", ".join(f"{k} {v}" for k, v in figures.items()))
     typer.echo(f"{sum(bool(r['success']) for r in results)}/{len(results)} tasks succeeded; "
                f"results in {out / 'results.jsonl'}")

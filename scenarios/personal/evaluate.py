@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import re
+from collections import Counter
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -267,14 +269,21 @@ def plan_steps(answer: str | None) -> list[Any] | None:
     return None
 
 
-def score_plan(task: PersonalTask, household: Household, answer: str | None) -> dict[str, Any]:
-    """Run the plan on a fork; validity per step, then the arrival checks without the resident."""
-    fork = household.fork()
+def score_plan(task: PersonalTask, household: Household, answer: str | None,
+               decided: bool = False) -> dict[str, Any]:
+    """Run the plan on a fork; validity per step, then the arrival checks without the resident.
+    `decided`: a plan with no steps, or an invalid one, fails whatever the checks say: its
+    preference is not computed (None)."""
     steps = plan_steps(answer) or []
+    if decided and not steps:
+        return {"steps": 0, "validity": 0.0, "preference": None}
+    fork = household.fork()
     valid = 0
     for step in steps:
         if isinstance(step, dict) and step.get("tool") in PLAN_TOOLS and isinstance(step.get("args"), dict):
             valid += call_tool(fork.backend, step["tool"], step["args"])["ok"]
+    if decided and valid < len(steps):
+        return {"steps": len(steps), "validity": valid / len(steps), "preference": None}
     resident, day = task.params["resident"], task.params["day"]
     fork.edits.append({"kind": "skip", "resident": resident, "act": "back", "day": day})
     arrival = datetime.strptime(task.params["arrival"], TIME_FORMAT)
@@ -294,7 +303,7 @@ def score_plan(task: PersonalTask, household: Household, answer: str | None) -> 
 
 
 def score(task: PersonalTask, answer: str | None, household: Household,
-          judge: PersonalJudge | None = None) -> dict[str, Any]:
+          judge: PersonalJudge | None = None, decided: bool = False) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if task.category in ("IG", "CF"):
         truth = task.answer or ""
@@ -315,10 +324,36 @@ def score(task: PersonalTask, answer: str | None, household: Household,
                     "rrs": rank_deviation(ranked, task.relevant, len(task.features))})
         out["success"] = out["ap1"] == 1.0
     else:
-        out.update(score_plan(task, household, answer))
+        out.update(score_plan(task, household, answer, decided))
         out["success"] = out["validity"] == 1.0 and out["preference"] == 1.0
         if judge is not None:
             out["rpj"] = judge.role_play(household.members(), task.question, answer or "")
+    return out
+
+
+# ---- the paper's tool-usage error taxonomy ---------------------------------------------------------
+#: The paper's error types, from what the one tool vocabulary answers (bridge/tools.py) and the replies.
+ERROR_TYPES = ("INVALID_TOOL_NAME", "MISSING_ARGUMENTS", "UNEXPECTED_ARGUMENTS", "EXECUTION_ERROR",
+               "UPSTREAM_FORMAT_ERROR", "EMPTY_OUTPUT")
+
+
+def tool_errors(history: list[dict[str, Any]], unusable_replies: int | None, answer: str | None) -> dict[str, int]:
+    """How many of each error type one task's attempt made: failed calls by their error (an unknown
+    tool; arguments missing, or ones the tool does not take; any other failure at execution),
+    replies that could not be used, and no (or an empty) final answer."""
+    out = dict.fromkeys(ERROR_TYPES, 0)
+    for call in history:
+        error = call["result"].get("error") if not call["result"].get("ok") else None
+        if error is None:
+            continue
+        message = error.get("message", "")
+        kind = ("INVALID_TOOL_NAME" if error.get("code") == "UNKNOWN_TOOL"
+                else "MISSING_ARGUMENTS" if error.get("code") == "INVALID_ARGUMENT" and "missing" in message
+                else "UNEXPECTED_ARGUMENTS" if error.get("code") == "INVALID_ARGUMENT" and "unknown argument" in message
+                else "EXECUTION_ERROR")
+        out[kind] += 1
+    out["UPSTREAM_FORMAT_ERROR"] = unusable_replies or 0
+    out["EMPTY_OUTPUT"] = int(not (answer or "").strip())
     return out
 
 
@@ -330,8 +365,9 @@ def lived(task: PersonalTask, base: Path) -> Household:
 
 
 def run_task(task: PersonalTask, agent: Any, base: Path, judge: PersonalJudge | None = None,
-             max_steps: int = MAX_STEPS, household: Household | None = None) -> dict[str, Any]:
-    """One task; `household` (already lived to the task's time) is forked instead of living it again."""
+             max_steps: int = MAX_STEPS, household: Household | None = None, decided: bool = False) -> dict[str, Any]:
+    """One task; `household` (already lived to the task's time) is forked instead of living it again.
+    `decided`: only success matters (validation), so a plan already invalid is not run on."""
     household = household.fork() if household is not None else lived(task, base)
     session = Session(tools=household_tools(household))
     output = agent.run(task.question, household.backend, session, max_steps)
@@ -339,8 +375,9 @@ def run_task(task: PersonalTask, agent: Any, base: Path, judge: PersonalJudge | 
               "agent": agent.name, "answer": session.answer, "tool_calls": len(session.history),
               **({"error": output.error} if output.error else {}),
               **({"replies": output.replies, "unusable_replies": output.unusable_replies}
-                 if output.replies is not None else {})}
-    return {**result, **score(task, session.answer, household, judge)}
+                 if output.replies is not None else {}),
+              "tool_errors": tool_errors(session.history, output.unusable_replies, session.answer)}
+    return {**result, **score(task, session.answer, household, judge, decided)}
 
 
 def run(tasks: list[PersonalTask], agent_factory: Callable[[PersonalTask], Any], out: Path, base: Path,
@@ -379,6 +416,11 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
         out["PG"] = {"n": len(by["PG"]), "validity": mean([r["validity"] for r in by["PG"]]),
                      "preference": mean([r["preference"] for r in by["PG"]]),
                      **({"rpj_abs": mean(rpj)} if rpj else {})}
+    # The tool-usage error taxonomy: each type's mean count per task, by category (Fig. 8).
+    errors = {cat: {kind: mean([float(r["tool_errors"][kind]) for r in rows]) for kind in ERROR_TYPES}
+              for cat, rows in by.items() if all("tool_errors" in r for r in rows)}
+    if errors:
+        out["tool_errors"] = errors
     # The reactive categories (IG, CF, MC) by difficulty, as the paper reports them.
     for level in ("easy", "medium", "hard"):
         rows = [r for r in results if r.get("difficulty") == level and r["category"] in ("IG", "CF", "MC")]
@@ -390,6 +432,20 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 # ---- validating the set -------------------------------------------------------------------------
+def household_sample(tasks: list[PersonalTask], at_least: int, seed: int) -> list[PersonalTask]:
+    """Whole households, in a seeded order, until they hold `at_least` tasks; in the set's order.
+    (A household lives once for all its tasks, so validating part of one saves little.)"""
+    names = sorted({t.household for t in tasks})
+    random.Random(f"personal-sample/{seed}").shuffle(names)
+    count = Counter(t.household for t in tasks)
+    chosen: set[str] = set()
+    for name in names:
+        if sum(count[n] for n in chosen) >= at_least:
+            break
+        chosen.add(name)
+    return [t for t in tasks if t.household in chosen]
+
+
 def validate(tasks: list[PersonalTask], base: Path, progress: Callable[[], None] | None = None,
              jobs: int = 1) -> list[str]:
     """Problems with the set (none: every answer recomputes from the simulation, every CF by
@@ -424,14 +480,12 @@ def _validate_household(job: tuple[Path, list[PersonalTask]]) -> list[str]:
         return [f"{t.id}: household {name} is missing" for t in tasks]
     problems: list[str] = []
     household = Household.from_spec(spec, source=name)
-    # The whole history first (FR and PG read the day they are about), then the tasks in time order.
-    ends = [f"{t.params['day']} 23:59:59" for t in tasks if t.category in ("FR", "PG")]
-    full = household.fork()
-    full.simulate(max([t.at for t in tasks] + ends))
+    # The household lives once: the tasks in time order on forks of it, and FR and PG, which
+    # read the whole day they are about, checked against its memory once it has lived that far.
+    later: list[PersonalTask] = []
     for task in sorted(tasks, key=lambda t: (t.at, t.id)):
         where = task.id
         household.simulate(task.at)
-        records = full.memory
         if task.category in ("IG", "MC", "CF"):
             truth = solve(task.template or "", *household_view(household), task.params)
             if task.category == "CF":
@@ -445,18 +499,25 @@ def _validate_household(job: tuple[Path, list[PersonalTask]]) -> list[str]:
                     if truth.lower() in [o.lower() for o in task.options] else f"(not an option: {truth})"
             if truth != task.answer:
                 problems.append(f"{where}: the simulation answers {truth!r}, the task says {task.answer!r}")
-        elif task.category == "FR":
-            resident, day = task.params["resident"], task.params["day"]
-            days = sorted({r["time"][:10] for r in records if r["time"][:10] < day})
-            if relevant_features(records, resident, days)[:3] != task.relevant:
-                problems.append(f"{where}: the simulation ranks other features first")
-        elif arrival_checks(records, task.params["resident"], task.params["day"]) != task.checks:
-            problems.append(f"{where}: the simulation leaves other values on arrival")
+        else:
+            later.append(task)
         bounds = [(spec, False) for spec, categories in BOUNDS.items() if task.category in categories]
         for spec, must in [("reference", True)] + bounds:
             if task.category == "PG" and spec == "reference":
                 continue   # a bound, not a solution: yesterday's arrival need not suit today
-            result = run_task(task, make_agent(spec, task), base, household=household)
+            result = run_task(task, make_agent(spec, task), base, household=household, decided=True)
             if bool(result["success"]) != must:
                 problems.append(f"{where}: the {spec} agent {'fails' if must else 'succeeds'}")
+    ends = [f"{t.params['day']} 23:59:59" for t in later]
+    if ends and max(ends) > household.home.clock.format():
+        household.simulate(max(ends))
+    records = household.memory
+    for task in later:
+        resident, day = task.params["resident"], task.params["day"]
+        if task.category == "FR":
+            days = sorted({r["time"][:10] for r in records if r["time"][:10] < day})
+            if relevant_features(records, resident, days)[:3] != task.relevant:
+                problems.append(f"{task.id}: the simulation ranks other features first")
+        elif arrival_checks(records, resident, day) != task.checks:
+            problems.append(f"{task.id}: the simulation leaves other values on arrival")
     return problems

@@ -26,6 +26,7 @@ act skipped, another preferred temperature): the ground truth of counterfactual 
 from __future__ import annotations
 
 import copy
+import json
 import random
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
@@ -110,6 +111,9 @@ class Household:
         self.edits: list[dict[str, Any]] = []
         #: Midnight forks, by day: where counterfactual replays start.
         self.checkpoints: dict[date, Household] = {}
+        #: Replays from this household as a checkpoint, by (edit, until): a replay is determined
+        #: by its checkpoint, edit and end, so the generator, validator and reference share one.
+        self.replays: dict[tuple[str, str], Household] = {}
         self._stream = ChangeStream(home)
         self._sub = self._stream.subscribe(ROOM_SAMPLE_S)
         self._take(None)   # the starting values are not news
@@ -138,6 +142,7 @@ class Household:
         twin.where = dict(self.where)
         twin.edits = copy.deepcopy(self.edits)
         twin.checkpoints = dict(self.checkpoints)   # never run on: replays fork them
+        twin.replays = {}
         twin._stream = ChangeStream(twin.home)
         twin._sub = twin._stream.subscribe(ROOM_SAMPLE_S)
         # The subscriber's memory of what it last sampled, so the copy reports what this would.
@@ -396,11 +401,16 @@ class Household:
         return [rid for rid, where in self.where.items() if where == room]
 
     def counterfactual(self, day: date | str, edit: dict[str, Any], until: datetime | str) -> Household:
-        """Replay from `day`'s midnight checkpoint with `edit` in force, to `until`."""
+        """Replay from `day`'s midnight checkpoint with `edit` in force, to `until`. The replay is
+        kept on the checkpoint (forks share it): read it, or fork it to run on."""
         key = date.fromisoformat(day) if isinstance(day, str) else day
         if key not in self.checkpoints:
             raise ValueError(f"no checkpoint at {key}; checkpoints: {', '.join(map(str, sorted(self.checkpoints)))}")
-        replay = self.checkpoints[key].fork()
-        replay.edits.append(dict(edit))
-        replay.simulate(until)
-        return replay
+        checkpoint = self.checkpoints[key]
+        ident = (json.dumps(edit, sort_keys=True), str(until))
+        if ident not in checkpoint.replays:
+            replay = checkpoint.fork()
+            replay.edits.append(dict(edit))
+            replay.simulate(until)
+            checkpoint.replays[ident] = replay
+        return checkpoint.replays[ident]

@@ -26,6 +26,7 @@ from matter_twin.cli_personal import (
 )
 from scenarios.personal.evaluate import (
     PersonalJudge,
+    household_sample,
     lived,
     make_agent,
     run,
@@ -378,6 +379,27 @@ def test_an_openai_agent_sees_the_household_tools_and_is_scored(small):
     assert len(TOOL_SCHEMAS) == 17   # SimuHome's list is unchanged
 
 
+def test_tool_usage_errors_are_counted_by_the_papers_taxonomy(small):
+    base, tasks = small
+    task = next(t for t in tasks if t.category == "IG")
+
+    def step(action: str, args: dict) -> str:
+        return json.dumps({"thought": "-", "action": action, "action_input": json.dumps(args)})
+    with OpenAIStub([
+        step("get_household_pets", {}),                                          # no such tool
+        step("get_attribute", {"device.id": "fridge"}),                          # arguments missing
+        step("get_rooms", {"floor": 1}),                                         # an argument it does not take
+        step("get_attribute", {"device.id": "attic_fan", "cluster.id": "OnOff", "attribute.id": "OnOff"}),
+        "I think the answer is somewhere in the memory",                         # not a step at all
+        step("finish", {"answer": ""}),
+    ]) as stub:
+        result = run_task(task, make_agent("openai:stub", task, base_url=stub.base_url, api_key="test"), base)
+    assert result["tool_errors"] == {"INVALID_TOOL_NAME": 1, "MISSING_ARGUMENTS": 1, "UNEXPECTED_ARGUMENTS": 1,
+                                     "EXECUTION_ERROR": 1, "UPSTREAM_FORMAT_ERROR": 1, "EMPTY_OUTPUT": 1}
+    summary = summarize([{**result, "success": False}])
+    assert summary["tool_errors"] == {"IG": {k: 1.0 for k in result["tool_errors"]}}
+
+
 def test_the_judges_decide_only_what_no_rule_can(small):
     base, tasks = small
     ig = next(t for t in tasks if t.category == "IG")
@@ -430,6 +452,14 @@ def test_the_committed_set_validates_on_a_sample():
     assert len({t.category for t in sample}) >= 3 and validate(sample, DEFAULT_TASKS.parent) == []
 
 
+def test_a_sample_is_whole_households_seeded_and_fixed():
+    tasks = committed()
+    sample = household_sample(tasks, 60, seed=1)
+    assert sample == household_sample(tasks, 60, seed=1) != household_sample(tasks, 60, seed=2)
+    households = {t.household for t in sample}
+    assert 60 <= len(sample) < 80 and sample == [t for t in tasks if t.household in households]
+
+
 @pytest.mark.e2e
 def test_the_whole_committed_set_validates():
     """Once in the full suite: every task of the committed set (600: about two minutes on two free cores)."""
@@ -474,7 +504,7 @@ def test_cli_runs_an_agent_and_prints_the_figures(tmp_path):
 ])
 def test_cli_bad_input_gives_one_line(tmp_path, args, message):
     tasks = tmp_path / "tasks.jsonl"   # a task whose household file is not there
-    tasks.write_text(read_text(DEFAULT_TASKS).splitlines()[0].replace("household-0001", "gone.yaml"))
+    tasks.write_text(json.dumps({**json.loads(read_text(DEFAULT_TASKS).splitlines()[0]), "household": "gone.yaml"}))
     args = tuple(str(tasks) if a == "TASKS" else a for a in args)
     proc = twin(*args, *(("--out", str(tmp_path / "run")) if args[0] == "run" else ()))
     lines = proc.stderr.strip().splitlines()
