@@ -170,7 +170,7 @@ def _summary(report: dict, out: Path, frontier: bool, max_unusable: float) -> No
         typer.echo(f"{f['scenario']}: {f['claim']}: {'holds' if f['holds'] else 'does not hold'}")
     plots = "rolling.png, frontier.png" if taus else "rolling.png"
     if missing("plots"):
-        plots = f"none (the `plots` extra is not installed; {plots} need it)"
+        plots = f"none (the `plots` extra is not installed; install it for {plots})"
     typer.echo(f"report in {out / 'report.md'} and {out / 'report.json'}; plots {plots}")
     too_many = []
     for scenario_name, entry in report["scenarios"].items():

@@ -404,3 +404,10 @@ def test_offline_is_drawn_per_attempt():
     assert len(outages) >= sum(o["device_offline"] for o in executed)    # one outage per unlucky attempt
     again = run_lifelong(flaky, make_policy("NoToM", flaky), seed=3)
     assert again == trajectory
+
+
+def test_report_without_the_plots_extra(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)     # import matplotlib raises ImportError
+    report = run_report([Scenario(name="short", steps=12)], ["NoToM"], [0], out=tmp_path, taus=())
+    assert report["scenarios"]["short"]["policies"]["NoToM"]["runs"]
+    assert (tmp_path / "report.md").exists() and not list(tmp_path.glob("*.png"))
