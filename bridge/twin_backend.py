@@ -116,7 +116,7 @@ class TwinBackend:
 
     def room_devices(self, room_id: str) -> list[dict[str, Any]]:
         self._room(room_id)
-        return [self._summary(d) for d in self.home.devices_in(room_id)]
+        return [self._summary(d) for d in self.home.devices_to_read(room_id)]   # a listing copies nothing
 
     def room_states(self, room_id: str) -> dict[str, float]:
         room = self._room(room_id)

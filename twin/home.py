@@ -132,7 +132,7 @@ class Room:
     def illuminance(self) -> float:
         """lux"""
         daylight = self.daylight_lux * self._home.outdoor("daylight", 1.0)
-        lights_and_daylight = physics.illuminance(daylight, self._home.devices_in(self.id),
+        lights_and_daylight = physics.illuminance(daylight, self._home.devices_to_read(self.id),
                                                   self._home.coefficients)
         return lights_and_daylight + self.indoor_lux
 
@@ -450,6 +450,15 @@ class Home:
         self._check_room(room_id)
         objects, borrowed = self.devices.objects, self.devices.borrowed   # devices[d], without a call per device
         return [self._adopt(d) if d in borrowed else objects[d] for d in self._room_devices[room_id]]
+
+    def devices_to_read(self, room_id: str) -> list[Device]:
+        """`devices_in` for reading only: a borrowed device as lent, while its lender's clock is
+        at ours (what moves with time, a level in transition, is read on the lender's clock), so
+        a read copies nothing; else our own copy. Never change what this returns."""
+        self._check_room(room_id)
+        objects, borrowed, tick = self.devices.objects, self.devices.borrowed, self.clock.tick
+        return [self._adopt(d) if d in borrowed and borrowed[d].clock.tick != tick else objects[d]
+                for d in self._room_devices[room_id]]
 
     def device_info(self, device_id: str) -> dict[str, Any]:
         """{"id", "type", "label", "room", "name", "options"} for one device, plus "tags" and

@@ -18,6 +18,7 @@ from scenarios.smh.bounds import BOUND_AGENTS, ActOnEverything, AnswerCopier, Ke
 from scenarios.smh.evaluate import begin as smh_begin
 from scenarios.smh.reference import ReferenceAgent
 from scenarios.suite import Attempt
+from twin.home import Home
 
 #: name -> (agent, the groups it must score 0 on); the null agent everywhere.
 BOUNDS: dict[str, tuple[Any, tuple[str, ...]]] = {
@@ -34,8 +35,9 @@ def begin(task: HomeFlowTask, start: Any = None) -> Attempt:
     return attempt
 
 
-def run(task: HomeFlowTask, agent: Agent, max_steps: int = 30) -> dict[str, Any]:
-    attempt = begin(task)
+def run(task: HomeFlowTask, agent: Agent, max_steps: int = 30, start: Home | None = None) -> dict[str, Any]:
+    """One agent on the task (`start`: its home already built, which the attempt forks)."""
+    attempt = begin(task, start)
     session = attempt.session
     try:
         out = agent.run(attempt.query, TwinBackend(attempt.home), session, max_steps)
@@ -68,12 +70,14 @@ def shape_problems(tasks: list[HomeFlowTask], minimum: int = 1678) -> list[str]:
     return out
 
 
-def verify(task: HomeFlowTask) -> str | None:
-    """Verification on the twin: the reference solver passes, the null agent fails."""
-    ref = run(task, ReferenceAgent())
+def verify(task: HomeFlowTask, start: Home | None = None) -> str | None:
+    """Verification on the twin: the reference solver passes, the null agent fails (`start`: the
+    task's home already built)."""
+    start = start if start is not None else build_home(task)   # built once, forked per agent
+    ref = run(task, ReferenceAgent(), start=start)
     if not ref["success"]:
         return f"the reference solver fails ({ref['error']})"
-    if run(task, BOUND_AGENTS["null"][0])["success"]:
+    if run(task, BOUND_AGENTS["null"][0], start=start)["success"]:
         return "the null agent passes"
     return None
 
@@ -94,8 +98,9 @@ def validate(tasks: list[HomeFlowTask], progress: Callable[[], None] | None = No
     scores: dict[str, Counter[str]] = {name: Counter() for name in BOUNDS}
     for task in tasks:
         out += problems(task) if each else []
+        start = build_home(task)   # built once, forked per agent
         for name, (agent, _) in BOUNDS.items():
-            scores[name][task.category] += run(task, agent)["success"]
+            scores[name][task.category] += run(task, agent, start=start)["success"]
         if progress is not None:
             progress()
     out += [f"the {name} agent passes {n} {group} task(s); it must score 0 there"

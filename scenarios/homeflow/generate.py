@@ -84,7 +84,8 @@ def candidate(rng: random.Random, sub: str, size: str, pool: bool, k: int, seen:
                         home=home, setup=draft.setup, profile=profile, scene=scene,
                         perturbation=B.perturbation(sub, made, noisy), **made)
     try:   # executability and boundary validity: the setup replays, the conditions build on the home
-        Goal(build_home(task), [*task.goal, {"type": "unchanged", "except": list(task.targets)}])
+        start = build_home(task)
+        Goal(start, [*task.goal, {"type": "unchanged", "except": list(task.targets)}])
     except (ValueError, GoalError):
         rejected["executability"] += 1
         return None
@@ -92,7 +93,7 @@ def candidate(rng: random.Random, sub: str, size: str, pool: bool, k: int, seen:
     if key in seen:
         rejected["diversity"] += 1
         return None
-    if verify(task) is not None:
+    if verify(task, start) is not None:
         rejected["verified"] += 1
         return None
     seen.add(key)
