@@ -242,3 +242,21 @@ def test_every_device_type_copied_into_a_fork_reaches_only_the_forks_home_object
     for device in fork.devices.values():
         reached = [o for o in mutable_objects(device, leaves=homewide).values() if isinstance(o, homewide)]
         assert reached and all(id(o) in allowed for o in reached), (device.id, reached)
+
+
+def test_reading_a_rooms_light_copies_nothing_yet_follows_the_forks_own_clock():
+    from bridge.tools import call_tool
+    from bridge.twin_backend import TwinBackend
+    base = Home.default()
+    backend = TwinBackend(base)
+    for command, args in (("On", {}), ("MoveToLevel", {"level": 254, "transitionTime": 100, "optionsMask": 0,
+                                                       "optionsOverride": 0})):
+        assert call_tool(backend, "execute_command", {"device.id": "living_room_light", "endpoint.id": 1,
+                                                      "cluster.id": "LevelControl" if args else "OnOff",
+                                                      "command.id": command, "args": args})["ok"]
+    fork = base.fork()
+    lux = fork.rooms["living_room"].illuminance
+    assert "living_room_light" in fork.devices.borrowed   # read as lent: no copy
+    base.advance(5)   # the lender's light brightens; the fork, still at its tick, must not see it
+    assert fork.rooms["living_room"].illuminance == lux
+    assert base.rooms["living_room"].illuminance > lux
