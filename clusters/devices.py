@@ -421,13 +421,14 @@ def _battery(*watched: tuple[Any, str, float]) -> PowerSourceServer:
 
 
 def _sleepy(endpoints: list[Endpoint], sleepy: bool, slow_poll_ms: int = 3000,
-            idle_mode_s: int = 60) -> list[Endpoint]:
+            idle_mode_s: int = 60, lit_slow_poll_ms: int | None = None) -> list[Endpoint]:
     """A battery product as a Thread sleepy end device: IcdManagement on the root endpoint (its
     slow and fast polling, and `idle_mode_s`, how often it wakes to send Check-In messages;
-    `create_device` puts `root_servers` there)."""
+    `lit_slow_poll_ms` makes it a Long Idle Time ICD; `create_device` puts `root_servers` there)."""
     if sleepy:
         endpoints[0].root_servers = (   # type: ignore[attr-defined]
-            IcdManagementServer(slow_poll_ms=slow_poll_ms, IdleModeDuration=int(idle_mode_s)),)
+            IcdManagementServer(slow_poll_ms=slow_poll_ms, lit_slow_poll_ms=lit_slow_poll_ms,
+                                IdleModeDuration=int(idle_mode_s)),)
     return endpoints
 
 
@@ -446,32 +447,33 @@ def _door_lock(door_sensor: bool = True, auto_relock_s: int = 0, require_pin: bo
 
 
 def _boolean_sensor(device_type: tuple[int, int], configuration: bool) -> Callable[..., list[Endpoint]]:
-    def build(sleepy: bool = True, slow_poll_ms: int = 3000, idle_mode_s: int = 60, **_: Any) -> list[Endpoint]:
+    def build(sleepy: bool = True, slow_poll_ms: int = 3000, idle_mode_s: int = 60,
+              lit_slow_poll_ms: int | None = None, **_: Any) -> list[Endpoint]:
         state = BooleanStateServer()
         servers: list[Any] = [IdentifyServer(), state]
         if configuration:
             servers.append(BooleanStateConfigurationServer())
         return _sleepy([_endpoint(1, [device_type, POWER_SOURCE], *servers,
                                   _battery((state, "StateValue", REPORT_PERCENT)))],
-                       sleepy, slow_poll_ms, idle_mode_s)
+                       sleepy, slow_poll_ms, idle_mode_s, lit_slow_poll_ms)
     return build
 
 
 def _contact_sensor(mounted_on: str | None = None, sleepy: bool = True, slow_poll_ms: int = 3000,
-                    idle_mode_s: int = 60, **_: Any) -> list[Endpoint]:
+                    idle_mode_s: int = 60, lit_slow_poll_ms: int | None = None, **_: Any) -> list[Endpoint]:
     """`mounted_on`: the id of the door lock or window covering whose opening it watches (the
     home wires it, twin/sensors.py); without it, scenario events open and close it. `sleepy`
     (battery sensors and locks): an ICD polling every `slow_poll_ms` (clusters/icd.py)."""
     return _boolean_sensor(CONTACT_SENSOR, False)(sleepy=sleepy, slow_poll_ms=slow_poll_ms,
-                                                  idle_mode_s=idle_mode_s)
+                                                  idle_mode_s=idle_mode_s, lit_slow_poll_ms=lit_slow_poll_ms)
 
 
 def _occupancy_sensor(hold_time_s: int = 60, sleepy: bool = True, slow_poll_ms: int = 3000,
-                      idle_mode_s: int = 60, **_: Any) -> list[Endpoint]:
+                      idle_mode_s: int = 60, lit_slow_poll_ms: int | None = None, **_: Any) -> list[Endpoint]:
     occupancy = OccupancySensingServer(HoldTime=int(hold_time_s))
     return _sleepy([_endpoint(1, [OCCUPANCY_SENSOR, POWER_SOURCE], IdentifyServer(), occupancy,
                               _battery((occupancy, "Occupancy", REPORT_PERCENT)))],
-                   sleepy, slow_poll_ms, idle_mode_s)
+                   sleepy, slow_poll_ms, idle_mode_s, lit_slow_poll_ms)
 
 
 def _smoke_co_alarm(co: bool = True, sleepy: bool = True, slow_poll_ms: int = 3000, idle_mode_s: int = 60,

@@ -16,14 +16,22 @@ OPERATIONAL_TYPE = "_matter._tcp.local."
 
 @dataclass(frozen=True)
 class Mrp:
-    """MRP parameters advertised as SII / SAI / SAT (milliseconds)."""
+    """MRP parameters advertised as SII / SAI / SAT (milliseconds), and an ICD's `ICD` key (None: not
+    a LIT-capable ICD; 0 operating as SIT; 1 as LIT, which advertises no SII: it is not reachable at
+    a polling interval, a client waits for its Check-In)."""
     idle_interval_ms: int = 500
     active_interval_ms: int = 300
     active_threshold_ms: int = 4000
+    icd: int | None = None
 
     def txt(self) -> dict[str, str]:
-        return {"SII": str(self.idle_interval_ms), "SAI": str(self.active_interval_ms),
-                "SAT": str(self.active_threshold_ms)}
+        txt = {"SII": str(self.idle_interval_ms), "SAI": str(self.active_interval_ms),
+               "SAT": str(self.active_threshold_ms)}
+        if self.icd is not None:
+            txt["ICD"] = str(self.icd)
+            if self.icd == 1:
+                del txt["SII"]
+        return txt
 
 
 @dataclass(frozen=True)

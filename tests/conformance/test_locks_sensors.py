@@ -120,7 +120,6 @@ NOT_APPLICABLE = {
     "TC_SMOKECO_2_2": "manual: the plan fills the sensor with test smoke (scenario events drive it here)",
     "TC_ICDM_3_1": ("needs the plan's ICD test event trigger (hold Active Mode), which the twin does not serve; "
                     "RegisterClient and UnregisterClient run in TC_ICDM_4_1"),
-    "TC_ICDM_5_1": "Long Idle Time (LITS) and the User Active Mode Trigger are not offered",
 }
 
 
@@ -492,3 +491,31 @@ def test_TC_ICDM_4_1(dut):
     with pytest.raises(DutStatusError) as error:
         dut.invoke(0, ICDM.Commands.UnregisterClient(checkInNodeID=0x1234))
     assert _code(error) == Status.NOT_FOUND
+
+
+def test_TC_ICDM_5_1():
+    """Operating mode of a LIT ICD (a contact sensor with `lit_slow_poll_ms`: LITS, CIP, UAT): SIT
+    until a client registers, LIT while one is, SIT again after; its attributes conform in both; the
+    mDNS ICD key follows (tests/node/test_node_icd.py), StayActiveRequest promises at least
+    ActiveModeThreshold. In process only: the library's ICDs are SIT by default."""
+    from inprocess import InProcessDut
+
+    from twin.home import Home
+    home = Home("lit")
+    home.add_room("hall")
+    home.add_device("door", "contact_sensor", "hall", options={"lit_slow_poll_ms": 30000})
+    dut = InProcessDut(home, home.device("door"), "door", "contact_sensor")
+    features = ICDM.Bitmaps.Feature
+    assert dut.read(0, ICDM.Attributes.FeatureMap) == (
+        features.kCheckInProtocolSupport | features.kUserActiveModeTrigger | features.kLongIdleTimeSupport)
+    check_global_attributes(dut, SPECS[ICDM])
+    assert check_attributes(dut, SPECS[ICDM])
+    assert dut.read(0, ICDM.Attributes.OperatingMode) == ICDM.Enums.OperatingModeEnum.kSit
+    dut.invoke(0, ICDM.Commands.RegisterClient(checkInNodeID=0x1234, monitoredSubject=0x1234, key=bytes(range(16)),
+                                               clientType=ICDM.Enums.ClientTypeEnum.kPermanent))
+    assert dut.read(0, ICDM.Attributes.OperatingMode) == ICDM.Enums.OperatingModeEnum.kLit
+    assert check_attributes(dut, SPECS[ICDM])
+    assert dut.invoke(0, ICDM.Commands.StayActiveRequest(stayActiveDuration=10)).promisedActiveDuration == 300
+    assert dut.invoke(0, ICDM.Commands.StayActiveRequest(stayActiveDuration=90000)).promisedActiveDuration == 30000
+    dut.invoke(0, ICDM.Commands.UnregisterClient(checkInNodeID=0x1234))
+    assert dut.read(0, ICDM.Attributes.OperatingMode) == ICDM.Enums.OperatingModeEnum.kSit

@@ -1,5 +1,6 @@
 """Check-In messages of a sleepy device over the network (Core spec 4.20), in a namespace this module
-creates: python-matter-server commissions a battery contact sensor and registers a Check-In client
+creates: python-matter-server commissions a battery contact sensor (a Long Idle Time ICD: it
+operates as LIT once a client registers, which its subscriber hears) and registers a Check-In client
 whose monitored subject is the controller itself (IcdManagement.RegisterClient, with a key). The
 client is a UDP socket here that advertises its operational name (`<CFID>-<node id>`) over DNS-SD,
 as a controller does. While the controller's subscription lives, no Check-In comes; a reboot ends
@@ -28,7 +29,7 @@ seed: 5
 rooms:
   - id: hall
     devices:
-      - {id: door_contact, type: contact_sensor, options: {slow_poll_ms: 1000, idle_mode_s: 1}}
+      - {id: door_contact, type: contact_sensor, options: {slow_poll_ms: 1000, lit_slow_poll_ms: 2000, idle_mode_s: 2}}
 """
 KEY = bytes.fromhex("00112233445566778899aabbccddeeff")
 CLIENT_NODE_ID = 0x1CC1E47   # the Check-In client's operational node id (not the controller's)
@@ -103,8 +104,12 @@ async def check_in(client: Any, twin: Any, state: Any) -> dict[str, Any]:
             checkInNodeID=CLIENT_NODE_ID, monitoredSubject=controller, key=KEY,
             clientType=ICD.Enums.ClientTypeEnum.kPermanent))
         out["registered"] = int(answer["ICDCounter"] if isinstance(answer, dict) else answer.ICDCounter)
-        # subscribed: three idle modes pass without a Check-In
-        out["while subscribed"] = await _receive(sock, 3.5)
+        # subscribed: idle modes pass without a Check-In
+        out["while subscribed"] = await _receive(sock, 4.5)
+        # a client is registered: the LIT ICD operates as LIT, and its subscriber heard so
+        node = client.get_node(node_id)
+        out["FeatureMap"] = node.get_attribute_value(0, ICD.id, ICD.Attributes.FeatureMap.attribute_id)
+        out["OperatingMode"] = node.get_attribute_value(0, ICD.id, ICD.Attributes.OperatingMode.attribute_id)
         async with twin.http.post(HTTP_URL + "/faults", json={"id": "boot", "device": "door_contact",
                                                               "kind": "reboot", "duration": 1}) as response:
             assert (await response.json())["ok"]
@@ -130,6 +135,7 @@ def test_a_registered_client_without_a_subscription_gets_a_check_in(lab):
     got = lab.call(MODULE, "check_in", None, timeout=300)
     print(got)
     assert got["while subscribed"] is None
+    assert got["FeatureMap"] == 0b111 and got["OperatingMode"] == 1        # CIP, UAT, LITS; operating as LIT
     assert got["session_id"] == 0                                   # unsecured
     assert got["opcode"] == (0x0000, 0x50, False)                   # Secure Channel ICD_CheckIn, no ack asked
     assert got["counter"] > got["registered"]

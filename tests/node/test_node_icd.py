@@ -157,3 +157,42 @@ def test_check_ins_go_to_registered_clients_without_a_subscription():
     assert CheckIns(create_device("p", "pressure_sensor")).next_ms is None     # not an ICD
     with pytest.raises(ValueError, match="IdleModeDuration"):
         create_device("c", "contact_sensor", idle_mode_s=0)
+
+
+def test_a_lit_icd_polls_long_and_advertises_it_only_while_a_client_is_registered():
+    sensor = create_device("c", "contact_sensor", lit_slow_poll_ms=30000)
+    icd = sensor.endpoint(0).server("IcdManagement")
+    promised = []
+    icd.on_stay_active = promised.append
+    sit = node_mrp(sensor)
+    assert (sit.idle_interval_ms, sit.icd) == (3000, 0)
+    assert sit.txt()["ICD"] == "0" and sit.txt()["SII"] == "3000"     # operating as SIT: reachable at its poll
+    register(sensor, 0x11)
+    lit = node_mrp(sensor)
+    assert (lit.idle_interval_ms, lit.icd) == (30000, 1)
+    assert lit.txt()["ICD"] == "1" and "SII" not in lit.txt()         # LIT: a client waits for its Check-In
+    token = current_access.set(AccessContext("case", 1, 0x99))
+    try:
+        sensor.invoke("IcdManagement", "StayActiveRequest", {"stayActiveDuration": 5000}, endpoint_id=0)
+    finally:
+        current_access.reset(token)
+    assert promised == [5000]
+    icd.forget_fabric(1)
+    assert node_mrp(sensor).icd == 0
+    assert create_device("c", "contact_sensor").endpoint(0).server("IcdManagement").icd_txt() is None   # SIT only
+    for bad in (1000, 61000):                                         # below the SIT poll, beyond the idle mode
+        with pytest.raises(ValueError, match="LIT polling"):
+            create_device("c", "contact_sensor", lit_slow_poll_ms=bad)
+
+
+def test_a_link_stays_awake_as_promised():
+    home = Home("h")
+    home.add_room("r")
+    home.add_device("c", "contact_sensor", "r")
+    now = [100.0]
+    link = LinkFaults(FaultEngine(home), "c", 0, poll=(30000, 300), clock=lambda: now[0])
+    link.stay_active(5000)
+    now[0] = 104.0
+    assert link.verdict(b"", outbound=False) == 0.0                  # within the promise: no wait
+    now[0] = 120.0
+    assert link.verdict(b"", outbound=False) == pytest.approx(10000.0)   # idle again: the poll at 130 s

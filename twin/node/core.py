@@ -87,7 +87,8 @@ def node_mrp(device: Any) -> Mrp:
     icd = root.servers.get(Clusters.IcdManagement.id) if root is not None else None
     if icd is None or not hasattr(icd, "mrp"):
         return NODE_MRP
-    return Mrp(*icd.mrp())
+    idle, active, threshold = icd.mrp()
+    return Mrp(idle, active, threshold, icd=icd.icd_txt() if hasattr(icd, "icd_txt") else None)
 _MATTER_EPOCH_UNIX = 946684800  # 2000-01-01T00:00:00Z
 
 

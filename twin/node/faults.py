@@ -68,6 +68,10 @@ class LinkFaults:
         self._seen: dict[bool, collections.OrderedDict[tuple[int, int | None, int], None]] = {
             False: collections.OrderedDict(), True: collections.OrderedDict()}
 
+    def stay_active(self, ms: int) -> None:
+        """The device promised to stay awake this long (IcdManagement.StayActiveRequest)."""
+        self._active_until = max(self._active_until, self.clock() + ms / 1000.0)
+
     def down(self) -> bool:
         """Offline, or down in a reboot the node has begun (its last turn is over)."""
         engine, device = self.engine, self.device_id

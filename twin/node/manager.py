@@ -414,6 +414,7 @@ class NodeManager:
                 mrp = node_mrp(device)
                 sleepy = (mrp.idle_interval_ms, mrp.active_threshold_ms) if mrp != NODE_MRP else None
                 node.link = LinkFaults(self.home.faults, device_id, self.home.seed, poll=sleepy)
+                self._follow_icd(device_id, node)
                 # Listeners fire in whatever thread changed the attribute (HTTP tools too).
                 core.im.on_dirty = node.wake
                 self._adopt(device_id, node)
@@ -552,6 +553,23 @@ class NodeManager:
             if node is not None:
                 node.core.touched = True   # the next sync publishes the records again
         self._reconcilers[device_id] = asyncio.get_running_loop().create_task(again(), name=f"mdns {device_id}")
+
+    def _follow_icd(self, device_id: str, node: MatterNode) -> None:
+        """A LIT ICD switching between SIT and LIT operation (clients registered or not) changes
+        how long a message waits for its poll and what it advertises; StayActiveRequest keeps
+        its link awake."""
+        icd = node.device.endpoint(0).servers.get(Clusters.IcdManagement.id) if 0 in node.device.endpoints else None
+        if icd is None or getattr(icd, "lit_slow_poll_ms", None) is None:
+            return
+
+        def changed(server: Any, name: str) -> None:
+            link = node.link
+            if name == "OperatingMode" and link is not None:
+                mrp = node_mrp(node.device)
+                link.poll = (mrp.idle_interval_ms, mrp.active_threshold_ms)
+                self._touched.add(device_id)
+        icd.listeners.append(changed)
+        icd.on_stay_active = lambda ms: node.link.stay_active(ms) if node.link is not None else None
 
     # -- Check-In messages of sleepy devices (twin/node/checkins.py) ---------------------------
     def _check_in(self, device_id: str, targets: list[CheckInTarget]) -> None:
