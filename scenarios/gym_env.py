@@ -30,6 +30,11 @@ arguments, a value beyond the device's limits: the call returns an error and cha
 The episode terminates as soon as the verdict is a success (or at `finish`); `info` carries
 `m` and `blocked`. The coefficients are parameters (`lambda_prog`, `lambda_succ`, `c_audit`).
 
+The simulated user in the loop (`user_turns=N`, suites with a `follow_up`: HomeFlow): when the
+agent calls `finish` short of success, the user says what is still unmet (up to N times per
+episode) and the episode goes on: the observation's query is what the user said, and `info`
+carries it as `user`.
+
 `reset(options=...)`: `episode_id`, or `category` and/or `tier` (a random episode among those
 that match), or `generate` (a category: a fresh episode drawn by the suite, as HomeFlow's
 procedural tasks); with `suite` (a registered name whose tools fit the action space, e.g.
@@ -115,7 +120,7 @@ class HomeEnv(gymnasium.Env):
     def __init__(self, episodes: list[Any] | str | Path | None = None, max_steps: int = 30,
                  observe_home: bool = False, advance_seconds: float = 0.0, judge: Judge | None = None,
                  render_mode: str | None = None, suite: str = "simuhome", stepwise: bool = False,
-                 lambda_prog: float = 1.0, lambda_succ: float = 1.0, c_audit: float = 0.1):
+                 lambda_prog: float = 1.0, lambda_succ: float = 1.0, c_audit: float = 0.1, user_turns: int = 0):
         self.suite = suite_named(suite)
         if self.suite.attempt is None:
             raise ValueError(f"the {suite} suite has no per-task episodes; accepted: {', '.join(ENV_IDS)}")
@@ -132,6 +137,8 @@ class HomeEnv(gymnasium.Env):
         self.render_mode = render_mode
         self.stepwise = stepwise
         self.coefficients = (float(lambda_prog), float(lambda_succ), float(c_audit))
+        self.user_turns = int(user_turns)
+        self._turns_left = 0
         self._m = 0.0
         first = self.suite.attempt(self.episodes[0], **self._options)
         self._starts: dict[str, Any] = {first.task_id: first.start}
@@ -203,6 +210,7 @@ class HomeEnv(gymnasium.Env):
         if "generate" not in options:
             self._starts[self.episode.id] = self._attempt.start
         self._last = {"ok": True, "episode": self.episode.id}
+        self._turns_left = self.user_turns
         self._m = float(self._attempt.score().get("m", 0.0)) if self.stepwise else 0.0
         return self._observation(), self._info()
 
@@ -221,9 +229,12 @@ class HomeEnv(gymnasium.Env):
             self._last = call_tool(TwinBackend(home), name, args, session)
         if self.advance_seconds:
             home.advance(self.advance_seconds)
+        said = self._user_turn() if session.finished else None
         terminated = session.finished
         truncated = not terminated and len(session.history) >= self.max_steps
         reward, info = 0.0, self._info()
+        if said is not None:
+            info["user"] = said
         if self.stepwise:   # the goal checked after every step
             verdict = self._attempt.score()
             success = bool(verdict["success"])
@@ -241,6 +252,20 @@ class HomeEnv(gymnasium.Env):
             verdict = self._attempt.score()
             reward, info["verdict"] = float(verdict["success"]), verdict
         return self._observation(), reward, terminated, truncated, info
+
+    def _user_turn(self) -> str | None:
+        """The simulated user's next turn after a `finish` short of success, if the suite has one
+        and turns are left: the agent's turn is over (its answer cleared), the user's is the query."""
+        assert self._attempt is not None
+        follow_up = self.suite.follow_up
+        if self._turns_left <= 0 or follow_up is None or self._attempt.score()["success"]:
+            return None
+        said = follow_up(self.episode, self._attempt)
+        if said is not None:
+            self._turns_left -= 1
+            self._attempt.session.answer = None
+            self._attempt.query = said
+        return said
 
     def render(self) -> str | None:
         if self.render_mode != "ansi" or self._attempt is None:

@@ -49,6 +49,9 @@ class Suite:
     attempt: Callable[..., Attempt] | None = None
     #: `draw(category, seed)`: one fresh task of a category from a seed (None: not offered).
     draw: Callable[[str, int], Any] | None = None
+    #: `follow_up(task, attempt)`: what the simulated user says when the agent finished short of
+    #: success (what is still unmet), or None (nothing to add; also: not offered).
+    follow_up: Callable[[Any, Attempt], str | None] | None = None
 
     def tasks(self, path: Path | None = None) -> list[Any]:
         source = path if path is not None else self.default_tasks

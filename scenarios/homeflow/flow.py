@@ -49,6 +49,7 @@ from scenarios.smh import language as L
 from scenarios.smh import tasks as smh
 from scenarios.smh.evaluate import _act_predicates, agent_session, verify
 from scenarios.smh.reference import ReferenceAgent
+from scenarios.suite import Attempt
 from twin.goals import Goal, changed_devices
 from twin.home import Home
 from twin.user import Intent, LLMUser, ScriptedUser
@@ -119,6 +120,16 @@ def unmet(task: HomeFlowTask, home: Home, goal: Goal) -> list[str]:
             else:
                 out.append(f"put the {name.lower()} back as it was")
     return out
+
+
+def follow_up(task: HomeFlowTask, attempt: Attempt) -> str | None:
+    """The scripted user's next turn on an attempt the agent ended short of success (the gym's
+    `user_turns`): what is still unmet on its home, or None when there is nothing to name."""
+    if not task.goal:
+        return None
+    goal = Goal(attempt.home, _act_predicates(task), baseline=attempt.start.fork())
+    todo = unmet(task, attempt.home, goal)
+    return ScriptedUser(intent_of(task, attempt.start)).remind(todo) if todo else None
 
 
 def _on(home: Home, device_id: str) -> bool | None:

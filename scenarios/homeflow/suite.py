@@ -9,6 +9,7 @@ from typing import Any
 from bridge.home_tools import HOME_TOOLS
 from bridge.tools import ToolSet
 from scenarios.homeflow.evaluate import begin
+from scenarios.homeflow.flow import follow_up
 from scenarios.homeflow.generate import draw
 from scenarios.homeflow.tasks import CATEGORIES, DEFAULT_TASKS, load_tasks
 from scenarios.suite import Suite
@@ -21,4 +22,4 @@ def tools_for(task: Any) -> ToolSet:
 SUITE = Suite(name="homeflow", title="HomeFlow",
               summary="HomeFlow: Blueprint tasks on HomeMaker homes (<10 to >100 devices), 5 groups, 18 subcategories.",
               categories=CATEGORIES, default_tasks=DEFAULT_TASKS, load_tasks=load_tasks, tools=tools_for,
-              attempt=begin, draw=draw)
+              attempt=begin, draw=draw, follow_up=follow_up)

@@ -206,6 +206,36 @@ def test_reset_options_pick_category_tier_or_a_procedural_task(tasks):
     assert info["category"] == "TC4" and obs["query"].startswith("Scene: ")
 
 
+def test_the_simulated_user_in_the_loop_says_what_is_unmet_after_finish(tasks):
+    from scenarios.gym_env import HomeEnv
+    from scenarios.smh import language as L
+    from twin.user import REMIND
+    task = next(t for t in tasks if t.subcategory == "multi_device" and t.tier == "small")
+    first, second = L.ops_of(task.goal)
+    as_text = [f"{c['tool']} {json.dumps(c['args'])}" for c in L.calls(first)]
+    env = HomeEnv([task], suite="homeflow", stepwise=True, user_turns=1)
+    env.reset(seed=0)
+    for action in as_text:
+        env.step(action)
+    obs, reward, terminated, truncated, info = env.step('finish {"answer": "Done."}')   # short of success
+    names = {d: env.unwrapped._attempt.home.device_info(d)["name"] for d in task.targets}
+    assert not terminated and info["user"] == f"{REMIND}\n\n" + L.join([L.say(second, names)])
+    assert json.loads(f'"{obs["query"]}"') == info["user"] and L.say(first, names) not in info["user"]
+    for action in [f"{c['tool']} {json.dumps(c['args'])}" for c in L.calls(second)]:
+        obs, reward, terminated, truncated, info = env.step(action)
+    assert terminated and info["verdict"]["success"]
+    # The turns are used up: a finish short of success ends the episode.
+    env.reset(seed=0)
+    for action in ['finish {"answer": "Done."}', 'finish {"answer": "Done."}']:
+        *_, terminated, truncated, info = env.step(action)
+    assert terminated and not info["verdict"]["success"]
+    # None asked for: finish ends the episode as before.
+    plain = HomeEnv([task], suite="homeflow", stepwise=True)
+    plain.reset(seed=0)
+    *_, terminated, _, info = plain.step('finish {"answer": "Done."}')
+    assert terminated and "user" not in info and not info["verdict"]["success"]
+
+
 def test_make_vec_runs_the_homeflow_environment(tasks):
     import gymnasium
 
