@@ -20,7 +20,8 @@ With `lit_slow_poll_ms` the device is a Long Idle Time ICD (features LITS, with 
 spec requires): it operates as LIT, polling every `lit_slow_poll_ms` (beyond a SIT's 15 s, up to
 IdleModeDuration), while at least one client is registered, and as SIT otherwise (Matter 1.4: a LIT
 ICD without registrations operates as SIT). OperatingMode says which; UserActiveModeTriggerHint
-says actuating the sensor wakes it; StayActiveRequest keeps it awake for a client (30 s at most).
+says actuating the sensor wakes it (its Check-Ins are then due at once, twin/node/checkins.py);
+StayActiveRequest keeps it awake for a client (30 s at most).
 """
 from __future__ import annotations
 

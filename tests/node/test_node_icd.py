@@ -196,3 +196,25 @@ def test_a_link_stays_awake_as_promised():
     assert link.verdict(b"", outbound=False) == 0.0                  # within the promise: no wait
     now[0] = 120.0
     assert link.verdict(b"", outbound=False) == pytest.approx(10000.0)   # idle again: the poll at 130 s
+
+
+def test_actuating_a_lit_sensor_makes_its_check_ins_due_at_once():
+    from types import SimpleNamespace
+
+    from twin.node.checkins import CheckIns
+    sensor = create_device("c", "contact_sensor", lit_slow_poll_ms=30000, idle_mode_s=300)
+    register(sensor, 0x11, key=KEY)
+    fabrics = [SimpleNamespace(fabric_index=1, compressed_fabric_id=bytes(8))]
+    check_ins, woken = CheckIns(sensor), []
+    check_ins.wake = lambda: woken.append(True)
+    assert len(check_ins.due(1000.0, [], [], fabrics)) == 1
+    assert check_ins.due(2000.0, [], [], fabrics) == []                 # idle for 300 s now
+    state = sensor.endpoint(1).server("BooleanState")
+    state.set("StateValue", not state.get("StateValue"))               # the door opens: the user trigger
+    assert woken == [True] and len(check_ins.due(2000.0, [], [], fabrics)) == 1
+    sit = create_device("c", "contact_sensor")                          # no UAT: nothing hinted, no wake
+    sit_check_ins = CheckIns(sit)
+    sit_check_ins.due(1000.0, [], [], fabrics)
+    sit_state = sit.endpoint(1).server("BooleanState")
+    sit_state.set("StateValue", not sit_state.get("StateValue"))
+    assert sit_check_ins.next_ms == 61000.0

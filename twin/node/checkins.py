@@ -1,6 +1,7 @@
 """Check-In messages of an intermittently connected device (Core spec 4.20; clusters/icd.py), sans-IO.
 
-Each time the device enters active mode (at boot, then every IdleModeDuration) it owes a Check-In
+Each time the device enters active mode (at boot, every IdleModeDuration, and for a device with
+a user active mode trigger when its sensor is actuated) it owes a Check-In
 to each registered client whose monitored subject holds no subscription on the node (a client
 that is subscribed hears from the device anyway). `CheckIns.due` names those clients as
 `CheckInTarget`s; the node's asyncio shell finds each client's address by operational discovery
@@ -11,6 +12,7 @@ whose payload only the client's key opens (matter_protocol/checkin.py).
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +22,10 @@ from matter_protocol.checkin import seal_check_in
 from matter_protocol.exchange import Action, MessageLayer
 from matter_protocol.message import ProtocolId, SecureChannelOpcode
 from twin.node.access import subject_matches
+
+ICD_FEATURES = Clusters.IcdManagement.Bitmaps.Feature
+#: What actuating a sensor changes (cluster id -> attribute): the hinted user active mode trigger.
+_ACTUATED = {Clusters.BooleanState.id: "StateValue", Clusters.OccupancySensing.id: "Occupancy"}
 
 
 @dataclass(frozen=True)
@@ -46,6 +52,21 @@ class CheckIns:
         self.icd = icd_server(device)
         self.next_ms: float | None = 0.0 if self.icd is not None else None   # due at the first turn: boot
         self.sent = 0
+        #: Gives the node a turn soon (any thread): set by the runtime.
+        self.wake: Callable[[], None] | None = None
+        if self.icd is not None and ICD_FEATURES.kUserActiveModeTrigger & self.icd.feature_map:
+            # The user active mode trigger the device hints (actuating the sensor) wakes it.
+            for endpoint in device.endpoints.values():
+                for server in endpoint.servers.values():
+                    if server.id in _ACTUATED:
+                        server.listeners.append(self._actuated)
+
+    def _actuated(self, server: Any, name: str) -> None:
+        """The sensor was actuated: the device enters active mode now, so the Check-Ins are due."""
+        if name == _ACTUATED[server.id] and self.next_ms is not None:
+            self.next_ms = 0.0
+            if self.wake is not None:
+                self.wake()
 
     def booted(self, now_ms: float) -> None:
         """A reboot: the device starts in active mode, so the Check-Ins are due now."""

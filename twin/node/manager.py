@@ -417,6 +417,7 @@ class NodeManager:
                 self._follow_icd(device_id, node)
                 # Listeners fire in whatever thread changed the attribute (HTTP tools too).
                 core.im.on_dirty = node.wake
+                core.check_ins.wake = node.wake
                 self._adopt(device_id, node)
                 if core.to_resume:
                     node.wake()
