@@ -374,7 +374,8 @@ class Reader:
         question = re.search(r"\?|\b(?:how|what)\s+(?:is|are|does|do|bright|warm|cold|hot|humid|dry|damp|dusty|fast|"
                              r"much|many|the|it|kind|brand|model)\b|\bwondering\b|\btell me\b|\bdo you know\b|"
                              r"^\s*(?:is|are|does|do|can you tell)\b", self.low)
-        if question and not any(self._has_setting(c.text) for row in rows for c in row):
+        if question and not re.search(r"\b(?:turn|power|switch|set|start|stop|pause|resume|close|open)\b"
+                                      r"(?!\s+(?:it|the \w+) (?:is|was))", self.low):
             return self.answer_question(mentions)
         if not mentions:
             return self.complaint()

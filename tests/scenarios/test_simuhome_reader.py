@@ -86,3 +86,27 @@ def test_after_an_appliance_finishes(tmp_path):
                               "the hall.")
     result = solve(path)
     assert result["success"], result["failures"]
+
+
+def test_complaint_nothing_can_fix_is_explained(tmp_path):
+    path = write(tmp_path, "qt2_if", "qt2", "infeasible", {"den": room(light("den_light_1"))},
+                 [{"room_id": "den", "room_state": "humidity", "direction": "decrease", "feasibility": False}],
+                 query="Ugh, the den is so muggy, the cushions feel damp every time I sit down.",
+                 meta={"infeasible_family": "nonexistence"})
+    result = solve(path)
+    assert result["success"], result["failures"]
+    assert "no device in the den" in result["answer"]
+
+
+def test_wait_for_a_finish_in_another_sentence(tmp_path):
+    # the washer has 30 minutes left; the dryer starts 10 minutes after it is done
+    goals = [timed(2400, 30, asserts("hall", "hall_laundry_dryer_1", "laundry_dryer",
+                                     ("1.OperationalState.OperationalState", 1)),
+                   anchor={"room_id": "hall", "device_id": "hall_laundry_washer_1", "device_type": "laundry_washer"})]
+    path = write(tmp_path, "qt4-3_f", "qt4-3", "feasible",
+                 {"hall": room(washer("hall_laundry_washer_1", remaining=1800), dryer("hall_laundry_dryer_1"))},
+                 goals, query="I'm heading out for groceries. Wait for washer 1 in the hall to finish. After 10 "
+                              "minutes start dryer 1 in the hall.")
+    result = solve(path)
+    assert result["success"], result["failures"]
+    assert "Scheduled" in result["answer"]
