@@ -318,10 +318,14 @@ class Reader:
             elif re.search(r"\bstop", low):
                 out.append(A.command(d, "MediaPlayback", "Stop"))
             channel = re.search(r"\bchannel\s+(\d+)(?:\.(\d+))?", low)
-            if channel:
+            named = self.channel_by_name(d, low)
+            if named is not None:
+                out.append(A.command(d, "Channel", "ChangeChannelByNumber",
+                                     {"majorNumber": named[0], "minorNumber": named[1]}))
+            elif channel:
                 out.append(A.command(d, "Channel", "ChangeChannelByNumber",
                                      {"majorNumber": int(channel[1]), "minorNumber": int(channel[2] or 0)}))
-            volume = re.search(r"\bvolume\b[^.,]*?(\d+)", low)
+            volume = re.search(r"\b(?:volume|level)\b[^.,]*?(\d+)", low)
             if volume or pct:
                 out.append(A.command(d, "LevelControl", "MoveToLevel", {
                     "level": int(volume[1]) if volume else round(float(pct[1])), "transitionTime": 0,
@@ -349,7 +353,8 @@ class Reader:
                 return [A.command(d, "OperationalState", "Resume")]
             if re.search(r"\bstart|\brun|\bbegin|\bkick off|\bgoing\b", low) or on:
                 out.append(A.command(d, "OnOff", "On"))
-                dry = re.search(r"\b(low|normal|extra|max)\w*\s+dry", whole)
+                dry = (re.search(r"\b(low|normal|extra|max)\w*\s+dry", whole)
+                       or re.search(r"\bset (?:it )?to (low|normal|extra|max)\b", whole))
                 if dry and t == "laundry_dryer":
                     out.append(A.write(d, "LaundryDryerControls", "SelectedDrynessLevel", _DRYNESS[dry[1]]))
                 else:
@@ -364,6 +369,19 @@ class Reader:
                     out.append(A.command(d, "OperationalState", "Start"))
             return out
         return out
+
+    def channel_by_name(self, device_id: str, text: str) -> tuple[int, int] | None:
+        """The first channel of the TV's ChannelList whose name or call sign the text says ("tune it to MBC")."""
+        if not re.search(r"\b(?:tune|channel|switch|set|put|change)\b", text):
+            return None
+        found = []
+        for entry in self.run.read(device_id, "Channel", "ChannelList") or []:
+            fields = {k.lower(): v for k, v in entry.items()}
+            for name in {fields.get("name"), fields.get("callsign")} - {None, ""}:
+                m = re.search(rf"\b{re.escape(str(name).lower())}\b", text)
+                if m:
+                    found.append((m.start(), int(fields["majornumber"]), int(fields.get("minornumber") or 0)))
+        return min(found)[1:] if found else None
 
     # ---- the episode --------------------------------------------------------------------------------
     def act(self) -> str:
@@ -385,7 +403,7 @@ class Reader:
     def _has_setting(text: str) -> bool:
         return bool(re.search(r"\b(?:turn|power|switch|set|start|stop|pause|resume|play|close|open|drop|raise|"
                               r"lower|increase|decrease|cool|cooling|heating|adjust|move|change|run|pull|bring|dim|brighten|keep|"
-                              r"put|make|get|ease|boost|bump|crank|drop|level)\b", text, re.IGNORECASE))
+                              r"put|make|get|ease|boost|bump|crank|drop|level|tune)\b", text, re.IGNORECASE))
 
     def answer_question(self, mentions: list[Mention]) -> str:
         for mention in mentions:
