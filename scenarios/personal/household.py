@@ -393,8 +393,10 @@ class Household:
                 "pets": [p.model_dump(exclude_none=True) for p in self.household.pets]}
 
     def members(self) -> list[dict[str, Any]]:
+        """The members as the tools give them (a counterfactual's preferred temperature in force)."""
         return [{"id": r.id, "name": r.name, "age": r.age, "role": r.role, "persona": r.persona,
-                 "bedroom": r.bedroom, "preferences": r.preferences.model_dump(exclude_none=True),
+                 "bedroom": r.bedroom, "preferences": {**r.preferences.model_dump(exclude_none=True),
+                                                       "temperature": self.preference(r.id, "temperature")},
                  "location": self.where[r.id]} for r in self.residents.values()]
 
     def present(self, room: str) -> list[str]:

@@ -80,6 +80,10 @@ class PersonalTask(BaseModel):
             raise ValueError(f"a {self.category} task needs {', '.join(missing)}")
         if self.template is not None and self.template not in SOLVERS:
             raise ValueError(f"template: unknown {self.template!r}; known: {', '.join(SOLVERS)}")
+        if self.template is not None and self.difficulty != SOLVERS[self.template][1]:
+            # A question's difficulty is its rule's: how many entities and records it reads.
+            raise ValueError(f"difficulty: {self.template} questions are {SOLVERS[self.template][1]}, "
+                             f"not {self.difficulty}")
         params = {"CF": ("day",), "FR": ("resident", "day"),
                   "PG": ("resident", "day", "arrival")}.get(self.category, ())
         if self.category == "CF" and not {"day", "edit"} <= set(self.counterfactual or {}):
@@ -408,9 +412,11 @@ class Generator:
         # Likely to move the answer (the question's resident, an act it reads) and likely not,
         # alternating: a pair is found in a few replays.
         rid, acts = params.get("resident"), MOVES[template]
-        likely = [e for e in out if e[0].get("act") in acts and rid in (None, e[0]["resident"])]
+        def moving(e: tuple[dict[str, Any], str]) -> bool:
+            return (e[0].get("act") or e[0]["kind"]) in acts
+        likely = [e for e in out if moving(e) and rid in (None, e[0]["resident"])]
         alone = len(self.members) == 1
-        unlikely = [e for e in out if e[0].get("act") not in acts and (e[0]["resident"] != rid or alone)]
+        unlikely = [e for e in out if not moving(e) and (e[0]["resident"] != rid or alone)]
         mixed = [e for pair in zip(likely, unlikely) for e in pair]
         return mixed + [e for e in out if e not in mixed]
 
@@ -483,25 +489,52 @@ class Generator:
                                     checks=checks))
         return out
 
+    def level_start(self) -> int:
+        """Which difficulty this household's first question of a category has: households take
+        turns (by their number in the pack), so the set holds the three in equal shares."""
+        digits = re.findall(r"\d+", self.name)
+        return int(digits[-1]) % len(LEVELS) if digits else self.rng.randrange(len(LEVELS))
+
     def candidates(self, counts: dict[str, int]) -> dict[str, list[list[PersonalTask]]]:
-        """Up to counts[c] units of each category, best first (a unit: one task; a CF pair for CF)."""
-        questions = self.questions()
+        """Up to counts[c] units of each category, best first (a unit: one task; a CF pair for CF).
+        A household's reactive units go round the difficulties (easy, medium, hard) from
+        `level_start`, IG, MC and CF each one step further on, taking another difficulty only
+        where the household has no question of the one wanted."""
+        questions = list(enumerate(self.questions(), 1))
+        start = self.level_start()
         out: dict[str, list[list[PersonalTask]]] = {c: [] for c in CATEGORIES}
-        out["IG"] = [[self.reactive(t, p, k, "IG")] for k, (t, p) in enumerate(questions[:counts["IG"]], 1)]
-        # MC from the other end of the list: another question than IG's where there are several.
-        for k, (t, p) in reversed(list(enumerate(questions, 1))):
+
+        def wanted(offset: int, n: int, pool: list[tuple[int, tuple[str, dict[str, Any]]]]) \
+                -> list[tuple[int, tuple[str, dict[str, Any]]]]:
+            """`pool` reordered: for each unit in turn a question of the next difficulty round."""
+            left, order = list(pool), []
+            for unit in range(len(pool)):
+                # Past the units wanted (spares, for units that fail): the last unit's difficulty.
+                level = LEVELS[(start + offset + min(unit, n - 1)) % len(LEVELS)] if n else None
+                pick = next((q for q in left if level is None or SOLVERS[q[1][0]][1] == level), left[0])
+                left.remove(pick)
+                order.append(pick)
+            return order
+
+        firsts = wanted(0, counts["IG"], questions)[:counts["IG"]]
+        out["IG"] = [[self.reactive(t, p, k, "IG")] for k, (t, p) in firsts]
+        # MC: other questions than IG's where there are several.
+        taken = {k for k, _ in firsts}
+        pool = [q for q in reversed(questions) if q[0] not in taken] + [q for q in reversed(questions) if q[0] in taken]
+        for k, (t, p) in wanted(1, counts["MC"], pool):
             if len(out["MC"]) >= counts["MC"]:
                 break
             mc = self.multiple_choice(t, p, k)
             if mc is not None:
                 out["MC"].append([mc])
-        tried = 0
-        # The templates a change moves most easily first (in a household of one, who did
-        # something first or last can only become nobody).
-        dayly = sorted(((k, t, p) for k, (t, p) in enumerate(questions, 1) if "day" in p),
-                       key=lambda q: CF_ORDER.index(q[1]))
-        for k, t, p in dayly:
-            if len(out["CF"]) * 2 >= counts["CF"] or tried >= counts["CF"] + 1:
+        # CF: the templates a change moves most easily first within a difficulty (in a household
+        # of one, who did something first or last can only become nobody).
+        changeable = sorted(((k, (t, p if "day" in p else {**p, "day": self.days[-1]}))
+                             for k, (t, p) in questions if t in MOVES),
+                            key=lambda q: CF_ORDER.index(q[1][0]))
+        pairs, tried = counts["CF"] // 2, 0
+        for k, (t, p) in wanted(2, pairs, changeable):
+            if len(out["CF"]) >= pairs or tried >= pairs + CF_SPARE_TRIES:
                 break
             tried += 1
             pair = self.counterfactuals(t, p, k)
@@ -514,9 +547,13 @@ class Generator:
 
 
 #: template -> the acts whose changes most likely move its answer (counterfactual search).
-MOVES = {"came_home": ("back",), "temp_home": ("back",), "first_home": ("back",), "dishes": ("dinner",),
+MOVES = {"pref_temp": ("temperature",), "came_home": ("back",), "temp_home": ("back",), "first_home": ("back",),
+         "dishes": ("dinner",),
          "first_on": ("wake", "back", "dinner"), "last_out": ("bed", "dinner", "back")}
-CF_ORDER = ("came_home", "temp_home", "first_home", "last_out", "first_on", "dishes")
+CF_ORDER = ("pref_temp", "came_home", "temp_home", "first_home", "last_out", "first_on", "dishes")
+LEVELS = ("easy", "medium", "hard")
+#: Questions tried beyond one per CF pair wanted, before a household gives fewer pairs.
+CF_SPARE_TRIES = 3
 #: Replays tried per counterfactual question before it is given up.
 MAX_REPLAYS = 6
 #: The paper's text split: 1,000 each of IG, MC, FR and PG, 2,000 CF (1,000 pairs).
@@ -528,7 +565,9 @@ def per_household(counts: dict[str, int], households: int) -> dict[str, int]:
     n = max(1, households)
     # A little spare; FR and PG more (some households have none: nobody goes out), cheap to draw.
     per = {c: -(-counts[c] // n) + (1 if n < 20 else 0) + (2 if c in ("FR", "PG") else 0) for c in CATEGORIES}
-    per["CF"] = 2 * (-(-counts["CF"] // (2 * n))) + (2 if counts["CF"] else 0)
+    # CF pairs cost replays: a spare pair only where few households share the draw (round robin
+    # takes one pair from each household before a second from any).
+    per["CF"] = 2 * (-(-counts["CF"] // (2 * n))) + (2 if counts["CF"] and n < 20 else 0)
     return per
 
 
@@ -541,8 +580,9 @@ def generate(base: Path, households: list[str], seed: int, counts: dict[str, int
              jobs: int = 1, progress: Callable[[str], None] | None = None) -> list[PersonalTask]:
     """`counts[c]` tasks of each category (CF in changed/unchanged pairs) from `households` (names
     in `base`), spread over the households round robin: every household gives its best one of a
-    category before any gives a second. Fewer where the households have not enough material.
-    `jobs` processes draw the households' candidates; the result does not depend on it."""
+    category before any gives a second, and each difficulty first only up to a third of the
+    category. Fewer where the households have not enough material. `jobs` processes draw the
+    households' candidates; the result does not depend on it."""
     per = per_household(counts, len(households))
     work = [(base, name, days, seed, per) for name in households]
     found: list[dict[str, list[list[PersonalTask]]]] = []
@@ -560,13 +600,23 @@ def generate(base: Path, households: list[str], seed: int, counts: dict[str, int
                 progress(name)
     tasks: list[PersonalTask] = []
     for cat in CATEGORIES:
+        # Two rounds over the units, each round robin: the first keeps every difficulty within its
+        # share (a third), the second fills what is left from the units not yet taken.
+        units = [(depth, i, unit) for i, f in enumerate(found) for depth, unit in enumerate(f[cat])]
+        units.sort(key=lambda u: (u[0], u[1]))
+        share = -(-counts[cat] // len(LEVELS))
         taken: list[PersonalTask] = []
-        depth = 0
-        while len(taken) < counts[cat] and any(len(f[cat]) > depth for f in found):
-            for f in found:
-                if depth < len(f[cat]) and len(taken) < counts[cat]:
-                    taken += f[cat][depth]
-            depth += 1
+        used: set[tuple[int, int]] = set()
+        levels: dict[str | None, int] = {}
+        for capped in (True, False):
+            for depth, i, unit in units:
+                level = unit[0].difficulty
+                if len(taken) >= counts[cat] or (depth, i) in used or \
+                        (capped and level is not None and levels.get(level, 0) + len(unit) > share):
+                    continue
+                used.add((depth, i))
+                levels[level] = levels.get(level, 0) + len(unit)
+                taken += unit
         tasks += taken
     return tasks
 

@@ -424,7 +424,10 @@ def test_the_committed_set_has_the_papers_shape():
     tasks = committed()
     # The paper's proportions (`twin bench personal generate` with its defaults: its 6,000 tasks).
     assert Counter(t.category for t in tasks) == {c: n * len(tasks) // TASKS for c, n in PAPER_COUNTS.items()}
-    assert {t.difficulty for t in tasks if t.category in ("IG", "CF", "MC")} == {"easy", "medium", "hard"}
+    # Every reactive category in the three difficulties, none far from its third.
+    for category in ("IG", "CF", "MC"):
+        levels = Counter(t.difficulty for t in tasks if t.category == category)
+        assert set(levels) == {"easy", "medium", "hard"} and min(levels.values()) >= 0.2 * sum(levels.values())
     pack = read_text(DEFAULT_TASKS.parent / HOUSEHOLDS_PACK).splitlines()
     assert len(pack) == HOUSEHOLDS and len({t.household for t in tasks}) >= 0.9 * COMMITTED_DRAW
     assert len(tasks) == COMMITTED_TASKS
@@ -470,6 +473,8 @@ def test_the_whole_committed_set_validates():
     ({"category": "ZZ"}, ":1: category"),
     ({"category": "MC", "template": "age", "answer": "A"}, "a MC task needs options"),
     ({"category": "IG", "template": "horoscope", "answer": "A"}, "template: unknown 'horoscope'"),
+    ({"category": "IG", "template": "age", "answer": "7", "difficulty": "hard"},
+     "difficulty: age questions are easy, not hard"),
     ({"category": "PG", "checks": [{"device": "d"}], "params": {"resident": "ada"}},
      "params: a PG task needs day, arrival"),
 ])
