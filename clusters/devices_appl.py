@@ -427,6 +427,7 @@ def _battery_storage(capacity_kwh: float = 10.0, max_watts: float = 5000.0, **_:
             cause=C.DeviceEnergyManagement.Enums.PowerAdjustReasonEnum.kNoAdjustment))
     meters = _meters(power, hooked=cell, exported=True, more=(dem,))
     dem.listeners.append(lambda s, n: n == "ESAState" and cell.set_power(dem.requested_power or 0.0))
+    dem.request_hooks.append(lambda: cell.set_power(dem.requested_power or 0.0))   # a new target while active
     ep = _endpoint(1, [BATTERY_STORAGE, POWER_SOURCE, ELECTRICAL_SENSOR, DEVICE_ENERGY_MANAGEMENT],
                    IdentifyServer(), cell, *meters, dem)
     ep.tags = ((POWER_SOURCE_NAMESPACE, 3, "Battery"),)

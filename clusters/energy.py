@@ -356,6 +356,9 @@ class DeviceEnergyManagementServer(_Metered):
         self._meter = _Meter(0, 0)  # power 0 until the first reanchor(), as for energy measurement
         self._adjust: dict[str, Any] | None = None  # {"start", "end", "energy_at_start"}
         self._requested_mw: int | None = None
+        #: Called after every accepted PowerAdjustRequest: a request while one is active changes
+        #: the target without changing ESAState, so a listener on ESAState alone misses it.
+        self.request_hooks: list[Callable[[], None]] = []
         self._forecast: dict[str, Any] | None = None  # {"id", "start", "slots": [[seconds, mW], ...]}
         self._forecast_id = 0
 
@@ -410,6 +413,8 @@ class DeviceEnergyManagementServer(_Metered):
         self.set("PowerAdjustmentCapability", DEM.Structs.PowerAdjustCapabilityStruct(
             powerAdjustCapability=capability.powerAdjustCapability, cause=reason))
         self.set("ESAState", DEM.Enums.ESAStateEnum.kPowerAdjustActive)
+        for hook in self.request_hooks:
+            hook()
 
     def CancelPowerAdjustRequest(self, request: Any = None) -> None:
         if self._adjust is None:

@@ -212,8 +212,9 @@ def test_solar_follows_the_weather():
 def test_battery_charges_on_request_until_full():
     home = home_with(("bat", "battery_storage", {"capacity_kwh": 5, "max_watts": 5000}))
     bat = home.device("bat")
+    bat.invoke("DeviceEnergyManagement", "PowerAdjustRequest", {"power": 1_000_000, "duration": 7200, "cause": 0})
     bat.invoke("DeviceEnergyManagement", "PowerAdjustRequest", {"power": 5_000_000, "duration": 7200, "cause": 0})
-    assert bat.read("ElectricalPowerMeasurement", "ActivePower") == 5_000_000
+    assert bat.read("ElectricalPowerMeasurement", "ActivePower") == 5_000_000   # a new request replaces the target
     home.advance(7200)
     assert bat.read("PowerSource", "BatPercentRemaining") == 200
     assert bat.read("ElectricalPowerMeasurement", "ActivePower") == 0
