@@ -19,7 +19,9 @@ from scenarios.model_api import ModelAPIError
 from scenarios.over_matter import MatterServing, MatterServingError
 from scenarios.runner import load_results
 from scenarios.runner import run as run_all
+from scenarios.simuhome.agreement import agreement_table
 from scenarios.smh.agents import AGENTS, make_agent, make_direct
+from scenarios.smh.agreement import DEFAULT_LABELS, judge_labels, load_labels
 from scenarios.smh.evaluate import run_dr, run_eia, summarize
 from scenarios.smh.judges import make_judge
 from scenarios.smh.tasks import CATEGORIES, DEFAULT_TASKS, SEED, SmhTask, dump_task, generate, load_tasks
@@ -83,6 +85,37 @@ def validate(tasks: Path = typer.Option(DEFAULT_TASKS, help="Tasks JSONL."),
     found += bounds
     report_validation(found, scores, CATEGORIES, len(items),
                       "reference 100 % in DR and EIA, null and bound agents 0 % where they must be")
+
+
+@smh_app.command("judge-agreement")
+def judge_agreement(labels: Path = typer.Option(DEFAULT_LABELS, help="Labelled TC3/TC7 replies JSONL."),
+                    tasks: Path = typer.Option(DEFAULT_TASKS, help="Tasks JSONL."),
+                    judge: list[str] | None = typer.Option(None, help="Also measure this judge: openai:MODEL "
+                                                           "(repeatable; the rule judge is always first)."),
+                    base_url: str | None = typer.Option(None, envvar="OPENAI_BASE_URL",
+                                                        help="OpenAI-compatible API base URL."),
+                    api_key: str | None = typer.Option(None, envvar="OPENAI_API_KEY", help="API key.")):
+    """Accuracy of the TC3/TC7 judges on labelled replies, per category and per kind of reply,
+    for the dev and the held-out part (docs/judge-labels.md).
+
+    Examples:
+
+        twin bench smh judge-agreement
+
+        twin bench smh judge-agreement --judge openai:gpt-4o-mini
+    """
+    for spec in judge or []:
+        require_for_model(spec, f"--judge {spec}")
+    try:
+        rows = load_labels(labels)
+        items = load_tasks(tasks)
+        judges = [make_judge("rule")] + [make_judge(spec, base_url, api_key) for spec in judge or [] if spec != "rule"]
+        result = judge_labels(items, rows, judges)
+    except (OSError, ValueError) as exc:
+        raise CliError(str(exc)) from None
+    except ModelAPIError as exc:
+        raise CliError(str(exc)) from None
+    typer.echo(agreement_table(result, [j.name for j in judges]))
 
 
 #: Categories that need the twin's own automation table (not served over Matter).

@@ -155,13 +155,13 @@ def verify(task: SmhTask, start: Home, acted: Home, goal_now: Goal, answer: str 
         if mode is not None:    # DR: one shot, so the right move is to ask
             if mode != "clarify":
                 return {"success": False, "m": 0.0, "error": "mode_selection"}
-            ok, why = judge.clarification(task, [answer] if answer else [])
+            ok, why = judge.clarification(task, [answer] if answer else [], start)
             return {"success": ok, "m": float(ok), "error": None if ok else why}
         ok, why = asked_first(history or [])
         if ok:
             questions = [str((h.get("args") or {}).get("question", ""))
                          for h in history or [] if h["tool"] == "ask_user"]
-            ok, why = judge.clarification(task, questions)
+            ok, why = judge.clarification(task, questions, start)
         if not ok:
             return {"success": False, "m": 0.0, "error": why}
     elif mode == "clarify":

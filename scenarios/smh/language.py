@@ -14,6 +14,14 @@ cannot drift apart. An operation is `{"op", "device", "value"?}`:
 | close_to | window coverings | % closed | GoToLiftPercentage | TargetPositionLiftPercent100ths |
 | start | dishwashers, washers | - | On, OperationalState Start | OperationalState running |
 | lock, unlock | door locks | - | DoorLock LockDoor/UnlockDoor | LockState locked (1) / unlocked (2) |
+| water_temperature | water heaters | °C | Thermostat setpoint | OccupiedHeatingSetpoint |
+| bake | ovens | °C | cavity (endpoint 2) SetTemperature, Start | TemperatureSetpoint, OperationalState running |
+| stop_oven | ovens | - | cavity (endpoint 2) Stop | OperationalState stopped |
+| charge, stop_charging | EV chargers | - | EnergyEvse EnableCharging/Disable | SupplyState enabled (1) / disabled (0) |
+| battery_charge, battery_discharge | home batteries | W | DEM PowerAdjustRequest, an hour | ActivePower = +W / -W |
+
+The operations after `lock` are the appliance operations (`APPLIANCE_OPS`): SMH-Bench draws them;
+`BASIC_OPS` (the rest) is what a draft draws by default, so HomeFlow's tasks stay as they were.
 
 No phrase puts a word next to the same word (a name ending in "fan" before "fan speed"):
 the reader collapses stutters. Wording styles (TC1): `clear` (the canonical phrase),
@@ -43,15 +51,26 @@ OP_TYPES: dict[str, tuple[str, ...]] = {
 }
 OP_TYPES["off"] = OP_TYPES["on"]
 OP_TYPES["unlock"] = OP_TYPES["lock"]
+BASIC_OPS = tuple(OP_TYPES)
+#: The energy and kitchen appliances' operations (water heaters, ovens, EV chargers, batteries).
+APPLIANCE_OPS: dict[str, tuple[str, ...]] = {
+    "water_temperature": ("water_heater",), "bake": ("oven",), "stop_oven": ("oven",), "charge": ("evse",),
+    "stop_charging": ("evse",), "battery_charge": ("battery_storage",), "battery_discharge": ("battery_storage",),
+}
+OP_TYPES.update(APPLIANCE_OPS)
 VALUES: dict[str, tuple[int, ...]] = {
     "brightness": (10, 20, 25, 30, 40, 50, 60, 70, 75, 80, 90, 100),
     "color_temperature": (2700, 3000, 4000, 5000, 6500),
     "fan_speed": (10, 20, 30, 40, 50, 60, 70, 80, 90, 100), "cool": (18, 20, 22, 23, 24, 25, 26, 27),
     "volume": (5, 10, 15, 20, 30, 40, 50, 60), "close_to": (0, 25, 50, 75, 100),
+    "water_temperature": (45, 50, 60, 65), "bake": (160, 180, 200, 220),
+    "battery_charge": (1000, 2000, 3000), "battery_discharge": (1000, 2000, 3000),
 }
 LIGHT_TYPES = ("on_off_light", "dimmable_light", "color_temperature_light", "extended_color_light")
 RUNNING = 1   # OperationalState: Running
 LOCKED, UNLOCKED = 1, 2   # DoorLock LockState
+CHARGING_ENABLED = 1   # EnergyEvse SupplyState: ChargingEnabled
+OVEN = 2   # the oven's cavity endpoint
 
 
 def level_of(pct: int) -> int:
@@ -62,8 +81,8 @@ def pct_of(level: int) -> int:
     return round(level * 100 / 254)
 
 
-def _cmd(device: str, cluster: str, name: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {"tool": "execute_command", "args": {"device.id": device, "endpoint.id": 1, "cluster.id": cluster,
+def _cmd(device: str, cluster: str, name: str, args: dict[str, Any] | None = None, endpoint: int = 1) -> dict[str, Any]:
+    return {"tool": "execute_command", "args": {"device.id": device, "endpoint.id": endpoint, "cluster.id": cluster,
                                                 "command.id": name, "args": dict(args or {})}}
 
 
@@ -99,12 +118,28 @@ def calls(op: dict[str, Any]) -> list[dict[str, Any]]:
         return [on, _cmd(dev, "OperationalState", "Start")]
     if kind in ("lock", "unlock"):
         return [_cmd(dev, "DoorLock", "LockDoor" if kind == "lock" else "UnlockDoor")]
+    if kind == "water_temperature":
+        return [_write(dev, "Thermostat", "OccupiedHeatingSetpoint", value * 100)]
+    if kind == "bake":
+        return [_cmd(dev, "TemperatureControl", "SetTemperature", {"targetTemperature": value * 100}, OVEN),
+                _cmd(dev, "OvenCavityOperationalState", "Start", endpoint=OVEN)]
+    if kind == "stop_oven":
+        return [_cmd(dev, "OvenCavityOperationalState", "Stop", endpoint=OVEN)]
+    if kind == "charge":
+        return [_cmd(dev, "EnergyEvse", "EnableCharging", {"chargingEnabledUntil": None, "minimumChargeCurrent": 6000,
+                                                           "maximumChargeCurrent": 32000})]
+    if kind == "stop_charging":
+        return [_cmd(dev, "EnergyEvse", "Disable")]
+    if kind in ("battery_charge", "battery_discharge"):   # mW, positive charges; for an hour
+        power = value * 1000 * (1 if kind == "battery_charge" else -1)
+        return [_cmd(dev, "DeviceEnergyManagement", "PowerAdjustRequest",
+                     {"power": power, "duration": 3600, "cause": 0})]
     raise ValueError(f"unknown operation {kind!r}")
 
 
-def _check(dev: str, cluster: str, attribute: str, value: Any) -> dict[str, Any]:
-    return {"type": "device", "device_id": dev, "endpoint_id": 1, "cluster_id": cluster, "attribute_id": attribute,
-            "op": "==", "value": value}
+def _check(dev: str, cluster: str, attribute: str, value: Any, endpoint: int = 1) -> dict[str, Any]:
+    return {"type": "device", "device_id": dev, "endpoint_id": endpoint, "cluster_id": cluster,
+            "attribute_id": attribute, "op": "==", "value": value}
 
 
 def predicates(op: dict[str, Any]) -> list[dict[str, Any]]:
@@ -130,6 +165,18 @@ def predicates(op: dict[str, Any]) -> list[dict[str, Any]]:
         return [on, _check(dev, "OperationalState", "OperationalState", RUNNING)]
     if kind in ("lock", "unlock"):
         return [_check(dev, "DoorLock", "LockState", LOCKED if kind == "lock" else UNLOCKED)]
+    if kind == "water_temperature":
+        return [_check(dev, "Thermostat", "OccupiedHeatingSetpoint", value * 100)]
+    if kind == "bake":
+        return [_check(dev, "TemperatureControl", "TemperatureSetpoint", value * 100, OVEN),
+                _check(dev, "OvenCavityOperationalState", "OperationalState", RUNNING, OVEN)]
+    if kind == "stop_oven":
+        return [_check(dev, "OvenCavityOperationalState", "OperationalState", 0, OVEN)]
+    if kind in ("charge", "stop_charging"):
+        return [_check(dev, "EnergyEvse", "SupplyState", CHARGING_ENABLED if kind == "charge" else 0)]
+    if kind in ("battery_charge", "battery_discharge"):
+        return [_check(dev, "ElectricalPowerMeasurement", "ActivePower",
+                       value * 1000 * (1 if kind == "battery_charge" else -1))]
     raise ValueError(f"unknown operation {kind!r}")
 
 
@@ -147,6 +194,13 @@ PHRASES: dict[str, tuple[str, ...]] = {
     "start": ("start the {d}", "kick off the {d}"),
     "lock": ("lock the {d}", "make sure the {d} is locked"),
     "unlock": ("unlock the {d}", "open up the {d}"),
+    "water_temperature": ("set the {d} to {v} degrees", "heat the water in the {d} to {v} degrees"),
+    "bake": ("bake with the {d} at {v} degrees", "preheat the {d} to {v} degrees"),
+    "stop_oven": ("stop the {d}", "stop baking in the {d}"),
+    "charge": ("start charging at the {d}", "let the car charge at the {d}"),
+    "stop_charging": ("stop charging at the {d}", "pause the car charging at the {d}"),
+    "battery_charge": ("charge the {d} at {v} watts", "fill up the {d} at {v} watts"),
+    "battery_discharge": ("discharge the {d} at {v} watts", "power the home from the {d} at {v} watts"),
 }
 FILLERS = ("uh", "um", "erm", "hmm")
 #: The words that open a self-correction, and the fillers the reader ignores.

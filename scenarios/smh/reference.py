@@ -167,6 +167,23 @@ class Planner:
             locked = state == L.LOCKED
             return Plan("answer", response=f"{'Yes' if locked else 'No'}, the {m.group(1)} is "
                                            f"{'locked' if locked else 'not locked'}.")
+        m = re.match(r"^what temperature is the (.+) set to, in degrees$", q)
+        if m and m.group(1) in self.by_name:
+            value = self.view.values(["Thermostat.OccupiedHeatingSetpoint"])[self.by_name[m.group(1)]]
+            return Plan("answer", response=f"The {m.group(1)} is set to "
+                                           f"{value['Thermostat.OccupiedHeatingSetpoint'] / 100:g} degrees.")
+        m = re.match(r"^is charging enabled on the (.+)$", q)
+        if m and m.group(1) in self.by_name:
+            supply = self.view.values(["EnergyEvse.SupplyState"])[self.by_name[m.group(1)]]["EnergyEvse.SupplyState"]
+            enabled = supply == L.CHARGING_ENABLED
+            return Plan("answer", response=f"{'Yes' if enabled else 'No'}, charging is "
+                                           f"{'enabled' if enabled else 'not enabled'} on the {m.group(1)}.")
+        m = re.match(r"^is the (.+) charging right now$", q)
+        if m and m.group(1) in self.by_name:
+            power = self.view.values(["ElectricalPowerMeasurement.ActivePower"])[self.by_name[m.group(1)]]
+            charging = power["ElectricalPowerMeasurement.ActivePower"] > 0
+            return Plan("answer", response=f"{'Yes' if charging else 'No'}, the {m.group(1)} is "
+                                           f"{'charging' if charging else 'not charging'}.")
         m = re.match(r"^what (brightness|fan speed) is the (.+) set to, in percent$", q)
         if m and m.group(2) in self.by_name:
             attr = "LevelControl.CurrentLevel" if m.group(1) == "brightness" else "FanControl.PercentSetting"
@@ -342,7 +359,7 @@ def direct_reference(prompt_text: str, state: dict[str, Any]) -> str:
     """DR: the one-shot JSON answer from the serialized home (no tools, no asking)."""
     try:
         plan = Planner(StateView(state), prompt_text).plan()
-    except NeedsClarifying:
-        return json.dumps({"mode": "clarify", "response": "Could you tell me exactly what you would like?"})
+    except NeedsClarifying as asked:   # the question it would have asked
+        return json.dumps({"mode": "clarify", "response": str(asked)})
     return json.dumps({"mode": plan.mode, "response": plan.response, "actions": plan.calls,
                        "automations": plan.automations})

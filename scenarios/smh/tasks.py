@@ -77,6 +77,9 @@ class SmhTask(BaseModel):
 
 # ---- the home a task starts from -----------------------------------------------------------------
 TIERS = ("simple", "medium", "complex")
+#: Appliances every medium and complex home has, so the energy and kitchen tasks have them to use.
+REQUIRED = {"simple": [], "medium": ["water_heater", "oven", "evse", "battery_storage"],
+            "complex": ["water_heater", "oven", "evse", "battery_storage"]}
 #: How many distinct homes each tier has (tasks draw from them; the paper's complex tasks share one).
 HOMES = {"simple": 24, "medium": 12, "complex": 6}
 #: The device types HomeMaker draws SMH homes from: what the request language drives, and the
@@ -95,7 +98,7 @@ def home_spec(tier: str, index: int) -> HomeSpec:
     fixed by the tier and index; raises ValueError for an unknown tier."""
     if tier not in HOMES:
         raise ValueError(f"unknown tier {tier!r}; accepted: {', '.join(TIERS)}")
-    spec = make_home(28_000 + 100 * TIERS.index(tier) + index, tier=tier, types=HOME_TYPES)
+    spec = make_home(28_000 + 100 * TIERS.index(tier) + index, tier=tier, types=HOME_TYPES, required=REQUIRED[tier])
     return spec.model_copy(update={"name": f"SMH {tier} home {index}"})
 
 
@@ -138,9 +141,12 @@ def prompt(task: SmhTask) -> str:
 class Draft:
     """A home being prepared for one task: random start state, then the task's own choices."""
 
-    def __init__(self, rng: random.Random, tier: str, home: tuple[str, HomeSpec, Home] | None = None):
+    def __init__(self, rng: random.Random, tier: str, home: tuple[str, HomeSpec, Home] | None = None,
+                 kinds: tuple[str, ...] = L.BASIC_OPS):
         self.rng = rng
         self.tier = tier
+        #: the operations a task may draw (SMH-Bench: every one; HomeFlow: the basic ones)
+        self.kinds = kinds
         if home is None:   # one of the tier's SMH-Bench homes (HomeFlow passes its own: id, spec, home)
             index = rng.randrange(HOMES[tier])
             home = (f"{tier}-{index}", home_spec(tier, index), fresh_home(f"{tier}-{index}"))
@@ -157,6 +163,11 @@ class Draft:
                        if self.types[dev] in L.OP_TYPES[o]]
                 if ops:
                     self.apply(self.random_op(dev, rng.choice(ops)))
+        for dev in sorted(self.types):   # appliances at work: an oven baking, a car charging, a battery busy
+            starts = [o for o in ("bake", "charge", "battery_charge", "battery_discharge")
+                      if o in kinds and self.types[dev] in L.OP_TYPES[o]]
+            if starts and rng.random() < 0.4:
+                self.apply(self.random_op(dev, rng.choice(starts)))
 
     def apply(self, op: dict[str, Any]) -> None:
         for call in L.calls(op):
@@ -189,7 +200,7 @@ class Draft:
             if not pool:
                 return None
             dev = self.rng.choice(pool)
-            fits = [k for k in (kinds or tuple(L.OP_TYPES)) if self.types[dev] in L.OP_TYPES[k]]
+            fits = [k for k in (kinds or self.kinds) if self.types[dev] in L.OP_TYPES[k]]
             if not fits:
                 continue
             op = self.random_op(dev, self.rng.choice(fits))
@@ -319,6 +330,15 @@ def clarify(draft: Draft, ops: list[dict[str, Any]], query: str, slots: dict[str
 
 
 def tc3_state(draft: Draft) -> dict[str, Any] | None:
+    heaters = [d for d in sorted(draft.types) if draft.types[d] == "water_heater"]
+    if "water_temperature" in draft.kinds and heaters and draft.rng.random() < 0.25:   # a lukewarm shower
+        dev = draft.rng.choice(heaters)
+        now = draft.read(dev, "Thermostat", "OccupiedHeatingSetpoint")
+        hotter = [v for v in L.VALUES["water_temperature"] if v * 100 > now]
+        if not hotter:
+            return None
+        op = {"op": "water_temperature", "device": dev, "value": draft.rng.choice(hotter)}
+        return clarify(draft, [op], f"The hot water in the {draft.room_name(draft.room_of[dev])} is barely warm.")
     room = draft.rng.choice(sorted(draft.rooms))
     here = [d for d in sorted(draft.types) if draft.room_of[d] == room]
     lights = [d for d in here if draft.types[d] in L.LIGHT_TYPES]
@@ -336,6 +356,11 @@ def tc3_state(draft: Draft) -> dict[str, Any] | None:
 def tc3_scene(draft: Draft) -> dict[str, Any] | None:
     room = draft.rng.choice(sorted(draft.rooms))
     here = [d for d in sorted(draft.types) if draft.room_of[d] == room]
+    # An empty room would let changing_op draw from the whole home: a scene the request gives no
+    # ground for. HomeFlow's committed set (its drafts take only the basic operations) was drawn
+    # with that flaw; redrawing it is its own change.
+    if not here and draft.kinds != L.BASIC_OPS:
+        return None
     first = draft.changing_op(here)
     if first is None:
         return None
@@ -364,8 +389,14 @@ def rule_task(draft: Draft, op: dict[str, Any], trigger: dict[str, Any], when: s
             "rule": {"trigger": trigger, "steps": L.calls(op)}}
 
 
+#: Operations worth timing for energy: off-peak charging, a battery, the hot water.
+ENERGY_OPS = ("charge", "stop_charging", "battery_charge", "battery_discharge", "water_temperature")
+
+
 def tc4_time(draft: Draft) -> dict[str, Any] | None:
-    op = draft.changing_op()
+    energy = [d for d in sorted(draft.types) if any(draft.types[d] in L.OP_TYPES[k] for k in ENERGY_OPS)]
+    op = draft.changing_op(energy, ENERGY_OPS) if energy and draft.rng.random() < 0.4 else None
+    op = op or draft.changing_op()
     if op is None:
         return None
     h, m = _at(draft)
@@ -536,7 +567,24 @@ def query(text: str, kind: str, value: Any) -> dict[str, Any]:
     return {"query": text, "expect": "answer", "answer": {"kind": kind, "value": value}}
 
 
+#: Appliance status questions: type -> (the question, how the answer is read off the device).
+APPLIANCE_QUESTIONS: dict[str, tuple[str, Callable[[Draft, str], tuple[str, Any]]]] = {
+    "water_heater": ("What temperature is the {d} set to, in degrees?",
+                     lambda dr, d: ("number", dr.read(d, "Thermostat", "OccupiedHeatingSetpoint") / 100)),
+    "evse": ("Is charging enabled on the {d}?",
+             lambda dr, d: ("yesno", dr.read(d, "EnergyEvse", "SupplyState") == L.CHARGING_ENABLED)),
+    "battery_storage": ("Is the {d} charging right now?",
+                        lambda dr, d: ("yesno", dr.read(d, "ElectricalPowerMeasurement", "ActivePower") > 0)),
+}
+
+
 def tc7_status(draft: Draft) -> dict[str, Any] | None:
+    appliances = [d for d in sorted(draft.types) if draft.types[d] in APPLIANCE_QUESTIONS]
+    if appliances and draft.rng.random() < 0.3:
+        dev = draft.rng.choice(appliances)
+        text, read = APPLIANCE_QUESTIONS[draft.types[dev]]
+        kind, value = read(draft, dev)
+        return query(text.format(d=draft.names[dev].lower()), kind, value)
     locks = [d for d in sorted(draft.types) if draft.types[d] == "door_lock"]
     if locks and draft.rng.random() < 0.4:
         dev = draft.rng.choice(locks)
@@ -609,7 +657,7 @@ def tiers_for(count: int) -> list[str]:
 
 def generate_one(seed: int, category: str, sub: str, k: int, tier: str) -> SmhTask:
     for attempt in range(MAX_ATTEMPTS):
-        draft = Draft(random.Random(f"{seed}:{sub}:{k}:{attempt}"), tier)
+        draft = Draft(random.Random(f"{seed}:{sub}:{k}:{attempt}"), tier, kinds=tuple(L.OP_TYPES))
         made = GENERATORS[sub](draft)
         if made is not None:
             return SmhTask(id=f"{category.lower()}-{sub}-{k:03d}", category=category, subcategory=sub, tier=tier,

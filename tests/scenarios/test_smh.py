@@ -3,6 +3,8 @@ reference solver at 100 %, the null and bound agents at 0 %, and the committed s
 from __future__ import annotations
 
 import json
+import random
+import re
 import subprocess
 import sys
 
@@ -20,10 +22,12 @@ from scenarios.smh.tasks import (
     HOME_TYPES,
     HOMES,
     PER_CATEGORY,
+    REQUIRED,
     SEED,
     SUBCATEGORIES,
     build_home,
     dump_task,
+    fresh_home,
     generate,
     generate_one,
     home_spec,
@@ -62,7 +66,8 @@ def test_homes_are_homemakers_in_three_tiers():
     assert nested and len({r.floor for r in specs[0].rooms}) >= 3
     assert any("bedside" in d.tags or "reading" in d.tags for r in specs[0].rooms for d in r.devices)
     # The one home generator: an SMH home is HomeMaker's home of its tier, renamed.
-    assert home_spec("medium", 1).rooms == make_home(28_101, tier="medium", types=HOME_TYPES).rooms
+    made = make_home(28_101, tier="medium", types=HOME_TYPES, required=REQUIRED["medium"])
+    assert home_spec("medium", 1).rooms == made.rooms
     assert home_spec("complex", 2) is home_spec("complex", 2)
 
 
@@ -95,6 +100,46 @@ def test_reference_passes_and_null_fails_the_sample_in_both_settings(sample):
         assert eia["success"] == dr["success"]     # DR and EIA give the same verdict for the reference
         assert not run_eia(task, NullAgent())["success"], task.id
         assert not run_dr(task, lambda p, s: '{"mode": "execute", "response": "ok", "actions": []}', "null")["success"]
+
+
+APPLIANCES = ("water_heater", "oven", "evse", "battery_storage")
+
+
+def test_tasks_operate_the_energy_and_kitchen_appliances_and_the_reference_solves_them(tasks):
+    def types(task):
+        tier, _, index = task.home.rpartition("-")
+        kinds = {d.id: d.type for r in home_spec(tier, int(index)).rooms for d in r.devices}
+        return {kinds[d] for d in task.targets}
+    operated = {(t.category, kind) for t in tasks for kind in types(t)}
+    for kind in APPLIANCES:   # scheduling (TC4) uses every one of them, control (TC1) most
+        assert ("TC4", kind) in operated, kind
+    assert {("TC1", k) for k in ("water_heater", "oven", "battery_storage")} <= operated
+    assert ("TC3", "water_heater") in operated     # "the hot water is barely warm": ask, then heat
+    asked = [t for t in tasks if t.category == "TC7" and re.search(r"charging|set to, in degrees", t.query)]
+    assert asked
+    chosen = [next(t for t in tasks if t.category == "TC4" and kind in types(t)) for kind in APPLIANCES]
+    for task in chosen + asked[:2]:
+        eia, dr = run_eia(task, ReferenceAgent()), run_dr(task, direct_reference, "reference")
+        assert eia["success"] and dr["success"], (task.id, eia["error"], dr["error"])
+        assert not run_eia(task, NullAgent())["success"], task.id
+
+
+def test_appliance_operations_read_back_and_reach_their_state():
+    home = fresh_home("medium-0")
+    names = {d: home.device_info(d)["name"] for d in home.devices.objects}
+    kinds = {d: home.device_info(d)["type"] for d in home.devices.objects}
+    backend = TwinBackend(home)
+    rng = random.Random(3)
+    for kind, types in L.APPLIANCE_OPS.items():
+        device = next(d for d in sorted(kinds) if kinds[d] in types)
+        op = {"op": kind, "device": device, **({"value": L.VALUES[kind][0]} if kind in L.VALUES else {})}
+        for style in ("clear", "colloquial", "noisy"):
+            said = L.say(op, names, style, rng, decoy=next(d for d in kinds if d != device))
+            assert L.parse_clause(said, names) == op, said
+        for call in L.calls(op):
+            assert call_tool(backend, call["tool"], call["args"])["ok"], (kind, call)
+        goal = Goal(home, L.predicates(op))
+        assert goal.check(home)["success"], kind
 
 
 def test_bound_agents_score_zero_where_they_must(sample):
@@ -246,3 +291,63 @@ def test_the_llm_judge_decides_tc3_and_tc7_through_an_openai_compatible_api(task
     assert not RULE_JUDGE.clarification(slot, [" "])[0]
     with pytest.raises(ValueError, match="unknown judge"):
         make_judge("gpt")
+
+
+def test_scene_and_complaint_tasks_act_in_the_room_the_request_names(tasks):
+    for task in tasks:
+        if task.subcategory in ("scene_ambiguity", "state_ambiguity"):
+            tier, _, index = task.home.rpartition("-")
+            rooms = {d.id: (r.name or r.id).lower() for r in home_spec(tier, int(index)).rooms for d in r.devices}
+            assert any(rooms[d] in task.query.lower() for d in task.targets), task.id
+
+
+def test_the_rule_judge_reads_answers_and_questions_by_their_class(tasks):
+    from scenarios.smh.judges import RULE_JUDGE
+    temperature = next(t for t in tasks if t.query.startswith("What is the temperature in")
+                       and not float(t.answer["value"]).is_integer() and abs(t.answer["value"] % 1 - 0.5) > 0.2)
+    home, value = build_home(temperature), temperature.answer["value"]
+    judge = RULE_JUDGE.answer
+    assert judge(temperature, f"It is {value:.1f} degrees.", home)[0]
+    assert judge(temperature, f"{value * 9 / 5 + 32:.1f} °F.", home)[0]                # another unit
+    assert judge(temperature, f"About {round(value)} degrees.", home)[0]              # rounded as written
+    assert not judge(temperature, f"{value:.1f} degrees, but it could be something else.", home)[0]   # doubt
+    assert not judge(temperature, f"Either {value:.1f} or {value + 2:.1f}.", home)[0]
+    count = next(t for t in tasks if t.query.startswith("How many") and t.answer["value"] == 3)
+    assert judge(count, "Three.", build_home(count))[0] and not judge(count, "Two.", build_home(count))[0]
+    on = next(t for t in tasks if re.match(r"Is the .+ on\?$", t.query) and t.answer["value"] is False)
+    assert judge(on, "Right now it is off.", build_home(on))[0]
+    assert not judge(on, "It's on.", build_home(on))[0]
+    slot = next(t for t in tasks if t.subcategory == "slot_missing" and "colour temperature" in t.query)
+    home, device = build_home(slot), slot.user["goal"].split(" to ")[0][len("Set the "):]
+    assert RULE_JUDGE.clarification(slot, [f"Which colour temperature should the {device} have?"], home)[0]
+    assert not RULE_JUDGE.clarification(slot, [f"Shall I adjust the {device}?"], home)[0]   # the slot unasked
+    scene = next(t for t in tasks if t.subcategory == "scene_ambiguity")
+    home = build_home(scene)
+    assert RULE_JUDGE.clarification(scene, ["Which devices should change, and how?"], home)[0]
+    assert not RULE_JUDGE.clarification(scene, ["Do you want me to set a timer?"], home)[0]
+    assert not RULE_JUDGE.clarification(scene, ["OK, I'll handle it."], home)[0]      # not a question
+
+
+def test_judge_agreement_measures_labelled_replies_per_category_and_split(tasks, tmp_path):
+    from typer.testing import CliRunner
+
+    from matter_twin.cli_smh import smh_app
+    from scenarios.smh.agreement import load_labels
+    count = next(t for t in tasks if t.category == "TC7" and t.answer["kind"] == "number")
+    slot = next(t for t in tasks if t.subcategory == "slot_missing")
+    word = slot.user["slots"]["value"]["keywords"][0]
+    rows = [{"task_id": count.id, "answer": f"It is {count.answer['value']}.", "label": "pass", "split": "dev"},
+            {"task_id": count.id, "answer": "I don't know.", "label": "fail", "split": "heldout"},
+            {"task_id": slot.id, "questions": [f"What {word} would you like?"], "label": "pass", "split": "dev"},
+            {"task_id": slot.id, "questions": ["Shall I set a timer?"], "label": "fail", "split": "heldout"}]
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    result = CliRunner().invoke(smh_app, ["judge-agreement", "--labels", str(labels)])
+    assert result.exit_code == 0, result.output
+    assert "### dev (2 answers)" in result.output and "### heldout (2 answers)" in result.output
+    assert "| TC3 | 1 | 1/1 (100 %) |" in result.output and "| TC7 | 1 | 1/1 (100 %) |" in result.output
+    labels.write_text('{"task_id": "tc7-status-001", "label": "maybe", "answer": "yes"}\n')
+    with pytest.raises(ValueError, match=r"labels.jsonl:1: needs task_id and a label in pass, fail$"):
+        load_labels(labels)
+    bad = CliRunner().invoke(smh_app, ["judge-agreement", "--labels", str(labels)])
+    assert bad.exit_code == 2 and "Traceback" not in bad.output
