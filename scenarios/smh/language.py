@@ -319,7 +319,7 @@ def ops_of(goal: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
         want = _keys(preds)
         # The value each operation would have, read back from any number in the predicates.
         numbers = {p["value"] for p in preds if isinstance(p["value"], int) and not isinstance(p["value"], bool)}
-        values = {v for n in numbers for v in (n, pct_of(n), n // 100, round(1e6 / n) if n else 0)}
+        values = {v for n in numbers for v in (n, pct_of(n), n // 100, round(1e6 / n) if n else 0, abs(n) // 1000)}
         found = None
         for kind in PHRASES:
             for value in sorted(values) if kind in VALUES else [None]:

@@ -140,6 +140,7 @@ def test_appliance_operations_read_back_and_reach_their_state():
             assert call_tool(backend, call["tool"], call["args"])["ok"], (kind, call)
         goal = Goal(home, L.predicates(op))
         assert goal.check(home)["success"], kind
+        assert L.ops_of(L.predicates(op)) == [op], kind   # the goal reads back as the operation
 
 
 def test_bound_agents_score_zero_where_they_must(sample):
