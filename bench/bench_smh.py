@@ -21,6 +21,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from bridge.tools import Session, call_tool  # noqa: E402
 from bridge.twin_backend import TwinBackend  # noqa: E402
+from scenarios.smh import language as L  # noqa: E402
 from scenarios.smh.evaluate import run_dr, run_eia  # noqa: E402
 from scenarios.smh.reference import ReferenceAgent, direct_reference  # noqa: E402
 from scenarios.smh.suite import SUITE  # noqa: E402
@@ -77,12 +78,14 @@ def step_costs() -> None:
     home = build_home(task)
     backend, session = TwinBackend(home), Session(tools=SUITE.tools(task))
     query = _mean(lambda: call_tool(backend, "query_home", {}, session), 20)
-    device = next(iter(home.devices.objects))
+    # Devices with OnOff (a water heater or a battery has none: its Toggle would be an error call).
+    switchable = [d for d in home.devices.objects if home.device_info(d)["type"] in L.OP_TYPES["on"]]
+    device = switchable[0]
     command = _mean(lambda: call_tool(backend, "execute_command", {
         "device.id": device, "endpoint.id": 1, "cluster.id": "OnOff", "command.id": "Toggle", "args": {}}, session), 50)
     # A goal made before ten devices change: preservation compares all 135 against the baseline.
     goal = Goal(home, [*task.goal, {"type": "unchanged", "except": task.targets}])
-    for other in list(home.devices.objects)[:10]:
+    for other in switchable[:10]:
         call_tool(backend, "execute_command", {"device.id": other, "endpoint.id": 1, "cluster.id": "OnOff",
                                                "command.id": "Toggle", "args": {}}, session)
     check = _mean(lambda: goal.check(home), 20)
