@@ -175,8 +175,8 @@ def verify(task: SmhTask, start: Home, acted: Home, goal_now: Goal, answer: str 
 
 
 # ---- running --------------------------------------------------------------------------------
-def _start(task: SmhTask) -> tuple[Home, Home, Goal]:
-    start = build_home(task)
+def _start(task: SmhTask, start: Home | None = None) -> tuple[Home, Home, Goal]:
+    start = start if start is not None else build_home(task)
     acted = start.fork()
     return start, acted, Goal(acted, _act_predicates(task) if task.goal else
                               [{"type": "unchanged", "except": list(task.targets)}])
@@ -200,10 +200,10 @@ def _result(task: SmhTask, setting: str, agent: str, verdict: dict[str, Any], **
 
 
 def run_eia(task: SmhTask, agent: Agent, max_steps: int = 30, judge: Judge = RULE_JUDGE,
-            serve: Serve = in_process) -> dict[str, Any]:
+            serve: Serve = in_process, start: Home | None = None) -> dict[str, Any]:
     """The agent on its copy of the task's home, reached through `serve` (in process, or over
     Matter: scenarios/over_matter.py), then scored in process."""
-    attempt = begin(task, judge=judge)
+    attempt = begin(task, start, judge)
     session = attempt.session
     with serve(attempt.home) as backend:
         try:
@@ -225,8 +225,10 @@ def run_eia(task: SmhTask, agent: Agent, max_steps: int = 30, judge: Judge = RUL
 DirectAgent = Callable[[str, dict[str, Any]], str]
 
 
-def run_dr(task: SmhTask, agent: DirectAgent, name: str, judge: Judge = RULE_JUDGE) -> dict[str, Any]:
-    start, acted, goal_now = _start(task)
+def run_dr(task: SmhTask, agent: DirectAgent, name: str, judge: Judge = RULE_JUDGE,
+           start: Home | None = None) -> dict[str, Any]:
+    """`start`: the task's home already built (never changed: the agent acts on a fork)."""
+    start, acted, goal_now = _start(task, start)
     reply = agent(DR_PROMPT.format(home=json.dumps(serialize(start), ensure_ascii=False), request=prompt(task)),
                   serialize(start))
     try:

@@ -45,12 +45,12 @@ def problems(task: SmhTask) -> list[str]:
             Goal(home, [*task.goal, {"type": "unchanged", "except": list(task.targets)}])
     except (ValueError, GoalError) as exc:
         return [f"{task.id}: {exc}"]
-    out = []
-    eia, dr = run_eia(task, ReferenceAgent()), run_dr(task, direct_reference, "reference")
+    out = []   # one build of the start home for every run: each acts on its own fork
+    eia, dr = run_eia(task, ReferenceAgent(), start=home), run_dr(task, direct_reference, "reference", start=home)
     for r in (eia, dr):
         if not r["success"]:
             out.append(f"{task.id}: the reference solver fails in {r['setting']} ({r['error']})")
-    null = run_eia(task, BOUND_AGENTS["null"][0])
+    null = run_eia(task, BOUND_AGENTS["null"][0], start=home)
     if null["success"]:
         out.append(f"{task.id}: the null agent passes")
     return out
@@ -60,9 +60,10 @@ def bound_problems(tasks: list[SmhTask], progress: Callable[[], None] | None = N
     """Problems, and {agent: {category: successes}} for every bound agent but null."""
     scores: dict[str, Counter[str]] = {name: Counter() for name in BOUND_AGENTS if name != "null"}
     for task in tasks:
+        start = build_home(task)
         for name in scores:
             agent, _ = BOUND_AGENTS[name]
-            scores[name][task.category] += run_eia(task, agent)["success"]
+            scores[name][task.category] += run_eia(task, agent, start=start)["success"]
         if progress is not None:
             progress()
     out = [f"the {name} agent passes {n} {category} task(s); it must score 0 there"
