@@ -30,7 +30,7 @@ arguments, a value beyond the device's limits: the call returns an error and cha
 The episode terminates as soon as the verdict is a success (or at `finish`); `info` carries
 `m` and `blocked`. The coefficients are parameters (`lambda_prog`, `lambda_succ`, `c_audit`).
 
-The simulated user in the loop (`user_turns=N`, suites with a `follow_up`: HomeFlow): when the
+The simulated user in the loop (`user_turns=N`, suites with a `follow_up`: HomeFlow, SMH-Bench): when the
 agent calls `finish` short of success, the user says what is still unmet (up to N times per
 episode) and the episode goes on: the observation's query is what the user said, and `info`
 carries it as `user`.

@@ -47,10 +47,9 @@ from scenarios.homeflow.tasks import HomeFlowTask, build_home, prompt
 from scenarios.model_api import create_completion
 from scenarios.smh import language as L
 from scenarios.smh import tasks as smh
-from scenarios.smh.evaluate import _act_predicates, agent_session, verify
+from scenarios.smh.evaluate import _act_predicates, agent_session, intent_of, unmet, verify
 from scenarios.smh.reference import ReferenceAgent
-from scenarios.suite import Attempt
-from twin.goals import Goal, changed_devices
+from twin.goals import Goal
 from twin.home import Home
 from twin.user import Intent, LLMUser, ScriptedUser
 
@@ -84,59 +83,6 @@ class LLMUserSpec:
         user.client = SimpleNamespace(chat=SimpleNamespace(completions=SimpleNamespace(
             create=lambda **kwargs: create_completion(raw, kwargs))))
         return user
-
-
-def _names(home: Home, devices: Any) -> dict[str, str]:
-    return {d: home.device_info(d)["name"] for d in devices}
-
-
-def intent_of(task: HomeFlowTask, home: Home) -> Intent:
-    """The task's hidden intent; a task without one wants what its goal says."""
-    if task.user:
-        return Intent.from_json(task.user)
-    ops = L.ops_of(task.goal) if task.goal else None
-    goal = "; ".join(L.say(op, _names(home, task.targets)) for op in ops) if ops else task.query
-    return Intent(request=task.query, goal=goal)
-
-
-def unmet(task: HomeFlowTask, home: Home, goal: Goal) -> list[str]:
-    """What is still to do on `home`, in the request language's clear words: each goal operation
-    with a predicate that does not hold, then each device the request was not about that changed
-    (switched back, or put back as it was). [] when there is nothing to name."""
-    ops = L.ops_of(task.goal) if task.goal else None
-    if ops is None:
-        return []
-    satisfied = goal.check(home)["satisfied"]
-    held = {json.dumps(p, sort_keys=True): ok for p, ok in zip(task.goal, satisfied)}
-    todo = [op for op in ops if not all(held[json.dumps(p, sort_keys=True)] for p in L.predicates(op))]
-    out = [L.say(op, _names(home, [op["device"]])) for op in todo]
-    if not satisfied[-1]:   # irrelevant state changed
-        before = goal.counterfactual()
-        for device_id in changed_devices(home, before, set(task.targets)):
-            name = home.device_info(device_id)["name"]
-            was, now = _on(before, device_id), _on(home, device_id)
-            if was is not None and was != now:
-                out.append(L.say({"op": "on" if was else "off", "device": device_id}, {device_id: name}))
-            else:
-                out.append(f"put the {name.lower()} back as it was")
-    return out
-
-
-def follow_up(task: HomeFlowTask, attempt: Attempt) -> str | None:
-    """The scripted user's next turn on an attempt the agent ended short of success (the gym's
-    `user_turns`): what is still unmet on its home, or None when there is nothing to name."""
-    if not task.goal:
-        return None
-    goal = Goal(attempt.home, _act_predicates(task), baseline=attempt.start.fork())
-    todo = unmet(task, attempt.home, goal)
-    return ScriptedUser(intent_of(task, attempt.start)).remind(todo) if todo else None
-
-
-def _on(home: Home, device_id: str) -> bool | None:
-    try:
-        return bool(home.devices.objects[device_id].read("OnOff", "OnOff"))
-    except Exception:  # no OnOff cluster: nothing to switch back
-        return None
 
 
 @dataclass

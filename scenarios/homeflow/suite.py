@@ -9,9 +9,9 @@ from typing import Any
 from bridge.home_tools import HOME_TOOLS
 from bridge.tools import ToolSet
 from scenarios.homeflow.evaluate import begin
-from scenarios.homeflow.flow import follow_up
 from scenarios.homeflow.generate import draw
 from scenarios.homeflow.tasks import CATEGORIES, DEFAULT_TASKS, load_tasks
+from scenarios.smh.evaluate import follow_up
 from scenarios.suite import Suite
 
 

@@ -35,11 +35,12 @@ from bridge.tools import Session, call_tool
 from bridge.twin_backend import TwinBackend
 from scenarios.agent import Agent, AgentOutput, Serve, in_process
 from scenarios.model_api import ModelAPIError
+from scenarios.smh import language as L
 from scenarios.smh.judges import RULE_JUDGE, Judge
 from scenarios.smh.tasks import SmhTask, build_home, prompt
 from scenarios.suite import Attempt
 from twin.automations import AutomationError
-from twin.goals import Goal, device_state
+from twin.goals import Goal, changed_devices, device_state
 from twin.home import Home
 from twin.user import Intent, ScriptedUser
 
@@ -174,6 +175,60 @@ def verify(task: SmhTask, start: Home, acted: Home, goal_now: Goal, answer: str 
     return {"success": True, "m": 1.0, "error": None}
 
 
+# ---- the simulated user's later turns ----------------------------------------------------
+def _names(home: Home, devices: Any) -> dict[str, str]:
+    return {d: home.device_info(d)["name"] for d in devices}
+
+
+def intent_of(task: SmhTask, home: Home) -> Intent:
+    """The task's hidden intent; a task without one wants what its goal says."""
+    if task.user:
+        return Intent.from_json(task.user)
+    ops = L.ops_of(task.goal) if task.goal else None
+    goal = "; ".join(L.say(op, _names(home, task.targets)) for op in ops) if ops else task.query
+    return Intent(request=task.query, goal=goal)
+
+
+def unmet(task: SmhTask, home: Home, goal: Goal) -> list[str]:
+    """What is still to do on `home`, in the request language's clear words: each goal operation
+    with a predicate that does not hold, then each device the request was not about that changed
+    (switched back, or put back as it was). [] when there is nothing to name."""
+    ops = L.ops_of(task.goal) if task.goal else None
+    if ops is None:
+        return []
+    satisfied = goal.check(home)["satisfied"]
+    held = {json.dumps(p, sort_keys=True): ok for p, ok in zip(task.goal, satisfied)}
+    todo = [op for op in ops if not all(held[json.dumps(p, sort_keys=True)] for p in L.predicates(op))]
+    out = [L.say(op, _names(home, [op["device"]])) for op in todo]
+    if not satisfied[-1]:   # irrelevant state changed
+        before = goal.counterfactual()
+        for device_id in changed_devices(home, before, set(task.targets)):
+            name = home.device_info(device_id)["name"]
+            was, now = _on(before, device_id), _on(home, device_id)
+            if was is not None and was != now:
+                out.append(L.say({"op": "on" if was else "off", "device": device_id}, {device_id: name}))
+            else:
+                out.append(f"put the {name.lower()} back as it was")
+    return out
+
+
+def follow_up(task: SmhTask, attempt: Attempt) -> str | None:
+    """The scripted user's next turn on an attempt the agent ended short of success (the gym's
+    `user_turns`): what is still unmet on its home, or None when there is nothing to name."""
+    if not task.goal or task.expect not in ("act", "clarify"):   # a rule is set up, an answer given: not unmet state
+        return None
+    goal = Goal(attempt.home, _act_predicates(task), baseline=attempt.start.fork())
+    todo = unmet(task, attempt.home, goal)
+    return ScriptedUser(intent_of(task, attempt.start)).remind(todo) if todo else None
+
+
+def _on(home: Home, device_id: str) -> bool | None:
+    try:
+        return bool(home.devices.objects[device_id].read("OnOff", "OnOff"))
+    except Exception:  # no OnOff cluster: nothing to switch back
+        return None
+
+
 # ---- running --------------------------------------------------------------------------------
 def _start(task: SmhTask, start: Home | None = None) -> tuple[Home, Home, Goal]:
     start = start if start is not None else build_home(task)
@@ -262,4 +317,5 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-__all__ = ["DR_PROMPT", "run_dr", "run_eia", "same_trigger", "serialize", "summarize", "verify"]
+__all__ = ["DR_PROMPT", "follow_up", "intent_of", "run_dr", "run_eia", "same_trigger", "serialize", "summarize",
+           "unmet", "verify"]

@@ -10,7 +10,7 @@ from typing import Any
 
 from bridge.home_tools import HOME_TOOLS
 from bridge.tools import ToolSet
-from scenarios.smh.evaluate import begin
+from scenarios.smh.evaluate import begin, follow_up
 from scenarios.smh.tasks import CATEGORIES, DEFAULT_TASKS, load_tasks
 from scenarios.suite import Suite
 
@@ -22,4 +22,4 @@ def tools_for(task: Any) -> ToolSet:
 SUITE = Suite(name="smh", title="SMH-Bench",
               summary="SMH-Bench: 7 capability categories, 22 subcategories, homes up to 135 devices; DR and EIA.",
               categories=CATEGORIES, default_tasks=DEFAULT_TASKS, load_tasks=load_tasks, tools=tools_for,
-              attempt=begin)
+              attempt=begin, follow_up=follow_up)

@@ -234,6 +234,14 @@ def test_the_simulated_user_in_the_loop_says_what_is_unmet_after_finish(tasks):
     plain.reset(seed=0)
     *_, terminated, _, info = plain.step('finish {"answer": "Done."}')
     assert terminated and "user" not in info and not info["verdict"]["success"]
+    # SMH-Bench's environment has the same user (its tasks share the request language).
+    from scenarios.smh.tasks import load_tasks as smh_tasks
+    smh = next(t for t in smh_tasks() if t.subcategory == "multi_device")
+    env = HomeEnv([smh], suite="smh", user_turns=1)
+    env.reset(seed=0)
+    obs, reward, terminated, truncated, info = env.step('finish {"answer": "Done."}')
+    names = {d: env.unwrapped._attempt.home.device_info(d)["name"] for d in smh.targets}
+    assert not terminated and info["user"] == f"{REMIND}\n\n" + L.join([L.say(op, names) for op in L.ops_of(smh.goal)])
 
 
 def test_make_vec_runs_the_homeflow_environment(tasks):
