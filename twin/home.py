@@ -171,6 +171,9 @@ class Home:
         self.automations = Automations(self)
         self.faults = FaultEngine(self)
         self._meta: dict[str, _DeviceMeta] = {}
+        #: Where a switch's commands to Binding targets on other nodes go (device id, sends): the
+        #: node manager sets it when the devices are served as Matter nodes; None: in process only.
+        self.bound_sender: Callable[[str, list[dict[str, Any]]], None] | None = None
         #: Device types cloned from real products (home files' `products`), by type key.
         self.products: dict[str, DeviceType] = {}
         self._room_devices: dict[str, list[str]] = {}
@@ -521,8 +524,31 @@ class Home:
                     results.append({"target": target, "command": f"{cluster}.{command}", "status": "SUCCESS"})
                 except (MatterError, UnknownIdError, ValueError) as exc:
                     results.append({"target": target, "command": f"{cluster}.{command}", "error": str(exc)})
+        remote = self._remote_sends(controller, commands)
+        if remote:
+            if self.bound_sender is not None:
+                self.bound_sender(device_id, remote)
+            results += [{"target": f"node {s['node']:#x}:{s['endpoint']}", "command": f"{s['cluster']}.{s['command']}",
+                         "status": "QUEUED" if self.bound_sender is not None else "NOT SERVED OVER MATTER"}
+                        for s in remote]
         self._settle()
         return {"device": device_id, "action": action, "sent": results}
+
+    @staticmethod
+    def _remote_sends(controller: Any, commands: list[tuple[str, str, dict[str, Any]]]) -> list[dict[str, Any]]:
+        """The commands for the Binding entries (written over Matter) that name a node and
+        endpoint, each entry's optional cluster narrowing what goes to it. Group entries are not
+        sent (no group messaging yet)."""
+        sends = []
+        for target in controller.servers[Clusters.Binding.id].get("Binding"):
+            if target.node is None or target.endpoint is None:
+                continue
+            for cluster, command, fields in commands:
+                if target.cluster is not None and target.cluster != getattr(Clusters, cluster).id:
+                    continue
+                sends.append({"fabric_index": target.fabricIndex, "node": target.node, "endpoint": target.endpoint,
+                              "cluster": cluster, "command": command, "fields": fields})
+        return sends
 
     #: A hand's actions on devices (`hand`), and the arguments each takes.
     HAND_ACTIONS = {"press": ("presses", "hold_seconds", "position"), "toggle": (), "on": (), "off": (),
@@ -789,6 +815,7 @@ class Home:
         home.events = list(self.events)
         home._wired = {}
         home._borrowers = weakref.WeakSet()
+        home.bound_sender = None   # a what-if fork sends nothing over the network
         home._timed = None if self._timed is None else dict(self._timed)  # same objects: valid as is
         home.devices = self.devices.lend_to(home)
         hook = self._unlend
@@ -907,7 +934,7 @@ EMBEDDED_HOMES = {"default": "default_home.yaml", "modern": "modern_home.yaml"}
 
 
 #: Home fields `fork` sets itself rather than copying: devices are lent, not copied.
-_NOT_FORKED = frozenset({"devices", "_timed", "_wired", "_borrowers"})
+_NOT_FORKED = frozenset({"devices", "_timed", "_wired", "_borrowers", "bound_sender"})
 
 
 def _timed_of(device: Device) -> list[ClusterServer]:

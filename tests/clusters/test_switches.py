@@ -111,6 +111,23 @@ def test_light_switches_act_on_what_they_are_bound_to():
         home.press("lamp")
 
 
+def test_binding_entries_naming_other_nodes_go_to_the_bound_sender():
+    """Binding entries written over Matter name nodes: a press hands their commands to the node
+    manager's sender (the e2e test sends them); the entry's cluster narrows what goes where."""
+    home = home_with(("dim", "dimmer_switch", {}))
+    T = C.Binding.Structs.TargetStruct
+    home.device("dim").write("Binding", "Binding", [T(node=5, endpoint=1, cluster=C.OnOff.id, fabricIndex=1),
+                                                    T(node=6, endpoint=2, fabricIndex=2), T(group=3, fabricIndex=1)])
+    out = home.press("dim", "on")
+    assert [r["status"] for r in out["sent"]] == ["NOT SERVED OVER MATTER"] * 2
+    sent = []
+    home.bound_sender = lambda device_id, sends: sent.append((device_id, sends))
+    out = home.press("dim", "brighter")   # a LevelControl command: not for the OnOff-only entry
+    assert [(r["target"], r["status"]) for r in out["sent"]] == [("node 0x6:2", "QUEUED")]
+    assert sent == [("dim", [{"fabric_index": 2, "node": 6, "endpoint": 2, "cluster": "LevelControl",
+                              "command": "StepWithOnOff", "fields": sent[0][1][0]["fields"]}])]
+
+
 def test_bound_to_names_devices_of_the_home(tmp_path):
     from twin.schema import UserFileError
     path = tmp_path / "home.yaml"

@@ -19,6 +19,14 @@ from chip.clusters import Objects as Clusters
 
 from matter_protocol.case import CaseInitiator, CaseResponder
 from matter_protocol.exchange import Action, Deliver, Exchange, ExchangeFailed, MessageLayer, Send, SessionClosed
+from matter_protocol.interaction import (
+    CommandData,
+    InvokeRequest,
+    InvokeResponse,
+    Opcode,
+    StatusResponse,
+    decode_message,
+)
 from matter_protocol.mdns import Mrp
 from matter_protocol.message import MessageHeader, ProtocolId, SecureChannelOpcode
 from matter_protocol.pase import PaseResponder, initiator_random
@@ -104,6 +112,7 @@ class _Handshake:
     exchange: Exchange
     started_ms: float
     resume: dict[str, Any] | None = None   # CASE we opened to resume this stored subscription
+    then: list[CommandData] | None = None  # CASE we opened to send these commands (a Binding target)
     last_ms: float = 0.0                   # when the peer last sent a message on it
 
     def __post_init__(self) -> None:
@@ -299,6 +308,64 @@ class NodeCore:
         with self.lock:
             return self._process(self.check_ins.message(self.layer, target, address, now_ms), now_ms)
 
+    # -- a controller's commands to its Binding targets ---------------------------------------
+    def invoke_remote(self, fabric_index: int, node_id: int, address: Any, commands: list[CommandData],
+                      now_ms: float) -> list[Action]:
+        """Send `commands` to node `node_id` of our fabric `fabric_index` (at `address`), one
+        InvokeRequest each, on a CASE session to it: the one we have, else one we open first (as a
+        bound switch does, Core spec 9.6). Each answer is logged (`_invoke_answered`)."""
+        with self.lock:
+            live = [s for s in self.layer.sessions.find(peer_node_id=node_id, fabric_index=fabric_index)
+                    if not s.closed]
+            if live:
+                return self._process(self._send_invokes(live[-1], commands, now_ms), now_ms)
+            fabric = next((f for f in self.commissioning.to_case_fabrics() if f.fabric_index == fabric_index), None)
+            if fabric is None:
+                log.info("%s: no fabric %d to reach node %#x on", self.pairing.device_id, fabric_index, node_id)
+                return []
+            try:
+                local_id = self.layer.sessions.allocate_id()
+            except RuntimeError:
+                log.warning("%s: no local session id left to reach node %#x", self.pairing.device_id, node_id)
+                return []
+            initiator = CaseInitiator(fabric, node_id, local_id, rng=self.rng,
+                                      session_params=self.session_params, at=self.wall_clock())
+            session = self.layer.open_unsecured(tuple(address), now_ms)
+            session.pinned = True
+            exchange = self.layer.new_exchange(session, ProtocolId.SECURE_CHANNEL, handler="secure channel")
+            self._handshakes[exchange] = _Handshake("CASE", initiator, exchange, now_ms, then=commands)
+            actions: list[Action] = []
+            for opcode, payload in initiator.start():
+                actions += exchange.send(opcode, payload, now_ms)
+            return self._process(actions, now_ms)
+
+    def _send_invokes(self, session: SecureSession, commands: list[CommandData], now_ms: float) -> list[Action]:
+        actions: list[Action] = []
+        for command in commands:
+            exchange = self.layer.new_exchange(session, ProtocolId.INTERACTION_MODEL, handler="invoke client")
+            actions += exchange.send(Opcode.InvokeRequest, InvokeRequest(invoke_requests=[command]).encode(), now_ms)
+        return actions
+
+    def _invoke_answered(self, event: Deliver, now_ms: float) -> list[Action]:
+        """The target's answer to one of our InvokeRequests: log each command's status."""
+        peer = f"node {event.session.peer_node_id:#x}"
+        try:
+            message = decode_message(event.opcode, event.payload)
+        except Exception as err:   # a malformed answer is the target's problem, not ours
+            log.warning("%s: unreadable answer from %s: %s", self.pairing.device_id, peer, err)
+            message = None
+        if isinstance(message, InvokeResponse):
+            for ib in message.invoke_responses:
+                status = getattr(ib, "status", None)
+                path = status.path if status is not None else getattr(getattr(ib, "command", None), "path", None)
+                code = status.status.status if status is not None and status.status is not None else 0
+                log.info("%s: bound command %#x/%#x to %s endpoint %s: status %#x", self.pairing.device_id,
+                         path.cluster if path else 0, path.command if path else 0, peer,
+                         path.endpoint if path else "?", code)
+        elif isinstance(message, StatusResponse):
+            log.info("%s: bound command to %s: status %#x", self.pairing.device_id, peer, message.status)
+        return event.exchange.close(now_ms) if not event.exchange.closed else []
+
     def next_timer(self) -> float | None:
         with self.lock:
             due = [self.layer.next_timer(), self.im.next_timer(), self.commissioning.next_timer(),
@@ -338,6 +405,8 @@ class NodeCore:
         return out
 
     def _deliver(self, event: Deliver, now_ms: float) -> list[Action]:
+        if event.exchange.handler == "invoke client":
+            return self._invoke_answered(event, now_ms)
         if event.exchange.handler == "interaction model":
             return self.im.handle(event.session, event.exchange, event.opcode, event.payload, now_ms) or []
         return self._secure_channel(event, now_ms)
@@ -529,6 +598,8 @@ class NodeCore:
                 sub = subscription_of(hs.resume, session, self.layer, "interaction model")
                 self.im.resume(sub, now_ms)
                 self._save_subscriptions()
+            if hs.then is not None:
+                actions += self._send_invokes(session, hs.then, now_ms)
             self.counts[f"{hs.kind} established"] += 1
             log.info("%s: %s session %d established", self.pairing.device_id, hs.kind,
                      session.local_session_id)
@@ -548,6 +619,9 @@ class NodeCore:
             # the ones that can serve a brute force, which is what the limit is for.)
             if isinstance(responder, PaseResponder) and responder.passcode_tried:
                 self.commissioning.on_pase_failed()
+            if hs.then is not None:
+                log.warning("%s: bound commands not sent: no CASE session to node %#x", self.pairing.device_id,
+                            getattr(responder, "target_node_id", 0))
             if hs.resume is not None:   # the subscriber is gone or refused us: forget it
                 self._resuming.remove(hs.resume)
                 self._save_subscriptions()

@@ -6,7 +6,7 @@ the home stays visible and small.
 """
 from __future__ import annotations
 
-from collections.abc import MutableMapping
+from collections.abc import Callable, MutableMapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:   # types only: the node layer reaches faults through the home
@@ -22,6 +22,8 @@ class NodeClock(Protocol):
 class NodeHome(Protocol):
     """A home served as Matter nodes: its devices, seed, clock, faults and time."""
     seed: int
+    #: Where a switch's commands to Binding targets on other nodes go (the manager sets it).
+    bound_sender: Callable[[str, list[dict[str, Any]]], None] | None
 
     @property
     def devices(self) -> MutableMapping[str, Device]: ...

@@ -29,6 +29,7 @@ from typing import Any
 
 from chip.clusters import Objects as Clusters
 
+from matter_protocol.interaction import CommandData, CommandPath
 from matter_protocol.mdns import Commissionable, Operational
 from twin.aggregator import BRIDGE_ID, build_bridge
 from twin.node.advertiser import Advertiser
@@ -60,6 +61,7 @@ from twin.node.pairing import (
 )
 from twin.node.resumption import SubscriptionStore
 from twin.node.transport import UdpTransport
+from twin.node.values import Typed
 from twin.node.window import CommissioningWindow, WindowStatus
 
 log = logging.getLogger(__name__)
@@ -423,6 +425,7 @@ class NodeManager:
                     node.wake()
             self._apply_window_plan()
             self.sync_advertisements()
+            self.home.bound_sender = self._send_bound
         except BaseException:
             await self.stop()
             raise
@@ -450,6 +453,8 @@ class NodeManager:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         self._reconcilers.clear()
+        if self.home.bound_sender == self._send_bound:
+            self.home.bound_sender = None
         for task in list(self._check_in_tasks):
             task.cancel()
         for node in self.nodes.values():
@@ -615,6 +620,56 @@ class NodeManager:
                 continue
             node.transport.execute(node.core.send_check_in(target, address, node.transport.now_ms()))
             log.info("%s: Check-In sent to client %#x at %s", device_id, target.node_id, address)
+
+    # -- a switch's commands to Binding targets on other nodes ---------------------------------
+    def _send_bound(self, device_id: str, sends: list[dict[str, Any]]) -> None:
+        """A hand pressed a switch whose Binding names other nodes (`Home.press`, any thread):
+        from the loop, find each target node by operational discovery and have the switch's
+        node invoke the commands there, over CASE as its own initiator."""
+        node = self.nodes.get(device_id)
+        loop = node.loop if node is not None else None
+        if loop is None:
+            log.info("%s: bound commands not sent: it is not served as its own node", device_id)
+            return
+
+        def start() -> None:
+            task = loop.create_task(self._invoke_bound(device_id, sends), name=f"bound {device_id}")
+            self._check_in_tasks.add(task)
+            task.add_done_callback(self._check_in_done)
+        with contextlib.suppress(RuntimeError):   # the loop already closed: the node is gone
+            loop.call_soon_threadsafe(start)
+
+    async def _invoke_bound(self, device_id: str, sends: list[dict[str, Any]]) -> None:
+        by_target: dict[tuple[int, int], list[CommandData]] = {}
+        for send in sends:
+            cluster = getattr(Clusters, send["cluster"])
+            command = getattr(cluster.Commands, send["command"])(**send["fields"])
+            by_target.setdefault((send["fabric_index"], send["node"]), []).append(CommandData(
+                CommandPath(send["endpoint"], cluster.id, command.command_id), Typed(type(command), command)))
+        for (fabric_index, node_id), commands in by_target.items():
+            node = self.nodes.get(device_id)
+            if node is None or node.transport is None:
+                return
+            with self.lock:
+                fabric = next((f for f in node.core.commissioning.to_case_fabrics()
+                               if f.fabric_index == fabric_index), None)
+            if fabric is None:
+                log.info("%s: bound node %#x: fabric %d is gone", device_id, node_id, fabric_index)
+                continue
+            try:
+                found = await self.advertiser.resolve_operational(fabric.compressed_fabric_id, node_id)
+            except Exception:
+                log.exception("%s: resolving bound node %#x failed", device_id, node_id)
+                found = []
+            if not found or node.transport is None:
+                log.info("%s: bound node %#x not found on fabric %d", device_id, node_id, fabric_index)
+                continue
+            host, port = found[0]
+            if len(node.transport.address) == 4 and ":" not in host:
+                host = f"::ffff:{host}"   # an IPv4 node from the dual-stack socket
+            node.transport.execute(node.core.invoke_remote(fabric_index, node_id, (host, port), commands,
+                                                           node.transport.now_ms()))
+            log.info("%s: %d bound command(s) sent to node %#x at %s", device_id, len(commands), node_id, host)
 
     def link_counts(self) -> dict[str, dict[str, int]]:
         """Per node: datagrams each way, drops, delays and MRP retransmissions its link saw."""
