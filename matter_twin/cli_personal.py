@@ -129,8 +129,15 @@ def run(agent: str = typer.Option(..., help="reference | null | stuffer | copier
         limit: int | None = typer.Option(None, min=1, help="At most this many tasks per category."),
         max_unusable: float = typer.Option(0.2, "--max-unusable", min=0.0, max=1.0, help="Fail the run (exit 1) "
                                            "when more than this share of an LLM agent's replies could not be "
-                                           "used (no step could be parsed).")):
-    """Run an agent on the personalised tasks and print the paper's figures per category.
+                                           "used (no step could be parsed)."),
+        tools: bool = typer.Option(True, "--tools/--no-tools", help="With-Tools (default), or the paper's "
+                                   "No-Tools sole reasoning: the household's members and memory in the prompt, "
+                                   "finish the only tool."),
+        anonymised: bool = typer.Option(False, "--anonymised", help="Ask the ID-based questions (member ids "
+                                        "for names) instead of the personalised ones.")):
+    """Run an agent on the personalised tasks and print the paper's figures per category (the
+    reactive ones per difficulty, and the tool-usage error taxonomy). `--no-tools` and
+    `--anonymised` select the paper's settings; use one run directory per setting.
 
     As with `twin bench run`: an LLM API that cannot be reached or refuses the key stops the run
     with one line (exit 2), and the tasks it stopped are not recorded, so a rerun retries them.
@@ -148,7 +155,7 @@ def run(agent: str = typer.Option(..., help="reference | null | stuffer | copier
     items = select_tasks(load_tasks, tasks, category, CATEGORIES, limit)
     try:
         make_agent(agent, items[0] if items else PersonalTask(id="-", category="IG", household="-", at="-",
-                                                               question="-"), base_url, api_key, mode)
+                                                               question="-"), base_url, api_key, mode, tools)
     except ValueError as exc:
         raise CliError(str(exc)) from None
     scorer = None
@@ -158,8 +165,8 @@ def run(agent: str = typer.Option(..., help="reference | null | stuffer | copier
         scorer = PersonalJudge(judge[len("openai:"):], base_url=base_url or os.environ.get("OPENAI_BASE_URL"),
                                api_key=api_key or os.environ.get("OPENAI_API_KEY"))
     try:
-        new = run_all(items, lambda t: make_agent(agent, t, base_url, api_key, mode), out, tasks.parent, scorer,
-                      max_steps, progress=True)
+        new = run_all(items, lambda t: make_agent(agent, t, base_url, api_key, mode, tools), out, tasks.parent,
+                      scorer, max_steps, progress=True, tools=tools, anonymise=anonymised)
     except UserFileError as exc:   # a household file that does not load
         raise CliError(str(exc)) from None
     except ModelAPIError as exc:   # the tasks it stopped are not recorded: a rerun retries them

@@ -81,13 +81,52 @@ JSON_PROTOCOL = """- Every reply is exactly one JSON object and nothing else:
   {"thought": "...", "action": "<tool name>", "action_input": "<the arguments as a JSON string>"}"""
 
 
-def agent_tools() -> list[dict[str, Any]]:
-    return TOOL_SCHEMAS + SCHEMAS
+SOLE_PROMPT = """You are the assistant of a smart home and of the people who live in it. You answer \
+questions about the household and plan for its members from what you are given: the household's \
+members and its memory (what happened, in time order) come with the question. You have no tools \
+to look anything up; call "finish" once with the answer. Answers are exact and short: a name, a \
+time "HH:MM", a number with its unit, an option letter, or the JSON the question asks for. A \
+question that starts "Suppose ..." asks about that hypothetical: reason as if it had happened.
+{protocol}
+
+TOOLS
+{tools}"""
 
 
-def prompt(mode: str) -> str:
+def agent_tools(tools: bool = True) -> list[dict[str, Any]]:
+    """The tools an agent is shown: SimuHome's and the household tools, or (sole reasoning) finish."""
+    schemas = TOOL_SCHEMAS + SCHEMAS
+    return schemas if tools else [s for s in schemas if s["function"]["name"] == "finish"]
+
+
+def prompt(mode: str, tools: bool = True) -> str:
     protocol = JSON_PROTOCOL if mode == "json" else "- Call tools through function calls."
-    return PROMPT.format(protocol=protocol, tools=tool_list(agent_tools()))
+    return (PROMPT if tools else SOLE_PROMPT).format(protocol=protocol, tools=tool_list(agent_tools(tools)))
+
+
+# ---- the paper's settings: with or without tools, personalised or anonymised ---------------------
+def sole_context(household: Household) -> str:
+    """Everything the tools would give, written out for sole reasoning (No-Tools): the members,
+    and the memory up to now, one record a line."""
+    lines = [f"{r['time']} {r['text']}" for r in household.memory]
+    return (f"Household members:\n{json.dumps(household.members(), ensure_ascii=False)}\n\n"
+            f"Household memory ({len(lines)} records):\n" + "\n".join(lines))
+
+
+def anonymised(question: str, household: Household) -> str:
+    """The ID-based question of the paper: each member's name replaced by their member id."""
+    for rid, person in sorted(household.residents.items(), key=lambda kv: -len(kv[1].name)):
+        question = re.sub(rf"\b{re.escape(person.name)}\b", rid, question)
+    return question
+
+
+def named(answer: str | None, household: Household) -> str | None:
+    """An answer to an ID-based question read back: member ids as the members' names."""
+    if answer is None:
+        return None
+    for rid, person in household.residents.items():
+        answer = re.sub(rf"\b{re.escape(rid)}\b", person.name, answer)
+    return answer
 
 
 # ---- agents ----------------------------------------------------------------------------------
@@ -192,8 +231,9 @@ BOUNDS = {"null": ("IG", "CF", "MC", "FR", "PG"), "stuffer": ("IG", "CF", "MC", 
 
 
 def make_agent(spec: str, task: PersonalTask, base_url: str | None = None, api_key: str | None = None,
-               mode: str = "json") -> Any:
-    """`reference`, a bound (`null`, `stuffer`, `copier`) or `openai:MODEL` (as `twin bench run`)."""
+               mode: str = "json", tools: bool = True) -> Any:
+    """`reference`, a bound (`null`, `stuffer`, `copier`) or `openai:MODEL` (as `twin bench run`;
+    `tools=False`: shown finish only, for sole reasoning)."""
     if spec == "reference":
         return ReferenceAgent(task)
     if spec == "null":
@@ -204,8 +244,8 @@ def make_agent(spec: str, task: PersonalTask, base_url: str | None = None, api_k
         return Copier()
     if spec.startswith("openai:") and len(spec) > len("openai:"):
         return ReActAgent(spec[len("openai:"):], mode=mode, base_url=base_url or os.environ.get("OPENAI_BASE_URL"),
-                          api_key=api_key or os.environ.get("OPENAI_API_KEY"), tools=agent_tools(),
-                          prompt=prompt(mode))
+                          api_key=api_key or os.environ.get("OPENAI_API_KEY"), tools=agent_tools(tools),
+                          prompt=prompt(mode, tools))
     raise ValueError(f"unknown agent {spec!r}; accepted: reference, null, stuffer, copier, openai:MODEL")
 
 
@@ -365,28 +405,38 @@ def lived(task: PersonalTask, base: Path) -> Household:
 
 
 def run_task(task: PersonalTask, agent: Any, base: Path, judge: PersonalJudge | None = None,
-             max_steps: int = MAX_STEPS, household: Household | None = None, decided: bool = False) -> dict[str, Any]:
+             max_steps: int = MAX_STEPS, household: Household | None = None, decided: bool = False,
+             tools: bool = True, anonymise: bool = False) -> dict[str, Any]:
     """One task; `household` (already lived to the task's time) is forked instead of living it again.
-    `decided`: only success matters (validation), so a plan already invalid is not run on."""
+    `decided`: only success matters (validation), so a plan already invalid is not run on.
+    The paper's settings: `tools=False` (sole reasoning) puts the household's members and memory
+    in the query; `anonymise` asks the ID-based question (member ids for names), and reads the
+    ids in the answer back as names."""
     household = household.fork() if household is not None else lived(task, base)
     session = Session(tools=household_tools(household))
-    output = agent.run(task.question, household.backend, session, max_steps)
+    question = anonymised(task.question, household) if anonymise else task.question
+    query = question if tools else f"{sole_context(household)}\n\nQuestion: {question}"
+    output = agent.run(query, household.backend, session, max_steps)
+    answer = named(session.answer, household) if anonymise else session.answer
     result = {"task_id": task.id, "category": task.category, "difficulty": task.difficulty,
+              "setting": {"tools": tools, "anonymised": anonymise},
               "agent": agent.name, "answer": session.answer, "tool_calls": len(session.history),
               **({"error": output.error} if output.error else {}),
               **({"replies": output.replies, "unusable_replies": output.unusable_replies}
                  if output.replies is not None else {}),
               "tool_errors": tool_errors(session.history, output.unusable_replies, session.answer)}
-    return {**result, **score(task, session.answer, household, judge, decided)}
+    return {**result, **score(task, answer, household, judge, decided)}
 
 
 def run(tasks: list[PersonalTask], agent_factory: Callable[[PersonalTask], Any], out: Path, base: Path,
-        judge: PersonalJudge | None = None, max_steps: int = MAX_STEPS, progress: bool = False) -> list[dict[str, Any]]:
+        judge: PersonalJudge | None = None, max_steps: int = MAX_STEPS, progress: bool = False,
+        tools: bool = True, anonymise: bool = False) -> list[dict[str, Any]]:
     """Run the tasks not yet in `out` through the one runner (scenarios/runner.py): results to
     `out`/results.jsonl (each keyed by "episode_id", the task id), resumable; a task in which no reply
     of the model could be used is not recorded, so a rerun retries it. Returns the new records."""
     def run_item(task: PersonalTask) -> dict[str, Any]:
-        return {"episode_id": task.id, **run_task(task, agent_factory(task), base, judge, max_steps)}
+        return {"episode_id": task.id, **run_task(task, agent_factory(task), base, judge, max_steps,
+                                                  tools=tools, anonymise=anonymise)}
     # One worker: the tasks' households are simulated in process, and the judge keeps no lock.
     return run_items(tasks, None, None, out, workers=1, progress=progress, run_item=run_item)
 

@@ -29,6 +29,7 @@ from scenarios.personal.evaluate import (
     household_sample,
     lived,
     make_agent,
+    named,
     run,
     run_task,
     score_plan,
@@ -398,6 +399,31 @@ def test_tool_usage_errors_are_counted_by_the_papers_taxonomy(small):
                                      "EXECUTION_ERROR": 1, "UPSTREAM_FORMAT_ERROR": 1, "EMPTY_OUTPUT": 1}
     summary = summarize([{**result, "success": False}])
     assert summary["tool_errors"] == {"IG": {k: 1.0 for k in result["tool_errors"]}}
+
+
+def test_the_papers_settings_no_tools_and_anonymised(small):
+    base, tasks = small
+    ig = next(t for t in tasks if t.category == "IG")
+    household = lived(ig, base)
+    member = household.members()[0]
+    rid, name = member["id"], member["name"]
+    task = ig.model_copy(update={"template": "age", "difficulty": "easy", "question": f"How old is {name}?",
+                                 "params": {"resident": rid, "name": name}, "answer": str(member["age"])})
+    finish = json.dumps({"thought": "-", "action": "finish", "action_input": json.dumps({"answer": task.answer})})
+    with OpenAIStub([finish, finish]) as stub:
+        sole = run_task(task, make_agent("openai:stub", task, base_url=stub.base_url, api_key="test", tools=False),
+                        base, household=household, tools=False)
+        anon = run_task(task, make_agent("openai:stub", task, base_url=stub.base_url, api_key="test"), base,
+                        household=household, anonymise=True)
+        system, query = (m["content"] for m in stub.requests[0]["messages"])
+        asked = stub.requests[1]["messages"][1]["content"]
+    # No-Tools: the members and the memory in the query, finish the only tool shown.
+    assert "search_household_memory" not in system and "- finish(" in system
+    assert household.memory[-1]["text"] in query and query.endswith(f"Question: {task.question}")
+    assert sole["success"] and sole["setting"] == {"tools": False, "anonymised": False}
+    # Anonymised: the ID-based question; an answer naming a member by id is read as the name.
+    assert name not in asked and rid in asked and anon["setting"]["anonymised"] and anon["success"]
+    assert named(rid, household) == name and exact_match(named(f"It was {rid}.", household), name)
 
 
 def test_the_judges_decide_only_what_no_rule_can(small):
