@@ -15,7 +15,7 @@ from matter_twin.cli_simuhome import unusable_summary
 from matter_twin.console import CliError, one_line, progress_bar, select_tasks
 from matter_twin.extras import require_for_model
 from scenarios.model_api import ModelAPIError
-from scenarios.personal.evaluate import PersonalJudge, make_agent, summarize
+from scenarios.personal.evaluate import PersonalJudge, make_agent, summarize, win_rates
 from scenarios.personal.evaluate import run as run_all
 from scenarios.personal.evaluate import validate as check
 from scenarios.personal.households import DAYS, write_gzip, write_pack
@@ -185,3 +185,41 @@ def run(agent: str = typer.Option(..., help="reference | null | stuffer | copier
     typer.echo(f"{sum(bool(r['success']) for r in results)}/{len(results)} tasks succeeded; "
                f"results in {out / 'results.jsonl'}")
     unusable_summary(new, max_unusable)
+
+
+@personal_app.command()
+def compare(runs: list[Path] = typer.Option(..., "--run", help="A run directory of `twin bench personal run` "
+                                           "(repeat: two or more)."),
+            judge: str = typer.Option(..., help="openai:MODEL: the relative role-play judge."),
+            tasks: Path = typer.Option(DEFAULT_TASKS, help="Tasks JSONL the runs ran."),
+            base_url: str | None = typer.Option(None, envvar="OPENAI_BASE_URL", help="OpenAI-compatible API base URL."),
+            api_key: str | None = typer.Option(None, envvar="OPENAI_API_KEY", help="API key.")):
+    """The paper's relative role-play judge: for each plan-generation task every run answered, the
+    judge ranks the runs' plans; prints each run's win rate (the share of tasks it ranked first).
+
+    Example:
+
+        twin bench personal compare --run runs/personal-mini --run runs/personal-4o --judge openai:gpt-4o
+    """
+    require_for_model(judge, f"--judge {judge}")
+    if not judge.startswith("openai:") or judge == "openai:":
+        raise CliError(f"unknown judge {judge!r}; accepted: openai:MODEL")
+    if len(runs) < 2:
+        raise CliError("compare needs two or more --run directories")
+    found = {}
+    for run_dir in runs:
+        if not (run_dir / "results.jsonl").is_file():
+            raise CliError(f"{run_dir}: no results.jsonl (not a run directory)")
+        found[str(run_dir)] = load_results(run_dir)
+    items = select_tasks(load_tasks, tasks, ["PG"], CATEGORIES, None)
+    scorer = PersonalJudge(judge[len("openai:"):], base_url=base_url or os.environ.get("OPENAI_BASE_URL"),
+                           api_key=api_key or os.environ.get("OPENAI_API_KEY"))
+    try:
+        rates = win_rates(items, found, tasks.parent, scorer)
+    except UserFileError as exc:
+        raise CliError(str(exc)) from None
+    except ModelAPIError as exc:
+        raise CliError(str(exc)) from None
+    for name, rate in rates["win_rate"].items():
+        typer.echo(f"{name}: win rate {rate}")
+    typer.echo(f"{rates['tasks']} plan tasks ranked, {rates['undecided']} undecided")

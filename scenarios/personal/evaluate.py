@@ -273,6 +273,25 @@ class PersonalJudge:
                          f"Question: {question}\nReference answer: {truth}\nAnswer: {answer}")
         return text.upper().startswith("YES")
 
+    def rank(self, members: list[dict[str, Any]], situation: str, plans: list[str]) -> list[int] | None:
+        """The paper's relative role-play judge: the plans ranked best first, as indices into
+        `plans` (shown as Plan A, B, ...); None if the reply is not a ranking of all of them."""
+        letters = [chr(ord("A") + i) for i in range(len(plans))]
+        shown = "\n\n".join(f"Plan {letter}:\n{plan}" for letter, plan in zip(letters, plans, strict=True))
+        text = self._ask(
+            "You play each member of a household in turn, then the household as a whole, and rank an "
+            "assistant's candidate plans from the one you would be most satisfied with to the least. Reply "
+            "with JSON only: {\"ranking\": [\"<plan letter>\", ...]} naming every plan once.",
+            f"Household members:\n{json.dumps(members, ensure_ascii=False)}\n\nSituation: {situation}\n\n{shown}")
+        match = re.search(r"\{.*\}", text, re.DOTALL)
+        try:
+            ranking = [str(x).strip().upper() for x in json.loads(match.group(0))["ranking"]] if match else None
+        except (TypeError, KeyError, json.JSONDecodeError):
+            return None
+        if ranking is None or sorted(ranking) != letters:
+            return None
+        return [letters.index(x) for x in ranking]
+
     def role_play(self, members: list[dict[str, Any]], situation: str, plan: str) -> dict[str, Any]:
         """{"overall": 1-5, "members": {id: 1-5}}; a reply that is not that JSON scores None."""
         text = self._ask(
@@ -479,6 +498,32 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
                           **{c: mean([float(r["success"]) for r in rows if r["category"] == c])
                              for c in ("IG", "CF", "MC") if any(r["category"] == c for r in rows)}}
     return out
+
+
+# ---- the relative role-play judge: plans of several runs, ranked -----------------------------------
+def win_rates(tasks: list[PersonalTask], runs: dict[str, list[dict[str, Any]]], base: Path,
+              judge: PersonalJudge) -> dict[str, Any]:
+    """The PG tasks every run answered: the judge ranks the runs' plans (in a seeded order per
+    task, so no run always comes first); a run's win rate is the share it ranked first. A reply
+    that ranks no plan leaves the task undecided."""
+    answers = {name: {r["episode_id"]: r.get("answer") or "" for r in results} for name, results in runs.items()}
+    names = list(runs)
+    wins = dict.fromkeys(names, 0)
+    decided = undecided = 0
+    for task in tasks:
+        if task.category != "PG" or not all(task.id in answers[n] for n in names):
+            continue
+        order = list(names)
+        random.Random(f"rpj/{task.id}").shuffle(order)
+        members = Household.from_spec(load_spec(base, task.household), source=task.household).members()
+        ranking = judge.rank(members, task.question, [answers[n][task.id] for n in order])
+        if ranking is None:
+            undecided += 1
+            continue
+        decided += 1
+        wins[order[ranking[0]]] += 1
+    return {"tasks": decided, "undecided": undecided,
+            "win_rate": {n: round(wins[n] / decided, 3) if decided else None for n in names}}
 
 
 # ---- validating the set -------------------------------------------------------------------------

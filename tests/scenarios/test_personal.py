@@ -4,6 +4,7 @@ rule ground truth (counterfactuals by fork and replay), scoring, agents and the 
 from __future__ import annotations
 
 import json
+import random
 import subprocess
 import sys
 from collections import Counter
@@ -35,6 +36,7 @@ from scenarios.personal.evaluate import (
     score_plan,
     summarize,
     validate,
+    win_rates,
 )
 from scenarios.personal.household import Household
 from scenarios.personal.households import (
@@ -426,6 +428,21 @@ def test_the_papers_settings_no_tools_and_anonymised(small):
     assert named(rid, household) == name and exact_match(named(f"It was {rid}.", household), name)
 
 
+def test_the_relative_role_play_judge_gives_win_rates(small):
+    base, tasks = small
+    pg = [t for t in tasks if t.category == "PG"]
+    runs = {"one": [{"episode_id": t.id, "answer": "[]"} for t in pg],
+            "two": [{"episode_id": t.id, "answer": '[{"tool": "finish"}]'} for t in pg]}
+    with OpenAIStub(['{"ranking": ["B", "A"]}', "not json"]) as stub:
+        judge = PersonalJudge("stub", client=openai.OpenAI(base_url=stub.base_url, api_key="test"))
+        rates = win_rates(tasks, runs, base, judge)
+        shown = stub.requests[0]["messages"][1]["content"]
+    order = list(runs)
+    random.Random(f"rpj/{pg[0].id}").shuffle(order)   # the order the first task's plans were shown in
+    assert len(pg) == 2 and rates == {"tasks": 1, "undecided": 1, "win_rate": {order[1]: 1.0, order[0]: 0.0}}
+    assert "Plan A:" in shown and "Plan B:" in shown and pg[0].question in shown
+
+
 def test_the_judges_decide_only_what_no_rule_can(small):
     base, tasks = small
     ig = next(t for t in tasks if t.category == "IG")
@@ -530,6 +547,7 @@ def test_cli_runs_an_agent_and_prints_the_figures(tmp_path):
     (("run", "--agent", "oracle"), "unknown agent 'oracle'"),
     (("run", "--agent", "null", "--category", "QT1"), "unknown category QT1"),
     (("run", "--agent", "null", "--judge", "rule"), "unknown judge 'rule'"),
+    (("compare", "--run", "a", "--judge", "openai:m"), "compare needs two or more --run directories"),
     (("validate", "--tasks", "missing.jsonl"), "missing.jsonl: (file): cannot read"),
     (("run", "--agent", "null", "--tasks", "TASKS"), "gone.yaml: (file): cannot read"),
 ])
