@@ -347,6 +347,13 @@ def test_judge_agreement_measures_labelled_replies_per_category_and_split(tasks,
     assert result.exit_code == 0, result.output
     assert "### dev (2 answers)" in result.output and "### heldout (2 answers)" in result.output
     assert "| TC3 | 1 | 1/1 (100 %) |" in result.output and "| TC7 | 1 | 1/1 (100 %) |" in result.output
+    from tests.openai_stub import OpenAIStub
+    with OpenAIStub(["A"] * 6 + ["B"] * 6) as stub:   # an LLM judge beside the rule judge, three votes a row
+        both = CliRunner().invoke(smh_app, ["judge-agreement", "--labels", str(labels), "--judge", "openai:m",
+                                            "--base-url", stub.base_url, "--api-key", "k"])
+    assert both.exit_code == 0, (both.output, both.exception)
+    assert len(stub.requests) == 12 and "| TC7 | 1 | 1/1 (100 %) | 1/1 (100 %) |" in both.output   # dev: A
+    assert "| TC3 | 1 | 1/1 (100 %) | 1/1 (100 %) |" in both.output   # held-out TC3 fail row: B
     labels.write_text('{"task_id": "tc7-status-001", "label": "maybe", "answer": "yes"}\n')
     with pytest.raises(ValueError, match=r"labels.jsonl:1: needs task_id and a label in pass, fail$"):
         load_labels(labels)
