@@ -134,7 +134,9 @@ def run(agent: str = typer.Option(..., help="reference | null | stuffer | copier
                                    "No-Tools sole reasoning: the household's members and memory in the prompt, "
                                    "finish the only tool."),
         anonymised: bool = typer.Option(False, "--anonymised", help="Ask the ID-based questions (member ids "
-                                        "for names) instead of the personalised ones.")):
+                                        "for names) instead of the personalised ones."),
+        reflect: bool = typer.Option(False, "--reflect", help="Reflection: a failed task is tried once more, "
+                                     "with the first answer and the judge's verdict on it.")):
     """Run an agent on the personalised tasks and print the paper's figures per category (the
     reactive ones per difficulty, and the tool-usage error taxonomy). `--no-tools` and
     `--anonymised` select the paper's settings; use one run directory per setting.
@@ -166,7 +168,7 @@ def run(agent: str = typer.Option(..., help="reference | null | stuffer | copier
                                api_key=api_key or os.environ.get("OPENAI_API_KEY"))
     try:
         new = run_all(items, lambda t: make_agent(agent, t, base_url, api_key, mode, tools), out, tasks.parent,
-                      scorer, max_steps, progress=True, tools=tools, anonymise=anonymised)
+                      scorer, max_steps, progress=True, tools=tools, anonymise=anonymised, reflect=reflect)
     except UserFileError as exc:   # a household file that does not load
         raise CliError(str(exc)) from None
     except ModelAPIError as exc:   # the tasks it stopped are not recorded: a rerun retries them

@@ -425,15 +425,26 @@ def lived(task: PersonalTask, base: Path) -> Household:
 
 def run_task(task: PersonalTask, agent: Any, base: Path, judge: PersonalJudge | None = None,
              max_steps: int = MAX_STEPS, household: Household | None = None, decided: bool = False,
-             tools: bool = True, anonymise: bool = False) -> dict[str, Any]:
+             tools: bool = True, anonymise: bool = False, reflect: bool = False, extra: str = "") -> dict[str, Any]:
     """One task; `household` (already lived to the task's time) is forked instead of living it again.
     `decided`: only success matters (validation), so a plan already invalid is not run on.
     The paper's settings: `tools=False` (sole reasoning) puts the household's members and memory
     in the query; `anonymise` asks the ID-based question (member ids for names), and reads the
-    ids in the answer back as names."""
+    ids in the answer back as names. `reflect`: a failed attempt is tried once more from the same
+    start, the question followed by the first answer and the judge's verdict on it (`extra`)."""
+    if reflect:   # both attempts start from the same lived household
+        household = household if household is not None else lived(task, base)
+        first = run_task(task, agent, base, judge, max_steps, household, decided, tools, anonymise)
+        if first["success"]:
+            return {**first, "reflection": {"first_success": True}}
+        feedback = (f"\n\nYour previous answer was:\n{first.get('answer') or '(none)'}\nThe judge found it "
+                    f"wrong ({feedback_of(first)}). Think again and answer anew.")
+        again = run_task(task, agent, base, judge, max_steps, household, decided, tools, anonymise,
+                         extra=feedback)
+        return {**again, "reflection": {"first_success": False, "first_answer": first.get("answer")}}
     household = household.fork() if household is not None else lived(task, base)
     session = Session(tools=household_tools(household))
-    question = anonymised(task.question, household) if anonymise else task.question
+    question = (anonymised(task.question, household) if anonymise else task.question) + extra
     query = question if tools else f"{sole_context(household)}\n\nQuestion: {question}"
     output = agent.run(query, household.backend, session, max_steps)
     answer = named(session.answer, household) if anonymise else session.answer
@@ -447,15 +458,21 @@ def run_task(task: PersonalTask, agent: Any, base: Path, judge: PersonalJudge | 
     return {**result, **score(task, answer, household, judge, decided)}
 
 
+def feedback_of(result: dict[str, Any]) -> str:
+    """The judge's verdict on an attempt, in words (the scores it gave)."""
+    shown = {k: result[k] for k in ("exact", "choice", "ap1", "ap3", "validity", "preference") if k in result}
+    return ", ".join(f"{k} {v}" for k, v in shown.items()) or "not the answer"
+
+
 def run(tasks: list[PersonalTask], agent_factory: Callable[[PersonalTask], Any], out: Path, base: Path,
         judge: PersonalJudge | None = None, max_steps: int = MAX_STEPS, progress: bool = False,
-        tools: bool = True, anonymise: bool = False) -> list[dict[str, Any]]:
+        tools: bool = True, anonymise: bool = False, reflect: bool = False) -> list[dict[str, Any]]:
     """Run the tasks not yet in `out` through the one runner (scenarios/runner.py): results to
     `out`/results.jsonl (each keyed by "episode_id", the task id), resumable; a task in which no reply
     of the model could be used is not recorded, so a rerun retries it. Returns the new records."""
     def run_item(task: PersonalTask) -> dict[str, Any]:
         return {"episode_id": task.id, **run_task(task, agent_factory(task), base, judge, max_steps,
-                                                  tools=tools, anonymise=anonymise)}
+                                                  tools=tools, anonymise=anonymise, reflect=reflect)}
     # One worker: the tasks' households are simulated in process, and the judge keeps no lock.
     return run_items(tasks, None, None, out, workers=1, progress=progress, run_item=run_item)
 
@@ -485,6 +502,11 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
         out["PG"] = {"n": len(by["PG"]), "validity": mean([r["validity"] for r in by["PG"]]),
                      "preference": mean([r["preference"] for r in by["PG"]]),
                      **({"rpj_abs": mean(rpj)} if rpj else {})}
+    # Reflection: the share solved at the first attempt, beside the final accuracy.
+    first = {cat: mean([float(r["reflection"]["first_success"]) for r in rows])
+             for cat, rows in by.items() if all("reflection" in r for r in rows)}
+    if first:
+        out["first_attempt"] = first
     # The tool-usage error taxonomy: each type's mean count per task, by category (Fig. 8).
     errors = {cat: {kind: mean([float(r["tool_errors"][kind]) for r in rows]) for kind in ERROR_TYPES}
               for cat, rows in by.items() if all("tool_errors" in r for r in rows)}

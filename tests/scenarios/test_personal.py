@@ -428,6 +428,21 @@ def test_the_papers_settings_no_tools_and_anonymised(small):
     assert named(rid, household) == name and exact_match(named(f"It was {rid}.", household), name)
 
 
+def test_reflection_retries_a_failed_task_with_the_judges_verdict(small):
+    base, tasks = small
+    task = next(t for t in tasks if t.category == "IG")
+
+    def finish(answer: str) -> str:
+        return json.dumps({"thought": "-", "action": "finish", "action_input": json.dumps({"answer": answer})})
+    with OpenAIStub([finish("Nobody at all"), finish(task.answer)]) as stub:
+        result = run_task(task, make_agent("openai:stub", task, base_url=stub.base_url, api_key="test"), base,
+                          reflect=True)
+        again = stub.requests[1]["messages"][1]["content"]
+    assert result["success"] and result["reflection"] == {"first_success": False, "first_answer": "Nobody at all"}
+    assert again.startswith(task.question) and "Nobody at all" in again and "exact False" in again
+    assert summarize([result])["first_attempt"] == {"IG": 0.0}
+
+
 def test_the_relative_role_play_judge_gives_win_rates(small):
     base, tasks = small
     pg = [t for t in tasks if t.category == "PG"]
