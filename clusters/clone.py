@@ -468,7 +468,13 @@ def _options(cls: type[ClusterServer], shape: ClusterShape) -> dict[str, Any]:
 
 
 def _modes(cls: type[ClusterServer], raw: Any) -> list[dict[str, Any]]:
-    ours = {m.mode: m.cycle for m in getattr(cls, "default_modes", ())}
+    # Our cycles come from the mode table of ours the product's (mode, label) pairs fit best: a
+    # dryer's Laundry Washer Mode modes take the dryer's cycles, not a washer's.
+    entries = [e for e in raw if isinstance(e, dict)] if isinstance(raw, list) else []
+    tables = [getattr(cls, "default_modes", ()), *getattr(cls, "other_modes", ())]
+    table = max(tables, key=lambda t: sum((e.get("1"), e.get("0")) in {(m.mode, m.label) for m in t}
+                                          for e in entries))
+    ours = {m.mode: m.cycle for m in table}
     out = []
     for entry in raw if isinstance(raw, list) else []:
         if not isinstance(entry, dict):

@@ -261,6 +261,15 @@ class DishwasherModeServer(ModeBaseServer):
     )
 
 
+#: Modes for a laundry dryer, which uses the Laundry Washer Mode cluster (see below).
+DRYER_MODES = (
+    ModeOption("Normal", 0, (_LW.kNormal,), (("drying", 3000), ("cool down", 600))),
+    ModeOption("Delicate", 1, (_LW.kDelicate, _LW.kLowEnergy), (("drying", 2400), ("cool down", 600))),
+    ModeOption("Heavy", 2, (_LW.kHeavy,), (("drying", 4200), ("cool down", 600))),
+    ModeOption("Quick", 3, (_LW.kQuick,), (("drying", 1500), ("cool down", 300))),
+)
+
+
 class LaundryWasherModeServer(ModeBaseServer):
     """Laundry Washer Mode. Matter has no Laundry Dryer Mode cluster: a laundry dryer uses this
     same cluster (0x51) with dryer modes, e.g. `LaundryWasherModeServer(modes=DRYER_MODES)`."""
@@ -273,15 +282,7 @@ class LaundryWasherModeServer(ModeBaseServer):
         ModeOption("Whites", 3, (_LW.kWhites,), (("wash", 2400), ("rinse", 900), ("spin", 600))),
         ModeOption("Quick", 4, (_LW.kQuick,), (("wash", 900), ("rinse", 300), ("spin", 300))),
     )
-
-
-#: Modes for a laundry dryer, which uses the Laundry Washer Mode cluster (see above).
-DRYER_MODES = (
-    ModeOption("Normal", 0, (_LW.kNormal,), (("drying", 3000), ("cool down", 600))),
-    ModeOption("Delicate", 1, (_LW.kDelicate, _LW.kLowEnergy), (("drying", 2400), ("cool down", 600))),
-    ModeOption("Heavy", 2, (_LW.kHeavy,), (("drying", 4200), ("cool down", 600))),
-    ModeOption("Quick", 3, (_LW.kQuick,), (("drying", 1500), ("cool down", 300))),
-)
+    other_modes = (DRYER_MODES,)   # what a clone's modes may fit instead (see clusters.clone)
 
 
 class RefrigeratorAndTemperatureControlledCabinetModeServer(ModeBaseServer):
