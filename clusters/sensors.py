@@ -30,8 +30,20 @@ class BooleanStateServer(ClusterServer):
     #: Set by the home on a contact sensor mounted on a lock's door (twin/sensors.py).
     on_door = False
 
+    def __init__(self, **initial: Any):
+        super().__init__(**initial)
+        #: A scenario's (or a hand's) detection holds StateValue until cleared, whatever the room
+        #: reads (a freeze detector otherwise follows its room's temperature).
+        self.held = False
+
     def defaults(self) -> dict[str, Any]:
         return {"StateValue": False}
+
+    def private_state(self) -> dict[str, Any]:
+        return {"held": self.held}
+
+    def load_private_state(self, state: dict[str, Any]) -> None:
+        self.held = state.get("held", False)
 
     def set_state(self, value: bool) -> None:
         """The sensed state changed: StateValue and the StateChange event."""

@@ -115,7 +115,9 @@ def read_room(home: Any, device: Any, room_id: str) -> None:
         pm10 = room.pm10
         alarm.sense_smoke(2 if pm10 >= critical else 1 if pm10 >= warning else 0)
     if boolean_kind(device) == "freeze":
-        endpoint.server(Clusters.BooleanState).set_state(room.temperature < FREEZE_C)
+        state = endpoint.server(Clusters.BooleanState)
+        if not state.held:
+            state.set_state(room.temperature < FREEZE_C)
 
 
 def refresh_room(home: Any, room_id: str) -> None:
@@ -158,8 +160,12 @@ def apply_event(home: Any, device_id: str, event: str, value: Any = None) -> Non
             if event in ("open", "close") and kind != "contact":
                 raise ValueError(f"{device_id} is a {kind} sensor: use detect / clear")
             # a contact sensor's StateValue TRUE is "closed"; the others' TRUE is "detected"
-            servers[Clusters.BooleanState.id].set_state(event in ("close", "detect") if kind == "contact"
-                                                         else event == "detect")
+            state = servers[Clusters.BooleanState.id]
+            state.set_state(event in ("close", "detect") if kind == "contact" else event == "detect")
+            if kind == "freeze":   # a detection holds until cleared; then the room is read again
+                state.held = event == "detect"
+                if not state.held:
+                    refresh_room(home, home.room_of(device_id))
         elif event in ("smoke", "co") and isinstance(servers.get(Clusters.SmokeCoAlarm.id), SmokeCoAlarmServer):
             level = _level(value)
             alarm = servers[Clusters.SmokeCoAlarm.id]

@@ -153,3 +153,21 @@ def test_fork_and_restore_continue_like_the_original():
         h.set_presence("ann", None)
         h.advance(900)
     assert dumps(home) == dumps(fork) == dumps(restored)
+
+
+def test_a_freeze_detection_holds_until_cleared_then_the_room_is_read_again():
+    """A hand's or scenario's freeze holds whatever the (warm) room reads, as a smoke incident does;
+    before, the next time the room changed (a device, a presence) the detector read 21 °C and cleared."""
+    home = house()
+    home.add_device("frost", "water_freeze_detector", "living")
+    home._settle()
+    home.device_event("frost", "detect")
+    home.device("purifier").invoke("OnOff", "On")   # the room changes: its sensors read it again
+    home.set_presence("ann", "living")
+    home.advance(60)
+    assert home.device("frost").read("BooleanState", "StateValue") is True
+    restored = Home.restore(json.loads(dumps(home)))
+    restored.set_presence("bob", "living")
+    assert restored.device("frost").read("BooleanState", "StateValue") is True
+    home.device_event("frost", "clear")
+    assert home.device("frost").read("BooleanState", "StateValue") is False
