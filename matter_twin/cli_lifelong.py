@@ -1,7 +1,6 @@
 """`twin bench lifelong`: the lifelong suite's one verb (DomusMind runs and their report)."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import typer
@@ -9,7 +8,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from matter_twin.console import CliError, one_line
 from matter_twin.extras import missing, require, require_for_model
-from matter_twin.sandbox import SERVER_URL, matter_sandbox, missing_requirements, python_command
+from matter_twin.sandbox import rerun_over_matter
 from scenarios.lifelong import PRESETS, scenario_named
 from scenarios.lifelong.config import SEVERITIES, with_severity
 from scenarios.lifelong.environment import lifelong_home
@@ -116,20 +115,12 @@ def lifelong(scenario: list[str] = typer.Option(["pref-r", "tool-r", "mixed-r"],
     if over_matter:
         require("matter-server", "--over-matter")
         if matter_server is None:   # run this very command again inside a namespace with its own server
-            problem = missing_requirements()
-            if problem is not None:
-                raise CliError(f"--over-matter {problem}; or pass --matter-server URL from inside a "
-                               "network namespace that has one")
             args = ["bench", "lifelong", *[a for x in scenario for a in ("--scenario", x)],
                     *[a for x in policy for a in ("--policy", x)], "--seeds", str(seeds), "--tau", str(tau),
                     "--frontier" if frontier else "--no-frontier", "--out", str(out),
                     *(["--home", str(home)] if home is not None else []), *(["--sweep", sweep] if sweep else []),
-                    "--max-unusable", str(max_unusable), "--over-matter", "--matter-server", SERVER_URL]
-            env = dict(os.environ, **{k: v for k, v in (("OPENAI_BASE_URL", base_url),
-                                                        ("OPENAI_API_KEY", api_key)) if v})
-            with matter_sandbox("lifelong") as sandbox:
-                code = sandbox.run(python_command(*args), env)
-            raise typer.Exit(code)
+                    "--max-unusable", str(max_unusable)]
+            raise typer.Exit(rerun_over_matter("lifelong", args, base_url, api_key))
         serving = MatterServing(matter_server)
     try:
         if serving is not None:

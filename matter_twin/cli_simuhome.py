@@ -6,7 +6,6 @@ their own word, at `twin bench` itself: `twin bench run` is `twin bench simuhome
 from __future__ import annotations
 
 import json
-import os
 import time
 from pathlib import Path
 
@@ -15,7 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from matter_twin.console import CliError, by_category, one_line
 from matter_twin.extras import require, require_for_model
-from matter_twin.sandbox import SERVER_URL, matter_sandbox, missing_requirements, python_command
+from matter_twin.sandbox import rerun_over_matter
 from scenarios.model_api import ModelAPIError
 from scenarios.over_matter import MatterServing, MatterServingError, runs_over_matter
 from scenarios.report import write_report
@@ -217,20 +216,12 @@ def run(agent: str = typer.Option(..., help="reference | null | openai:MODEL"),
                        err=True)
             items = [e for e in items if runs_over_matter(e.category)]
         if matter_server is None:
-            problem = missing_requirements()
-            if problem is not None:
-                raise CliError(f"--over-matter {problem}; or pass --matter-server URL from inside a "
-                               "network namespace that has one")
             args = ["bench", "run", "--agent", agent, "--out", str(out), "--episodes", str(episodes),
                     "--judge", judge, "--mode", mode, "--max-steps", str(max_steps),
                     *[a for c in category or [] for a in ("--category", c)],
                     *(["--limit", str(limit)] if limit is not None else []),
-                    "--max-unusable", str(max_unusable), "--over-matter", "--matter-server", SERVER_URL]
-            env = dict(os.environ, **{k: v for k, v in (("OPENAI_BASE_URL", base_url),
-                                                        ("OPENAI_API_KEY", api_key)) if v})
-            with matter_sandbox("bench") as sandbox:
-                code = sandbox.run(python_command(*args), env)
-            raise typer.Exit(code)
+                    "--max-unusable", str(max_unusable)]
+            raise typer.Exit(rerun_over_matter("bench", args, base_url, api_key))
         serving = MatterServing(matter_server)
         try:
             serving.wait_for_server()

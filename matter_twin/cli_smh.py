@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -13,7 +12,7 @@ import typer
 from matter_twin.cli_simuhome import unusable_summary
 from matter_twin.console import CliError, per_subcategory, progress_bar, report_validation, select_tasks
 from matter_twin.extras import require, require_for_model
-from matter_twin.sandbox import SERVER_URL, matter_sandbox, missing_requirements, python_command
+from matter_twin.sandbox import rerun_over_matter
 from scenarios.agent import Serve, in_process
 from scenarios.model_api import ModelAPIError
 from scenarios.over_matter import MatterServing, MatterServingError
@@ -212,21 +211,13 @@ def run(agent: str = typer.Option(..., help=" | ".join(AGENTS)),
                        "table)", err=True)
             items = [t for t in items if t.category not in NEEDS_TWIN]
         if matter_server is None:   # re-run this command inside a namespace with its own server
-            problem = missing_requirements()
-            if problem is not None:
-                raise CliError(f"--over-matter {problem}; or pass --matter-server URL from inside a "
-                               "network namespace that has one")
             args = ["bench", "smh", "run", "--agent", agent, "--out", str(out), "--tasks", str(tasks),
                     "--judge", judge, "--mode", mode, "--max-steps", str(max_steps),
                     *[a for c in category or [] for a in ("--category", c)],
                     *[a for t in tier or [] for a in ("--tier", t)],
                     *(["--limit", str(limit)] if limit is not None else []),
-                    "--max-unusable", str(max_unusable), "--over-matter", "--matter-server", SERVER_URL]
-            env = dict(os.environ, **{k: v for k, v in (("OPENAI_BASE_URL", base_url),
-                                                        ("OPENAI_API_KEY", api_key)) if v})
-            with matter_sandbox("bench") as sandbox:
-                code = sandbox.run(python_command(*args), env)
-            raise typer.Exit(code)
+                    "--max-unusable", str(max_unusable)]
+            raise typer.Exit(rerun_over_matter("bench", args, base_url, api_key))
 
     def one(setting_: str, serve: Serve) -> Callable[[SmhTask], dict[str, Any]]:
         def run_item(task: SmhTask) -> dict[str, Any]:   # built from strings: it may run on a Ray worker

@@ -110,4 +110,18 @@ def python_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "matter_twin.cli", *args]
 
 
-__all__ = ["SERVER_URL", "Sandbox", "matter_sandbox", "missing_requirements", "python_command"]
+def rerun_over_matter(prefix: str, args: list[str], base_url: str | None, api_key: str | None) -> int:
+    """Run this benchmark command again, with `args` plus `--over-matter --matter-server SERVER_URL`,
+    inside a fresh sandbox; its exit code. The LLM endpoint goes in the environment, not on the
+    command line (where `ps` would show the key)."""
+    from matter_twin.console import CliError
+    problem = missing_requirements()
+    if problem is not None:
+        raise CliError(f"--over-matter {problem}; or pass --matter-server URL from inside a "
+                       "network namespace that has one")
+    env = dict(os.environ, **{k: v for k, v in (("OPENAI_BASE_URL", base_url), ("OPENAI_API_KEY", api_key)) if v})
+    with matter_sandbox(prefix) as sandbox:
+        return sandbox.run(python_command(*args, "--over-matter", "--matter-server", SERVER_URL), env)
+
+
+__all__ = ["SERVER_URL", "Sandbox", "matter_sandbox", "missing_requirements", "python_command", "rerun_over_matter"]
