@@ -15,6 +15,7 @@ from matter_twin.cli_simuhome import unusable_summary
 from matter_twin.console import CliError, one_line, progress_bar, select_tasks
 from matter_twin.extras import require_for_model
 from scenarios.model_api import ModelAPIError
+from scenarios.personal.agreement import DEFAULT_LABELS, judge_labels, load_labels
 from scenarios.personal.evaluate import PersonalJudge, make_agent, summarize, win_rates
 from scenarios.personal.evaluate import run as run_all
 from scenarios.personal.evaluate import validate as check
@@ -22,6 +23,7 @@ from scenarios.personal.households import DAYS, write_gzip, write_pack
 from scenarios.personal.suite import DEFAULT_TASKS, HOUSEHOLDS_PACK
 from scenarios.personal.tasks import CATEGORIES, PersonalTask, dump_task, generate, load_tasks
 from scenarios.runner import load_results
+from scenarios.simuhome.agreement import SPLITS, agreement_table
 from twin.schema import UserFileError
 
 SEED = 16
@@ -187,6 +189,52 @@ def run(agent: str = typer.Option(..., help="reference | null | stuffer | copier
     typer.echo(f"{sum(bool(r['success']) for r in results)}/{len(results)} tasks succeeded; "
                f"results in {out / 'results.jsonl'}")
     unusable_summary(new, max_unusable)
+
+
+@personal_app.command("judge-agreement")
+def judge_agreement(labels: Path = typer.Option(DEFAULT_LABELS, help="Labelled answers JSONL: task_id, answer, "
+                                                "label pass|fail, kind, split dev|heldout."),
+                    tasks: Path = typer.Option(DEFAULT_TASKS, help="Tasks JSONL (or .jsonl.gz) the labels are "
+                                               "about; their households pack beside it."),
+                    split: str | None = typer.Option(None, help="Only this part of the labels: dev | heldout."),
+                    judge: list[str] | None = typer.Option(None, help="Also measure this judge: openai:MODEL, the "
+                                                           "equivalence judge of IG/CF answers no rule matches "
+                                                           "(repeatable; the rules are always first)."),
+                    base_url: str | None = typer.Option(None, envvar="OPENAI_BASE_URL",
+                                                        help="OpenAI-compatible API base URL."),
+                    api_key: str | None = typer.Option(None, envvar="OPENAI_API_KEY", help="API key.")):
+    """Accuracy and Cohen's kappa of the scorer on labelled answers, per category and per kind of
+    answer, for the dev and the held-out part (docs/judge-labels.md). A row passes when the task's
+    score succeeds for that answer as in a run (a plan is run on the household lived to the task's
+    time). A model judge decides IG/CF answers no rule matches; elsewhere its verdict is the rules'.
+
+    Examples:
+
+        twin bench personal judge-agreement
+
+        twin bench personal judge-agreement --split dev
+
+        twin bench personal judge-agreement --judge openai:gpt-4o-mini --base-url http://127.0.0.1:8000/v1
+    """
+    for spec in judge or []:
+        require_for_model(spec, f"--judge {spec}")
+        if not spec.startswith("openai:") or spec == "openai:":
+            raise CliError(f"unknown judge {spec!r}; accepted: openai:MODEL")
+    if split is not None and split not in SPLITS:
+        raise CliError(f"unknown split {split!r}; accepted: {', '.join(SPLITS)}")
+    try:
+        rows = [r for r in load_labels(labels) if split is None or r.get("split") == split]
+        items = load_tasks(tasks)
+        judges = [PersonalJudge(spec[len("openai:"):], base_url=base_url or os.environ.get("OPENAI_BASE_URL"),
+                                api_key=api_key or os.environ.get("OPENAI_API_KEY")) for spec in judge or []]
+        with progress_bar("judging") as bar:
+            job = bar.add_task("judge", total=len(rows))
+            result = judge_labels(items, rows, tasks.parent, judges, progress=lambda: bar.advance(job))
+    except (UserFileError, ValueError, ModelAPIError) as exc:
+        raise CliError(str(exc)) from None
+    if not result:
+        raise CliError(f"{labels}: no labelled answers" + (f" in the {split} part" if split else ""))
+    typer.echo(agreement_table(result, ["rule"] + [j.name for j in judges]))
 
 
 @personal_app.command()

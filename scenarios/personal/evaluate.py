@@ -361,8 +361,9 @@ def score_plan(task: PersonalTask, household: Household, answer: str | None,
             "preference": met / len(task.checks) if task.checks else 0.0}
 
 
-def score(task: PersonalTask, answer: str | None, household: Household,
+def score(task: PersonalTask, answer: str | None, household: Household | None,
           judge: PersonalJudge | None = None, decided: bool = False) -> dict[str, Any]:
+    """A task's answer scored; only a plan (PG) needs the household, lived to the task's time."""
     out: dict[str, Any] = {}
     if task.category in ("IG", "CF"):
         truth = task.answer or ""
@@ -383,6 +384,8 @@ def score(task: PersonalTask, answer: str | None, household: Household,
                     "rrs": rank_deviation(ranked, task.relevant, len(task.features))})
         out["success"] = out["ap1"] == 1.0
     else:
+        if household is None:
+            raise ValueError(f"{task.id}: a plan is scored on its household")
         out.update(score_plan(task, household, answer, decided))
         out["success"] = out["validity"] == 1.0 and out["preference"] == 1.0
         if judge is not None:
