@@ -1,0 +1,587 @@
+"""Independent labelled answers for PersonalHomeBench's judge (docs/judge-labels.md).
+
+Written from the tasks (question, ground truth, options, features, checks), the household as
+its tools show it (members, rooms, devices, the memory lived to the task's `at`) and the
+paper's criteria, never from the judge's rules. The sentence shapes are hand-written here; a
+seeded RNG per task picks among them, so a task's lines do not depend on which other tasks
+are drawn and a rerun is byte-identical.
+
+    PYTHONPATH=. python scripts/write_personal_judge_labels.py OUT.jsonl [TASKS.jsonl.gz]
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import re
+import sys
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from chip.clusters import Objects as Clusters
+
+from bridge.tools import Session, call_tool
+from scenarios.personal.household import Household
+from scenarios.personal.households import load_spec
+from scenarios.personal.tasks import LETTERS, NOBODY, PersonalTask, load_tasks
+from scenarios.personal.tools import household_tools
+
+TASKS = Path("scenarios/personal/data/personal.jsonl.gz")
+OUT = Path("scenarios/personal/data/judge_labels_independent.jsonl")
+#: Tasks drawn per category (CF: this many tasks, in whole changed/unchanged pairs).
+PER_CATEGORY = 60
+SEED = "personal-judge-labels/1"
+
+Row = dict[str, Any]
+
+
+def split_of(task_id: str) -> str:
+    return "heldout" if int(hashlib.sha256(task_id.encode()).hexdigest(), 16) % 10 < 3 else "dev"
+
+
+# ---- which tasks ----------------------------------------------------------------------------
+def draw(tasks: list[PersonalTask], per: int = PER_CATEGORY) -> list[PersonalTask]:
+    """`per` tasks of each category, a third of each difficulty where it has one, drawn by id
+    with a seeded RNG (same ids while the set is unchanged). CF in whole pairs."""
+    rng = random.Random(SEED)
+    out: list[PersonalTask] = []
+    for cat in ("IG", "CF", "MC", "FR", "PG"):
+        mine = sorted((t for t in tasks if t.category == cat), key=lambda t: t.id)
+        if cat == "CF":
+            pairs: dict[str, list[PersonalTask]] = {}
+            for t in mine:
+                pairs.setdefault(t.id[:-1], []).append(t)
+            units = [p for _, p in sorted(pairs.items()) if len(p) == 2]
+        else:
+            units = [[t] for t in mine]
+        levels = sorted({u[0].difficulty or "" for u in units})
+        want = per // 2 if cat == "CF" else per
+        picked: list[list[PersonalTask]] = []
+        for i, level in enumerate(levels):
+            pool = [u for u in units if (u[0].difficulty or "") == level]
+            n = want // len(levels) + (1 if i < want % len(levels) else 0)
+            picked += rng.sample(pool, min(n, len(pool)))
+        out += sorted((t for u in picked for t in u), key=lambda t: t.id)
+    return out
+
+
+# ---- what the tools show ----------------------------------------------------------------------
+class View:
+    """The task's household lived to `at`, read through the agent's tools."""
+
+    def __init__(self, base: Path, task: PersonalTask):
+        household = Household.from_spec(load_spec(base, task.household))
+        household.simulate(task.at)
+        self.session = Session(tools=household_tools(household))
+        self.backend = household.backend
+        self.members: list[Row] = self.call("get_household_members")["members"]
+        self.rooms: list[Row] = self.call("get_rooms")["rooms"]
+        self.devices: dict[str, str] = {}
+        for room in self.rooms:
+            for d in self.call("get_room_devices", {"room_id": room["room_id"]})["devices"]:
+                self.devices[d["device_id"]] = room["room_id"]
+
+    def call(self, tool: str, args: Row | None = None) -> Row:
+        result = call_tool(self.backend, tool, args or {}, self.session)
+        if not result.get("ok"):
+            raise RuntimeError(f"{tool} {args}: {result}")
+        return result
+
+    def member(self, key: str) -> Row:
+        return next(m for m in self.members if key in (m["id"], m["name"]))
+
+    def first(self, name: str) -> str:
+        return name.split()[0]
+
+    def reading_before(self, room: str, day: str, when: str) -> float | None:
+        """The last hourly temperature of `room` at or before `when`, as the memory gives it."""
+        got = self.call("search_household_memory", {"kind": "room", "room_id": room, "date": day,
+                                                    "query": "temperature", "limit": 200})
+        value = None
+        for r in got["records"]:
+            if r["time"] <= when:
+                m = re.search(r"temperature (-?\d+(?:\.\d+)?)", r["text"])
+                value = float(m.group(1)) if m else value
+        return value
+
+
+# ---- hand-written shapes --------------------------------------------------------------------
+def clock12(hhmm: str, style: int) -> str:
+    h, m = map(int, hhmm.split(":"))
+    suffix = "AM" if h < 12 else "PM"
+    h12 = h % 12 or 12
+    return [f"{h12}:{m:02d} {suffix}", f"{h12}:{m:02d}{suffix.lower()}", f"{h12}.{m:02d} {suffix.lower()[0]}.m.",
+            f"{h12} {m:02d} {suffix}", f"{h:02d}h{m:02d}"][style % 5]
+
+
+def shift(hhmm: str, minutes: int) -> str:
+    t = datetime.strptime(hhmm, "%H:%M") + timedelta(minutes=minutes)
+    return f"{t:%H:%M}"
+
+
+NUMBERS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+           "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"]
+TENS = ["", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
+
+
+def words(n: int) -> str:
+    if n < 20:
+        return NUMBERS[n]
+    return TENS[n // 10] + ("" if n % 10 == 0 else "-" + NUMBERS[n % 10])
+
+
+REFUSALS = ["I'm sorry, I can't answer that.", "I don't know.",
+            "I couldn't find that in the household's memory.",
+            "I don't have access to that information.",
+            "That isn't something I can look up, sorry."]
+HEDGES = [" Though I'm not certain; it could well be otherwise.", " But I may be wrong about that.",
+          " Actually, on second thought, that may not be right.", " Then again, the records are unclear, so maybe not."]
+
+
+class Writer:
+    """One task's answers: (answer, label, kind, reason)."""
+
+    def __init__(self, task: PersonalTask, view: View):
+        self.task, self.view = task, view
+        self.rng = random.Random(f"{SEED}/{task.id}")
+        self.rows: list[tuple[str, str, str, str]] = []
+
+    def add(self, answer: str, label: str, kind: str, reason: str) -> None:
+        if all(answer != a for a, *_ in self.rows):
+            self.rows.append((answer, label, kind, reason))
+
+    def pick(self, options: list[Any]) -> Any:
+        return options[self.rng.randrange(len(options))]
+
+    def some(self, options: list[Any], n: int) -> list[Any]:
+        return self.rng.sample(options, min(n, len(options)))
+
+
+# ---- IG, CF: a stated value ------------------------------------------------------------------
+def value_shapes(w: Writer, truth: str) -> tuple[list[str], list[str], str]:
+    """(correct phrasings, wrong values, what a part-only answer says) for the task's truth."""
+    t, p, view = w.task, w.task.params, w.view
+    template = t.template or ""
+    name = p.get("name", "")
+    first = view.first(name) if name else ""
+    day = p.get("day", "")
+    if template in ("first_on", "dishes", "last_out", "first_home"):
+        others = [m["name"] for m in view.members if m["name"] != truth]
+        wrong = others + ([] if truth == NOBODY else [NOBODY])
+        what = {"first_on": f"switched on the {p.get('label')}", "dishes": f"started the {p.get('label')}",
+                "last_out": f"left the {p.get('room_name')} last", "first_home": "came home first"}[template]
+        if truth == NOBODY:
+            ok = ["Nobody.", "No one.", f"Nobody {what} on {day}.", f"No one {what} that day.",
+                  "None of them."]
+            return ok, wrong, ""
+        f = view.first(truth)
+        ok = [truth, f"{truth}.", f"It was {f}.", f"{truth} {what} on {day}.", f"{f} did.",
+              f"That was {truth}."]
+        surname = truth.split()[-1] if " " in truth else ""
+        shared = surname and sum(m["name"].endswith(" " + surname) for m in view.members) > 1
+        return ok, [x for x in wrong if x != truth], (f"It was a {surname}." if shared else "")
+    if template == "came_home":
+        if not re.fullmatch(r"\d{2}:\d{2}", truth):
+            ok = [f"{first} did not come home on {day}.", f"{first} never came home that day.",
+                  f"They didn't come home on {day}."]
+            return ok, [f"{shift('18:00', w.rng.randrange(-90, 90, 5))}"], ""
+        ok = [truth, f"At {truth}.", f"{first} came home at {clock12(truth, w.rng.randrange(5))}.",
+              clock12(truth, w.rng.randrange(5)), f"{first} got back at {truth} on {day}."]
+        wrong = [shift(truth, d) for d in (-75, -40, -20, 25, 45, 90)]
+        h = int(truth[:2])
+        part = "evening" if h >= 17 else "afternoon" if h >= 12 else "morning"
+        return ok, wrong, w.pick([f"Some time after {h % 12 or 12} {'PM' if h >= 12 else 'AM'}.",
+                                  f"Around {h % 12 or 12} o'clock.", f"In the {part}."])
+    if template in ("pref_temp", "temp_home"):
+        m = re.match(r"(-?\d+(?:\.\d+)?)", truth)
+        if m is None:
+            return [truth], [], ""
+        v = float(m.group(1))
+        f = v * 9 / 5 + 32
+        num = f"{v:g}"
+        if template == "pref_temp":
+            ok = [truth, f"{num} degrees", f"{num} °C", f"{first} likes their rooms cooled to {num} °C.",
+                  f"{num} degrees Celsius ({f:g} °F)", f"{num}°C", f"{first} prefers {num} degrees."]
+        else:
+            ok = [truth, f"About {num} °C.", f"{num} degrees Celsius",
+                  f"The {p.get('room_name')} was at {num} °C when {first} came home.", f"{num}°C"]
+            came = view.call("search_household_memory", {"kind": "presence", "member": p["resident"], "date": day,
+                                                          "query": "came home"})["records"]
+            reading = view.reading_before(p["room"], day, came[0]["time"]) if came and t.category == "IG" else None
+            if reading is not None and round(reading) == v:
+                ok.append(f"The last reading before {first} came in was {reading:g} °C, so {num} °C "
+                          "to the nearest degree.")
+        step = 0.5 if template == "pref_temp" and not v.is_integer() else 1
+        wrong = [f"{v + d * step:g} °C" for d in (-4, -3, -2, -1, 1, 2, 3)]
+        part = f"Somewhere between {v - 2:g} and {v + 2:g} degrees."
+        return ok, wrong, part
+    if template == "age":
+        n = int(truth)
+        ok = [truth, f"{n} years old", f"{first} is {n}.", f"{words(n).capitalize()}.",
+              f"{name} is {n} years old."]
+        return ok, [str(n + d) for d in (-5, -3, -2, -1, 1, 2, 4)], f"{first} is in their {n // 10 * 10}s."
+    if template == "bedroom":
+        rooms = {r["room_id"]: r.get("name", r["room_id"]) for r in view.rooms}
+        ok = [truth, f"`{truth}`", f"{first} sleeps in {truth}.", f"Room id: {truth}",
+              f"The {rooms.get(truth, truth)} ({truth})."]
+        return ok, [r for r in rooms if r != truth], ""
+    return [truth], [], ""
+
+
+def sentence(text: str) -> str:
+    """`text` ended as a sentence, so more can follow it."""
+    return text if text.endswith((".", "!", "?", ")")) else text + "."
+
+
+def helpful_extra(w: Writer) -> str:
+    """A true extra fact from the members' list, for a helpful correct answer."""
+    p = w.task.params
+    rid = p.get("resident")
+    if not rid:
+        return ""
+    m = w.view.member(rid)
+    prefs = m["preferences"]
+    facts = [f" ({w.view.first(m['name'])} is {m['age']}.)",
+             f" {w.view.first(m['name'])} sleeps in {m['bedroom']}."]
+    if prefs.get("back"):
+        facts.append(f" Usually {w.view.first(m['name'])} gets back around {prefs['back']}.")
+    if prefs.get("light_level") is not None:
+        facts.append(f" {w.view.first(m['name'])} also likes lights at level {prefs['light_level']}.")
+    return w.pick(facts)
+
+
+def ghost(w: Writer) -> str:
+    """A member who does not exist in the household."""
+    names = {m["name"].split()[0] for m in w.view.members}
+    return next(n for n in ("Tobias", "Marguerite", "Ingrid", "Oskar", "Priya") if n not in names)
+
+
+def reactive(w: Writer) -> None:
+    t = w.task
+    truth = t.answer or ""
+    ok, wrong, part = value_shapes(w, truth)
+    cf = t.counterfactual or {}
+    for a in w.some(ok, 3):
+        w.add(a, "pass", "correct", "states the true answer and nothing contradicting it")
+    if cf:
+        orig = cf.get("original_answer", "")
+        if cf.get("changed"):
+            w.add(w.pick([f"With that change: {truth} (instead of {orig}).",
+                          f"{truth}. Without the change it would have been {orig}.",
+                          f"It would change from {orig} to {truth}."]),
+                  "pass", "helpful", "gives the answer under the change; the actual one named only as the contrast")
+            w.add(w.pick([orig, f"Still {orig}; the change makes no difference.", f"It stays {orig}."]),
+                  "fail", "ignored_change", "gives the actual answer; under the change it is different")
+        else:
+            w.add(w.pick([f"{truth}; that change doesn't affect it.", f"Still {truth}: the change is irrelevant here.",
+                          f"Unchanged: {truth}."]),
+                  "pass", "helpful", "states the true answer, unchanged by the hypothetical, and says so")
+            if wrong:
+                w.add(w.pick([f"With that change it would be {w.pick(wrong)} instead.",
+                              f"It would become {w.pick(wrong)}."]),
+                      "fail", "wrong", "claims the change moves the answer; it does not")
+    else:
+        extra = helpful_extra(w)
+        if extra:
+            w.add(sentence(w.pick(ok)) + extra, "pass", "helpful", "true answer plus a true fact about the member")
+    first_ok = w.pick(ok)
+    if wrong:
+        x = w.pick(wrong)
+        w.add(w.pick(["Nobody did.", "No one."] if x == NOBODY else
+                     ["{x}", "{x}.", "The answer is {x}.", "I believe it was {x}."]).format(x=x),
+              "fail", "wrong", "states a value that is not the true answer")
+        cands = [truth] + w.some(wrong, 2)
+        w.rng.shuffle(cands)
+        shapes = ["{a}, {b} or {c}", "Either {a} or {b} (possibly {c}).", "It's one of: {a}; {b}; {c}."] \
+            if len(cands) == 3 else ["{a} or {b}", "Either {a} or {b}.", "It's one of: {a}; {b}."]
+        w.add(w.pick(shapes).format(a=cands[0], b=cands[1], c=cands[-1]),
+              "fail", "stuffed", "several candidate answers instead of one")
+        doubts = [f" Or maybe {w.pick(wrong)}.", f" Although it might have been {w.pick(wrong)}."]
+        w.add(sentence(first_ok) + w.pick(doubts + HEDGES),
+              "fail", "hedged", "the answer is taken back or put in doubt after it is given")
+    if part:
+        w.add(part, "fail", "partly_correct", "only part of the answer: not the exact value asked for")
+    choices = [("copied", "repeats the question without answering it"),
+               ("refusal", "gives no answer"), ("fabricated", "claims a household member who does not exist")]
+    for kind, reason in w.some(choices, 2):
+        if kind == "copied":
+            w.add(w.pick([t.question, f"You asked: {t.question}", f"{t.question} Let me check."]),
+                  "fail", kind, reason)
+        elif kind == "refusal":
+            w.add(w.pick(REFUSALS), "fail", kind, reason)
+        else:
+            w.add(f"{sentence(first_ok)} {ghost(w)}, {w.pick(['the lodger', 'the eldest son', 'the nanny'])}, "
+                  f"{w.pick(['told me so', 'confirmed it', 'saw it happen'])}.",
+                  "fail", kind, reason)
+
+
+# ---- MC -----------------------------------------------------------------------------------
+def multiple_choice(w: Writer) -> None:
+    t = w.task
+    right = t.answer or "A"
+    i = LETTERS.index(right)
+    text = t.options[i]
+    letters = LETTERS[:len(t.options)]
+    others = [c for c in letters if c != right]
+    ok = [right, f"{right})", f"({right})", f"{right}) {text}", f"The answer is {right}.", f"Answer: {right}",
+          text, f"{right} — {text}", right.lower(), f"Option {right}: {text}."]
+    for a in w.some(ok, 3):
+        w.add(a, "pass", "correct", "one option chosen, the right one (its letter or its text)")
+    x = w.pick(others)
+    w.add(w.pick([x, f"{x})", f"The answer is {x}.", f"{x}) {t.options[LETTERS.index(x)]}"]),
+          "fail", "wrong", "one option chosen, a wrong one")
+    y = w.pick(others)
+    w.add(f"{right}) {t.options[LETTERS.index(y)]}", "fail", "wrong",
+          "letter and option text disagree: no single option chosen")
+    pair = sorted([right, w.pick(others)])
+    w.add(w.pick([", ".join(letters), f"{pair[0]} or {pair[1]}", f"{pair[0]}/{pair[1]}",
+                  f"Either {pair[0]} or {pair[1]}.", " ".join(letters)]),
+          "fail", "stuffed", "several options chosen")
+    w.add(sentence(w.pick(ok[:6])) + w.pick([f" Or possibly {x}.", f" Hmm, maybe {x} instead."] + HEDGES),
+          "fail", "hedged", "the choice is put in doubt after it is made")
+    kinds = [("copied", "repeats the options without choosing"), ("refusal", "no option chosen")]
+    kind, reason = w.pick(kinds)
+    if kind == "copied":
+        listed = " ".join(f"{LETTERS[k]}) {o}" for k, o in enumerate(t.options))
+        w.add(w.pick([listed, f"Options: {listed}."]), "fail", kind, reason)
+    else:
+        w.add(w.pick(REFUSALS + ["None of the options fits."]), "fail", kind, reason)
+
+
+# ---- FR -------------------------------------------------------------------------------------
+def ranking_shapes(order: list[str], rng: random.Random) -> list[str]:
+    """One ranking written the ways people write a list."""
+    n = len(order)
+    prose = (f"{order[0]} first, then {order[1]}, then {order[2]}"
+             + (f"; after that {', '.join(order[3:])}." if n > 3 else "."))
+    return [json.dumps(order), json.dumps(order, indent=2),
+            "\n".join(f"{k}. {f}" for k, f in enumerate(order, 1)),
+            "\n".join(f"- {f}" for f in order), ", ".join(order),
+            f"Most useful first: {', '.join(order)}", prose,
+            f"I'd start with {order[0]}, followed by {order[1]} and {order[2]}; the rest matter less."]
+
+
+def made_up_feature(w: Writer) -> str:
+    for device in ("hallway_light", "garage_door", "sauna_heater", "entrance_light", "towel_warmer"):
+        if device not in w.view.devices:
+            return f"{device}.OnOff.On"
+    return "front_porch_lamp.OnOff.On"
+
+
+def feature_recommendation(w: Writer) -> None:
+    t = w.task
+    relevant = t.relevant
+    rest = [f for f in t.features if f not in relevant]
+    w.rng.shuffle(rest)
+    best = relevant + rest
+    shapes = ranking_shapes(best, w.rng)
+    for a in w.some(shapes, 3):
+        w.add(a, "pass", "correct", "the top-ranked feature is a relevant one (AP@1 = 1)")
+    alt = [relevant[1], relevant[0], relevant[2]] + rest
+    w.add(w.pick(ranking_shapes(alt, w.rng)[:6]), "pass", "correct",
+          "the top-ranked feature is a relevant one (AP@1 = 1), though not the one used most")
+    w.add(w.pick([json.dumps(relevant[:1]), f"{relevant[0]}", json.dumps(relevant)]), "pass", "correct",
+          "ranks only the top features; the first is relevant (AP@1 = 1)")
+    junk = w.pick(rest)
+    wrong = [junk] + [f for f in best if f != junk]
+    w.add(w.pick(ranking_shapes(wrong, w.rng)[:7]), "fail", "wrong", "the top-ranked feature is not relevant")
+    w.add(w.pick(ranking_shapes(list(reversed(best)), w.rng)[:6]), "fail", "wrong",
+          "ranked least useful first: the top-ranked feature is not relevant")
+    listed = "\n".join(f"- {c}" for c in t.features)
+    given = list(t.features)
+    kinds = ["copied", "stuffed", "hedged", "fabricated", "refusal"]
+    for kind in w.some(kinds, 3):
+        if kind == "copied":
+            w.add(w.pick([json.dumps(given), listed, t.question]), "fail", kind,
+                  "repeats the candidates in the order given: no ranking made")
+        elif kind == "stuffed":
+            w.add(w.pick(["All of them are equally useful: " + ", ".join(given),
+                          f"Any of these: {json.dumps(sorted(given))}",
+                          f"1. {' / '.join(relevant + [junk])}\n2. the rest"]),
+                  "fail", kind, "no single top-ranked feature: several or all put first")
+        elif kind == "hedged":
+            w.add(w.pick(shapes[:5]) + w.pick(["\nHonestly, the order hardly matters; any of them could come first.",
+                                               f"\nThough {junk} might be the most useful after all."]),
+                  "fail", kind, "the ranking is taken back after it is given")
+        elif kind == "fabricated":
+            made = made_up_feature(w)
+            w.add(w.pick(ranking_shapes([made] + best, w.rng)[:6]), "fail", kind,
+                  "the top-ranked feature is not a device feature of this home (made up)")
+        else:
+            w.add(w.pick(REFUSALS + ["I can't predict what they'll want."]), "fail", "refusal", "no ranking")
+
+
+# ---- PG -------------------------------------------------------------------------------------
+CLUSTER = {"OnOff": Clusters.OnOff, "LevelControl": Clusters.LevelControl, "Thermostat": Clusters.Thermostat,
+           "FanControl": Clusters.FanControl}
+
+
+def step_for(check: Row, value: Any, numeric: bool) -> Row:
+    """The tool call that leaves `check`'s attribute at `value`, ids as names or numbers."""
+    cname, attr = check["attribute"].split(".")
+    cluster = CLUSTER[cname]
+    cid: Any = cluster.id if numeric else cname
+    if cname == "OnOff":
+        cmd = cluster.Commands.On if value else cluster.Commands.Off
+        return {"tool": "execute_command", "args": {"device_id": check["device"], "endpoint_id": check["endpoint"],
+                                                    "cluster_id": cid,
+                                                    "command_id": cmd.command_id if numeric else cmd.__name__,
+                                                    "args": {}}}
+    if cname == "LevelControl":
+        # WithOnOff: a plain MoveToLevel is ignored by a light that is off (Matter Level Control).
+        cmd = cluster.Commands.MoveToLevelWithOnOff
+        return {"tool": "execute_command", "args": {
+            "device_id": check["device"], "endpoint_id": check["endpoint"], "cluster_id": cid,
+            "command_id": cmd.command_id if numeric else cmd.__name__,
+            "args": {"level": value, "transitionTime": 0, "optionsMask": 0, "optionsOverride": 0}}}
+    a = getattr(cluster.Attributes, attr)
+    return {"tool": "write_attribute", "args": {"device_id": check["device"], "endpoint_id": check["endpoint"],
+                                                "cluster_id": cid, "attribute_id": a.attribute_id if numeric else attr,
+                                                "value": value}}
+
+
+def wrong_value(check: Row, rng: random.Random) -> Any:
+    v, attr = check["value"], check["attribute"]
+    if attr == "OnOff.OnOff":
+        return not v
+    if attr == "LevelControl.CurrentLevel":
+        return v - 70 if v > 120 else v + 80
+    if attr == "Thermostat.SystemMode":
+        return 4 if v == 3 else 3
+    if attr.startswith("Thermostat."):
+        return v + rng.choice((-400, -300, 300, 400))
+    return 10 if v > 40 else 90
+
+
+MODE_WORDS = {3: "cool", 4: "heat", 1: "auto", 0: "off"}
+
+
+def in_words(check: Row, value: Any, room_of: dict[str, str]) -> str:
+    device = check["device"].replace("_", " ")
+    attr = check["attribute"]
+    if attr == "OnOff.OnOff":
+        return f"switch {'on' if value else 'off'} the {device}"
+    if attr == "LevelControl.CurrentLevel":
+        return f"set the {device} to level {value} (about {round(value / 254 * 100)}%)"
+    if attr == "Thermostat.SystemMode":
+        return f"put the {device} in {MODE_WORDS.get(value, value)} mode"
+    if attr.startswith("Thermostat."):
+        kind = "cooling" if "Cooling" in attr else "heating"
+        return f"set the {device}'s {kind} setpoint to {value / 100:g} °C"
+    return f"run the {device} fan at {value}%"
+
+
+def plan_generation(w: Writer) -> None:
+    t = w.task
+    checks = t.checks
+    arrival = datetime.strptime(t.params["arrival"], "%Y-%m-%d %H:%M:%S")
+    rid = t.params["resident"]
+    first = w.view.first(w.view.member(rid)["name"])
+    pid = w.pick([f"{rid}_arrival", "welcome_home", f"arrival_{rid}", "prepare_home"])
+
+    def plan(values: list[Any], start: datetime, numeric: bool, subset: list[Row] | None = None,
+             split: bool = False) -> list[Row]:
+        chosen = subset if subset is not None else checks
+        steps = [step_for(c, v, numeric) for c, v in zip(chosen, values, strict=True)]
+        when = f"{start:%Y-%m-%d %H:%M:%S}"
+        if split:   # one scheduled workflow per step
+            return [{"program_id": pid, "tool": "schedule_workflow", "args": {"start_time": when, "steps": [s]}}
+                    for s in steps]
+        return [{"program_id": pid, "tool": "schedule_workflow", "args": {"start_time": when, "steps": steps}}]
+
+    def text(steps: list[Row]) -> str:
+        body = w.pick([json.dumps(steps), json.dumps(steps, indent=2)])
+        return w.pick(["{b}", "```json\n{b}\n```", f"Here is the plan for {first}'s arrival:\n{{b}}",
+                       "{b}"]).format(b=body)
+
+    truth = [c["value"] for c in checks]
+    starts = [arrival - timedelta(minutes=m) for m in (0, 2, 5, 10)]
+    for k in range(3):
+        w.add(text(plan(truth, w.pick(starts), numeric=k == 1, split=k == 2)), "pass", "correct",
+              "a runnable plan that leaves the values the resident sets on arrival in place by then")
+    thermo = [c for c in checks if c["attribute"].startswith(("Thermostat.", "FanControl."))]
+    if thermo and len(thermo) < len(checks):
+        lights = [c for c in checks if c not in thermo]
+        now = datetime.strptime(t.at, "%Y-%m-%d %H:%M:%S")
+        steps = [{"program_id": "preheat", **step_for(c, c["value"], False)} for c in thermo] + \
+            plan([c["value"] for c in lights], arrival - timedelta(minutes=3), False, lights)
+        w.add(text(steps), "pass", "correct",
+              f"climate set now ({now:%H:%M}), lights scheduled for arrival: every value in place by then")
+    prose = "; ".join(in_words(c, c["value"], w.view.devices) for c in checks)
+    w.add(w.pick([f"At {arrival - timedelta(minutes=5):%H:%M}, {prose}.",
+                  f"When {first} gets home around {arrival:%H:%M}: {prose}.",
+                  f"I'd {prose} just before {first} arrives."]),
+          "fail", "prose", "a plan in prose: no executable steps, so its validity (Eq. 11) is 0; the task asks for "
+                           "the JSON list of tool calls")
+    bad = w.rng.randrange(len(checks))
+    vals = list(truth)
+    vals[bad] = wrong_value(checks[bad], w.rng)
+    w.add(text(plan(vals, w.pick(starts), numeric=False)), "fail", "wrong",
+          f"sets {checks[bad]['device']} {checks[bad]['attribute']} to a value the resident does not want")
+    if len(checks) > 1:
+        keep = [c for k, c in enumerate(checks) if k != bad]
+        w.add(text(plan([c["value"] for c in keep], w.pick(starts), False, keep)), "fail", "partly_correct",
+              f"leaves out {checks[bad]['device']} {checks[bad]['attribute']}, which the resident sets on arrival")
+    late = arrival + timedelta(minutes=w.pick([90, 120, 180]))
+    w.add(text(plan(truth, late, numeric=False)), "fail", "wrong_time",
+          "the values come long after the resident has arrived")
+    kinds = ["fabricated", "invalid", "stuffed", "hedged", "copied", "refusal"]
+    for kind in w.some(kinds, 3):
+        if kind == "fabricated":
+            made = made_up_feature(w).split(".")[0]
+            steps = plan(truth, w.pick(starts), False)
+            steps[0]["args"]["steps"].append({"tool": "execute_command", "args": {
+                "device_id": made, "endpoint_id": 1, "cluster_id": "OnOff", "command_id": "On", "args": {}}})
+            w.add(text(steps), "fail", kind, f"a step on {made}, which this home does not have (not executable)")
+        elif kind == "invalid":
+            steps = [{"program_id": pid, "tool": w.pick(["turn_on", "set_device", "control_device"]),
+                      "args": {"device": c["device"], "setting": c["attribute"], "to": c["value"]}} for c in checks]
+            w.add(text(steps), "fail", kind, "steps name tools that do not exist: not executable (validity 0)")
+        elif kind == "stuffed":
+            a = plan(truth, w.pick(starts), False)
+            b = plan(vals, w.pick(starts), False)
+            w.add(f"Option 1:\n{json.dumps(a)}\nOption 2:\n{json.dumps(b)}\nPick whichever you prefer.",
+                  "fail", kind, "two conflicting plans instead of one")
+        elif kind == "hedged":
+            w.add(text(plan(truth, w.pick(starts), False)) + w.pick([
+                f"\nBut I'm not sure {first} wants any of this; maybe better to leave everything as it is.",
+                "\nOn second thought, don't run it until someone confirms."]),
+                "fail", kind, "the plan is withdrawn after it is given")
+        elif kind == "copied":
+            w.add(t.question, "fail", kind, "repeats the task: no plan")
+        else:
+            w.add(w.pick(REFUSALS + [f"I can't know what {first} will want."]), "fail", "refusal", "no plan")
+
+
+WRITERS: dict[str, Callable[[Writer], None]] = {"IG": reactive, "CF": reactive, "MC": multiple_choice,
+                                                "FR": feature_recommendation, "PG": plan_generation}
+
+
+def task_rows(base: Path, task: PersonalTask) -> list[Row]:
+    w = Writer(task, View(base, task))
+    WRITERS[task.category](w)
+    split = split_of(task.id)
+    return [{"task_id": task.id, "answer": a, "label": label, "kind": kind, "reason": reason, "split": split}
+            for a, label, kind, reason in w.rows]
+
+
+def lines(base: Path, tasks: list[PersonalTask]) -> list[str]:
+    return [json.dumps(r, ensure_ascii=False, sort_keys=True) for t in tasks for r in task_rows(base, t)]
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) not in (1, 2):
+        print(__doc__.strip().splitlines()[-1].strip(), file=sys.stderr)
+        return 2
+    source = Path(argv[1]) if len(argv) == 2 else TASKS
+    tasks = draw(load_tasks(source))
+    out = lines(source.parent, tasks)
+    Path(argv[0]).write_text("".join(x + "\n" for x in out), encoding="utf-8")
+    print(f"{len(out)} answers to {len(tasks)} tasks -> {argv[0]}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
