@@ -60,9 +60,19 @@ def draw(tasks: list[PersonalTask], per: int = PER_CATEGORY) -> list[PersonalTas
         want = per // 2 if cat == "CF" else per
         picked: list[list[PersonalTask]] = []
         for i, level in enumerate(levels):
-            pool = [u for u in units if (u[0].difficulty or "") == level]
             n = want // len(levels) + (1 if i < want % len(levels) else 0)
-            picked += rng.sample(pool, min(n, len(pool)))
+            # Round robin over the difficulty's templates: every kind of question is answered.
+            groups: dict[str, list[list[PersonalTask]]] = {}
+            for u in units:
+                if (u[0].difficulty or "") == level:
+                    groups.setdefault(u[0].template or "", []).append(u)
+            queues = [rng.sample(g, len(g)) for _, g in sorted(groups.items())]
+            taken: list[list[PersonalTask]] = []
+            while len(taken) < n and any(queues):
+                for q in queues:
+                    if q and len(taken) < n:
+                        taken.append(q.pop(0))
+            picked += taken
         out += sorted((t for u in picked for t in u), key=lambda t: t.id)
     return out
 
@@ -520,10 +530,14 @@ def plan_generation(w: Writer) -> None:
     vals[bad] = wrong_value(checks[bad], w.rng)
     w.add(text(plan(vals, w.pick(starts), numeric=False)), "fail", "wrong",
           f"sets {checks[bad]['device']} {checks[bad]['attribute']} to a value the resident does not want")
-    if len(checks) > 1:
-        keep = [c for k, c in enumerate(checks) if k != bad]
+    # Left out: a value no other step sets (MoveToLevelWithOnOff also switches its light on).
+    leveled = {c["device"] for c in checks if c["attribute"] == "LevelControl.CurrentLevel"}
+    missable = [c for c in checks if not (c["attribute"] == "OnOff.OnOff" and c["value"] and c["device"] in leveled)]
+    if len(checks) > 1 and missable:
+        gone = w.pick(missable)
+        keep = [c for c in checks if c is not gone]
         w.add(text(plan([c["value"] for c in keep], w.pick(starts), False, keep)), "fail", "partly_correct",
-              f"leaves out {checks[bad]['device']} {checks[bad]['attribute']}, which the resident sets on arrival")
+              f"leaves out {gone['device']} {gone['attribute']}, which the resident sets on arrival")
     late = arrival + timedelta(minutes=w.pick([90, 120, 180]))
     w.add(text(plan(truth, late, numeric=False)), "fail", "wrong_time",
           "the values come long after the resident has arrived")
