@@ -99,6 +99,12 @@ class View:
             raise RuntimeError(f"{tool} {args}: {result}")
         return result
 
+    def current(self, check: Row) -> Any:
+        """What get_attribute shows now for a PG check's attribute."""
+        cluster, attribute = check["attribute"].split(".")
+        return self.call("get_attribute", {"device_id": check["device"], "cluster_id": cluster,
+                                           "attribute_id": attribute, "endpoint_id": check["endpoint"]})["value"]
+
     def member(self, key: str) -> Row:
         return next(m for m in self.members if key in (m["id"], m["name"]))
 
@@ -483,6 +489,20 @@ def in_words(check: Row, value: Any, room_of: dict[str, str]) -> str:
     return f"run the {device} fan at {value}%"
 
 
+def already(check: Row) -> str:
+    """A claim that `check`'s value is in place now."""
+    device, attr, value = check["device"].replace("_", " "), check["attribute"], check["value"]
+    if attr == "OnOff.OnOff":
+        return f"the {device} is already {'on' if value else 'off'}"
+    if attr == "LevelControl.CurrentLevel":
+        return f"the {device} is already at level {value}"
+    if attr == "Thermostat.SystemMode":
+        return f"the {device} is already in {MODE_WORDS.get(value, value)} mode"
+    if attr.startswith("Thermostat."):
+        return f"the {device}'s {'cooling' if 'Cooling' in attr else 'heating'} setpoint is already {value / 100:g} °C"
+    return f"the {device} fan is already at {value}%"
+
+
 def plan_generation(w: Writer) -> None:
     t = w.task
     checks = t.checks
@@ -530,17 +550,36 @@ def plan_generation(w: Writer) -> None:
     vals[bad] = wrong_value(checks[bad], w.rng)
     w.add(text(plan(vals, w.pick(starts), numeric=False)), "fail", "wrong",
           f"sets {checks[bad]['device']} {checks[bad]['attribute']} to a value the resident does not want")
-    # Left out: a value no other step sets (MoveToLevelWithOnOff also switches its light on).
+    # Left out: a value not in place now (get_attribute) that no other step sets
+    # (MoveToLevelWithOnOff also switches its light on).
+    now_values = [w.view.current(c) for c in checks]
     leveled = {c["device"] for c in checks if c["attribute"] == "LevelControl.CurrentLevel"}
-    missable = [c for c in checks if not (c["attribute"] == "OnOff.OnOff" and c["value"] and c["device"] in leveled)]
+    missable = [c for c, v in zip(checks, now_values, strict=True) if v != c["value"]
+                and not (c["attribute"] == "OnOff.OnOff" and c["value"] and c["device"] in leveled)]
     if len(checks) > 1 and missable:
         gone = w.pick(missable)
         keep = [c for c in checks if c is not gone]
         w.add(text(plan([c["value"] for c in keep], w.pick(starts), False, keep)), "fail", "partly_correct",
               f"leaves out {gone['device']} {gone['attribute']}, which the resident sets on arrival")
-    late = arrival + timedelta(minutes=w.pick([90, 120, 180]))
-    w.add(text(plan(truth, late, numeric=False)), "fail", "wrong_time",
-          "the values come long after the resident has arrived")
+    if missable:
+        gone = w.pick(missable)
+        keep = [c for c in checks if c is not gone]
+        claim = already(gone)
+        w.add(f"{claim[0].upper()}{claim[1:]}, so that step is not needed.\n"
+              + (json.dumps(plan([c["value"] for c in keep], w.pick(starts), False, keep)) if keep
+                 else "Nothing else to do."),
+              "fail", "fabricated", f"claims {gone['device']} {gone['attribute']} is already as wanted; "
+                                    f"get_attribute shows {w.view.current(gone)!r}, not {gone['value']!r}")
+    if any(v != c["value"] for c, v in zip(checks, now_values, strict=True)):
+        late = arrival + timedelta(minutes=w.pick([90, 120, 180]))
+        w.add(text(plan(truth, late, numeric=False)), "fail", "wrong_time",
+              "the values come long after the resident has arrived (some are not in place until then)")
+    shown = "; ".join(f"{c['device']} {c['attribute'].split('.')[1]} is {v!r}"
+                      for c, v in zip(checks, now_values, strict=True))
+    w.add(f"Now: {shown}. At {arrival - timedelta(minutes=5):%H:%M} this sets what {first} likes:\n"
+          + json.dumps(plan(truth, arrival - timedelta(minutes=5), numeric=False)),
+          "pass", "helpful", "a runnable plan leaving the arrival values in place, with the values the tools "
+                             "show now")
     kinds = ["fabricated", "invalid", "stuffed", "hedged", "copied", "refusal"]
     for kind in w.some(kinds, 3):
         if kind == "fabricated":
