@@ -237,7 +237,9 @@ def value_shapes(w: Writer, truth: str) -> tuple[list[str], list[str], str]:
         n = int(truth)
         ok = [truth, f"{n} years old", f"{first} is {n}.", f"{words(n).capitalize()}.",
               f"{name} is {n} years old."]
-        return ok, [str(n + d) for d in (-5, -3, -2, -1, 1, 2, 4)], f"{first} is in their {n // 10 * 10}s."
+        part = f"{first} is in their {n // 10 * 10}s." if n >= 20 else \
+            f"{first} is {'a teenager' if n >= 13 else 'a child, not yet a teenager'}."
+        return ok, [str(n + d) for d in (-5, -3, -2, -1, 1, 2, 4) if n + d > 0], part
     if template == "bedroom":
         rooms = {r["room_id"]: r.get("name", r["room_id"]) for r in view.rooms}
         ok = [truth, f"`{truth}`", f"{first} sleeps in {truth}.", f"Room id: {truth}",
