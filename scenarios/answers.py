@@ -20,6 +20,7 @@ _SETTINGS = {"RELATIVE_BASE": _BASE, "RETURN_TIME_AS_PERIOD": True, "PREFER_DATE
 _MERIDIEM = r"(?:[ap]\.?\s?m\b\.?)"
 _LATER = r"(?P<later>\s+in the (?:afternoon|evening)|\s+at night)"  # "6:15 in the evening"
 _DROPPED_COLON = re.compile(rf"\b(\d{{1,2}})[ .](\d{{2}})\s*({_MERIDIEM})", re.IGNORECASE)
+_H_CLOCK = re.compile(r"\b([01]?\d|2[0-3])h([0-5]\d)\b")   # "20h19", as much of Europe writes it
 _DIGIT_WORDS = {w: str(n) for n, w in enumerate("zero one two three four five six seven eight nine".split())}
 _OH = re.compile(r"\b(\d{1,2}|one) oh (\d|one)\b", re.IGNORECASE)   # text2num leaves a lone "one"
 _OCLOCK = re.compile(r"\b(\d{1,2}) o'?clock\b(?=\s*[ap]\.?\s?m\b)", re.IGNORECASE)
@@ -62,6 +63,7 @@ def normalize(text: str) -> str:
     out = _OH.sub(lambda m: f"{_DIGIT_WORDS.get(m[1].lower(), m[1])}:0{_DIGIT_WORDS.get(m[2].lower(), m[2])}",
                   out)                                          # "8 oh 4 PM" (eight oh four)
     out = _OCLOCK.sub(lambda m: f"{m[1]}:00", out)              # "10 o'clock am"
+    out = _H_CLOCK.sub(lambda m: f"{m[1]}:{m[2]}", out)
     out = _DROPPED_COLON.sub(lambda m: f"{m[1]}:{m[2]} {m[3]}", out)
 
     def quarter(m: re.Match[str]) -> str:

@@ -64,14 +64,21 @@ def judge_labels(tasks: list[PersonalTask], labels: list[dict[str, Any]], base: 
             raise ValueError(f"labelled answer for unknown task {row['task_id']!r}")
     plans = _plan_verdicts([(i, by_id[r["task_id"]], r["answer"]) for i, r in enumerate(labels)
                             if by_id[r["task_id"]].category == "PG"], base)
+    homes: dict[str, Household] = {}   # answers are read against the household's members and rooms
     out = []
     for i, row in enumerate(labels):
         task = by_id[row["task_id"]]
-        rule = plans[i] if i in plans else bool(score(task, row["answer"], None, decided=True)["success"])
+        if i in plans:
+            rule, home = plans[i], None
+        else:
+            if task.household not in homes:
+                homes[task.household] = Household.from_spec(load_spec(base, task.household), source=task.household)
+            home = homes[task.household]
+            rule = bool(score(task, row["answer"], home, decided=True)["success"])
         verdicts = {RULE: rule}
         for judge in judges or []:
             verdicts[judge.name] = rule if task.category not in ("IG", "CF") \
-                else bool(score(task, row["answer"], None, judge, decided=True)["success"])
+                else bool(score(task, row["answer"], home, judge, decided=True)["success"])
         out.append({**row, "category": task.category, "difficulty": task.difficulty,
                     "should_pass": row["label"] == "pass", "verdicts": verdicts})
         if progress is not None:

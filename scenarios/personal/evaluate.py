@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from bridge.backend import TIME_FORMAT
+from bridge.matter_values import attribute_name, cluster_name, command_class
 from bridge.tools import TOOL_SCHEMAS, Session, call_tool
 from scenarios.agent import AgentOutput
 from scenarios.agents.react import ReActAgent, tool_list
@@ -33,19 +34,18 @@ from scenarios.agents.simple import NullAgent
 from scenarios.model_api import create_completion
 from scenarios.personal.household import Household
 from scenarios.personal.households import load_spec
+from scenarios.personal.reading import answer_matches, choice, doubts, plans_in, prose_of, ranking
 from scenarios.personal.tasks import (
     LEVEL_TOLERANCE,
     PersonalTask,
     arrival_actions,
     arrival_checks,
     average_precision,
-    choice_of,
     day_end,
     exact_match,
     household_view,
     normalize,
     rank_deviation,
-    ranking_of,
     relevant_features,
     solve,
 )
@@ -330,35 +330,89 @@ def plan_steps(answer: str | None) -> list[Any] | None:
 
 def score_plan(task: PersonalTask, household: Household, answer: str | None,
                decided: bool = False) -> dict[str, Any]:
-    """Run the plan on a fork; validity per step, then the arrival checks without the resident.
+    """Run the plan on a fork; validity per step (a scheduled workflow counts once it has run
+    every step by the arrival), then the arrival checks without the resident. A check is met
+    when the value is in place at the arrival, or would be had no other member acted meanwhile
+    (the plan set it; their own habits are not the plan's to foresee). One plan: an answer
+    holding two, or withdrawing or doubting its plan, has no steps.
     `decided`: a plan with no steps, or an invalid one, fails whatever the checks say: its
     preference is not computed (None)."""
-    steps = plan_steps(answer) or []
+    one = answer is not None and plans_in(answer) == 1 and not doubts(prose_of(answer))
+    steps = (plan_steps(answer) or []) if one else []
     if decided and not steps:
         return {"steps": 0, "validity": 0.0, "preference": None}
-    fork = household.fork()
-    valid = 0
-    for step in steps:
-        if isinstance(step, dict) and step.get("tool") in PLAN_TOOLS and isinstance(step.get("args"), dict):
-            valid += call_tool(fork.backend, step["tool"], step["args"])["ok"]
+    fork, results = _run_plan(task, household, steps)
+    valid = sum(bool(r["ok"]) for r in results)
+    # A workflow is valid once every step of it ran (scheduling checks only the arguments' shape).
+    ran = {w["id"]: w["status"] == "completed" and all(s["status"] == "ok" for s in w["steps"])
+           for w in fork.backend.workflows()}
+    valid -= sum(1 for r in results if r["ok"] and "workflow_id" in r and not ran.get(r["workflow_id"]))
     if decided and valid < len(steps):
         return {"steps": len(steps), "validity": valid / len(steps), "preference": None}
-    resident, day = task.params["resident"], task.params["day"]
-    fork.edits.append({"kind": "skip", "resident": resident, "act": "back", "day": day})
-    arrival = datetime.strptime(task.params["arrival"], TIME_FORMAT)
-    fork.simulate(arrival + timedelta(minutes=1))
-    met = 0
-    for check in task.checks:
-        cluster, attribute = check["attribute"].split(".")
-        try:
-            value = fork.backend.read_attribute(check["device"], check["endpoint"], cluster, attribute)["value"]
-        except Exception:   # a device the plan broke or removed: the check is not met
-            continue
-        tolerance = LEVEL_TOLERANCE if attribute == "CurrentLevel" else 0
-        met += value == check["value"] or (tolerance and isinstance(value, int)
-                                           and abs(value - check["value"]) <= tolerance)
+    met = [_meets(fork, check) for check in task.checks]
+    if steps and not all(met):
+        quiet, _ = _run_plan(task, household, steps, quiet=True)
+        touched = _touched(results, fork.backend.workflows())
+        met = [m or (_sets(touched, check) and _meets(quiet, check)) for m, check in zip(met, task.checks, strict=True)]
     return {"steps": len(steps), "validity": valid / len(steps) if steps else 0.0,
-            "preference": met / len(task.checks) if task.checks else 0.0}
+            "preference": sum(met) / len(task.checks) if task.checks else 0.0}
+
+
+def _run_plan(task: PersonalTask, household: Household, steps: list[Any],
+              quiet: bool = False) -> tuple[Household, list[dict[str, Any]]]:
+    """The plan's steps on a fork, then the clock to just after the arrival, the resident's own
+    arrival left out (`quiet`: every member's acts until then left out)."""
+    fork = household.fork()
+    results = []
+    for step in steps:
+        ok = isinstance(step, dict) and step.get("tool") in PLAN_TOOLS and isinstance(step.get("args"), dict)
+        results.append(call_tool(fork.backend, step["tool"], step["args"]) if ok else {"ok": False})
+    resident, day = task.params["resident"], task.params["day"]
+    arrival = datetime.strptime(task.params["arrival"], TIME_FORMAT)
+    skipped = [(a.resident, a.name) for a in fork.acts(arrival.date()) if a.time >= fork.home.now] if quiet \
+        else [(resident, "back")]
+    fork.edits += [{"kind": "skip", "resident": rid, "act": act, "day": day} for rid, act in skipped]
+    fork.simulate(arrival + timedelta(minutes=1))
+    return fork, results
+
+
+def _touched(results: list[dict[str, Any]], workflows: list[dict[str, Any]]) -> set[tuple[str, str, str, str]]:
+    """(device, cluster, "attribute" or "command", its name) of each of the plan's steps that went
+    through (a workflow keeps its steps' ids as written: numeric ones are named here)."""
+    calls = [(r["device_id"], r["cluster"], r.get("attribute"), r.get("command")) for r in results
+             if r["ok"] and "cluster" in r]
+    calls += [(s["args"].get("device_id"), s["args"].get("cluster_id"), s["args"].get("attribute_id"),
+               s["args"].get("command_id")) for w in workflows for s in w["steps"] if s["status"] == "ok"]
+    out = set()
+    for device, cluster, attribute, command in calls:
+        if isinstance(cluster, int):
+            command_cls = command_class(cluster, command) if isinstance(command, int) else None
+            attribute = attribute_name(cluster, attribute) if isinstance(attribute, int) else attribute
+            command = command_cls.__name__ if command_cls is not None else command
+            cluster = cluster_name(cluster)
+        out.add((str(device), str(cluster), "attribute" if attribute is not None else "command",
+                 str(attribute if attribute is not None else command)))
+    return out
+
+
+def _sets(touched: set[tuple[str, str, str, str]], check: dict[str, Any]) -> bool:
+    """Did the plan write the checked attribute, or command its cluster (a level "WithOnOff" also switches)?"""
+    cluster, attribute = check["attribute"].split(".")
+    return any(device == check["device"] and (
+        (c == cluster and (what == "command" or name == attribute))
+        or (attribute == "OnOff" and what == "command" and name.endswith("WithOnOff")))
+        for device, c, what, name in touched)
+
+
+def _meets(fork: Household, check: dict[str, Any]) -> bool:
+    cluster, attribute = check["attribute"].split(".")
+    try:
+        value = fork.backend.read_attribute(check["device"], check["endpoint"], cluster, attribute)["value"]
+    except Exception:   # a device the plan broke or removed: the check is not met
+        return False
+    tolerance = LEVEL_TOLERANCE if attribute == "CurrentLevel" else 0
+    return bool(value == check["value"] or (tolerance and isinstance(value, int)
+                                            and abs(value - check["value"]) <= tolerance))
 
 
 def score(task: PersonalTask, answer: str | None, household: Household | None,
@@ -367,18 +421,19 @@ def score(task: PersonalTask, answer: str | None, household: Household | None,
     out: dict[str, Any] = {}
     if task.category in ("IG", "CF"):
         truth = task.answer or ""
-        correct = exact_match(answer, truth)
-        out["exact"] = correct
+        out["exact"] = exact_match(answer, truth)
+        correct = answer_matches(truth, answer, task.question, household.members() if household else [],
+                                 {rid: room.name for rid, room in household.home.rooms.items()} if household else {})
         if not correct and judge is not None and answer:
             correct = judge.equivalent(task.question, truth, answer)
         out["success"] = correct
         if task.counterfactual is not None:
             out["changed"] = task.counterfactual["changed"]
     elif task.category == "MC":
-        out["choice"] = choice_of(answer, task.options)
+        out["choice"] = choice(answer, task.options)
         out["success"] = out["choice"] == task.answer
     elif task.category == "FR":
-        ranked = ranking_of(answer, task.features)
+        ranked = ranking(answer, task.features)
         out.update({"ap1": average_precision(ranked, task.relevant, 1),
                     "ap3": average_precision(ranked, task.relevant, 3),
                     "rrs": rank_deviation(ranked, task.relevant, len(task.features))})

@@ -11,6 +11,7 @@ import pytest
 from matter_twin.cli import app
 from scenarios.personal.agreement import judge_labels, load_labels
 from scenarios.personal.evaluate import PersonalJudge
+from scenarios.personal.reading import answer_matches, choice, ranking
 from scenarios.personal.suite import DEFAULT_TASKS
 from scenarios.personal.tasks import load_tasks
 from tests.openai_stub import OpenAIStub
@@ -126,3 +127,50 @@ def test_cli_bad_options_give_one_line(tmp_path, capsys):
                           (["--judge", "rule"], "unknown judge 'rule'")):
         code, out, err = twin(capsys, "judge-agreement", *args)
         assert code == 2 and not out.strip() and len(err.strip().splitlines()) == 1 and message in err, err
+
+
+# ---- reading answers as a person does ------------------------------------------------------------
+MEMBERS = [{"name": "Ada Berg"}, {"name": "Ben Berg"}]
+ROOMS = {"bedroom": "Bedroom", "bedroom_2": "Bedroom 2", "living_room": "Living Room"}
+
+
+@pytest.mark.parametrize("truth, answer, ok", [
+    ("Ada Berg", "It was Ada.", True), ("Ada Berg", "Ada Berg, or maybe Ben.", False),
+    ("Ada Berg", "Either Ada Berg or nobody.", False), ("Ada Berg", "Ada. Tobias, the lodger, saw it.", False),
+    ("Ada Berg", "Ada did. Ben was out all day.", True), ("nobody", "No one did.", True),
+    ("nobody", "Nobody, or Ben", False), ("17:37", "5:37 PM", True), ("17:37", "17h37. (Ada is 47.)", True),
+    ("17:37", "At 17:37 on 2025-01-28.", True), ("17:37", "17:37 or 17:45", False),
+    ("did not come home", "She didn't come home that day.", True),
+    ("22.5 °C", "22.5 degrees Celsius (72.5 °F)", True), ("22.5 °C", "22 °C", False),
+    ("23 °C", "It would change from 22 °C to 23 °C.", True), ("23 °C", "23 °C (instead of 22 °C).", True),
+    ("47", "Forty-seven.", True), ("47", "47 or 48", False),
+    ("bedroom_2", "Bedroom 2", True), ("bedroom", "bedroom_2", False), ("bedroom", "bedroom or living_room", False),
+])
+def test_an_answer_is_read_as_a_person_reads_it(truth, answer, ok):
+    question = "What was the temperature, to the nearest degree?" if truth == "23 °C" else "Who or when?"
+    assert answer_matches(truth, answer, question, MEMBERS, ROOMS) is ok
+
+
+def test_a_copied_question_is_no_answer():
+    question = "Suppose Ada Berg preferred their rooms at 21 °C. What temperature does Ada Berg like?"
+    assert not answer_matches("21 °C", f"You asked: {question}", question, MEMBERS)
+    assert answer_matches("21 °C", "Ada prefers 21 °C.", question, MEMBERS)
+
+
+@pytest.mark.parametrize("answer, picked", [
+    ("B", "B"), ("b", "B"), ("The answer is B.", "B"), ("Option B: 21 °C", "B"), ("B) 21 °C", "B"),
+    ("21 °C", "B"), ("B) 20 °C", None), ("A or B", None), ("B. But I may be wrong about that.", None),
+    ("A B C D E", None),
+])
+def test_a_choice_is_one_option_by_letter_text_or_both(answer, picked):
+    assert choice(answer, ["20 °C", "21 °C", "21.5 °C"]) == picked
+
+
+def test_a_ranking_puts_one_real_feature_first_and_is_not_the_given_order():
+    features = ["a.OnOff.On", "b.OnOff.Off", "c.LevelControl.MoveToLevel"]
+    assert ranking('["c.LevelControl.MoveToLevel", "a.OnOff.On"]', features) == ["c.LevelControl.MoveToLevel",
+                                                                                 "a.OnOff.On"]
+    assert ranking(", ".join(features), features) == []                     # the order given
+    assert ranking("x.OnOff.On, a.OnOff.On", features) == []                # a made-up feature first
+    assert ranking("1. a.OnOff.On\nb.OnOff.Off\n2. the rest", features) == []   # a tie at the top
+    assert ranking("b.OnOff.Off, a.OnOff.On. Though any could come first.", features) == []
