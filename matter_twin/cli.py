@@ -654,5 +654,12 @@ def mcp(backend_config: Path | None = BackendOption, home_file: Path | None = Ho
     cli_bridge.mcp(backend, http, host, Session(tools=HOME_TOOLS) if home_tools else None)
 
 
-if __name__ == "__main__":
+def main() -> None:
+    """The `twin` command: the Matter data model is built class by class as used (start-up time)."""
+    from clusters.lazy_objects import install
+    install()
     app()
+
+
+if __name__ == "__main__":
+    main()

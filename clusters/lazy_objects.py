@@ -1,0 +1,359 @@
+"""The Matter data model, `chip.clusters.Objects`, built one class at a time on first use.
+
+Importing `chip.clusters.Objects` builds all of its 2,606 dataclasses: about 1.3 s of CPU, most
+of a command's start-up, when a command touches a few dozen clusters. `install()` (the `twin`
+command runs it first) puts a module in its place whose classes are built from the same source
+file when first asked for:
+
+- Objects.py is split once (`ast`) into its imports, run at once, and one code object per
+  top-level class, compiled with the file's own name and line numbers so tracebacks stay right.
+  The split is cached (marshal) in the user's cache directory, keyed on the file and the Python
+  version; a missing, stale or unreadable cache is rebuilt.
+- A class is built once per process, under a lock, after the classes its body names (a class
+  body and a lambda look names up in the module's dict, which skips `__getattr__`). Every user,
+  chip's own controller code included, gets the same class objects.
+- chip keeps registries that the classes fill as they are built (`ClusterObjects.ALL_CLUSTERS`
+  and the like). They are replaced by dicts that build every class on their first read from
+  outside, so code that looks a cluster up by id is right without knowing about any of this.
+  `dir()` lists every class and `getattr` builds it, so chip's `inspect.getmembers` indexes
+  are whole too. Only `vars()` of the module shows what is built so far.
+
+Nothing here changes a class; without `install()` everything works the same, only slower.
+"""
+from __future__ import annotations
+
+import ast
+import dataclasses
+import hashlib
+import importlib.util
+import marshal
+import os
+import sys
+import threading
+import types
+from pathlib import Path
+from typing import Any
+
+NAME = "chip.clusters.Objects"
+#: Set to 0 to import the data model whole, as without `install()`.
+SWITCH = "TWIN_LAZY_MODEL"
+_FORMAT = 2   # bump when the cached split's shape changes
+_REGISTRIES = ("ALL_CLUSTERS", "ALL_ATTRIBUTES", "ALL_ACCEPTED_COMMANDS", "ALL_GENERATED_COMMANDS")
+
+
+class _Split:
+    """Objects.py cut into its imports and one code object per top-level class."""
+
+    def __init__(self, header: bytes, units: dict[str, bytes], needs: dict[str, list[str]],
+                 ids: dict[int, str]) -> None:
+        self.header = header     # marshalled code of the imports
+        self.units = units       # class name -> marshalled code of its statement
+        self.needs = needs       # class name -> the other classes its statement names
+        self.ids = ids           # cluster id -> class name
+
+
+def split(source: str, filename: str) -> _Split:
+    """Cut the generated module; ValueError if it holds anything but imports and classes."""
+    tree = ast.parse(source, filename)
+    header: list[ast.stmt] = []
+    units: dict[str, ast.ClassDef] = {}
+    for stmt in tree.body:
+        if isinstance(stmt, ast.ClassDef):
+            units[stmt.name] = stmt
+        elif isinstance(stmt, ast.Import | ast.ImportFrom) and not units:
+            header.append(stmt)
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) or _is_all(stmt):
+            continue   # the licence docstring; `__all__` would make `import *` build every class
+        else:
+            raise ValueError(f"{filename}:{stmt.lineno}: a statement that is neither an import nor a class")
+    needs = {name: sorted({n.id for n in ast.walk(stmt) if isinstance(n, ast.Name)} & units.keys() - {name})
+             for name, stmt in units.items()}
+    ids = {}
+    for name, stmt in units.items():
+        for item in stmt.body:   # `id: typing.ClassVar[int] = 0x0006` in a cluster class
+            if (isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name) and item.target.id == "id"
+                    and isinstance(item.value, ast.Constant) and isinstance(item.value.value, int)):
+                ids[item.value.value] = name
+    # dont_inherit: this module's `from __future__ import annotations` must not turn the
+    # model's annotations into strings
+    return _Split(marshal.dumps(compile(ast.Module(header, []), filename, "exec", dont_inherit=True)),
+                  {name: marshal.dumps(compile(ast.Module([stmt], []), filename, "exec", dont_inherit=True))
+                   for name, stmt in units.items()}, needs, ids)
+
+
+def _is_all(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in stmt.targets)
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "matter-twin"
+
+
+def _key(path: Path) -> str:
+    st = path.stat()
+    raw = f"{_FORMAT}|{path}|{st.st_size}|{st.st_mtime_ns}|{importlib.util.MAGIC_NUMBER.hex()}"
+    return hashlib.sha256(raw.encode()).hexdigest()[:24]
+
+
+def load_split(path: Path) -> _Split:
+    """The split of `path`, from the cache when it is there and whole, else made and cached."""
+    key = _key(path)
+    cached = cache_dir() / f"objects-{key}.marshal"
+    try:
+        data = marshal.loads(cached.read_bytes())
+        if data["key"] == key:
+            return _Split(data["header"], data["units"], data["needs"], data["ids"])
+    except Exception:   # missing, truncated, another format: make it again
+        pass
+    made = split(path.read_text(encoding="utf-8"), str(path))
+    _write(cached, marshal.dumps({"key": key, "header": made.header, "units": made.units,
+                                  "needs": made.needs, "ids": made.ids}))
+    return made
+
+
+def _write(path: Path, data: bytes) -> None:
+    """Write beside and rename, so a parallel reader sees the old file or the whole new one;
+    a cache that cannot be written (a read-only home) is only slower."""
+    import tempfile
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=path.name, delete=False) as tmp:
+            tmp.write(data)
+        os.replace(tmp.name, path)
+    except OSError:
+        pass
+
+
+class _Methods:
+    """The methods `dataclasses` writes as text and compiles for every class (__init__,
+    __repr__, __eq__): about half of the model's build time, for texts that repeat across
+    classes and runs. Compiled once and kept (marshal), keyed on the exact text; running the
+    same code object is what `exec(text)` does."""
+
+    def __init__(self) -> None:
+        self.path = cache_dir() / f"dataclass-methods-{_FORMAT}-{importlib.util.MAGIC_NUMBER.hex()}.marshal"
+        try:
+            self.codes: dict[str, types.CodeType] = marshal.loads(self.path.read_bytes())
+        except Exception:   # missing or truncated: start empty
+            self.codes = {}
+        self.added = False
+
+    def exec(self, source: Any, globals: Any = None, locals: Any = None) -> None:
+        code = self.codes.get(source) if isinstance(source, str) else None
+        if code is None:
+            if not isinstance(source, str):
+                return exec(source, globals, locals)
+            # as exec(text) in dataclasses.py, which has no `from __future__` of its own
+            code = self.codes[source] = compile(source, "<string>", "exec", dont_inherit=True)
+            self.added = True
+        return exec(code, globals, locals)
+
+    def save(self) -> None:
+        if self.added:
+            self.added = False
+            _write(self.path, marshal.dumps(self.codes))
+
+
+class _Model:
+    """Builds the classes of one lazy module, each once, under one lock."""
+
+    def __init__(self, module: types.ModuleType, parts: _Split) -> None:
+        self.module = module
+        self.parts = parts
+        self.lock = threading.RLock()
+        self.building: int | None = None   # the thread building, whose registry reads stay plain
+        self.complete = False
+        self.methods: _Methods | None = None
+
+    def build(self, name: str) -> Any:
+        """The class `name`, built now (with the classes it needs) unless it is already."""
+        self._build_some([name])
+        return self.module.__dict__[name]
+
+    def build_all(self) -> None:
+        if not self.complete and self.building != threading.get_ident():
+            self._build_some(list(self.parts.units))
+            self.complete = True
+
+    def _build_some(self, names: list[str]) -> None:
+        with self.lock:
+            if self.building is not None:   # asked for by a class being built: already set up
+                for name in names:
+                    self._build(name, set())
+                return
+            if self.methods is None:
+                self.methods = _Methods()
+            self.building = threading.get_ident()
+            # dataclasses calls `exec` by its global name: the cached one serves while we
+            # build (and serves any other thread's dataclass meanwhile, with the same result)
+            dataclasses.exec = self.methods.exec  # type: ignore[attr-defined]
+            try:
+                for name in names:
+                    self._build(name, set())
+            finally:
+                del dataclasses.exec  # type: ignore[attr-defined]
+                self.building = None
+            self.methods.save()
+
+    def _build(self, name: str, started: set[str]) -> None:
+        if name in self.module.__dict__ or name in started:
+            return
+        started.add(name)
+        for other in self.parts.needs[name]:
+            self._build(other, started)
+        exec(marshal.loads(self.parts.units[name]), self.module.__dict__)
+
+    def built(self) -> list[str]:
+        """The classes built so far, in file order."""
+        return [name for name in self.parts.units if name in self.module.__dict__]
+
+
+_model: _Model | None = None
+
+
+class _Registry(dict):  # type: ignore[type-arg]
+    """One of chip's registries: complete on its first read from outside the builder."""
+
+    def _whole(self) -> None:
+        if _model is not None:
+            _model.build_all()
+
+    def __getitem__(self, key: Any) -> Any:
+        self._whole()
+        return super().__getitem__(key)
+
+    def __contains__(self, key: object) -> bool:
+        self._whole()
+        return super().__contains__(key)
+
+    def __iter__(self) -> Any:
+        self._whole()
+        return super().__iter__()
+
+    def __len__(self) -> int:
+        self._whole()
+        return super().__len__()
+
+    def __repr__(self) -> str:
+        self._whole()
+        return super().__repr__()
+
+    def __eq__(self, other: object) -> bool:
+        self._whole()
+        return super().__eq__(other)
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        self._whole()
+        return super().get(key, default)
+
+    def keys(self) -> Any:
+        self._whole()
+        return super().keys()
+
+    def values(self) -> Any:
+        self._whole()
+        return super().values()
+
+    def items(self) -> Any:
+        self._whole()
+        return super().items()
+
+    def copy(self) -> dict[Any, Any]:
+        self._whole()
+        return dict(super().items())
+
+
+#: What chip/clusters/__init__.py must hold for install() to stand in for it: these two imports.
+_PACKAGE_INIT = ["from . import Attribute, CHIPClusters, Command, Objects", "from .Objects import *"]
+
+
+def install() -> bool:
+    """Put the lazy data model in place of `chip.clusters.Objects`; True if it is now in place.
+
+    Does nothing (False) once `chip.clusters` is imported, when switched off by the environment
+    variable TWIN_LAZY_MODEL=0, or when the installed chip package is not shaped as expected.
+    `chip.clusters` itself is made here too: its __init__.py only imports the controller's
+    modules (Attribute, Command, CHIPClusters: 0.1 s) and copies the model's classes, which the
+    package made here does on first access instead."""
+    global _model
+    if _model is not None:
+        return True
+    if os.environ.get(SWITCH) == "0" or "chip.clusters" in sys.modules or NAME in sys.modules:
+        return False
+    spec = importlib.util.find_spec("chip")   # the package only: chip.clusters would run its __init__
+    folder = next((Path(p) / "clusters" for p in (spec.submodule_search_locations or [])
+                   if (Path(p) / "clusters" / "Objects.py").is_file()), None) if spec else None
+    if folder is None:
+        return False
+    try:
+        init = ast.parse((folder / "__init__.py").read_text(encoding="utf-8"))
+        if [ast.unparse(stmt) for stmt in init.body] != _PACKAGE_INIT:
+            return False
+        parts = load_split(folder / "Objects.py")
+    except (OSError, SyntaxError, ValueError):
+        return False
+    eager = ("Attribute", "CHIPClusters", "Command")
+    package = types.ModuleType("chip.clusters")
+    package.__file__ = str(folder / "__init__.py")
+    package.__path__ = [str(folder)]
+    package.__package__ = "chip.clusters"
+    package.__spec__ = importlib.util.spec_from_file_location(
+        "chip.clusters", folder / "__init__.py", submodule_search_locations=[str(folder)])
+    module = types.ModuleType(NAME, "The Matter data model, each class built on first use (clusters.lazy_objects).")
+    module.__file__ = str(folder / "Objects.py")
+    module.__package__ = "chip.clusters"
+    package.Objects = module  # type: ignore[attr-defined]
+    model = _Model(module, parts)
+
+    def model_getattr(name: str) -> Any:
+        if name in parts.units:
+            return model.build(name)
+        raise AttributeError(f"module {NAME!r} has no attribute {name!r}")
+
+    def package_getattr(name: str) -> Any:
+        if name in eager:
+            return importlib.import_module(f"chip.clusters.{name}")
+        if name in parts.units:
+            return model.build(name)
+        raise AttributeError(f"module 'chip.clusters' has no attribute {name!r}")
+
+    module.__getattr__ = model_getattr  # type: ignore[method-assign]
+    module.__dir__ = lambda: sorted(module.__dict__.keys() | parts.units.keys())  # type: ignore[method-assign]
+    package.__getattr__ = package_getattr  # type: ignore[method-assign]
+    package.__dir__ = lambda: sorted(package.__dict__.keys() | parts.units.keys() | set(eager))  # type: ignore[method-assign]
+    import chip
+    sys.modules["chip.clusters"], sys.modules[NAME] = package, module
+    chip.clusters = package
+    try:
+        exec(marshal.loads(parts.header), module.__dict__)   # imports ClusterObjects, Types, enum
+        from chip.clusters import ClusterObjects
+        for registry in _REGISTRIES:
+            if getattr(ClusterObjects, registry):
+                raise RuntimeError(f"{registry} was filled before the data model was built")
+            setattr(ClusterObjects, registry, _Registry())
+    except BaseException:
+        for name in [m for m in sys.modules if m == "chip.clusters" or m.startswith("chip.clusters.")]:
+            del sys.modules[name]
+        del chip.clusters
+        raise
+    _model = model
+    return True
+
+
+def installed() -> bool:
+    return _model is not None
+
+
+def load_all() -> None:
+    """Build every class now (a no-op without `install()`)."""
+    if _model is not None:
+        _model.build_all()
+
+
+def built() -> list[str]:
+    """The classes built so far, in file order; every class without `install()`."""
+    if _model is not None:
+        return _model.built()
+    from chip.clusters import Objects
+    return [name for name in vars(Objects) if isinstance(vars(Objects)[name], type)
+            and vars(Objects)[name].__module__ == NAME]
