@@ -65,6 +65,17 @@ current_access: contextvars.ContextVar[AccessContext | None] = contextvars.Conte
     "current_access", default=None)
 
 
+def import_every_server() -> None:
+    """Import every module of this package, so every server class exists (`__subclasses__`).
+    Nothing else does: a device type imports its servers when a device of it is built."""
+    import importlib
+    import pkgutil
+
+    import clusters
+    for info in pkgutil.iter_modules(clusters.__path__):
+        importlib.import_module(f"clusters.{info.name}")
+
+
 class Clock(typing.Protocol):
     tick: int
 

@@ -51,8 +51,7 @@ from chip.clusters import Objects as Clusters
 from chip.clusters.ClusterObjects import ALL_ATTRIBUTES, ALL_CLUSTERS, ClusterObject
 from chip.clusters.Types import NullValue
 
-import clusters.devices  # noqa: F401 - registers every server class we have
-from clusters.base import PER_READER, ClusterServer
+from clusters.base import PER_READER, ClusterServer, import_every_server
 from clusters.constraints import ATTRIBUTE_LIMITS, check_attribute
 from clusters.device import Device, DeviceType, Endpoint
 from clusters.status import MatterError, Status
@@ -63,17 +62,22 @@ GLOBAL_IDS = {0xFFF8: "GeneratedCommandList", 0xFFF9: "AcceptedCommandList", 0xF
               0xFFFB: "AttributeList", 0xFFFC: "FeatureMap", 0xFFFD: "ClusterRevision"}
 _SHAPE_IDS = (0xFFF8, 0xFFF9, 0xFFFA, 0xFFFB, 0xFFFC, 0xFFFD)
 
-#: Clusters whose values belong to a fabric, a network or a commissioning session, not to the
-#: product: a Matter node serves its own (twin/node/commissioning.py), so a clone served over
-#: Matter reads back the node's here. `comparable()` leaves them out of round-trip checks.
-SESSION_CLUSTERS = frozenset({
-    Clusters.AccessControl.id, Clusters.GeneralCommissioning.id, Clusters.NetworkCommissioning.id,
-    Clusters.GeneralDiagnostics.id, Clusters.AdministratorCommissioning.id,
-    Clusters.OperationalCredentials.id, Clusters.GroupKeyManagement.id,
-    Clusters.ThreadNetworkDiagnostics.id, Clusters.WiFiNetworkDiagnostics.id,
-    Clusters.EthernetNetworkDiagnostics.id, Clusters.SoftwareDiagnostics.id,
-    Clusters.TimeSynchronization.id, Clusters.IcdManagement.id,
-})
+
+
+@functools.cache
+def session_clusters() -> frozenset[int]:
+    """Clusters whose values belong to a fabric, a network or a commissioning session, not to the
+    product: a Matter node serves its own (twin/node/commissioning.py), so a clone served over
+    Matter reads back the node's here. `comparable()` leaves them out of round-trip checks.
+    (A function: the data model builds these clusters only when asked, clusters/lazy_objects.py.)"""
+    return frozenset({
+        Clusters.AccessControl.id, Clusters.GeneralCommissioning.id, Clusters.NetworkCommissioning.id,
+        Clusters.GeneralDiagnostics.id, Clusters.AdministratorCommissioning.id,
+        Clusters.OperationalCredentials.id, Clusters.GroupKeyManagement.id,
+        Clusters.ThreadNetworkDiagnostics.id, Clusters.WiFiNetworkDiagnostics.id,
+        Clusters.EthernetNetworkDiagnostics.id, Clusters.SoftwareDiagnostics.id,
+        Clusters.TimeSynchronization.id, Clusters.IcdManagement.id,
+    })
 
 
 class DumpError(ValueError):
@@ -413,6 +417,7 @@ def _concrete_servers() -> dict[int, type[ClusterServer]]:
     """Our server class for each cluster id (the first by name where several exist). A server
     built on another one (the bridge's BridgedDeviceBasicInformation mirrors a BasicInformation)
     cannot serve a product: not counted, so the answer does not depend on what was imported."""
+    import_every_server()
     out: dict[int, type[ClusterServer]] = {}
     stack = list(ClusterServer.__subclasses__())
     found = []
@@ -723,10 +728,10 @@ def export_attributes(device: Any) -> dict[str, Any]:
 
 
 def comparable(attributes: dict[str, Any]) -> dict[str, Any]:
-    """The attributes a round trip must keep: all but those of SESSION_CLUSTERS and PER_READER."""
+    """The attributes a round trip must keep: all but those of session_clusters() and PER_READER."""
     def kept(key: str) -> bool:
         _, cluster, attribute = (int(p) for p in key.split("/"))
-        return cluster not in SESSION_CLUSTERS and (cluster, attribute) not in PER_READER
+        return cluster not in session_clusters() and (cluster, attribute) not in PER_READER
     return {k: v for k, v in attributes.items() if kept(k)}
 
 

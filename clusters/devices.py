@@ -33,11 +33,8 @@ from __future__ import annotations
 import dataclasses
 import random
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from clusters.air_quality import AirQualityServer
-from clusters.alarms import DishwasherAlarmServer, RefrigeratorAlarmServer
-from clusters.basic_information import BasicInformationServer
 from clusters.device import DEVICE_TYPES as DEVICE_TYPES  # re-exported: the registry this module fills
 from clusters.device import Device, DeviceType, Endpoint, register
 from clusters.device_types import (  # noqa: F401 - re-exported: physics and docs import them from here
@@ -80,54 +77,13 @@ from clusters.device_types import (  # noqa: F401 - re-exported: physics and doc
     WATER_LEAK_DETECTOR,
     WINDOW_COVERING,
 )
-from clusters.door_lock import DoorLockServer
-from clusters.energy import (
-    PS,
-    DeviceEnergyManagementServer,
-    ElectricalEnergyMeasurementServer,
-    ElectricalPowerMeasurementServer,
-    PowerSourceServer,
-    PowerTopologyServer,
-)
-from clusters.fan_control import FanControlServer
-from clusters.filters import ActivatedCarbonFilterMonitoringServer, HepaFilterMonitoringServer
-from clusters.icd import IcdManagementServer
-from clusters.identify import IdentifyServer
-from clusters.laundry import LaundryDryerControlsServer, LaundryWasherControlsServer
-from clusters.level_control import LevelControlServer
-from clusters.measurement import (
-    IlluminanceMeasurementServer,
-    Pm10ConcentrationMeasurementServer,
-    RelativeHumidityMeasurementServer,
-    TemperatureMeasurementServer,
-)
-from clusters.media import ChannelServer, KeypadInputServer, MediaPlaybackServer
-from clusters.modes import (
-    DRYER_MODES,
-    DishwasherModeServer,
-    LaundryWasherModeServer,
-    ModeOption,
-    RefrigeratorAndTemperatureControlledCabinetModeServer,
-    RvcCleanModeServer,
-    RvcRunModeServer,
-    as_mode_option,
-)
-from clusters.onoff import OnOffServer
-from clusters.operational_state import OperationalStateServer, RvcOperationalStateServer, normalize_cycle
-from clusters.scenes import GroupsServer, ScenesManagementServer
-from clusters.sensors import (
-    BooleanStateConfigurationServer,
-    BooleanStateServer,
-    FlowMeasurementServer,
-    OccupancySensingServer,
-    PressureMeasurementServer,
-    SmokeCoAlarmServer,
-)
-from clusters.service_area import ServiceAreaServer
 from clusters.status import MatterError, Status
-from clusters.temperature_control import TemperatureControlServer
-from clusters.thermostat import ThermostatServer, ThermostatUserInterfaceConfigurationServer
-from clusters.window_covering import WindowCoveringServer
+
+if TYPE_CHECKING:   # each builder imports its servers when it runs: a home builds only the data
+    # model of the clusters its devices serve (clusters/lazy_objects.py)
+    from clusters.energy import PowerSourceServer
+    from clusters.fan_control import FanControlServer
+    from clusters.modes import ModeOption
 
 
 def _endpoint(endpoint_id: int, device_types: list[tuple[int, int]], *servers: Any) -> Endpoint:
@@ -138,11 +94,15 @@ def _endpoint(endpoint_id: int, device_types: list[tuple[int, int]], *servers: A
 
 
 def _fan(auto: bool = False) -> FanControlServer:
+    from clusters.fan_control import FanControlServer
     return FanControlServer(auto=auto)
 
 
 # ---- builders: (**options) -> application endpoints -------------------------------------
 def _on_off_light(**_: Any) -> list[Endpoint]:
+    from clusters.identify import IdentifyServer
+    from clusters.onoff import OnOffServer
+    from clusters.scenes import GroupsServer, ScenesManagementServer
     return [_endpoint(1, [ON_OFF_LIGHT], IdentifyServer(), GroupsServer(), ScenesManagementServer(),
                       OnOffServer(lighting=True))]
 
@@ -151,6 +111,10 @@ def _on_off_light(**_: Any) -> list[Endpoint]:
 # lights and TV carry its attributes); `level_startup` gives the TV's LevelControl the
 # optional RemainingTime and StartUpCurrentLevel.
 def _dimmable_light(level_frequency: list[int] | None = None, **_: Any) -> list[Endpoint]:
+    from clusters.identify import IdentifyServer
+    from clusters.level_control import LevelControlServer
+    from clusters.onoff import OnOffServer
+    from clusters.scenes import GroupsServer, ScenesManagementServer
     return [_endpoint(1, [DIMMABLE_LIGHT], IdentifyServer(), GroupsServer(), ScenesManagementServer(),
                       OnOffServer(lighting=True), LevelControlServer(on_off=True, lighting=True, CurrentLevel=254,
                                                                      frequency=level_frequency))]
@@ -158,12 +122,18 @@ def _dimmable_light(level_frequency: list[int] | None = None, **_: Any) -> list[
 
 def _air_conditioner(heating: bool = True, cooling: bool = True, **_: Any) -> list[Endpoint]:
     # heating=False: a cooling-only unit (most room ACs; SimuHome's), cooling=False: heat only
+    from clusters.identify import IdentifyServer
+    from clusters.onoff import OnOffServer
+    from clusters.thermostat import ThermostatServer, ThermostatUserInterfaceConfigurationServer
     thermostat = ThermostatServer(heating=heating, cooling=cooling, presets=True, SystemMode=0)
     return [_endpoint(1, [ROOM_AIR_CONDITIONER], IdentifyServer(), OnOffServer(dead_front=True),
                       thermostat, ThermostatUserInterfaceConfigurationServer(), _fan())]
 
 
 def _air_purifier(**_: Any) -> list[Endpoint]:
+    from clusters.filters import ActivatedCarbonFilterMonitoringServer, HepaFilterMonitoringServer
+    from clusters.identify import IdentifyServer
+    from clusters.onoff import OnOffServer
     onoff, fan = OnOffServer(), _fan(auto=True)
     usage = lambda: fan.get("PercentCurrent") / 100 if onoff.get("OnOff") else 0.0  # noqa: E731
     filters = [HepaFilterMonitoringServer(usage=usage), ActivatedCarbonFilterMonitoringServer(usage=usage)]
@@ -179,11 +149,19 @@ def _air_purifier(**_: Any) -> list[Endpoint]:
 
 def _fan_device(**_: Any) -> list[Endpoint]:
     # a pedestal fan as sold: ten speeds, Auto, oscillation, natural/sleep wind, reverse airflow
+    from clusters.fan_control import FanControlServer
+    from clusters.identify import IdentifyServer
+    from clusters.onoff import OnOffServer
+    from clusters.scenes import GroupsServer
     fan = FanControlServer(auto=True, speed_max=10, rocking=True, wind=True, airflow_direction=True)
     return [_endpoint(1, [FAN], IdentifyServer(), GroupsServer(), OnOffServer(), fan)]   # Fan: Groups is M
 
 
 def _humidity_fan(**_: Any) -> list[Endpoint]:
+    from clusters.identify import IdentifyServer
+    from clusters.measurement import RelativeHumidityMeasurementServer
+    from clusters.onoff import OnOffServer
+    from clusters.scenes import GroupsServer
     return [_endpoint(1, [FAN, HUMIDITY_SENSOR], IdentifyServer(), GroupsServer(), OnOffServer(), _fan(),
                       RelativeHumidityMeasurementServer(MinMeasuredValue=0, MaxMeasuredValue=10000))]
 
@@ -193,6 +171,8 @@ def _timed(modes: tuple[ModeOption, ...] | list[Any], cycles: dict[str, Any] | N
     seconds], ...]}}`, as `twin calibrate` measures them); other modes keep theirs.
     `modes` may come from the home file too (`options: {modes: [{label, mode, tags, cycle}]}`,
     for homes that number their modes otherwise, e.g. an imported SimuHome episode)."""
+    from clusters.modes import as_mode_option
+    from clusters.operational_state import normalize_cycle
     modes = tuple(as_mode_option(m) for m in modes)
     if not cycles:
         return modes
@@ -207,6 +187,10 @@ def _timed(modes: tuple[ModeOption, ...] | list[Any], cycles: dict[str, Any] | N
 
 
 def _dishwasher(cycles: dict[str, Any] | None = None, modes: list[Any] | None = None, **_: Any) -> list[Endpoint]:
+    from clusters.alarms import DishwasherAlarmServer
+    from clusters.modes import DishwasherModeServer
+    from clusters.onoff import OnOffServer
+    from clusters.operational_state import OperationalStateServer
     return [_endpoint(1, [DISHWASHER], OnOffServer(dead_front=True), OperationalStateServer(),
                       DishwasherModeServer(modes=_timed(modes or DishwasherModeServer.default_modes, cycles)),
                       DishwasherAlarmServer())]
@@ -216,6 +200,11 @@ def _laundry_washer(cycles: dict[str, Any] | None = None, modes: list[Any] | Non
                     temperature_setpoint: bool = False, **_: Any) -> list[Endpoint]:
     """`temperature_setpoint`: TemperatureControl by number (a setpoint, as SimuHome's washer)
     instead of the levels real washers use."""
+    from clusters.laundry import LaundryWasherControlsServer
+    from clusters.modes import LaundryWasherModeServer
+    from clusters.onoff import OnOffServer
+    from clusters.operational_state import OperationalStateServer
+    from clusters.temperature_control import TemperatureControlServer
     temperature = (TemperatureControlServer(step=False, TemperatureSetpoint=4000, MinTemperature=2000,
                                             MaxTemperature=9000)
                    if temperature_setpoint else TemperatureControlServer(levels=True, **_WASHER_TEMPERATURES))
@@ -226,6 +215,10 @@ def _laundry_washer(cycles: dict[str, Any] | None = None, modes: list[Any] | Non
 
 def _laundry_dryer(cycles: dict[str, Any] | None = None, modes: list[Any] | None = None,
                    **_: Any) -> list[Endpoint]:
+    from clusters.laundry import LaundryDryerControlsServer
+    from clusters.modes import DRYER_MODES, LaundryWasherModeServer
+    from clusters.onoff import OnOffServer
+    from clusters.operational_state import OperationalStateServer
     return [_endpoint(1, [LAUNDRY_DRYER], OnOffServer(dead_front=True), OperationalStateServer(),
                       LaundryWasherModeServer(modes=_timed(modes or DRYER_MODES, cycles)),
                       LaundryDryerControlsServer())]
@@ -241,6 +234,8 @@ FREEZER_RANGE = (-1800, -2400, -1500)
 def _cabinet(endpoint_id: int, tag: int, setpoint: int, low: int, high: int) -> Endpoint:
     # Cabinet temperatures are not the room's: the measurement is stored, and follows the
     # setpoint (the compressor is assumed to hold it).
+    from clusters.measurement import TemperatureMeasurementServer
+    from clusters.temperature_control import TemperatureControlServer
     control = TemperatureControlServer(TemperatureSetpoint=setpoint, MinTemperature=low,
                                        MaxTemperature=high, Step=100)
     measurement = TemperatureMeasurementServer(MeasuredValue=setpoint, MinMeasuredValue=low - 500,
@@ -254,6 +249,8 @@ def _cabinet(endpoint_id: int, tag: int, setpoint: int, low: int, high: int) -> 
 
 def _fridge_body(cabinets: tuple[int, ...], modes: list[Any] | None = None) -> Endpoint:
     """The Refrigerator endpoint, composed of its cabinets' endpoints (its PartsList)."""
+    from clusters.alarms import RefrigeratorAlarmServer
+    from clusters.modes import RefrigeratorAndTemperatureControlledCabinetModeServer
     body = _endpoint(1, [REFRIGERATOR], RefrigeratorAndTemperatureControlledCabinetModeServer(modes=modes),
                      RefrigeratorAlarmServer())
     body.children = cabinets
@@ -271,6 +268,7 @@ def _freezer(modes: list[Any] | None = None, **_: Any) -> list[Endpoint]:
 
 
 def _electrical_sensor(load_watts: float = 120.0, **_: Any) -> list[Endpoint]:
+    from clusters.energy import ElectricalEnergyMeasurementServer, ElectricalPowerMeasurementServer, PowerTopologyServer
     power = lambda: load_watts  # noqa: E731 - the metered circuit's steady load
     return [_endpoint(1, [ELECTRICAL_SENSOR], PowerTopologyServer(),
                       ElectricalPowerMeasurementServer(power_source=power),
@@ -279,6 +277,15 @@ def _electrical_sensor(load_watts: float = 120.0, **_: Any) -> list[Endpoint]:
 
 def _heat_pump(heating: bool = True, cooling: bool = True, **_: Any) -> list[Endpoint]:
     # cooling=False: a heating-only pump (SimuHome's), heating=False: cooling only
+    from clusters.energy import (
+        DeviceEnergyManagementServer,
+        ElectricalEnergyMeasurementServer,
+        ElectricalPowerMeasurementServer,
+        PowerSourceServer,
+        PowerTopologyServer,
+    )
+    from clusters.identify import IdentifyServer
+    from clusters.thermostat import ThermostatServer, ThermostatUserInterfaceConfigurationServer
     thermostat = ThermostatServer(heating=heating, cooling=cooling, presets=True, SystemMode=0)
     running = lambda: 0.0 if int(thermostat.get("SystemMode")) == 0 else 1800.0  # noqa: E731
     meters = [ElectricalPowerMeasurementServer(power_source=running),
@@ -310,6 +317,11 @@ def _robot_vacuum_cleaner(areas: list[str] | None = None, run_modes: list[Any] |
     """`areas`: the rooms it can clean (a home passes its rooms' names); `run_modes` and
     `clean_modes`: SupportedModes of its mode clusters, when a home numbers them otherwise;
     `battery_drain`: % of charge per second of work (0: it never needs to go home to charge)."""
+    from clusters.energy import PS, PowerSourceServer
+    from clusters.identify import IdentifyServer
+    from clusters.modes import RvcCleanModeServer, RvcRunModeServer
+    from clusters.operational_state import RvcOperationalStateServer
+    from clusters.service_area import ServiceAreaServer
     ops = RvcOperationalStateServer()
     E = ops.E
 
@@ -334,6 +346,9 @@ def _robot_vacuum_cleaner(areas: list[str] | None = None, run_modes: list[Any] |
 
 
 def _tv(level_frequency: list[int] | None = None, level_startup: bool = False, **_: Any) -> list[Endpoint]:
+    from clusters.level_control import LevelControlServer
+    from clusters.media import ChannelServer, KeypadInputServer, MediaPlaybackServer
+    from clusters.onoff import OnOffServer
     volume = LevelControlServer(on_off=True, lighting=False, CurrentLevel=30, MinLevel=0, MaxLevel=100,
                                 frequency=level_frequency,
                                 optional=("RemainingTime", "StartUpCurrentLevel") if level_startup else ())
@@ -343,6 +358,9 @@ def _tv(level_frequency: list[int] | None = None, level_startup: bool = False, *
 
 def _window_covering(lift_travel_s: float | None = None, tilt_travel_s: float | None = None,
                      **_: Any) -> list[Endpoint]:
+    from clusters.identify import IdentifyServer
+    from clusters.scenes import GroupsServer, ScenesManagementServer
+    from clusters.window_covering import WindowCoveringServer
     return [_endpoint(1, [WINDOW_COVERING], IdentifyServer(), GroupsServer(), ScenesManagementServer(),
                       WindowCoveringServer(tilt=True, lift_travel_s=lift_travel_s, tilt_travel_s=tilt_travel_s))]
 
@@ -356,6 +374,14 @@ def _room_sensor(**_: Any) -> list[Endpoint]:
     on an Air Quality Sensor, whose AirQuality cluster is mandatory (derived from PM10).
     Ranges cover what home files allow (-40..60 °C, 0..100 %RH, PM10 up to 2000 µg/m³).
     """
+    from clusters.air_quality import AirQualityServer
+    from clusters.identify import IdentifyServer
+    from clusters.measurement import (
+        IlluminanceMeasurementServer,
+        Pm10ConcentrationMeasurementServer,
+        RelativeHumidityMeasurementServer,
+        TemperatureMeasurementServer,
+    )
     return [_endpoint(1, [TEMPERATURE_SENSOR], IdentifyServer(),
                       TemperatureMeasurementServer(MinMeasuredValue=-4000, MaxMeasuredValue=6000)),
             _endpoint(2, [HUMIDITY_SENSOR], IdentifyServer(),
@@ -413,6 +439,7 @@ BOLT_PERCENT, REPORT_PERCENT, SELF_TEST_PERCENT = 0.02, 0.002, 0.05
 def _battery(*watched: tuple[Any, str, float]) -> PowerSourceServer:
     """A user-replaceable battery powering endpoint 1 (door locks and sensors are battery products),
     drained by each change of the `watched` (server, attribute, percent) (PowerSourceServer.drain)."""
+    from clusters.energy import PS, PowerSourceServer
     battery = PowerSourceServer(battery=True, EndpointList=[1],
                                 BatReplaceability=PS.Enums.BatReplaceabilityEnum.kUserReplaceable)
     for server, attribute, percent in watched:
@@ -425,6 +452,7 @@ def _sleepy(endpoints: list[Endpoint], sleepy: bool, slow_poll_ms: int = 3000,
     """A battery product as a Thread sleepy end device: IcdManagement on the root endpoint (its
     slow and fast polling, and `idle_mode_s`, how often it wakes to send Check-In messages;
     `lit_slow_poll_ms` makes it a Long Idle Time ICD; `create_device` puts `root_servers` there)."""
+    from clusters.icd import IcdManagementServer
     if sleepy:
         endpoints[0].root_servers = (   # type: ignore[attr-defined]
             IcdManagementServer(slow_poll_ms=slow_poll_ms, lit_slow_poll_ms=lit_slow_poll_ms,
@@ -438,6 +466,8 @@ def _door_lock(door_sensor: bool = True, auto_relock_s: int = 0, require_pin: bo
     """A keypad deadbolt. `users`: [{name, pin, type?}] programmed at install (user and PIN
     credential index 1, 2, ... in order); `auto_relock_s`: AutoRelockTime; `require_pin`:
     RequirePINforRemoteOperation; `door_sensor`: a door position sensor (DoorState)."""
+    from clusters.door_lock import DoorLockServer
+    from clusters.identify import IdentifyServer
     lock = DoorLockServer(door_sensor=door_sensor, AutoRelockTime=int(auto_relock_s),
                           RequirePINforRemoteOperation=bool(require_pin))
     lock.install_users(users or [])
@@ -449,6 +479,8 @@ def _door_lock(door_sensor: bool = True, auto_relock_s: int = 0, require_pin: bo
 def _boolean_sensor(device_type: tuple[int, int], configuration: bool) -> Callable[..., list[Endpoint]]:
     def build(sleepy: bool = True, slow_poll_ms: int = 3000, idle_mode_s: int = 60,
               lit_slow_poll_ms: int | None = None, **_: Any) -> list[Endpoint]:
+        from clusters.identify import IdentifyServer
+        from clusters.sensors import BooleanStateConfigurationServer, BooleanStateServer
         state = BooleanStateServer()
         servers: list[Any] = [IdentifyServer(), state]
         if configuration:
@@ -470,6 +502,8 @@ def _contact_sensor(mounted_on: str | None = None, sleepy: bool = True, slow_pol
 
 def _occupancy_sensor(hold_time_s: int = 60, sleepy: bool = True, slow_poll_ms: int = 3000,
                       idle_mode_s: int = 60, lit_slow_poll_ms: int | None = None, **_: Any) -> list[Endpoint]:
+    from clusters.identify import IdentifyServer
+    from clusters.sensors import OccupancySensingServer
     occupancy = OccupancySensingServer(HoldTime=int(hold_time_s))
     return _sleepy([_endpoint(1, [OCCUPANCY_SENSOR, POWER_SOURCE], IdentifyServer(), occupancy,
                               _battery((occupancy, "Occupancy", REPORT_PERCENT)))],
@@ -478,6 +512,8 @@ def _occupancy_sensor(hold_time_s: int = 60, sleepy: bool = True, slow_poll_ms: 
 
 def _smoke_co_alarm(co: bool = True, sleepy: bool = True, slow_poll_ms: int = 3000, idle_mode_s: int = 60,
                     expiry: bool = True, **_: Any) -> list[Endpoint]:
+    from clusters.identify import IdentifyServer
+    from clusters.sensors import SmokeCoAlarmServer
     alarm = SmokeCoAlarmServer(co=co, expiry=bool(expiry))
     battery = _battery((alarm, "TestInProgress", SELF_TEST_PERCENT / 2), (alarm, "ExpressedState", REPORT_PERCENT))
     battery.listeners.append(lambda server, name: name == "BatChargeLevel" and alarm.battery(int(server.get(name))))
@@ -485,9 +521,13 @@ def _smoke_co_alarm(co: bool = True, sleepy: bool = True, slow_poll_ms: int = 30
                    slow_poll_ms, idle_mode_s)
 
 
-def _measurement_sensor(device_type: tuple[int, int], server: Callable[[], Any]) -> Callable[..., list[Endpoint]]:
+def _measurement_sensor(device_type: tuple[int, int], server: str, **initial: Any) -> Callable[..., list[Endpoint]]:
+    """`server`: the measurement server's class name, in clusters/measurement.py or clusters/sensors.py."""
     def build(**_: Any) -> list[Endpoint]:
-        return [_endpoint(1, [device_type], IdentifyServer(), server())]
+        from clusters import measurement, sensors
+        from clusters.identify import IdentifyServer
+        cls = getattr(measurement, server, None) or getattr(sensors, server)
+        return [_endpoint(1, [device_type], IdentifyServer(), cls(**initial))]
     return build
 
 
@@ -504,19 +544,19 @@ _SENSOR_TYPES = [
      _boolean_sensor(WATER_FREEZE_DETECTOR, True), 0x8105, ("utility_room",)),
     ("rain_sensor", "Rain Sensor", RAIN_SENSOR, _boolean_sensor(RAIN_SENSOR, True), 0x8106, ("hallway",)),
     ("pressure_sensor", "Pressure Sensor", PRESSURE_SENSOR, _measurement_sensor(
-        PRESSURE_SENSOR, lambda: PressureMeasurementServer(MinMeasuredValue=300, MaxMeasuredValue=1100)),
+        PRESSURE_SENSOR, "PressureMeasurementServer", MinMeasuredValue=300, MaxMeasuredValue=1100),
      0x8107, ("utility_room",)),
     ("flow_sensor", "Flow Sensor", FLOW_SENSOR, _measurement_sensor(
-        FLOW_SENSOR, lambda: FlowMeasurementServer(MeasuredValue=0, MinMeasuredValue=0, MaxMeasuredValue=500)),
+        FLOW_SENSOR, "FlowMeasurementServer", MeasuredValue=0, MinMeasuredValue=0, MaxMeasuredValue=500),
      0x8108, ("utility_room",)),
     ("temperature_sensor", "Temperature Sensor", TEMPERATURE_SENSOR, _measurement_sensor(
-        TEMPERATURE_SENSOR, lambda: TemperatureMeasurementServer(MinMeasuredValue=-4000, MaxMeasuredValue=6000)),
+        TEMPERATURE_SENSOR, "TemperatureMeasurementServer", MinMeasuredValue=-4000, MaxMeasuredValue=6000),
      0x8109, ("bedroom", "living_room", "office", "kids_room")),
     ("humidity_sensor", "Humidity Sensor", HUMIDITY_SENSOR, _measurement_sensor(
-        HUMIDITY_SENSOR, lambda: RelativeHumidityMeasurementServer(MinMeasuredValue=0, MaxMeasuredValue=10000)),
+        HUMIDITY_SENSOR, "RelativeHumidityMeasurementServer", MinMeasuredValue=0, MaxMeasuredValue=10000),
      0x810A, ("bathroom", "bedroom")),
     ("light_sensor", "Light Sensor", LIGHT_SENSOR, _measurement_sensor(
-        LIGHT_SENSOR, lambda: IlluminanceMeasurementServer(MinMeasuredValue=1, MaxMeasuredValue=0xFFFE)),
+        LIGHT_SENSOR, "IlluminanceMeasurementServer", MinMeasuredValue=1, MaxMeasuredValue=0xFFFE),
      0x810B, ("living_room", "hallway")),
 ]
 #: The types the home drives beyond a measured room quantity (twin/sensors.py, twin/physics.py).
@@ -539,6 +579,7 @@ def create_device(device_id: str, type_key: str | DeviceType, rng: random.Random
     `rng` draws the device's serial number and unique id (so a seeded home gives the same
     identities every time); `name` becomes the NodeLabel; `options` go to the builder.
     """
+    from clusters.basic_information import BasicInformationServer
     device_type = type_key if isinstance(type_key, DeviceType) else DEVICE_TYPES.get(type_key)
     if device_type is None:
         raise MatterError(Status.NOT_FOUND, f"unknown device type {type_key!r}; known: "

@@ -18,11 +18,10 @@ from __future__ import annotations
 import datetime
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chip.clusters import Objects as Clusters
 
-from clusters.color_control import ColorControlServer
 from clusters.device import DeviceType, Endpoint, register
 from clusters.device_types import (
     BASIC_VIDEO_PLAYER,
@@ -60,42 +59,11 @@ from clusters.device_types import (
     WATER_VALVE,
     WINDOW_COVERING_CONTROLLER,
 )
-from clusters.energy import (
-    DeviceEnergyManagementServer,
-    ElectricalEnergyMeasurementServer,
-    ElectricalPowerMeasurementServer,
-    PowerSourceServer,
-    PowerTopologyServer,
-)
-from clusters.evse import EnergyEvseModeServer, EnergyEvseServer
-from clusters.fan_control import FanControlServer
-from clusters.filters import ActivatedCarbonFilterMonitoringServer, HepaFilterMonitoringServer
-from clusters.identify import IdentifyServer
-from clusters.kitchen import (
-    CavityTemperature,
-    MicrowaveOvenControlServer,
-    MicrowaveOvenModeServer,
-    OvenCavityOperationalStateServer,
-    OvenModeServer,
-)
-from clusters.level_control import LevelControlServer
-from clusters.measurement import TemperatureMeasurementServer
-from clusters.media import KeypadInputServer, MediaPlaybackServer
-from clusters.mode_select import ModeSelectServer
-from clusters.onoff import OnOffServer
-from clusters.operational_state import OperationalStateServer
-from clusters.scenes import GroupsServer, ScenesManagementServer
 from clusters.status import MatterError, Status
-from clusters.storage import StorageCellServer
-from clusters.switches import BindingServer, SwitchServer
-from clusters.temperature_control import TemperatureControlServer
-from clusters.thermostat import ThermostatServer, ThermostatUserInterfaceConfigurationServer
-from clusters.water import (
-    PumpConfigurationAndControlServer,
-    ValveConfigurationAndControlServer,
-    WaterHeaterManagementServer,
-    WaterHeaterModeServer,
-)
+
+if TYPE_CHECKING:   # each builder imports its servers when it runs (see clusters/devices.py)
+    from clusters.level_control import LevelControlServer
+    from clusters.onoff import OnOffServer
 
 C = Clusters
 
@@ -111,6 +79,7 @@ def _endpoint(endpoint_id: int, device_types: list[tuple[int, int]], *servers: A
 def _metered(load_watts: float, onoff: OnOffServer, level: LevelControlServer | None = None) -> list[Any]:
     """Electrical Power and Energy Measurement of what is plugged in: `load_watts` while on,
     scaled by the level for a dimmer (the level where the last change left it)."""
+    from clusters.energy import ElectricalEnergyMeasurementServer, ElectricalPowerMeasurementServer, PowerTopologyServer
     if isinstance(load_watts, bool) or not isinstance(load_watts, (int, float)) or not 0 <= load_watts <= 3680:
         raise MatterError(Status.CONSTRAINT_ERROR, f"load_watts={load_watts!r}: give 0..3680 W")
 
@@ -137,6 +106,12 @@ def _metered(load_watts: float, onoff: OnOffServer, level: LevelControlServer | 
 
 # ---- lighting ----------------------------------------------------------------------------
 def _color_light(extended: bool) -> list[Endpoint]:
+    from clusters.color_control import ColorControlServer
+    from clusters.identify import IdentifyServer
+    from clusters.level_control import LevelControlServer
+    from clusters.onoff import OnOffServer
+    from clusters.scenes import GroupsServer, ScenesManagementServer
+    from clusters.switches import BindingServer
     color = ColorControlServer(hue_and_saturation=extended, enhanced_hue=extended, color_loop=extended,
                                xy=extended, color_temperature=True)
     return [_endpoint(1, [EXTENDED_COLOR_LIGHT if extended else COLOR_TEMPERATURE_LIGHT], IdentifyServer(),
@@ -154,6 +129,10 @@ def _extended_color_light(**_: Any) -> list[Endpoint]:
 
 # ---- plugs and mounted load controls ---------------------------------------------------------
 def _switched(device_type: tuple[int, int], dimmable: bool, load_watts: float) -> list[Endpoint]:
+    from clusters.identify import IdentifyServer
+    from clusters.level_control import LevelControlServer
+    from clusters.onoff import OnOffServer
+    from clusters.scenes import GroupsServer, ScenesManagementServer
     onoff = OnOffServer(lighting=True)
     level = LevelControlServer(on_off=True, lighting=True, CurrentLevel=254) if dimmable else None
     servers = [IdentifyServer(), GroupsServer(), ScenesManagementServer(), onoff, *([level] if level else [])]
@@ -180,6 +159,8 @@ def _mounted_dimmable_load_control(load_watts: float = 100.0, **_: Any) -> list[
 # ---- switches and controllers ------------------------------------------------------------------
 def _generic_switch(latching: bool = False, positions: int = 2, multi_press_max: int = 2, **_: Any) -> list[Endpoint]:
     """A button (momentary: press, long press, multi-press) or a rocker (`latching`)."""
+    from clusters.identify import IdentifyServer
+    from clusters.switches import SwitchServer
     return [_endpoint(1, [GENERIC_SWITCH], IdentifyServer(),
                       SwitchServer(latching=latching, positions=positions, multi_press_max=multi_press_max))]
 
@@ -193,6 +174,8 @@ _CONTROLLER_CLIENTS = {
 
 
 def _controller(device_type: tuple[int, int], bound_to: list[str] | None) -> list[Endpoint]:
+    from clusters.identify import IdentifyServer
+    from clusters.switches import BindingServer
     if bound_to is not None and (not isinstance(bound_to, list) or not all(isinstance(t, str) for t in bound_to)):
         raise ValueError("bound_to: expected a list of device ids (optionally 'device_id:endpoint')")
     return [_endpoint(1, [device_type], IdentifyServer(), BindingServer(), clients=_CONTROLLER_CLIENTS[device_type])]
@@ -214,6 +197,8 @@ def _color_dimmer_switch(bound_to: list[str] | None = None, **_: Any) -> list[En
 # ---- media --------------------------------------------------------------------------------
 def _speaker(**_: Any) -> list[Endpoint]:
     """A speaker: OnOff is mute, LevelControl the volume (0..100 %, as LevelControl 0..254 is not)."""
+    from clusters.level_control import LevelControlServer
+    from clusters.onoff import OnOffServer
     volume = LevelControlServer(on_off=True, lighting=False, CurrentLevel=30, MinLevel=0, MaxLevel=100)
     return [_endpoint(1, [SPEAKER], OnOffServer(), volume)]   # (no Identify: the Speaker type has none)
 
@@ -225,6 +210,7 @@ def _meters(power: Any, *drivers: tuple[Any, tuple[str, ...]], hooked: Any = Non
     """Electrical Power and Energy Measurement of `power()` (W), re-anchored (with `more`
     meters) whenever one of the driving servers changes one of the named attributes, or
     `hooked` calls its power hooks (energy is exact between changes)."""
+    from clusters.energy import ElectricalEnergyMeasurementServer, ElectricalPowerMeasurementServer, PowerTopologyServer
     meters = [ElectricalPowerMeasurementServer(power_source=power),
               ElectricalEnergyMeasurementServer(power_source=power, exported=exported, stepped=stepped)]
 
@@ -241,6 +227,10 @@ def _meters(power: Any, *drivers: tuple[Any, tuple[str, ...]], hooked: Any = Non
 def _oven(**_: Any) -> list[Endpoint]:
     """An oven: the Oven endpoint composed of one cavity (a Temperature Controlled Cabinet with
     its operational state, modes, setpoint 50..250 °C and the cavity's temperature)."""
+    from clusters.identify import IdentifyServer
+    from clusters.kitchen import CavityTemperature, OvenCavityOperationalStateServer, OvenModeServer
+    from clusters.measurement import TemperatureMeasurementServer
+    from clusters.temperature_control import TemperatureControlServer
     ops = OvenCavityOperationalStateServer()
     control = TemperatureControlServer(TemperatureSetpoint=18000, MinTemperature=5000, MaxTemperature=25000,
                                        Step=500)
@@ -267,6 +257,7 @@ COMMON_NUMBER, POWER_SOURCE_NAMESPACE = 0x07, 0x0F
 
 def _surface(endpoint_id: int, number: int | None = None) -> Endpoint:
     """A cook surface; `number` tags it (Common Number) when a cooktop has several."""
+    from clusters.temperature_control import TemperatureControlServer
     ep = _endpoint(endpoint_id, [COOK_SURFACE], TemperatureControlServer(
         levels=True, SupportedTemperatureLevels=list(SURFACE_LEVELS), SelectedTemperatureLevel=0))
     if number is not None:
@@ -277,6 +268,8 @@ def _surface(endpoint_id: int, number: int | None = None) -> Endpoint:
 def _cooktop(surfaces: int = 4, **_: Any) -> list[Endpoint]:
     """A cooktop of `surfaces` cook surfaces (endpoints 2..): each heats at its level; the
     cooktop's OnOff (OffOnly) switches every surface off."""
+    from clusters.identify import IdentifyServer
+    from clusters.onoff import OnOffServer
     if isinstance(surfaces, bool) or not isinstance(surfaces, int) or not 1 <= surfaces <= 6:
         raise MatterError(Status.CONSTRAINT_ERROR, f"surfaces={surfaces!r}: give 1..6")
     plates = [_surface(2 + i, i + 1) for i in range(surfaces)]
@@ -315,6 +308,9 @@ def _cook_surface(**_: Any) -> list[Endpoint]:
 
 def _microwave_oven(watts: float = 900.0, **_: Any) -> list[Endpoint]:
     """A microwave: SetCookingParameters then Start (or startAfterSetting) cooks for CookTime."""
+    from clusters.identify import IdentifyServer
+    from clusters.kitchen import MicrowaveOvenControlServer, MicrowaveOvenModeServer
+    from clusters.operational_state import OperationalStateServer
     ops = OperationalStateServer(cycle=[("cooking", 30)])
     control = MicrowaveOvenControlServer(watts=watts)
     power = control.power_watts
@@ -325,6 +321,9 @@ def _microwave_oven(watts: float = 900.0, **_: Any) -> list[Endpoint]:
 def _extractor_hood(**_: Any) -> list[Endpoint]:
     """A hood: its fan extracts the kitchen's steam and smoke; its grease (HEPA-class) and carbon
     filters wear with use."""
+    from clusters.fan_control import FanControlServer
+    from clusters.filters import ActivatedCarbonFilterMonitoringServer, HepaFilterMonitoringServer
+    from clusters.identify import IdentifyServer
     fan = FanControlServer(speed_max=3)
     usage = lambda: fan.get("PercentCurrent") / 100  # noqa: E731
     filters = [HepaFilterMonitoringServer(usage=usage), ActivatedCarbonFilterMonitoringServer(usage=usage)]
@@ -336,6 +335,9 @@ def _water_heater(volume_l: float = 150.0, heater_watts: float = 3000.0, draws: 
                   **_: Any) -> list[Endpoint]:
     """A hot water tank (`volume_l`) with an immersion heater (`heater_watts`); `draws`:
     [["07:00", 40], ...] litres of hot water used every day at those times."""
+    from clusters.identify import IdentifyServer
+    from clusters.thermostat import ThermostatServer
+    from clusters.water import WaterHeaterManagementServer, WaterHeaterModeServer
     thermostat = ThermostatServer(heating=True, cooling=False, SystemMode=4, OccupiedHeatingSetpoint=5500,
                                   AbsMinHeatSetpointLimit=3000, AbsMaxHeatSetpointLimit=7500,
                                   MinHeatSetpointLimit=3000, MaxHeatSetpointLimit=7500)
@@ -347,11 +349,17 @@ def _water_heater(volume_l: float = 150.0, heater_watts: float = 3000.0, draws: 
 
 
 def _water_valve(**_: Any) -> list[Endpoint]:
+    from clusters.identify import IdentifyServer
+    from clusters.water import ValveConfigurationAndControlServer
     return [_endpoint(1, [WATER_VALVE], IdentifyServer(), ValveConfigurationAndControlServer())]
 
 
 def _pump(**_: Any) -> list[Endpoint]:
     """A circulation pump: OnOff runs it, LevelControl sets its speed."""
+    from clusters.identify import IdentifyServer
+    from clusters.level_control import LevelControlServer
+    from clusters.onoff import OnOffServer
+    from clusters.water import PumpConfigurationAndControlServer
     pcc = PumpConfigurationAndControlServer()
     return [_endpoint(1, [PUMP], IdentifyServer(), OnOffServer(),
                       LevelControlServer(on_off=True, lighting=False, CurrentLevel=254, MinLevel=1), pcc)]
@@ -360,6 +368,9 @@ def _pump(**_: Any) -> list[Endpoint]:
 # ---- energy -----------------------------------------------------------------------------------
 def _evse(circuit_amps: float = 32.0, **_: Any) -> list[Endpoint]:
     """An EV charger on a `circuit_amps` circuit; a car is plugged in by a hand (Home.plug_in_ev)."""
+    from clusters.energy import DeviceEnergyManagementServer, PowerSourceServer
+    from clusters.evse import EnergyEvseModeServer, EnergyEvseServer
+    from clusters.identify import IdentifyServer
     evse = EnergyEvseServer(circuit_amps=circuit_amps)
     power = evse.power_watts
     dem = DeviceEnergyManagementServer(power_source=power, ESAType=C.DeviceEnergyManagement.Enums.ESATypeEnum.kEvse)
@@ -398,6 +409,8 @@ class SolarOutput:
 def _solar_power(peak_watts: float = 5000.0, **_: Any) -> list[Endpoint]:
     """A solar inverter of `peak_watts`: its output follows the sun (`SolarOutput`), a step per
     15 min (the energy meter's period), exported (negative power)."""
+    from clusters.energy import PowerSourceServer
+    from clusters.identify import IdentifyServer
     if not 100 <= peak_watts <= 50_000:
         raise MatterError(Status.CONSTRAINT_ERROR, f"peak_watts={peak_watts}: give 100..50000")
     power = SolarOutput(peak_watts)
@@ -412,6 +425,9 @@ def _solar_power(peak_watts: float = 5000.0, **_: Any) -> list[Endpoint]:
 def _battery_storage(capacity_kwh: float = 10.0, max_watts: float = 5000.0, **_: Any) -> list[Endpoint]:
     """A home battery: it charges (positive) or discharges (negative) at the power a Device
     Energy Management PowerAdjustRequest asks, until full or empty."""
+    from clusters.energy import DeviceEnergyManagementServer
+    from clusters.identify import IdentifyServer
+    from clusters.storage import StorageCellServer
     if not 1 <= capacity_kwh <= 200 or not 100 <= max_watts <= 20_000:
         raise MatterError(Status.CONSTRAINT_ERROR, "battery: capacity_kwh 1..200 and max_watts 100..20000")
     S = C.DeviceEnergyManagement.Structs
@@ -437,17 +453,23 @@ def _battery_storage(capacity_kwh: float = 10.0, max_watts: float = 5000.0, **_:
 # ---- more controllers, HVAC and media ---------------------------------------------------------
 def _thermostat(**_: Any) -> list[Endpoint]:
     """A wall thermostat for the room's heating and cooling."""
+    from clusters.identify import IdentifyServer
+    from clusters.thermostat import ThermostatServer, ThermostatUserInterfaceConfigurationServer
     return [_endpoint(1, [THERMOSTAT], IdentifyServer(), ThermostatServer(heating=True, cooling=True, SystemMode=0),
                       ThermostatUserInterfaceConfigurationServer())]
 
 
 def _basic_video_player(**_: Any) -> list[Endpoint]:
     """A streaming box: on/off, playback and a remote's keys (no volume of its own)."""
+    from clusters.media import KeypadInputServer, MediaPlaybackServer
+    from clusters.onoff import OnOffServer
     return [_endpoint(1, [BASIC_VIDEO_PLAYER], OnOffServer(), MediaPlaybackServer(), KeypadInputServer())]
 
 
 def _client_controller(device_type: tuple[int, int], clients: tuple[int, ...], identify: bool = True) -> list[Endpoint]:
     """`identify`: the type lists an Identify server (the video clients' types do not)."""
+    from clusters.identify import IdentifyServer
+    from clusters.switches import BindingServer
     servers = (IdentifyServer(), BindingServer()) if identify else (BindingServer(),)
     return [_endpoint(1, [device_type], *servers, clients=clients)]
 
@@ -475,6 +497,7 @@ def _casting_video_client(**_: Any) -> list[Endpoint]:
 
 def _mode_select(labels: list[str] | None = None, description: str = "Drink", **_: Any) -> list[Endpoint]:
     """A device with modes of its own (by default a coffee machine's drinks)."""
+    from clusters.mode_select import ModeSelectServer
     return [_endpoint(1, [MODE_SELECT], ModeSelectServer(description=description,
                                                           labels=tuple(labels or ("Espresso", "Lungo", "Cappuccino"))))]
 

@@ -668,9 +668,10 @@ def test_every_derived_attribute_is_declared():
     and BridgedDeviceBasicInformation (mirrors its source's listeners)."""
     import twin.node.commissioning
     import twin.node.servers.base
-    from clusters.base import ClusterServer
+    from clusters.base import ClusterServer, import_every_server
     from clusters.bridged import BridgedDeviceBasicInformationServer
     from clusters.device import DescriptorServer
+    import_every_server()
 
     def subclasses(cls):
         for sub in cls.__subclasses__():
