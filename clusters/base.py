@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextvars
 import datetime
+import functools
 import typing
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -34,13 +35,15 @@ from clusters.values import from_json, to_json, type_name
 TICKS_PER_SECOND = 10
 GLOBAL_ATTRIBUTES = ("GeneratedCommandList", "AcceptedCommandList", "AttributeList",
                      "FeatureMap", "ClusterRevision")
-#: (cluster id, attribute id) of attributes whose value depends on who reads: the accessing fabric's
-#: index, and FabricSceneInfo, which holds the reader's own entry even before its first scene. In
-#: process there is no reader fabric, so comparisons across paths or products leave them out.
-PER_READER = frozenset({
-    (Clusters.OperationalCredentials.id, Clusters.OperationalCredentials.Attributes.CurrentFabricIndex.attribute_id),
-    (Clusters.ScenesManagement.id, Clusters.ScenesManagement.Attributes.FabricSceneInfo.attribute_id),
-})
+@functools.cache
+def per_reader() -> frozenset[tuple[int, int]]:
+    """(cluster id, attribute id) of attributes whose value depends on who reads: the accessing fabric's
+    index, and FabricSceneInfo, which holds the reader's own entry even before its first scene. In
+    process there is no reader fabric, so comparisons across paths or products leave them out.
+    (A function: the data model builds a cluster only when asked, clusters/lazy_objects.py.)"""
+    fabrics, scenes = Clusters.OperationalCredentials, Clusters.ScenesManagement
+    return frozenset({(fabrics.id, fabrics.Attributes.CurrentFabricIndex.attribute_id),
+                      (scenes.id, scenes.Attributes.FabricSceneInfo.attribute_id)})
 
 
 @dataclass(frozen=True)

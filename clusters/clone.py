@@ -51,7 +51,7 @@ from chip.clusters import Objects as Clusters
 from chip.clusters.ClusterObjects import ALL_ATTRIBUTES, ALL_CLUSTERS, ClusterObject
 from chip.clusters.Types import NullValue
 
-from clusters.base import PER_READER, ClusterServer, import_every_server
+from clusters.base import ClusterServer, import_every_server, per_reader
 from clusters.constraints import ATTRIBUTE_LIMITS, check_attribute
 from clusters.device import Device, DeviceType, Endpoint
 from clusters.status import MatterError, Status
@@ -728,10 +728,10 @@ def export_attributes(device: Any) -> dict[str, Any]:
 
 
 def comparable(attributes: dict[str, Any]) -> dict[str, Any]:
-    """The attributes a round trip must keep: all but those of session_clusters() and PER_READER."""
+    """The attributes a round trip must keep: all but those of session_clusters() and per_reader()."""
     def kept(key: str) -> bool:
         _, cluster, attribute = (int(p) for p in key.split("/"))
-        return cluster not in session_clusters() and (cluster, attribute) not in PER_READER
+        return cluster not in session_clusters() and (cluster, attribute) not in per_reader()
     return {k: v for k, v in attributes.items() if kept(k)}
 
 

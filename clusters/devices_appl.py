@@ -165,12 +165,14 @@ def _generic_switch(latching: bool = False, positions: int = 2, multi_press_max:
                       SwitchServer(latching=latching, positions=positions, multi_press_max=multi_press_max))]
 
 
-_CONTROLLER_CLIENTS = {
-    ON_OFF_LIGHT_SWITCH: (C.Identify.id, C.OnOff.id, C.Groups.id, C.ScenesManagement.id),
-    DIMMER_SWITCH: (C.Identify.id, C.OnOff.id, C.LevelControl.id, C.Groups.id, C.ScenesManagement.id),
-    COLOR_DIMMER_SWITCH: (C.Identify.id, C.OnOff.id, C.LevelControl.id, C.ColorControl.id, C.Groups.id,
-                          C.ScenesManagement.id),
-}
+def _controller_clients(device_type: tuple[int, int]) -> tuple[int, ...]:
+    """The client clusters of a switch (built when one is: the data model is lazy)."""
+    return {
+        ON_OFF_LIGHT_SWITCH: (C.Identify.id, C.OnOff.id, C.Groups.id, C.ScenesManagement.id),
+        DIMMER_SWITCH: (C.Identify.id, C.OnOff.id, C.LevelControl.id, C.Groups.id, C.ScenesManagement.id),
+        COLOR_DIMMER_SWITCH: (C.Identify.id, C.OnOff.id, C.LevelControl.id, C.ColorControl.id, C.Groups.id,
+                              C.ScenesManagement.id),
+    }[device_type]
 
 
 def _controller(device_type: tuple[int, int], bound_to: list[str] | None) -> list[Endpoint]:
@@ -178,7 +180,7 @@ def _controller(device_type: tuple[int, int], bound_to: list[str] | None) -> lis
     from clusters.switches import BindingServer
     if bound_to is not None and (not isinstance(bound_to, list) or not all(isinstance(t, str) for t in bound_to)):
         raise ValueError("bound_to: expected a list of device ids (optionally 'device_id:endpoint')")
-    return [_endpoint(1, [device_type], IdentifyServer(), BindingServer(), clients=_CONTROLLER_CLIENTS[device_type])]
+    return [_endpoint(1, [device_type], IdentifyServer(), BindingServer(), clients=_controller_clients(device_type))]
 
 
 def _on_off_light_switch(bound_to: list[str] | None = None, **_: Any) -> list[Endpoint]:
@@ -505,7 +507,7 @@ def _mode_select(labels: list[str] | None = None, description: str = "Drink", **
 def _control_bridge(bound_to: list[str] | None = None, **_: Any) -> list[Endpoint]:
     """A lighting control panel: it switches, dims and colours what it is bound to."""
     _controller(COLOR_DIMMER_SWITCH, bound_to)   # validates bound_to
-    return _client_controller(CONTROL_BRIDGE, _CONTROLLER_CLIENTS[COLOR_DIMMER_SWITCH])
+    return _client_controller(CONTROL_BRIDGE, _controller_clients(COLOR_DIMMER_SWITCH))
 
 # (key, label, device type, builder, ProductID, room kinds, physics). ProductIDs are fixed for
 # good once given (0x8140-0x81BF is this block's range); room kinds are a home generator's prior.

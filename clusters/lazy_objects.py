@@ -26,6 +26,7 @@ import ast
 import dataclasses
 import hashlib
 import importlib.util
+import inspect
 import marshal
 import os
 import sys
@@ -37,7 +38,7 @@ from typing import Any
 NAME = "chip.clusters.Objects"
 #: Set to 0 to import the data model whole, as without `install()`.
 SWITCH = "TWIN_LAZY_MODEL"
-_FORMAT = 2   # bump when the cached split's shape changes
+_FORMAT = 3   # bump when the cached split's shape changes
 _REGISTRIES = ("ALL_CLUSTERS", "ALL_ATTRIBUTES", "ALL_ACCEPTED_COMMANDS", "ALL_GENERATED_COMMANDS")
 
 
@@ -45,7 +46,8 @@ class _Split:
     """Objects.py cut into its imports and one code object per top-level class."""
 
     def __init__(self, header: bytes, units: dict[str, bytes], needs: dict[str, list[str]],
-                 ids: dict[int, str]) -> None:
+                 ids: dict[int, str], key: str = "") -> None:
+        self.key = key           # of the source file and the Python version (load_split)
         self.header = header     # marshalled code of the imports
         self.units = units       # class name -> marshalled code of its statement
         self.needs = needs       # class name -> the other classes its statement names
@@ -102,10 +104,11 @@ def load_split(path: Path) -> _Split:
     try:
         data = marshal.loads(cached.read_bytes())
         if data["key"] == key:
-            return _Split(data["header"], data["units"], data["needs"], data["ids"])
+            return _Split(data["header"], data["units"], data["needs"], data["ids"], key)
     except Exception:   # missing, truncated, another format: make it again
         pass
     made = split(path.read_text(encoding="utf-8"), str(path))
+    made.key = key
     _write(cached, marshal.dumps({"key": key, "header": made.header, "units": made.units,
                                   "needs": made.needs, "ids": made.ids}))
     return made
@@ -125,17 +128,20 @@ def _write(path: Path, data: bytes) -> None:
 
 
 class _Methods:
-    """The methods `dataclasses` writes as text and compiles for every class (__init__,
-    __repr__, __eq__): about half of the model's build time, for texts that repeat across
-    classes and runs. Compiled once and kept (marshal), keyed on the exact text; running the
-    same code object is what `exec(text)` does."""
+    """What `dataclasses` makes the same way for the same class in every run, kept (marshal)
+    for one Objects.py and Python: the methods it writes as text and compiles (__init__,
+    __repr__, __eq__: half of the model's build time), keyed on the exact text (running the
+    same code object is what `exec(text)` does), and the signature it makes each docstring
+    from (a sixth), keyed on the class's qualified name."""
 
-    def __init__(self) -> None:
-        self.path = cache_dir() / f"dataclass-methods-{_FORMAT}-{importlib.util.MAGIC_NUMBER.hex()}.marshal"
+    def __init__(self, key: str) -> None:
+        self.path = cache_dir() / f"dataclass-methods-{key}.marshal"
         try:
-            self.codes: dict[str, types.CodeType] = marshal.loads(self.path.read_bytes())
-        except Exception:   # missing or truncated: start empty
-            self.codes = {}
+            data = marshal.loads(self.path.read_bytes())
+            self.codes: dict[str, types.CodeType] = data["codes"]
+            self.docs: dict[str, str] = data["docs"]
+        except Exception:   # missing, truncated or another format: start empty
+            self.codes, self.docs = {}, {}
         self.added = False
 
     def exec(self, source: Any, globals: Any = None, locals: Any = None) -> None:
@@ -148,10 +154,32 @@ class _Methods:
             self.added = True
         return exec(code, globals, locals)
 
+    def signature(self, cls: type) -> Any:
+        """`inspect.signature` for dataclasses, which only takes its str() for the docstring."""
+        if cls.__module__ != NAME:
+            return inspect.signature(cls)
+        text = self.docs.get(cls.__qualname__)
+        if text is None:
+            text = str(inspect.signature(cls))
+            if " at 0x" not in text:   # a default's repr with an address would differ next run
+                self.docs[cls.__qualname__] = text
+                self.added = True
+        return text
+
     def save(self) -> None:
         if self.added:
             self.added = False
-            _write(self.path, marshal.dumps(self.codes))
+            _write(self.path, marshal.dumps({"codes": self.codes, "docs": self.docs}))
+
+
+class _Inspect:
+    """`inspect` as dataclasses sees it while the model builds: `signature` from the cache."""
+
+    def __init__(self, methods: _Methods) -> None:
+        self.signature = methods.signature
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(inspect, name)
 
 
 class _Model:
@@ -182,16 +210,17 @@ class _Model:
                     self._build(name, set())
                 return
             if self.methods is None:
-                self.methods = _Methods()
+                self.methods = _Methods(self.parts.key)
             self.building = threading.get_ident()
-            # dataclasses calls `exec` by its global name: the cached one serves while we
-            # build (and serves any other thread's dataclass meanwhile, with the same result)
-            dataclasses.exec = self.methods.exec  # type: ignore[attr-defined]
+            # dataclasses calls `exec` and `inspect` by their global names: the cached ones
+            # serve while we build (and serve another thread's dataclass meanwhile, the same)
+            vars(dataclasses).update(exec=self.methods.exec, inspect=_Inspect(self.methods))
             try:
                 for name in names:
                     self._build(name, set())
             finally:
-                del dataclasses.exec  # type: ignore[attr-defined]
+                del vars(dataclasses)["exec"]
+                vars(dataclasses)["inspect"] = inspect
                 self.building = None
             self.methods.save()
 

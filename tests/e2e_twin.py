@@ -66,11 +66,11 @@ def attribute_classes(cluster_name: str, attribute_name: str) -> tuple[Any, Any]
 
 
 def per_reader(cluster_name: str, attribute_name: str) -> bool:
-    """True for an attribute whose value depends on the reader's fabric (clusters.base.PER_READER):
+    """True for an attribute whose value depends on the reader's fabric (clusters.base.per_reader):
     the tool API reads with none, the controller with its own."""
-    from clusters.base import PER_READER
+    from clusters.base import per_reader as readers
     cluster, attribute = attribute_classes(cluster_name, attribute_name)
-    return (cluster.id, attribute.attribute_id) in PER_READER
+    return (cluster.id, attribute.attribute_id) in readers()
 
 
 def only_the_readers_entry(got: Any, local: Any) -> bool:

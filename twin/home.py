@@ -43,7 +43,6 @@ from clusters.device import Device, DeviceType
 from clusters.devices import DEVICE_TYPES, create_device
 from clusters.sensors import PressureMeasurementServer
 from clusters.status import MatterError
-from clusters.switches import controller_commands
 from clusters.values import to_json
 from twin import physics, sensors
 from twin.automations import Automations
@@ -513,6 +512,7 @@ class Home:
         if controller is None:
             raise ValueError(f"device {device_id!r} is not a switch a hand can press "
                              "(a Generic Switch, or an On/Off, Dimmer or Color Dimmer Switch)")
+        from clusters.switches import controller_commands  # here: it builds the switch clusters' model
         commands = controller_commands(controller.client_clusters, action, value)
         results = []
         for target in self._meta[device_id].options.get("bound_to") or []:

@@ -1,5 +1,6 @@
 """Start-up: each command imports only what it uses (the figures are bench/bench_startup.py's)."""
 import json
+import os
 import subprocess
 import sys
 
@@ -18,6 +19,27 @@ except SystemExit:
     pass
 print(json.dumps(sorted(sys.modules)), file=sys.stderr)
 """
+
+
+#: `twin` as its console script runs it: the Matter data model built class by class.
+MAIN_PROBE = """
+import json, sys
+from matter_twin.cli import main
+from clusters import lazy_objects
+sys.argv[0] = "twin"
+try:
+    main()
+except SystemExit:
+    pass
+print(json.dumps(lazy_objects.built()), file=sys.stderr)
+"""
+#: Classes a tool call on the default home builds beyond the clusters its devices serve: the
+#: home's sensor and physics code imports these servers' modules for isinstance checks and looks
+#: their ids up (twin/sensors.py, twin/physics.py), and their modules hold servers the home uses
+#: (measurement, sensors), and scene recall names ColorControl. Globals holds shared types.
+BEYOND_THE_HOME = {"Globals", "DoorLock", "ColorControl", "SmokeCoAlarm", "OccupancySensing", "BooleanState",
+                   "BooleanStateConfiguration", "PressureMeasurement", "FlowMeasurement",
+                   "Pm10ConcentrationMeasurement", "IlluminanceMeasurement", "OvenCavityOperationalState"}
 
 
 def _modules(*args: str) -> set[str]:
@@ -49,3 +71,20 @@ def test_a_lazy_command_is_listed_with_the_help_it_runs_with(name):
     assert listed.help and listed.help == _source_help(group.lazy[name])
     loaded = group.load(name)
     assert loaded.help.strip() == listed.help.strip()
+
+
+def test_a_tool_call_builds_only_the_data_model_the_default_home_serves(tmp_path):
+    from chip.clusters.ClusterObjects import ALL_CLUSTERS
+
+    from twin.home import Home
+    home = Home.default()
+    served = {ALL_CLUSTERS[server.id].__name__ for device in home.devices.values()
+              for endpoint in device.endpoints.values() for server in endpoint.servers.values()}
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+    env.pop("TWIN_LAZY_MODEL", None)
+    done = subprocess.run([sys.executable, "-c", MAIN_PROBE, "tool", "get_current_time", "{}"],
+                          capture_output=True, text=True, timeout=300, env=env)
+    assert json.loads(done.stdout)["ok"] is True
+    built = set(json.loads(done.stderr.strip().splitlines()[-1]))
+    assert built <= served | BEYOND_THE_HOME, sorted(built - served - BEYOND_THE_HOME)
+    assert served <= built and len(built) < 60   # of the model's 125
