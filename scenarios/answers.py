@@ -20,7 +20,7 @@ _SETTINGS = {"RELATIVE_BASE": _BASE, "RETURN_TIME_AS_PERIOD": True, "PREFER_DATE
 _MERIDIEM = r"(?:[ap]\.?\s?m\b\.?)"
 _LATER = r"(?P<later>\s+in the (?:afternoon|evening)|\s+at night)"  # "6:15 in the evening"
 _DROPPED_COLON = re.compile(rf"\b(\d{{1,2}})[ .](\d{{2}})\s*({_MERIDIEM})", re.IGNORECASE)
-_H_CLOCK = re.compile(r"\b([01]?\d|2[0-3])h([0-5]\d)\b")   # "20h19", as much of Europe writes it
+_H_CLOCK = re.compile(r"\b([01]\d|2[0-3])h([0-5]\d)\b")   # "20h19", as much of Europe writes it ("1h30" is a duration)
 _DIGIT_WORDS = {w: str(n) for n, w in enumerate("zero one two three four five six seven eight nine".split())}
 _OH = re.compile(r"\b(\d{1,2}|one) oh (\d|one)\b", re.IGNORECASE)   # text2num leaves a lone "one"
 _OCLOCK = re.compile(r"\b(\d{1,2}) o'?clock\b(?=\s*[ap]\.?\s?m\b)", re.IGNORECASE)
