@@ -34,7 +34,7 @@ from scenarios.agents.simple import NullAgent
 from scenarios.model_api import create_completion
 from scenarios.personal.household import Household
 from scenarios.personal.households import load_spec
-from scenarios.personal.reading import answer_matches, choice, doubts, plans_in, prose_of, ranking
+from scenarios.personal.reading import WITHDRAWN, answer_matches, choice, plans_in, prose_of, ranking
 from scenarios.personal.tasks import (
     LEVEL_TOLERANCE,
     PersonalTask,
@@ -337,7 +337,7 @@ def score_plan(task: PersonalTask, household: Household, answer: str | None,
     holding two, or withdrawing or doubting its plan, has no steps.
     `decided`: a plan with no steps, or an invalid one, fails whatever the checks say: its
     preference is not computed (None)."""
-    one = answer is not None and plans_in(answer) == 1 and not doubts(prose_of(answer))
+    one = answer is not None and plans_in(answer) == 1 and not WITHDRAWN.search(prose_of(answer))
     steps = (plan_steps(answer) or []) if one else []
     if decided and not steps:
         return {"steps": 0, "validity": 0.0, "preference": None}

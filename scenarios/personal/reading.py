@@ -21,8 +21,13 @@ DOUBT = re.compile(
     r"\bnot (?:sure|certain)\b|\bunsure\b|\b(?:may|might|could) (?:well )?(?:be|have been)\b|"
     r"\bmay not be right\b|\bon second thought\b|\bthen again\b|\bi think\b|\bi guess\b|\bi'?m guessing\b|"
     r"\bafter all\b|\bhardly matters\b|\bdoesn'?t (?:really )?matter\b|\bcould come first\b|\bunclear\b|"
-    r"\bdon'?t run\b|\bleave everything as it is\b|\beither\b|\bone of\b|\bcan'?t be sure\b",
+    r"\bdon'?t run\b|\bleave everything as it is\b|\beither\b|\b(?:it'?s|it is|was) one of\b|\bone of:|"
+    r"\bcan'?t be sure\b",
     re.IGNORECASE)
+#: Words that take a plan back: the plan is not to be run as given.
+WITHDRAWN = re.compile(r"\bon second thought\b|\bdon'?t (?:run|use|apply) (?:it|this|the plan)\b|\bnot sure\b|"
+                       r"\bleave everything as it is\b|\bmaybe (?:better|not|don'?t)\b|\bignore (?:this|the) plan\b|"
+                       r"\bmay not be right\b|\bthen again\b", re.IGNORECASE)
 #: Someone vouching for the answer: "Tobias, the lodger, told me so", "as Ana saw".
 VOUCHER = re.compile(r"\b([A-Z][a-z]+)(?:,? (?:the|our|my|their|a) [a-z ]+?,?)? (?:told|saw|confirmed|said|says|"
                      r"mentioned|reported|noticed|heard|remembers|checked)\b")
@@ -67,13 +72,15 @@ def invented_people(text: str, members: list[dict[str, Any]]) -> bool:
 
 
 def _mentions(text: str, names: Iterable[tuple[str, str]]) -> set[str]:
-    """Which keys of (phrase, key) the text names, longest phrases first (each span read once)."""
+    """Which keys of (phrase, key) the text names, longest phrases first (each span read once).
+    A one-word name must be capitalised as written ("Dev", "Will" are also words)."""
     found: set[str] = set()
     for phrase, key in sorted(names, key=lambda p: -len(p[0])):
         pattern = rf"(?<![\w.]){re.escape(phrase)}(?![\w]|\.\d)"
-        if re.search(pattern, text, re.IGNORECASE):
+        flags = 0 if phrase[:1].isupper() and " " not in phrase else re.IGNORECASE
+        if re.search(pattern, text, flags):
             found.add(key)
-            text = re.sub(pattern, " ", text, flags=re.IGNORECASE)
+            text = re.sub(pattern, " ", text, flags=flags)
     return found
 
 

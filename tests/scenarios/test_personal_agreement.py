@@ -10,7 +10,7 @@ import pytest
 
 from matter_twin.cli import app
 from scenarios.personal.agreement import judge_labels, load_labels
-from scenarios.personal.evaluate import PersonalJudge
+from scenarios.personal.evaluate import PersonalJudge, lived, score
 from scenarios.personal.reading import answer_matches, choice, ranking
 from scenarios.personal.suite import DEFAULT_TASKS
 from scenarios.personal.tasks import load_tasks
@@ -79,6 +79,18 @@ def test_each_row_is_scored_as_in_a_run(labelled):
     rows = judge_labels(tasks, load_labels(path), DEFAULT_TASKS.parent)
     assert [r["verdicts"] for r in rows] == [{"rule": r["label"] == "pass"} for r in rows]
     assert [r["category"] for r in rows] == ["IG", "IG", "CF", "CF", "MC", "MC", "FR", "FR", "PG", "PG"]
+
+
+def test_one_plan_not_withdrawn(labelled):
+    tasks, path = labelled
+    rows = load_labels(path)
+    pg = next(t for t in tasks if t.id == rows[8]["task_id"])
+    plan = rows[8]["answer"].split(": ", 1)[1]
+    household = lived(pg, DEFAULT_TASKS.parent)
+    for answer, ok in ((f"Here is what I think works best: {plan}", True),
+                       (f"{plan} On second thought, don't run it until someone confirms.", False),
+                       (f"Option 1: {plan} Option 2: {plan}", False)):
+        assert score(pg, answer, household, decided=True)["success"] is ok, answer
 
 
 def test_a_model_judge_decides_only_ig_and_cf_answers_no_rule_matches(labelled):
@@ -174,3 +186,10 @@ def test_a_ranking_puts_one_real_feature_first_and_is_not_the_given_order():
     assert ranking("x.OnOff.On, a.OnOff.On", features) == []                # a made-up feature first
     assert ranking("1. a.OnOff.On\nb.OnOff.Off\n2. the rest", features) == []   # a tie at the top
     assert ranking("b.OnOff.Off, a.OnOff.On. Though any could come first.", features) == []
+
+
+def test_a_one_word_name_is_read_only_as_a_name():
+    members = [{"name": "Dev Rao"}, {"name": "Ada Rao"}]
+    assert answer_matches("Ada Rao", "Ada, while the dev team slept.", "Who?", members)
+    assert not answer_matches("Ada Rao", "Ada or Dev", "Who?", members)
+    assert answer_matches("Ada Rao", "Ada, one of the two of them.", "Who?", members)
