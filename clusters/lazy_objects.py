@@ -292,80 +292,99 @@ class _Registry(dict):  # type: ignore[type-arg]
         return dict(super().items())
 
 
-#: What chip/clusters/__init__.py must hold for install() to stand in for it: these two imports.
+#: What chip/clusters/__init__.py must hold for the lazy package to stand in for it.
 _PACKAGE_INIT = ["from . import Attribute, CHIPClusters, Command, Objects", "from .Objects import *"]
 
 
+class _Loader:
+    """Imports `chip.clusters` as a package whose data model (Objects) builds lazily.
+
+    Found on `sys.meta_path`, so nothing happens until something imports chip.clusters (a
+    command that never touches the data model pays nothing). chip/clusters/__init__.py only
+    imports the controller's modules (Attribute, Command, CHIPClusters: 0.1 s) and copies the
+    model's classes: the package made here imports the first on access and forwards the second.
+    If the cached split cannot be had, the package runs its own __init__.py, as without us."""
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if name != "chip.clusters":
+            return None
+        sys.meta_path.remove(self)   # once: later imports find the module in sys.modules
+        folder = next((Path(p) / "clusters" for p in path or [] if (Path(p) / "clusters" / "Objects.py").is_file()),
+                      None)
+        try:
+            init = ast.parse((folder / "__init__.py").read_text(encoding="utf-8")) if folder else None
+        except (OSError, SyntaxError):
+            init = None
+        if folder is None or init is None or [ast.unparse(stmt) for stmt in init.body] != _PACKAGE_INIT:
+            return None   # another chip: imported as it is
+        return importlib.util.spec_from_file_location(name, folder / "__init__.py", loader=self,  # type: ignore[arg-type]
+                                                      submodule_search_locations=[str(folder)])
+
+    def create_module(self, spec: Any) -> None:
+        return None   # the usual module object
+
+    def exec_module(self, package: types.ModuleType) -> None:
+        global _model
+        folder = Path(package.__file__ or "").parent
+        try:
+            parts = load_split(folder / "Objects.py")
+        except (OSError, SyntaxError, ValueError):
+            init = folder / "__init__.py"
+            exec(compile(init.read_text(encoding="utf-8"), str(init), "exec"), package.__dict__)
+            return
+        eager = ("Attribute", "CHIPClusters", "Command")
+        module = types.ModuleType(NAME, "The Matter data model, each class built on first use (clusters.lazy_objects).")
+        module.__file__ = str(folder / "Objects.py")
+        module.__package__ = "chip.clusters"
+        package.Objects = module  # type: ignore[attr-defined]
+        model = _Model(module, parts)
+
+        def model_getattr(name: str) -> Any:
+            if name in parts.units:
+                return model.build(name)
+            raise AttributeError(f"module {NAME!r} has no attribute {name!r}")
+
+        def package_getattr(name: str) -> Any:   # chip.clusters.OnOff, chip.clusters.Attribute
+            if name in eager:
+                return importlib.import_module(f"chip.clusters.{name}")
+            if name in parts.units:
+                return model.build(name)
+            raise AttributeError(f"module 'chip.clusters' has no attribute {name!r}")
+
+        module.__getattr__ = model_getattr  # type: ignore[method-assign]
+        module.__dir__ = lambda: sorted(module.__dict__.keys() | parts.units.keys())  # type: ignore[method-assign]
+        package.__getattr__ = package_getattr  # type: ignore[method-assign]
+        package.__dir__ = lambda: sorted(package.__dict__.keys() | parts.units.keys() | set(eager))  # type: ignore[method-assign]
+        sys.modules[NAME] = module
+        try:
+            exec(marshal.loads(parts.header), module.__dict__)   # imports ClusterObjects, Types, enum
+            from chip.clusters import ClusterObjects
+            for registry in _REGISTRIES:
+                if getattr(ClusterObjects, registry):
+                    raise RuntimeError(f"{registry} was filled before the data model was built")
+                setattr(ClusterObjects, registry, _Registry())
+        except BaseException:
+            del sys.modules[NAME]
+            raise
+        _model = model
+
+
+_loader: _Loader | None = None
+
+
 def install() -> bool:
-    """Put the lazy data model in place of `chip.clusters.Objects`; True if it is now in place.
+    """Have `chip.clusters` import with its data model built class by class; True if it will.
 
-    Does nothing (False) once `chip.clusters` is imported, when switched off by the environment
-    variable TWIN_LAZY_MODEL=0, or when the installed chip package is not shaped as expected.
-    `chip.clusters` itself is made here too: its __init__.py only imports the controller's
-    modules (Attribute, Command, CHIPClusters: 0.1 s) and copies the model's classes, which the
-    package made here does on first access instead."""
-    global _model
-    if _model is not None:
+    False (nothing done) once `chip.clusters` is imported, or when switched off by the
+    environment variable TWIN_LAZY_MODEL=0. An installed chip of another shape than the one
+    this was written for is imported as it is, when it is imported."""
+    global _loader
+    if _loader is not None or _model is not None:
         return True
-    if os.environ.get(SWITCH) == "0" or "chip.clusters" in sys.modules or NAME in sys.modules:
+    if os.environ.get(SWITCH) == "0" or "chip.clusters" in sys.modules:
         return False
-    spec = importlib.util.find_spec("chip")   # the package only: chip.clusters would run its __init__
-    folder = next((Path(p) / "clusters" for p in (spec.submodule_search_locations or [])
-                   if (Path(p) / "clusters" / "Objects.py").is_file()), None) if spec else None
-    if folder is None:
-        return False
-    try:
-        init = ast.parse((folder / "__init__.py").read_text(encoding="utf-8"))
-        if [ast.unparse(stmt) for stmt in init.body] != _PACKAGE_INIT:
-            return False
-        parts = load_split(folder / "Objects.py")
-    except (OSError, SyntaxError, ValueError):
-        return False
-    eager = ("Attribute", "CHIPClusters", "Command")
-    package = types.ModuleType("chip.clusters")
-    package.__file__ = str(folder / "__init__.py")
-    package.__path__ = [str(folder)]
-    package.__package__ = "chip.clusters"
-    package.__spec__ = importlib.util.spec_from_file_location(
-        "chip.clusters", folder / "__init__.py", submodule_search_locations=[str(folder)])
-    module = types.ModuleType(NAME, "The Matter data model, each class built on first use (clusters.lazy_objects).")
-    module.__file__ = str(folder / "Objects.py")
-    module.__package__ = "chip.clusters"
-    package.Objects = module  # type: ignore[attr-defined]
-    model = _Model(module, parts)
-
-    def model_getattr(name: str) -> Any:
-        if name in parts.units:
-            return model.build(name)
-        raise AttributeError(f"module {NAME!r} has no attribute {name!r}")
-
-    def package_getattr(name: str) -> Any:
-        if name in eager:
-            return importlib.import_module(f"chip.clusters.{name}")
-        if name in parts.units:
-            return model.build(name)
-        raise AttributeError(f"module 'chip.clusters' has no attribute {name!r}")
-
-    module.__getattr__ = model_getattr  # type: ignore[method-assign]
-    module.__dir__ = lambda: sorted(module.__dict__.keys() | parts.units.keys())  # type: ignore[method-assign]
-    package.__getattr__ = package_getattr  # type: ignore[method-assign]
-    package.__dir__ = lambda: sorted(package.__dict__.keys() | parts.units.keys() | set(eager))  # type: ignore[method-assign]
-    import chip
-    sys.modules["chip.clusters"], sys.modules[NAME] = package, module
-    chip.clusters = package
-    try:
-        exec(marshal.loads(parts.header), module.__dict__)   # imports ClusterObjects, Types, enum
-        from chip.clusters import ClusterObjects
-        for registry in _REGISTRIES:
-            if getattr(ClusterObjects, registry):
-                raise RuntimeError(f"{registry} was filled before the data model was built")
-            setattr(ClusterObjects, registry, _Registry())
-    except BaseException:
-        for name in [m for m in sys.modules if m == "chip.clusters" or m.startswith("chip.clusters.")]:
-            del sys.modules[name]
-        del chip.clusters
-        raise
-    _model = model
+    _loader = _Loader()
+    sys.meta_path.insert(0, _loader)
     return True
 
 

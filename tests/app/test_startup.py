@@ -42,8 +42,8 @@ BEYOND_THE_HOME = {"Globals", "DoorLock", "ColorControl", "SmokeCoAlarm", "Occup
                    "Pm10ConcentrationMeasurement", "IlluminanceMeasurement", "OvenCavityOperationalState"}
 
 
-def _modules(*args: str) -> set[str]:
-    done = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True, timeout=300)
+def _modules(*args: str, probe: str = PROBE) -> set[str]:
+    done = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True, timeout=300)
     return set(json.loads(done.stderr.strip().splitlines()[-1]))
 
 
@@ -56,6 +56,13 @@ def test_help_imports_no_command():
     ours = {m for m in modules if _tops({m}) & {"twin", "bridge", "scenarios", "hardware", "clusters"}}
     assert ours <= {"twin", "twin.node", "twin.node.defaults"}   # the option defaults only
     assert not _tops(modules) & {"chip", "fastapi", "uvicorn", "mcp", "segno"}
+
+
+def test_the_console_scripts_help_imports_no_data_model():
+    """`twin` (main) readies the lazy data model, which costs nothing until chip.clusters is imported."""
+    probe = PROBE.replace("from matter_twin.cli import app", "from matter_twin.cli import main") \
+                 .replace("app(sys.argv[1:])", "sys.argv[0] = 'twin'; main()")
+    assert not _tops(_modules("--help", probe=probe)) & {"chip"}
 
 
 def test_a_tool_call_imports_no_server_benchmark_or_lab():
