@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any
 
 from bridge.backend import TIME_FORMAT
-from bridge.matter_values import attribute_name, cluster_name, command_class
 from bridge.tools import TOOL_SCHEMAS, Session, call_tool
 from scenarios.agent import AgentOutput
 from scenarios.agents.react import ReActAgent, tool_list
@@ -333,8 +332,8 @@ def score_plan(task: PersonalTask, household: Household, answer: str | None,
     """Run the plan on a fork; validity per step (a scheduled workflow counts once it has run
     every step by the arrival), then the arrival checks without the resident. A check is met
     when the value is in place at the arrival, or would be had no other member acted meanwhile
-    (the plan set it; their own habits are not the plan's to foresee). One plan: an answer
-    holding two, or withdrawing or doubting its plan, has no steps.
+    (the plan set it, or it was already in place; their habits are not the plan's to foresee).
+    One plan: an answer holding two, or words withdrawing its plan, leave no steps.
     `decided`: a plan with no steps, or an invalid one, fails whatever the checks say: its
     preference is not computed (None)."""
     one = answer is not None and plans_in(answer) == 1 and not WITHDRAWN.search(prose_of(answer))
@@ -352,8 +351,7 @@ def score_plan(task: PersonalTask, household: Household, answer: str | None,
     met = [_meets(fork, check) for check in task.checks]
     if steps and not all(met):
         quiet, _ = _run_plan(task, household, steps, quiet=True)
-        touched = _touched(results, fork.backend.workflows())
-        met = [m or (_sets(touched, check) and _meets(quiet, check)) for m, check in zip(met, task.checks, strict=True)]
+        met = [m or _meets(quiet, check) for m, check in zip(met, task.checks, strict=True)]
     return {"steps": len(steps), "validity": valid / len(steps) if steps else 0.0,
             "preference": sum(met) / len(task.checks) if task.checks else 0.0}
 
@@ -374,34 +372,6 @@ def _run_plan(task: PersonalTask, household: Household, steps: list[Any],
     fork.edits += [{"kind": "skip", "resident": rid, "act": act, "day": day} for rid, act in skipped]
     fork.simulate(arrival + timedelta(minutes=1))
     return fork, results
-
-
-def _touched(results: list[dict[str, Any]], workflows: list[dict[str, Any]]) -> set[tuple[str, str, str, str]]:
-    """(device, cluster, "attribute" or "command", its name) of each of the plan's steps that went
-    through (a workflow keeps its steps' ids as written: numeric ones are named here)."""
-    calls = [(r["device_id"], r["cluster"], r.get("attribute"), r.get("command")) for r in results
-             if r["ok"] and "cluster" in r]
-    calls += [(s["args"].get("device_id"), s["args"].get("cluster_id"), s["args"].get("attribute_id"),
-               s["args"].get("command_id")) for w in workflows for s in w["steps"] if s["status"] == "ok"]
-    out = set()
-    for device, cluster, attribute, command in calls:
-        if isinstance(cluster, int):
-            command_cls = command_class(cluster, command) if isinstance(command, int) else None
-            attribute = attribute_name(cluster, attribute) if isinstance(attribute, int) else attribute
-            command = command_cls.__name__ if command_cls is not None else command
-            cluster = cluster_name(cluster)
-        out.add((str(device), str(cluster), "attribute" if attribute is not None else "command",
-                 str(attribute if attribute is not None else command)))
-    return out
-
-
-def _sets(touched: set[tuple[str, str, str, str]], check: dict[str, Any]) -> bool:
-    """Did the plan write the checked attribute, or command its cluster (a level "WithOnOff" also switches)?"""
-    cluster, attribute = check["attribute"].split(".")
-    return any(device == check["device"] and (
-        (c == cluster and (what == "command" or name == attribute))
-        or (attribute == "OnOff" and what == "command" and name.endswith("WithOnOff")))
-        for device, c, what, name in touched)
 
 
 def _meets(fork: Household, check: dict[str, Any]) -> bool:
