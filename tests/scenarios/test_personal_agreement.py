@@ -4,6 +4,7 @@ label files give one line."""
 from __future__ import annotations
 
 import json
+import random
 
 import openai
 import pytest
@@ -193,3 +194,17 @@ def test_a_one_word_name_is_read_only_as_a_name():
     assert answer_matches("Ada Rao", "Ada, while the dev team slept.", "Who?", members)
     assert not answer_matches("Ada Rao", "Ada or Dev", "Who?", members)
     assert answer_matches("Ada Rao", "Ada, one of the two of them.", "Who?", members)
+
+
+def test_the_scorer_agrees_with_the_committed_dev_labels_on_a_sample():
+    """The independent labels' dev part, on a seeded sample of households (the whole set, both
+    parts: `twin bench personal judge-agreement`, docs/judge-labels.md)."""
+    tasks = load_tasks(DEFAULT_TASKS)
+    by_id = {t.id: t for t in tasks}
+    rows = [r for r in load_labels() if r.get("split") == "dev" and r["task_id"] in by_id]
+    households = sorted({by_id[r["task_id"]].household for r in rows})
+    chosen = set(random.Random("agreement-sample").sample(households, 8))
+    sample = [r for r in rows if by_id[r["task_id"]].household in chosen]
+    judged = judge_labels(tasks, sample, DEFAULT_TASKS.parent)
+    wrong = [(r["task_id"], r["kind"], r["answer"][:80]) for r in judged if r["verdicts"]["rule"] != r["should_pass"]]
+    assert len(sample) > 60 and len(wrong) <= 0.02 * len(sample), wrong
