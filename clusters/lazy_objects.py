@@ -87,8 +87,12 @@ def _is_all(stmt: ast.stmt) -> bool:
     return isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in stmt.targets)
 
 
-def cache_dir() -> Path:
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "matter-twin"
+def cache_dir() -> Path | None:
+    """~/.cache/matter-twin (or under $XDG_CACHE_HOME); None without a home: nothing is cached."""
+    try:
+        return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "matter-twin"
+    except RuntimeError:
+        return None
 
 
 def _key(path: Path) -> str:
@@ -100,9 +104,10 @@ def _key(path: Path) -> str:
 def load_split(path: Path) -> _Split:
     """The split of `path`, from the cache when it is there and whole, else made and cached."""
     key = _key(path)
-    cached = cache_dir() / f"objects-{key}.marshal"
+    folder = cache_dir()
+    cached = folder / f"objects-{key}.marshal" if folder else None
     try:
-        data = marshal.loads(cached.read_bytes())
+        data = marshal.loads(cached.read_bytes()) if cached else {}
         if data["key"] == key:
             return _Split(data["header"], data["units"], data["needs"], data["ids"], key)
     except Exception:   # missing, truncated, another format: make it again
@@ -114,10 +119,12 @@ def load_split(path: Path) -> _Split:
     return made
 
 
-def _write(path: Path, data: bytes) -> None:
+def _write(path: Path | None, data: bytes) -> None:
     """Write beside and rename, so a parallel reader sees the old file or the whole new one;
     a cache that cannot be written (a read-only home) is only slower."""
     import tempfile
+    if path is None:
+        return
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=path.parent, prefix=path.name, delete=False) as tmp:
@@ -135,9 +142,10 @@ class _Methods:
     from (a sixth), keyed on the class's qualified name."""
 
     def __init__(self, key: str) -> None:
-        self.path = cache_dir() / f"dataclass-methods-{key}.marshal"
+        folder = cache_dir()
+        self.path = folder / f"dataclass-methods-{key}.marshal" if folder else None
         try:
-            data = marshal.loads(self.path.read_bytes())
+            data = marshal.loads(self.path.read_bytes()) if self.path else {}
             self.codes: dict[str, types.CodeType] = data["codes"]
             self.docs: dict[str, str] = data["docs"]
         except Exception:   # missing, truncated or another format: start empty

@@ -249,3 +249,14 @@ def test_the_method_cache_survives_corruption_and_gives_the_same_classes(tmp_pat
 def test_a_module_that_is_not_imports_and_classes_is_refused(tmp_path):
     with pytest.raises(ValueError, match="neither an import nor a class"):
         lazy_objects.split(FAKE + "\nX = Thing()\n", "Objects.py")
+
+
+def test_without_a_home_directory_nothing_is_cached_and_the_model_still_builds(tmp_path, monkeypatch):
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+
+    def no_home() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+    monkeypatch.setattr(Path, "home", staticmethod(no_home))
+    assert lazy_objects.cache_dir() is None
+    _, model = build(lazy_objects.load_split(fake(tmp_path)))
+    assert model.build("Thing")().value == 7
