@@ -3,8 +3,10 @@
     python bench/bench_personal.py [--households 20] [--jobs 2]
     python bench/bench_personal.py --whole [--jobs 2]
 
-With --whole: validates the whole committed set (scenarios/personal/data) and prints tasks
-verified per second; the full suite validates a 1,000-task sample of it.
+With --whole: regenerates the whole committed set (scenarios/personal/data: the 1,100
+households and their 6,000 tasks, as `twin bench personal generate` does with its defaults),
+checks it comes out byte for byte, and validates it; prints households generated per second and
+tasks verified per second, and one summary line. The full suite validates a 1,000-task sample.
 
 Prints: household specs made per second (`make_household`), households lived per second (their
 DAYS days on the twin), tasks drawn per second (`twin bench personal generate` on the first
@@ -21,22 +23,65 @@ import resource
 import sys
 import tempfile
 import time
+from collections import Counter
 from datetime import timedelta
 from pathlib import Path
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from matter_twin.cli_personal import HOUSEHOLDS, SEED, TASKS, counts_for  # noqa: E402
+from matter_twin.cli_personal import (  # noqa: E402
+    COMMITTED_DRAW,
+    COMMITTED_TASKS,
+    HOUSEHOLDS,
+    SEED,
+    TASKS,
+    counts_for,
+)
 from scenarios.personal.evaluate import validate  # noqa: E402
 from scenarios.personal.household import Household  # noqa: E402
-from scenarios.personal.households import DAYS, make_household, write_pack  # noqa: E402
+from scenarios.personal.households import DAYS, make_household, write_gzip, write_pack  # noqa: E402
 from scenarios.personal.suite import DEFAULT_TASKS, HOUSEHOLDS_PACK  # noqa: E402
-from scenarios.personal.tasks import generate, load_tasks  # noqa: E402
+from scenarios.personal.tasks import CATEGORIES, dump_task, generate, load_tasks  # noqa: E402
 
 
 def cpu() -> float:
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def whole(jobs: int) -> None:
+    """Regenerate the committed set (compared byte for byte) and validate it."""
+    print("load average at start: " + ", ".join(f"{x:.1f}" for x in os.getloadavg()))
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / DEFAULT_TASKS.name
+        t0, c0 = time.perf_counter(), cpu()
+        names = write_pack(out.parent / HOUSEHOLDS_PACK, SEED, HOUSEHOLDS)[:COMMITTED_DRAW]
+        drawn = generate(out.parent, names, SEED, counts_for(COMMITTED_TASKS), DAYS, jobs)
+        write_gzip(out, "".join(dump_task(t) + "\n" for t in drawn))
+        wall, used = time.perf_counter() - t0, cpu() - c0
+        same = all((Path(tmp) / f).read_bytes() == (DEFAULT_TASKS.parent / f).read_bytes()
+                   for f in (DEFAULT_TASKS.name, HOUSEHOLDS_PACK))
+    print(f"generate whole set: {len(drawn)} tasks from {len(names)} households in {wall:.1f} s wall, "
+          f"{used:.1f} s CPU ({jobs} jobs) = {len(names) / wall:.2f} households generated/s wall, "
+          f"{len(names) / used:.2f} per core; {'byte-identical to' if same else 'DIFFERENT from'} the committed set")
+    tasks = load_tasks(DEFAULT_TASKS)
+    t0, c0 = time.perf_counter(), cpu()
+    problems = validate(tasks, DEFAULT_TASKS.parent, jobs=jobs)
+    wall, used = time.perf_counter() - t0, cpu() - c0
+    print(f"validate whole set: {len(tasks)} tasks in {wall:.1f} s wall, {used:.1f} s CPU ({jobs} jobs) = "
+          f"{len(tasks) / wall:.2f} tasks verified/s wall, {len(tasks) / used:.2f} per core; "
+          f"{len(problems)} problems")
+    for p in problems[:20]:
+        print(" ", p)
+    counts = Counter(t.category for t in tasks)
+    levels = Counter(t.difficulty for t in tasks if t.difficulty)
+    verdict = ("reference 1.0 in every category, null 0, stuffer and copier 0" if not problems
+               else f"{len(problems)} problems")
+    print(f"summary: {len({t.household for t in tasks})} households, {len(tasks)} tasks ("
+          + ", ".join(f"{c} {counts[c]}" for c in CATEGORIES) + "; "
+          + ", ".join(f"{d} {levels[d]}" for d in ("easy", "medium", "hard"))
+          + f"); {'regenerates byte for byte' if same else 'DOES NOT regenerate byte for byte'}; {verdict}")
+    print("load average at end: " + ", ".join(f"{x:.1f}" for x in os.getloadavg()))
 
 
 def main() -> None:
@@ -47,15 +92,7 @@ def main() -> None:
     args = parser.parse_args()
     n = args.households
     if args.whole:
-        tasks = load_tasks(DEFAULT_TASKS)
-        t0, c0 = time.perf_counter(), cpu()
-        problems = validate(tasks, DEFAULT_TASKS.parent, jobs=args.jobs)
-        wall, used = time.perf_counter() - t0, cpu() - c0
-        print(f"validate whole set: {len(tasks)} tasks from {len({t.household for t in tasks})} households in "
-              f"{wall:.1f} s wall, {used:.1f} s CPU ({args.jobs} jobs) = {len(tasks) / used:.2f} tasks verified/s "
-              f"per core; {len(problems)} problems")
-        for p in problems[:20]:
-            print(" ", p)
+        whole(args.jobs)
         return
 
     t0, c0 = time.perf_counter(), cpu()

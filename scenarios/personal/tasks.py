@@ -307,7 +307,8 @@ class Generator:
         self.seed = seed
         self.file = name
         self.name = Path(name).stem.removeprefix("personal_")
-        self.rng = random.Random(f"personal/{seed}/{Path(name).stem}")
+        self.stem = Path(name).stem
+        self.rng = random.Random(f"personal/{seed}/{self.stem}")
         self.household = Household.from_spec(load_spec(base, name), source=name)
         start = self.household.home.now
         self.days = [(start + timedelta(days=i)).date().isoformat() for i in range(days)]
@@ -316,6 +317,11 @@ class Generator:
         self.full = self.household.fork()
         self.full.simulate(self.end)
         self.records, self.members = household_view(self.full)
+
+    def _stream(self, category: str) -> None:
+        """Each category draws from its own seeded stream, so asking a household for more of one
+        (generate's top-up) leaves its draws of the others as they were."""
+        self.rng = random.Random(f"personal/{self.seed}/{self.stem}/{category}")
 
     def _ask(self, template: str, params: dict[str, Any]) -> str:
         return SOLVERS[template][2].format(**params)
@@ -520,6 +526,7 @@ class Generator:
         out["IG"] = [[self.reactive(t, p, k, "IG")] for k, (t, p) in firsts]
         # MC: other questions than IG's where there are several.
         taken = {k for k, _ in firsts}
+        self._stream("MC")
         pool = [q for q in reversed(questions) if q[0] not in taken] + [q for q in reversed(questions) if q[0] in taken]
         for k, (t, p) in wanted(1, counts["MC"], pool):
             if len(out["MC"]) >= counts["MC"]:
@@ -533,6 +540,7 @@ class Generator:
                              for k, (t, p) in questions if t in MOVES),
                             key=lambda q: CF_ORDER.index(q[1][0]))
         pairs, tried = counts["CF"] // 2, 0
+        self._stream("CF")
         for k, (t, p) in wanted(2, pairs, changeable):
             if len(out["CF"]) >= pairs or tried >= pairs + CF_SPARE_TRIES:
                 break
@@ -540,6 +548,7 @@ class Generator:
             pair = self.counterfactuals(t, p, k)
             if pair:
                 out["CF"].append(pair)
+        self._stream("FR")
         for cat, made in (("FR", self.feature_recommendation(1)), ("PG", self.plan_generation(1))):
             # The latest days first: the longest history behind them.
             out[cat] = [[t] for t in sorted(made, key=lambda t: t.at, reverse=True)[:counts[cat]]]
@@ -561,13 +570,13 @@ PAPER_COUNTS = {"IG": 1000, "CF": 2000, "MC": 1000, "FR": 1000, "PG": 1000}
 
 
 def per_household(counts: dict[str, int], households: int) -> dict[str, int]:
-    """How many candidates of each category one household draws for `counts` over `households`."""
+    """How many candidates of each category one household is first asked for, to draw `counts`
+    over `households` (generate asks some for more where the households fall short)."""
     n = max(1, households)
     # A little spare; FR and PG more (some households have none: nobody goes out), cheap to draw.
     per = {c: -(-counts[c] // n) + (1 if n < 20 else 0) + (2 if c in ("FR", "PG") else 0) for c in CATEGORIES}
-    # CF pairs cost replays: a spare pair only where few households share the draw (round robin
-    # takes one pair from each household before a second from any).
-    per["CF"] = 2 * (-(-counts["CF"] // (2 * n))) + (2 if counts["CF"] and n < 20 else 0)
+    # CF pairs cost replays: no spare; the top-up asks for a second pair where needed.
+    per["CF"] = 2 * (-(-counts["CF"] // (2 * n)))
     return per
 
 
@@ -576,28 +585,61 @@ def _household_candidates(job: tuple[Path, str, int, int, dict[str, int]]) -> di
     return Generator(base, name, days, seed).candidates(counts)
 
 
+def _draw(work: list[tuple[Path, str, int, int, dict[str, int]]], jobs: int,
+          done: Callable[[str], None] | None = None) -> list[dict[str, list[list[PersonalTask]]]]:
+    """Each job's household candidates, in order; `jobs` processes share them."""
+    if jobs > 1 and len(work) > 1:
+        import multiprocessing
+        with multiprocessing.get_context("spawn").Pool(min(jobs, len(work))) as pool:
+            found = []
+            for item, result in zip(work, pool.imap(_household_candidates, work), strict=True):
+                found.append(result)
+                if done is not None:
+                    done(item[1])
+            return found
+    found = []
+    for item in work:
+        found.append(_household_candidates(item))
+        if done is not None:
+            done(item[1])
+    return found
+
+
+def _unit_size(category: str) -> int:
+    return 2 if category == "CF" else 1
+
+
 def generate(base: Path, households: list[str], seed: int, counts: dict[str, int], days: int = 2,
              jobs: int = 1, progress: Callable[[str], None] | None = None) -> list[PersonalTask]:
     """`counts[c]` tasks of each category (CF in changed/unchanged pairs) from `households` (names
     in `base`), spread over the households round robin: every household gives its best one of a
     category before any gives a second, and each difficulty first only up to a third of the
-    category. Fewer where the households have not enough material. `jobs` processes draw the
-    households' candidates; the result does not depend on it."""
+    category. Each household is first asked for its share (`per_household`); where they hold
+    fewer of a category than wanted (some yield no counterfactual pair in the replays tried),
+    households that gave all they were asked are asked for one more, in household order, until
+    the count can be met. Fewer only where the households have no more material. `jobs`
+    processes draw the households' candidates; the result does not depend on it."""
     per = per_household(counts, len(households))
-    work = [(base, name, days, seed, per) for name in households]
-    found: list[dict[str, list[list[PersonalTask]]]] = []
-    if jobs > 1:
-        import multiprocessing
-        with multiprocessing.get_context("spawn").Pool(jobs) as pool:
-            for name, result in zip(households, pool.imap(_household_candidates, work), strict=True):
-                found.append(result)
-                if progress is not None:
-                    progress(name)
-    else:
-        for name, item in zip(households, work, strict=True):
-            found.append(_household_candidates(item))
-            if progress is not None:
-                progress(name)
+    asked = [dict(per) for _ in households]
+    found = _draw([(base, name, days, seed, per) for name in households], jobs, progress)
+    while True:
+        more: dict[int, set[str]] = {}
+        for cat in CATEGORIES:
+            size = _unit_size(cat)
+            missing = counts[cat] - size * sum(len(f[cat]) for f in found)
+            full = [i for i, f in enumerate(found) if size * len(f[cat]) >= asked[i][cat]]
+            for i in full[:max(0, -(-missing // size))]:
+                more.setdefault(i, set()).add(cat)
+        if not more:
+            break
+        for i, cats in more.items():
+            for cat in cats:
+                asked[i][cat] += _unit_size(cat)
+        again = sorted(more)
+        # Each category draws from its own stream: the household's other draws come out as before.
+        for i, result in zip(again, _draw([(base, households[i], days, seed, asked[i]) for i in again], jobs),
+                             strict=True):
+            found[i] = result
     tasks: list[PersonalTask] = []
     for cat in CATEGORIES:
         # Two rounds over the units, each round robin: the first keeps every difficulty within its
