@@ -461,6 +461,10 @@ class Generator:
                 continue
             candidates = relevant + others[:7]
             self.rng.shuffle(candidates)
+            while candidates[:len(relevant)] == relevant:
+                # Listed in the answer's order the question gives it away: a copy of the list
+                # (which scores no ranking) would be the right answer.
+                self.rng.shuffle(candidates)
             arrival = datetime.strptime(times[0], TIME_FORMAT)
             at = (arrival - timedelta(minutes=5)).strftime(TIME_FORMAT)
             listed = "\n".join(f"- {c}" for c in candidates)

@@ -508,6 +508,8 @@ def test_the_committed_set_has_the_papers_shape():
     for category in ("IG", "CF", "MC"):
         levels = Counter(t.difficulty for t in tasks if t.category == category)
         assert set(levels) == {"easy", "medium", "hard"} and min(levels.values()) >= 0.2 * sum(levels.values())
+    # No FR question lists the relevant features first in their order (a copy would be the answer).
+    assert not [t.id for t in tasks if t.category == "FR" and t.features[:len(t.relevant)] == t.relevant]
     pack = read_text(DEFAULT_TASKS.parent / HOUSEHOLDS_PACK).splitlines()
     assert len(pack) == HOUSEHOLDS and len({t.household for t in tasks}) >= 0.9 * HOUSEHOLDS
     members = sum(len(json.loads(line)["home"]["residents"]) for line in pack)
