@@ -330,9 +330,10 @@ def plan_steps(answer: str | None) -> list[Any] | None:
 def score_plan(task: PersonalTask, household: Household, answer: str | None,
                decided: bool = False) -> dict[str, Any]:
     """Run the plan on a fork; validity per step (a scheduled workflow counts once it has run
-    every step by the arrival), then the arrival checks without the resident. A check is met
-    when the value is in place at the arrival, or would be had no other member acted meanwhile
-    (the plan set it, or it was already in place; their habits are not the plan's to foresee).
+    every step by the arrival), then the arrival checks: a check is met when the value is in
+    place at the arrival in the home as the plan found it, the other members' acts until then
+    left out (the plan set it, or it was already there: what others do meanwhile, undoing it or
+    doing the plan's work, is not the plan's).
     One plan: an answer holding two, or words withdrawing its plan, leave no steps.
     `decided`: a plan with no steps, or an invalid one, fails whatever the checks say: its
     preference is not computed (None)."""
@@ -348,10 +349,8 @@ def score_plan(task: PersonalTask, household: Household, answer: str | None,
     valid -= sum(1 for r in results if r["ok"] and "workflow_id" in r and not ran.get(r["workflow_id"]))
     if decided and valid < len(steps):
         return {"steps": len(steps), "validity": valid / len(steps), "preference": None}
-    met = [_meets(fork, check) for check in task.checks]
-    if steps and not all(met):
-        quiet, _ = _run_plan(task, household, steps, quiet=True)
-        met = [m or _meets(quiet, check) for m, check in zip(met, task.checks, strict=True)]
+    quiet, _ = _run_plan(task, household, steps, quiet=True)
+    met = [_meets(quiet, check) for check in task.checks]
     return {"steps": len(steps), "validity": valid / len(steps) if steps else 0.0,
             "preference": sum(met) / len(task.checks) if task.checks else 0.0}
 
