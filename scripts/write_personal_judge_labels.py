@@ -132,6 +132,18 @@ def clock12(hhmm: str, style: int) -> str:
             f"{h12} {m:02d} {suffix}", f"{h:02d}h{m:02d}"][style % 5]
 
 
+def clock_held(hhmm: str, style: int) -> str:
+    """The held-out ways to write a time (none of clock12's)."""
+    h, m = map(int, hhmm.split(":"))
+    h12, pm = h % 12 or 12, h >= 12
+    part = "at night" if h >= 21 or h < 5 else "in the evening" if h >= 17 else \
+        "in the afternoon" if h >= 12 else "in the morning"
+    spoken = f"{words(h12)} {'o' + chr(39) + 'clock' if m == 0 else words(m) if m >= 10 else 'oh ' + words(m)}"
+    return [f"{m} minute{'s' if m > 1 else ''} past {h12} {part}" if m else f"{h12} o'clock {part}",
+            f"{spoken} {'pm' if pm else 'am'}", f"{h:02d}{m:02d} hrs", f"{h12}:{m:02d}{'p' if pm else 'a'}",
+            f"{h12}:{m:02d} {'PM' if pm else 'AM'} ({h:02d}:{m:02d})"][style % 5]
+
+
 def shift(hhmm: str, minutes: int) -> str:
     t = datetime.strptime(hhmm, "%H:%M") + timedelta(minutes=minutes)
     return f"{t:%H:%M}"
@@ -156,6 +168,14 @@ HEDGES = [" Though I'm not certain; it could well be otherwise.", " But I may be
           " Actually, on second thought, that may not be right.", " Then again, the records are unclear, so maybe not."]
 
 
+REFUSALS_HELD = ["Sorry — no idea.", "I'm unable to determine that from what I can see.",
+                 "can't help with that one", "Unfortunately the records don't say, so I can't tell you.",
+                 "I'd rather not guess on this one."]
+HEDGES_HELD = [" ...I think? Don't quote me on it.", " Not 100% sure though.",
+               " (Could be wrong — worth double-checking.)", " Or not; I keep going back and forth on this.",
+               " Probably. Maybe."]
+
+
 class Writer:
     """One task's answers: (answer, label, kind, reason)."""
 
@@ -163,6 +183,9 @@ class Writer:
         self.task, self.view = task, view
         self.rng = random.Random(f"{SEED}/{task.id}")
         self.rows: list[tuple[str, str, str, str]] = []
+        # Held-out tasks are answered in the second set of shapes only, so rules tuned on dev
+        # have never seen their phrasing.
+        self.held = split_of(task.id) == "heldout"
 
     def add(self, answer: str, label: str, kind: str, reason: str) -> None:
         if all(answer != a for a, *_ in self.rows):
@@ -248,6 +271,80 @@ def value_shapes(w: Writer, truth: str) -> tuple[list[str], list[str], str]:
     return [truth], [], ""
 
 
+def value_shapes_held(w: Writer, truth: str) -> tuple[list[str], list[str], str]:
+    """value_shapes for held-out tasks: the same facts, in shapes the dev part never uses."""
+    t, p, view = w.task, w.task.params, w.view
+    template = t.template or ""
+    name = p.get("name", "")
+    first = view.first(name) if name else ""
+    day = p.get("day", "")
+    if template in ("first_on", "dishes", "last_out", "first_home"):
+        others = [m["name"] for m in view.members if m["name"] != truth]
+        wrong = others + ([] if truth == NOBODY else [NOBODY])
+        what = {"first_on": f"turned the {p.get('label')} on", "dishes": f"ran the {p.get('label')}",
+                "last_out": f"was the last to leave the {p.get('room_name')}",
+                "first_home": "got home before everyone else"}[template]
+        if truth == NOBODY:
+            ok = ["nobody", "Nobody at all.", f"None of the household members {what} on {day}.",
+                  f"It didn't happen that day — no one {what}.", "No-one did."]
+            return ok, wrong, ""
+        f = view.first(truth)
+        ok = [truth.lower(), f"Answer: {f}", f"From the {day} records: {truth}.", f"{f} was teh one who {what}.",
+              f"{truth} - {what} ({day})", f"{f}!"]
+        surname = truth.split()[-1] if " " in truth else ""
+        shared = surname and sum(m["name"].endswith(" " + surname) for m in view.members) > 1
+        return ok, [x for x in wrong if x != truth], (f"One of the {surname}s." if shared else "")
+    if template == "came_home":
+        if not re.fullmatch(r"\d{2}:\d{2}", truth):
+            ok = [f"{first} stayed out all of {day}.", f"{first} didn't return home that day at all.",
+                  f"no return home for {first} on {day}"]
+            return ok, [clock_held(shift("18:00", w.rng.randrange(-90, 90, 5)), w.rng.randrange(5))], ""
+        ok = [clock_held(truth, w.rng.randrange(5)),
+              f"{first} arrived home at {clock_held(truth, w.rng.randrange(5))}.",
+              f"home at {truth} ({day})", f"It was {clock_held(truth, w.rng.randrange(5))} when {first} walked in.",
+              f"{truth} hrs"]
+        wrong = [clock_held(shift(truth, d), w.rng.randrange(5)) for d in (-70, -35, -15, 20, 50, 85)]
+        h = int(truth[:2])
+        return ok, wrong, w.pick([f"Sometime between {h:02d}:00 and {(h + 1) % 24:02d}:00.",
+                                  f"Late in the {'evening' if h >= 17 else 'day'}.", "Before dinner, I think."])
+    if template in ("pref_temp", "temp_home"):
+        m = re.match(r"(-?\d+(?:\.\d+)?)", truth)
+        if m is None:
+            return [truth], [], ""
+        v = float(m.group(1))
+        fahr = v * 9 / 5 + 32
+        num = f"{v:g}"
+        spoken = (words(int(v)) + ("" if v.is_integer() else " and a half")) if 0 <= v < 100 and v * 2 == int(v * 2) \
+            else num
+        if template == "pref_temp":
+            ok = [f"{num} C", f"{first}: {num}°", f"{first}'s preferred temperature is {num} degrees C.",
+                  f"{fahr:g}°F, i.e. {num}°C", f"{spoken} degrees", f"{num} celsius"]
+        else:
+            ok = [f"{num} C", f"It read {num} degrees.", f"~{num}°C", f"{spoken} degrees",
+                  f"When {first} got in, the {p.get('room_name')} read {num} C."]
+            came = view.call("search_household_memory", {"kind": "presence", "member": p["resident"], "date": day,
+                                                          "query": "came home"})["records"]
+            reading = view.reading_before(p["room"], day, came[0]["time"]) if came and t.category == "IG" else None
+            if reading is not None and round(reading) == v:
+                ok.append(f"{num} — the hourly log had {reading:g} C just before {first} got home, which rounds "
+                          f"to {num}.")
+        step = 0.5 if template == "pref_temp" and not v.is_integer() else 1
+        wrong = [f"{v + d * step:g} degrees C" for d in (-4, -3, -2, -1, 1, 2, 3)]
+        return ok, wrong, f"Roughly {v - 2:g}-{v + 2:g} C."
+    if template == "age":
+        n = int(truth)
+        lo = n // 10 * 10
+        ok = [f"{n} yrs", f"{first}'s age: {n}", words(n), f"{first} — {n} years of age.", f"{n} (years)"]
+        return ok, [f"{n + d} yrs" for d in (-6, -4, -2, -1, 1, 3, 5) if n + d > 0], \
+            f"Somewhere between {lo} and {lo + 9}."
+    if template == "bedroom":
+        rooms = {r["room_id"]: r.get("name", r["room_id"]) for r in view.rooms}
+        ok = [f"'{truth}'", f"{rooms.get(truth, truth)} — id {truth}", f"{first}'s bedroom is {truth}",
+              f"room {truth}", f"{truth} ({rooms.get(truth, truth)})"]
+        return ok, [f"room {r}" for r in rooms if r != truth], ""
+    return [truth], [], ""
+
+
 def sentence(text: str) -> str:
     """`text` ended as a sentence, so more can follow it."""
     return text if text.endswith((".", "!", "?", ")")) else text + "."
@@ -261,6 +358,14 @@ def helpful_extra(w: Writer) -> str:
         return ""
     m = w.view.member(rid)
     prefs = m["preferences"]
+    fn = w.view.first(m["name"])
+    if w.held:
+        facts = [f" FYI, {fn} is {m['age']} years old.", f" ({fn}'s bedroom: {m['bedroom']}.)"]
+        if prefs.get("back"):
+            facts.append(f" {fn} normally gets home about {prefs['back']}, for what it's worth.")
+        if prefs.get("light_level") is not None:
+            facts.append(f" By the way, {fn}'s preferred light level is {prefs['light_level']}.")
+        return w.pick(facts)
     facts = [f" ({w.view.first(m['name'])} is {m['age']}.)",
              f" {w.view.first(m['name'])} sleeps in {m['bedroom']}."]
     if prefs.get("back"):
@@ -279,8 +384,11 @@ def ghost(w: Writer) -> str:
 def reactive(w: Writer) -> None:
     t = w.task
     truth = t.answer or ""
-    ok, wrong, part = value_shapes(w, truth)
+    ok, wrong, part = (value_shapes_held if w.held else value_shapes)(w, truth)
     cf = t.counterfactual or {}
+    if w.held:
+        reactive_held(w, truth, ok, wrong, part, cf)
+        return
     for a in w.some(ok, 3):
         w.add(a, "pass", "correct", "states the true answer and nothing contradicting it")
     if cf:
@@ -335,6 +443,74 @@ def reactive(w: Writer) -> None:
                   "fail", kind, reason)
 
 
+def held_value(w: Writer, value: str) -> str:
+    """A ground-truth value as the held-out shapes write it (a time or a temperature restyled)."""
+    if re.fullmatch(r"\d{2}:\d{2}", value):
+        return clock_held(value, w.rng.randrange(5))
+    m = re.fullmatch(r"(-?\d+(?:\.\d+)?) ?°C", value)
+    return f"{m.group(1)} C" if m else value
+
+
+def reactive_held(w: Writer, truth: str, ok: list[str], wrong: list[str], part: str, cf: Row) -> None:
+    """reactive's answers in the held-out shapes: same kinds, same labels."""
+    t = w.task
+    answer = held_value(w, truth)
+    for a in w.some(ok, 3):
+        w.add(a, "pass", "correct", "states the true answer and nothing contradicting it")
+    if cf:
+        orig = held_value(w, cf.get("original_answer", ""))
+        if cf.get("changed"):
+            w.add(w.pick([f"Under that scenario the answer becomes {answer}; in reality it was {orig}.",
+                          f"{answer} (vs. {orig} as things actually went)",
+                          f"if that had happened: {answer}; what really happened: {orig}"]),
+                  "pass", "helpful", "gives the answer under the change; the actual one named only as the contrast")
+            w.add(w.pick([f"{orig}, same as before.", f"The answer is {orig} either way.",
+                          f"{orig} — nothing changes"]),
+                  "fail", "ignored_change", "gives the actual answer; under the change it is different")
+        else:
+            w.add(w.pick([f"No difference — it's {answer} either way.",
+                          f"The hypothetical doesn't matter here; answer: {answer}",
+                          f"{answer}, same as without the change."]),
+                  "pass", "helpful", "states the true answer, unchanged by the hypothetical, and says so")
+            if wrong:
+                w.add(w.pick([f"That would switch it to {w.pick(wrong)}.", f"In that case: {w.pick(wrong)}"]),
+                      "fail", "wrong", "claims the change moves the answer; it does not")
+    else:
+        extra = helpful_extra(w)
+        if extra:
+            w.add(sentence(w.pick(ok)) + extra, "pass", "helpful", "true answer plus a true fact about the member")
+    first_ok = w.pick(ok)
+    if wrong:
+        x = w.pick(wrong)
+        w.add(w.pick(["nobody", "No one did that, that day."] if x == NOBODY else
+                     ["{x}!", "Answer: {x}", "It's {x}.", "pretty sure it's {x}"]).format(x=x),
+              "fail", "wrong", "states a value that is not the true answer")
+        cands = [answer] + w.some(wrong, 2)
+        w.rng.shuffle(cands)
+        shapes = ["{a} / {b} / {c}", "Could be {a}, {b}, or {c}.", "Candidates: {a}, {b}, {c}."] \
+            if len(cands) == 3 else ["{a} / {b}", "Could be {a} or {b}.", "Candidates: {a}, {b}."]
+        w.add(w.pick(shapes).format(a=cands[0], b=cands[1], c=cands[-1]),
+              "fail", "stuffed", "several candidate answers instead of one")
+        doubts = [f" Unless it was {w.pick(wrong)}.", f" Or {w.pick(wrong)}, now that I think of it."]
+        w.add(sentence(first_ok) + w.pick(doubts + HEDGES_HELD),
+              "fail", "hedged", "the answer is taken back or put in doubt after it is given")
+    if part:
+        w.add(part, "fail", "partly_correct", "only part of the answer: not the exact value asked for")
+    choices = [("copied", "repeats the question without answering it"),
+               ("refusal", "gives no answer"), ("fabricated", "claims a household member who does not exist")]
+    for kind, reason in w.some(choices, 2):
+        if kind == "copied":
+            w.add(w.pick([t.question.lower(), f"Q: {t.question}", f"Good question — {t.question}"]),
+                  "fail", kind, reason)
+        elif kind == "refusal":
+            w.add(w.pick(REFUSALS_HELD), "fail", kind, reason)
+        else:
+            who = f"{ghost(w)}, {w.pick(['the housekeeper', 'the neighbour', 'the exchange student'])}"
+            w.add(w.pick([f"{sentence(first_ok)} (Source: {who}, who keeps track of this.)",
+                          f"{who}, mentioned it: {first_ok}"]),
+                  "fail", kind, reason)
+
+
 # ---- MC -----------------------------------------------------------------------------------
 def multiple_choice(w: Writer) -> None:
     t = w.task
@@ -343,6 +519,9 @@ def multiple_choice(w: Writer) -> None:
     text = t.options[i]
     letters = LETTERS[:len(t.options)]
     others = [c for c in letters if c != right]
+    if w.held:
+        multiple_choice_held(w, right, text, letters, others)
+        return
     ok = [right, f"{right})", f"({right})", f"{right}) {text}", f"The answer is {right}.", f"Answer: {right}",
           text, f"{right} — {text}", right.lower(), f"Option {right}: {text}."]
     for a in w.some(ok, 3):
@@ -368,6 +547,34 @@ def multiple_choice(w: Writer) -> None:
         w.add(w.pick(REFUSALS + ["None of the options fits."]), "fail", kind, reason)
 
 
+def multiple_choice_held(w: Writer, right: str, text: str, letters: str, others: list[str]) -> None:
+    t = w.task
+
+    def opt(c: str) -> str:
+        return t.options[LETTERS.index(c)]
+    ok = [f"{right}.", f"**{right}**", f"I'd go with {right}.", f"option {right.lower()}", f"{text} ({right})",
+          f"Correct option: {right}", f"[{right}]", f"{right} - {text}"]
+    for a in w.some(ok, 3):
+        w.add(a, "pass", "correct", "one option chosen, the right one (its letter or its text)")
+    x = w.pick(others)
+    w.add(w.pick([f"**{x}**", f"I'd go with {x}.", f"{opt(x)} ({x})", f"option {x.lower()}"]),
+          "fail", "wrong", "one option chosen, a wrong one")
+    y = w.pick(others)
+    w.add(f"{opt(y)} ({right})", "fail", "wrong", "letter and option text disagree: no single option chosen")
+    pair = sorted([right, w.pick(others)])
+    w.add(w.pick([f"{pair[0]} and {pair[1]}", f"{pair[0]}, {pair[1]}", f"Both {pair[0]} and {pair[1]}.",
+                  "/".join(letters), f"any of {', '.join(letters)}"]),
+          "fail", "stuffed", "several options chosen")
+    w.add(sentence(w.pick(ok[:5])) + w.pick([f" Though {x} is also plausible.", f" ...or {x}?"] + HEDGES_HELD),
+          "fail", "hedged", "the choice is put in doubt after it is made")
+    if w.pick(["copied", "refusal"]) == "copied":
+        w.add(w.pick(["\n".join(f"{LETTERS[k]}. {o}" for k, o in enumerate(t.options)),
+                      "The options are: " + "; ".join(f"{LETTERS[k]} = {o}" for k, o in enumerate(t.options))]),
+              "fail", "copied", "repeats the options without choosing")
+    else:
+        w.add(w.pick(REFUSALS_HELD + ["none of these is right tbh"]), "fail", "refusal", "no option chosen")
+
+
 # ---- FR -------------------------------------------------------------------------------------
 def ranking_shapes(order: list[str], rng: random.Random) -> list[str]:
     """One ranking written the ways people write a list."""
@@ -379,6 +586,19 @@ def ranking_shapes(order: list[str], rng: random.Random) -> list[str]:
             "\n".join(f"- {f}" for f in order), ", ".join(order),
             f"Most useful first: {', '.join(order)}", prose,
             f"I'd start with {order[0]}, followed by {order[1]} and {order[2]}; the rest matter less."]
+
+
+def ranking_shapes_held(order: list[str], rng: random.Random) -> list[str]:
+    """ranking_shapes' held-out counterpart: the first six give the whole order, the seventh in
+    prose, the last only the top three."""
+    rest = order[3:]
+    table = "| rank | feature |\n|---|---|\n" + "\n".join(f"| {k} | {f} |" for k, f in enumerate(order, 1))
+    return [" > ".join(order), "\n".join(f"{k}) {f}" for k, f in enumerate(order, 1)),
+            "\n".join(f"#{k} {f}" for k, f in enumerate(order, 1)), "; ".join(order),
+            json.dumps(order, separators=(",", ":")), table,
+            f"Top pick: {order[0]}. Next: {order[1]}, then {order[2]}."
+            + (f" Lower down: {', '.join(rest)}." if rest else ""),
+            f"go with {order[0]} first; {order[1]} and {order[2]} are runners-up, others don't matter much"]
 
 
 def made_up_feature(w: Writer) -> str:
@@ -394,6 +614,9 @@ def feature_recommendation(w: Writer) -> None:
     rest = [f for f in t.features if f not in relevant]
     w.rng.shuffle(rest)
     best = relevant + rest
+    if w.held:
+        feature_recommendation_held(w, relevant, rest, best)
+        return
     shapes = ranking_shapes(best, w.rng)
     for a in w.some(shapes, 3):
         w.add(a, "pass", "correct", "the top-ranked feature is a relevant one (AP@1 = 1)")
@@ -429,6 +652,45 @@ def feature_recommendation(w: Writer) -> None:
                   "the top-ranked feature is not a device feature of this home (made up)")
         else:
             w.add(w.pick(REFUSALS + ["I can't predict what they'll want."]), "fail", "refusal", "no ranking")
+
+
+def feature_recommendation_held(w: Writer, relevant: list[str], rest: list[str], best: list[str]) -> None:
+    t = w.task
+    shapes = ranking_shapes_held(best, w.rng)
+    for a in w.some(shapes, 3):
+        w.add(a, "pass", "correct", "the top-ranked feature is a relevant one (AP@1 = 1)")
+    alt = [relevant[1], relevant[0], relevant[2]] + rest
+    w.add(w.pick(ranking_shapes_held(alt, w.rng)[:6]), "pass", "correct",
+          "the top-ranked feature is a relevant one (AP@1 = 1), though not the one used most")
+    w.add(w.pick([f"Top one: {relevant[0]}", f"{relevant[0]} (most useful)",
+                  "\n".join(f"{k}) {f}" for k, f in enumerate(relevant, 1))]), "pass", "correct",
+          "ranks only the top features; the first is relevant (AP@1 = 1)")
+    junk = w.pick(rest)
+    wrong = [junk] + [f for f in best if f != junk]
+    w.add(w.pick(ranking_shapes_held(wrong, w.rng)[:7]), "fail", "wrong", "the top-ranked feature is not relevant")
+    w.add(w.pick(ranking_shapes_held(list(reversed(best)), w.rng)[:6]), "fail", "wrong",
+          "ranked least useful first: the top-ranked feature is not relevant")
+    given = list(t.features)
+    for kind in w.some(["copied", "stuffed", "hedged", "fabricated", "refusal"], 3):
+        if kind == "copied":
+            w.add(w.pick(["Candidates:\n" + "\n".join(f"* {c}" for c in given), t.question.lower()]), "fail", kind,
+                  "repeats the candidates in the order given: no ranking made")
+        elif kind == "stuffed":
+            w.add(w.pick(["They're all about equally good: " + " | ".join(given),
+                          f"No clear winner — {', '.join(sorted(given))} all tie.",
+                          f"1) {relevant[0]} and {junk} (tie)\n2) everything else"]),
+                  "fail", kind, "no single top-ranked feature: several or all put first")
+        elif kind == "hedged":
+            w.add(w.pick(shapes[:5]) + w.pick(["\n\n(That said, I could easily have the order wrong.)",
+                                               f"\n\nActually {junk} may deserve the top spot."]),
+                  "fail", kind, "the ranking is taken back after it is given")
+        elif kind == "fabricated":
+            made = made_up_feature(w)
+            w.add(w.pick(ranking_shapes_held([made] + best, w.rng)[:6]), "fail", kind,
+                  "the top-ranked feature is not a device feature of this home (made up)")
+        else:
+            w.add(w.pick(REFUSALS_HELD + ["No way to know their habits from this."]), "fail", "refusal",
+                  "no ranking")
 
 
 # ---- PG -------------------------------------------------------------------------------------
@@ -491,6 +753,20 @@ def in_words(check: Row, value: Any, room_of: dict[str, str]) -> str:
     return f"run the {device} fan at {value}%"
 
 
+def in_words_held(check: Row, value: Any) -> str:
+    device = check["device"].replace("_", " ")
+    attr = check["attribute"]
+    if attr == "OnOff.OnOff":
+        return f"turn the {device} {'on' if value else 'off'}"
+    if attr == "LevelControl.CurrentLevel":
+        return f"dim the {device} to {value}/254"
+    if attr == "Thermostat.SystemMode":
+        return f"switch the {device} over to {MODE_WORDS.get(value, value)}"
+    if attr.startswith("Thermostat."):
+        return f"{device} {'cooling' if 'Cooling' in attr else 'heating'} setpoint -> {value / 100:g} C"
+    return f"{device} fan speed {value} percent"
+
+
 def already(check: Row) -> str:
     """A claim that `check`'s value is in place now."""
     device, attr, value = check["device"].replace("_", " "), check["attribute"], check["value"]
@@ -511,7 +787,8 @@ def plan_generation(w: Writer) -> None:
     arrival = datetime.strptime(t.params["arrival"], "%Y-%m-%d %H:%M:%S")
     rid = t.params["resident"]
     first = w.view.first(w.view.member(rid)["name"])
-    pid = w.pick([f"{rid}_arrival", "welcome_home", f"arrival_{rid}", "prepare_home"])
+    pid = w.pick([f"{first.lower()}_home", "arrival_prep", f"get_ready_for_{rid}"] if w.held else
+                 [f"{rid}_arrival", "welcome_home", f"arrival_{rid}", "prepare_home"])
 
     def plan(values: list[Any], start: datetime, numeric: bool, subset: list[Row] | None = None,
              split: bool = False) -> list[Row]:
@@ -524,12 +801,16 @@ def plan_generation(w: Writer) -> None:
         return [{"program_id": pid, "tool": "schedule_workflow", "args": {"start_time": when, "steps": steps}}]
 
     def text(steps: list[Row]) -> str:
+        if w.held:
+            body = w.pick([json.dumps(steps, indent=4), json.dumps(steps, separators=(",", ":"))])
+            return w.pick(["Plan:\n```\n{b}\n```", f"Sure — schedule this for {first}:\n\n{{b}}",
+                           "{b}\n\nThat should have everything ready on arrival.", "```\n{b}\n```"]).format(b=body)
         body = w.pick([json.dumps(steps), json.dumps(steps, indent=2)])
         return w.pick(["{b}", "```json\n{b}\n```", f"Here is the plan for {first}'s arrival:\n{{b}}",
                        "{b}"]).format(b=body)
 
     truth = [c["value"] for c in checks]
-    starts = [arrival - timedelta(minutes=m) for m in (0, 2, 5, 10)]
+    starts = [arrival - timedelta(minutes=m) for m in ((1, 3, 7, 12) if w.held else (0, 2, 5, 10))]
     for k in range(3):
         w.add(text(plan(truth, w.pick(starts), numeric=k == 1, split=k == 2)), "pass", "correct",
               "a runnable plan that leaves the values the resident sets on arrival in place by then")
@@ -542,7 +823,12 @@ def plan_generation(w: Writer) -> None:
         w.add(text(steps), "pass", "correct",
               f"climate set now ({now:%H:%M}), lights scheduled for arrival: every value in place by then")
     prose = "; ".join(in_words(c, c["value"], w.view.devices) for c in checks)
-    w.add(w.pick([f"At {arrival - timedelta(minutes=5):%H:%M}, {prose}.",
+    if w.held:
+        prose = ", ".join(in_words_held(c, c["value"]) for c in checks)
+    w.add(w.pick([f"Around {clock_held(f'{arrival - timedelta(minutes=5):%H:%M}', 1)}: {prose}.",
+                  f"before {first} is back ({arrival:%H:%M}) — {prose}",
+                  f"Plan in words: {prose}, timed for {first}'s arrival."] if w.held else
+                 [f"At {arrival - timedelta(minutes=5):%H:%M}, {prose}.",
                   f"When {first} gets home around {arrival:%H:%M}: {prose}.",
                   f"I'd {prose} just before {first} arrives."]),
           "fail", "prose", "a plan in prose: no executable steps, so its validity (Eq. 11) is 0; the task asks for "
@@ -567,7 +853,8 @@ def plan_generation(w: Writer) -> None:
         gone = w.pick(missable)
         keep = [c for c in checks if c is not gone]
         claim = already(gone)
-        w.add(f"{claim[0].upper()}{claim[1:]}, so that step is not needed.\n"
+        w.add((f"Skipping one step since {claim}:\n" if w.held else
+               f"{claim[0].upper()}{claim[1:]}, so that step is not needed.\n")
               + (json.dumps(plan([c["value"] for c in keep], w.pick(starts), False, keep)) if keep
                  else "Nothing else to do."),
               "fail", "fabricated", f"claims {gone['device']} {gone['attribute']} is already as wanted; "
@@ -578,7 +865,12 @@ def plan_generation(w: Writer) -> None:
               "the values come long after the resident has arrived (some are not in place until then)")
     shown = "; ".join(f"{c['device']} {c['attribute'].split('.')[1]} is {v!r}"
                       for c, v in zip(checks, now_values, strict=True))
-    w.add(f"Now: {shown}. At {arrival - timedelta(minutes=5):%H:%M} this sets what {first} likes:\n"
+    if w.held:
+        shown = ", ".join(f"{c['device']}.{c['attribute'].split('.')[1]}={v!r}"
+                          for c, v in zip(checks, now_values, strict=True))
+    w.add((f"Current state — {shown}. Scheduled for {clock_held(f'{arrival - timedelta(minutes=5):%H:%M}', 3)}, "
+           f"matching {first}'s preferences:\n" if w.held else
+           f"Now: {shown}. At {arrival - timedelta(minutes=5):%H:%M} this sets what {first} likes:\n")
           + json.dumps(plan(truth, arrival - timedelta(minutes=5), numeric=False)),
           "pass", "helpful", "a runnable plan leaving the arrival values in place, with the values the tools "
                              "show now")
@@ -591,23 +883,33 @@ def plan_generation(w: Writer) -> None:
                 "device_id": made, "endpoint_id": 1, "cluster_id": "OnOff", "command_id": "On", "args": {}}})
             w.add(text(steps), "fail", kind, f"a step on {made}, which this home does not have (not executable)")
         elif kind == "invalid":
-            steps = [{"program_id": pid, "tool": w.pick(["turn_on", "set_device", "control_device"]),
-                      "args": {"device": c["device"], "setting": c["attribute"], "to": c["value"]}} for c in checks]
+            if w.held:
+                steps = [{"program_id": pid, "tool": w.pick(["set_state", "device_control", "apply_setting"]),
+                          "args": {"id": c["device"], "attr": c["attribute"], "value": c["value"]}} for c in checks]
+            else:
+                steps = [{"program_id": pid, "tool": w.pick(["turn_on", "set_device", "control_device"]),
+                          "args": {"device": c["device"], "setting": c["attribute"], "to": c["value"]}}
+                         for c in checks]
             w.add(text(steps), "fail", kind, "steps name tools that do not exist: not executable (validity 0)")
         elif kind == "stuffed":
             a = plan(truth, w.pick(starts), False)
             b = plan(vals, w.pick(starts), False)
-            w.add(f"Option 1:\n{json.dumps(a)}\nOption 2:\n{json.dumps(b)}\nPick whichever you prefer.",
+            w.add(f"Plan A:\n{json.dumps(a, indent=4)}\n\nPlan B:\n{json.dumps(b, indent=4)}\n\nEither works."
+                  if w.held else
+                  f"Option 1:\n{json.dumps(a)}\nOption 2:\n{json.dumps(b)}\nPick whichever you prefer.",
                   "fail", kind, "two conflicting plans instead of one")
         elif kind == "hedged":
             w.add(text(plan(truth, w.pick(starts), False)) + w.pick([
+                f"\n\nHmm, not sure this is what {first} wants — maybe hold off on it.",
+                "\n\nActually, scrap that; I'd leave the home as it is."] if w.held else [
                 f"\nBut I'm not sure {first} wants any of this; maybe better to leave everything as it is.",
                 "\nOn second thought, don't run it until someone confirms."]),
                 "fail", kind, "the plan is withdrawn after it is given")
         elif kind == "copied":
-            w.add(t.question, "fail", kind, "repeats the task: no plan")
+            w.add(f"Task: {t.question}" if w.held else t.question, "fail", kind, "repeats the task: no plan")
         else:
-            w.add(w.pick(REFUSALS + [f"I can't know what {first} will want."]), "fail", "refusal", "no plan")
+            w.add(w.pick(REFUSALS_HELD + [f"no way to predict what {first} will want"] if w.held else
+                         REFUSALS + [f"I can't know what {first} will want."]), "fail", "refusal", "no plan")
 
 
 WRITERS: dict[str, Callable[[Writer], None]] = {"IG": reactive, "CF": reactive, "MC": multiple_choice,
