@@ -13,8 +13,8 @@ from matter_twin.cli import app
 from scenarios.personal.agreement import judge_labels, load_labels
 from scenarios.personal.evaluate import PersonalJudge, lived, score
 from scenarios.personal.reading import answer_matches, choice, ranking
-from scenarios.personal.suite import DEFAULT_TASKS
-from scenarios.personal.tasks import load_tasks
+from scenarios.personal.suite import DEFAULT_TASKS, HOUSEHOLDS_PACK
+from scenarios.personal.tasks import dump_task, load_tasks
 from tests.openai_stub import OpenAIStub
 
 
@@ -69,7 +69,10 @@ def labelled(tmp_path_factory):
         (pg, "Here is the plan: " + json.dumps(plan), "pass", "correct", "dev"),
         (pg, "[]", "fail", "evasive", "heldout"),
     ]
-    path = tmp_path_factory.mktemp("labels") / "labels.jsonl"
+    base = tmp_path_factory.mktemp("labels")   # the labelled tasks alone, beside the committed households
+    (base / "tasks.jsonl").write_text("".join(dump_task(t) + "\n" for t in first.values()))
+    (base / HOUSEHOLDS_PACK).symlink_to(DEFAULT_TASKS.parent / HOUSEHOLDS_PACK)
+    path = base / "labels.jsonl"
     path.write_text("".join(json.dumps({"task_id": t.id, "answer": a, "label": label, "kind": kind, "split": split})
                             + "\n" for t, a, label, kind, split in rows))
     return tasks, path
@@ -110,12 +113,13 @@ def test_a_model_judge_decides_only_ig_and_cf_answers_no_rule_matches(labelled):
 
 def test_cli_prints_accuracy_and_kappa_per_part_category_and_kind(labelled, capsys):
     _, path = labelled
-    code, out, err = twin(capsys, "judge-agreement", "--labels", str(path))
+    small = ("--tasks", str(path.parent / "tasks.jsonl"))
+    code, out, err = twin(capsys, "judge-agreement", "--labels", str(path), *small)
     assert code == 0, err
     assert "### dev (5 answers)" in out and "### heldout (5 answers)" in out
     assert "| PG | 1 | 1/1 (100 %) |" in out and "| hedged | 1 | 1/1 (100 %) |" in out
     assert out.count("rule: kappa with the labels 1.000") == 4
-    code, out, err = twin(capsys, "judge-agreement", "--labels", str(path), "--split", "dev")
+    code, out, err = twin(capsys, "judge-agreement", "--labels", str(path), "--split", "dev", *small)
     assert code == 0 and "### dev (5 answers)" in out and "heldout" not in out, err
 
 
