@@ -22,7 +22,14 @@ DOUBT = re.compile(
     r"\bmay not be right\b|\bon second thought\b|\bthen again\b|\bi think\b|\bi guess\b|\bi'?m guessing\b|"
     r"\bafter all\b|\bhardly matters\b|\bdoesn'?t (?:really )?matter\b|\bcould come first\b|\bunclear\b|"
     r"\bdon'?t run\b|\bleave everything as it is\b|\beither\b|\b(?:it'?s|it is|was) one of\b|\bone of:|"
-    r"\bcan'?t be sure\b",
+    r"\bcan'?t be sure\b|"
+    # The common ways of hedging in English, beyond the ones above.
+    r"\bnot (?:entirely|completely|totally|quite|100 ?%|a hundred percent) (?:sure|certain)\b|\bi believe\b|"
+    r"\b(?:could|might|may) be (?:wrong|mistaken|off)\b|\bif i (?:recall|remember)\b|\bdon'?t quote me\b|"
+    r"\bgrain of salt\b|\bdouble[- ]check\b|\bbest guess\b|\bi suspect\b|\blikely\b|\bseems?\b|"
+    r"\bas far as i (?:know|can tell)\b|\bunless i'?m (?:wrong|mistaken)\b|\bhard to (?:say|tell)\b|"
+    r"\bno guarantee\b|\bi'?m not positive\b|\bor (?:so|thereabouts)\b|\bgive or take\b|\bor was it\b|"
+    r"\bon reflection\b|\bscratch that\b|\bsecond[- ]guess",
     re.IGNORECASE)
 #: Words that take a plan back: the plan is not to be run as given.
 WITHDRAWN = re.compile(r"\bon second thought\b|\bdon'?t (?:run|use|apply) (?:it|this|the plan)\b|\bnot sure\b|"
@@ -30,7 +37,10 @@ WITHDRAWN = re.compile(r"\bon second thought\b|\bdon'?t (?:run|use|apply) (?:it|
                        r"\bmay not be right\b|\bthen again\b", re.IGNORECASE)
 #: Someone vouching for the answer: "Tobias, the lodger, told me so", "as Ana saw".
 VOUCHER = re.compile(r"\b([A-Z][a-z]+)(?:,? (?:the|our|my|their|a) [a-z ]+?,?)? (?:told|saw|confirmed|said|says|"
-                     r"mentioned|reported|noticed|heard|remembers|checked)\b")
+                     r"mentioned|reported|noticed|heard|remembers|checked|noted|recalls|recalled|agrees|agreed|"
+                     r"let me know|can confirm|will confirm|vouches|witnessed|swears)\b|"
+                     r"\b(?i:according to|per|ask|as told by|confirmed by|seen by|reported by|witnessed by) "
+                     r"([A-Z][a-z]+)\b")
 NOBODY_WORDS = re.compile(r"\bnobody\b|\bno one\b|\bno-one\b|\bnone of (?:them|us)\b|\bnot anyone\b|\bno member\b",
                           re.IGNORECASE)
 NOT_HOME = re.compile(r"\b(?:did not|didn'?t|never|did not actually) (?:come|get|arrive|return)|\bnot come home\b|"
@@ -67,7 +77,7 @@ def without_question(answer: str, question: str) -> str:
 def invented_people(text: str, members: list[dict[str, Any]]) -> bool:
     """Does the answer vouch for itself with a person who is not a member of the household?"""
     known = {w.lower() for m in members for w in str(m.get("name", "")).split()}
-    return any(m[1].lower() not in known | {"i", "it", "that", "this", "she", "he", "they", "who"}
+    return any((m[1] or m[2]).lower() not in known | {"i", "it", "that", "this", "she", "he", "they", "who", "the"}
                for m in VOUCHER.finditer(text))
 
 

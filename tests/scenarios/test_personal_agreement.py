@@ -212,3 +212,9 @@ def test_the_scorer_agrees_with_the_committed_dev_labels_on_a_sample():
     judged = judge_labels(tasks, sample, DEFAULT_TASKS.parent)
     wrong = [(r["task_id"], r["kind"], r["answer"][:80]) for r in judged if r["verdicts"]["rule"] != r["should_pass"]]
     assert len(sample) > 60 and len(wrong) <= 0.02 * len(sample), wrong
+
+
+@pytest.mark.parametrize("answer", ["Ada, I believe.", "Ada, if I remember right.", "Ada (don't quote me).",
+                                    "Ada. According to Tobias, anyway.", "Ada. Tobias noted it down."])
+def test_common_hedges_and_invented_sources_fail(answer):
+    assert not answer_matches("Ada Berg", answer, "Who?", MEMBERS)
