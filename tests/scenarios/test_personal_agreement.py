@@ -16,21 +16,7 @@ from scenarios.personal.reading import answer_matches, choice, ranking
 from scenarios.personal.suite import DEFAULT_TASKS, HOUSEHOLDS_PACK
 from scenarios.personal.tasks import dump_task, load_tasks
 from tests.openai_stub import OpenAIStub
-
-
-def _step(check: dict) -> dict:
-    """The workflow step that leaves a checked value (a plan a person would accept)."""
-    target = {"device.id": check["device"], "endpoint.id": check["endpoint"]}
-    cluster, attribute = check["attribute"].split(".")
-    if attribute == "OnOff":
-        return {"tool": "execute_command", "args": {**target, "cluster.id": "OnOff",
-                                                    "command.id": "On" if check["value"] else "Off", "args": {}}}
-    if attribute == "CurrentLevel":
-        return {"tool": "execute_command", "args": {**target, "cluster.id": "LevelControl", "command.id": "MoveToLevel",
-                                                    "args": {"level": check["value"], "transitionTime": 0,
-                                                             "optionsMask": 0, "optionsOverride": 0}}}
-    return {"tool": "write_attribute", "args": {**target, "cluster.id": cluster, "attribute.id": attribute,
-                                                "value": check["value"]}}
+from tests.scenarios.test_personal import setting
 
 
 def twin(capsys, *args: str) -> tuple[int, str, str]:
@@ -55,7 +41,7 @@ def labelled(tmp_path_factory):
     others = [f for f in fr.features if f not in fr.relevant]
     on_first = sorted(pg.checks, key=lambda c: c["attribute"] != "OnOff.OnOff")   # a light goes on, then dims
     plan = [{"program_id": "arrival", "tool": "schedule_workflow",
-             "args": {"start_time": pg.params["arrival"], "steps": [_step(c) for c in on_first]}}]
+             "args": {"start_time": pg.params["arrival"], "steps": [setting(c) for c in on_first]}}]
     wrong_letter = next(x for x in "ABCDE" if x != mc.answer)
     rows = [
         (first["IG"], f"It was {first['IG'].answer}.", "pass", "correct", "dev"),
