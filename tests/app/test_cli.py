@@ -104,14 +104,20 @@ def test_run_without_json_prints_the_room_table(home_file):
 
 
 def test_ctrl_c_stops_cleanly(home_file):
-    proc = subprocess.Popen([sys.executable, "-m", "matter_twin.cli", "run", "--home", home_file, "--json"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # -X faulthandler: if it hangs, SIGABRT makes it print every thread's stack (seen once in CI).
+    proc = subprocess.Popen([sys.executable, "-X", "faulthandler", "-m", "matter_twin.cli", "run", "--home",
+                             home_file, "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         line = proc.stderr.readline()  # "running ...; Ctrl-C to stop" once the loop is live
         assert "Ctrl-C to stop" in line, line
         time.sleep(0.5)
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=30)
+        try:
+            out, err = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGABRT)
+            raise AssertionError(f"no exit 60 s after Ctrl-C; its stacks:\n{proc.communicate(timeout=30)[1][-6000:]}") \
+                from None
     finally:
         if proc.poll() is None:
             proc.kill()
