@@ -33,7 +33,7 @@ from scenarios.agents.simple import NullAgent
 from scenarios.model_api import create_completion
 from scenarios.personal.household import Household
 from scenarios.personal.households import load_spec
-from scenarios.personal.reading import WITHDRAWN, answer_matches, choice, plans_in, prose_of, ranking
+from scenarios.personal.reading import WITHDRAWN, answer_matches, choice, json_lists, plans_in, prose_of, ranking
 from scenarios.personal.tasks import (
     LEVEL_TOLERANCE,
     PersonalTask,
@@ -314,17 +314,8 @@ class PersonalJudge:
 # ---- scoring ---------------------------------------------------------------------------------
 def plan_steps(answer: str | None) -> list[Any] | None:
     """The plan's steps: the first JSON list in the answer (None: there is none)."""
-    if not answer:
-        return None
-    start = answer.find("[")
-    while start != -1:
-        try:
-            value, _ = json.JSONDecoder().raw_decode(answer[start:])
-        except json.JSONDecodeError:
-            start = answer.find("[", start + 1)
-            continue
-        return value if isinstance(value, list) else None
-    return None
+    lists = json_lists(answer) if answer else []
+    return lists[0][2] if lists else None
 
 
 def score_plan(task: PersonalTask, household: Household, answer: str | None,

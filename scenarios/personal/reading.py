@@ -201,35 +201,32 @@ def ranking(answer: str | None, candidates: list[str]) -> list[str]:
     return order
 
 
-def plans_in(answer: str) -> int:
-    """How many top-level JSON lists (plans) the answer holds."""
+def json_lists(answer: str) -> list[tuple[int, int, list[Any]]]:
+    """The answer's top-level JSON lists (plans), in order: (start, end, value)."""
     import json
-    count, i = 0, answer.find("[")
+    found: list[tuple[int, int, list[Any]]] = []
+    i = answer.find("[")
     while i != -1:
         try:
-            _, end = json.JSONDecoder().raw_decode(answer[i:])
+            value, end = json.JSONDecoder().raw_decode(answer[i:])
         except json.JSONDecodeError:
             i = answer.find("[", i + 1)
             continue
-        count += 1
+        found.append((i, i + end, value))
         i = answer.find("[", i + end)
-    return count
+    return found
+
+
+def plans_in(answer: str) -> int:
+    """How many top-level JSON lists (plans) the answer holds."""
+    return len(json_lists(answer))
 
 
 def prose_of(answer: str) -> str:
     """The answer's words outside its JSON (where a plan is withdrawn or doubted)."""
-    import json
     out, i = [], 0
-    while True:
-        j = answer.find("[", i)
-        if j == -1:
-            out.append(answer[i:])
-            return " ".join(out)
-        try:
-            _, end = json.JSONDecoder().raw_decode(answer[j:])
-        except json.JSONDecodeError:
-            out.append(answer[i:j + 1])
-            i = j + 1
-            continue
-        out.append(answer[i:j])
-        i = j + end
+    for start, end, _ in json_lists(answer):
+        out.append(answer[i:start])
+        i = end
+    out.append(answer[i:])
+    return " ".join(out)
