@@ -219,15 +219,16 @@ class _Model:
                 return
             if self.methods is None:
                 self.methods = _Methods(self.parts.key)
-            self.building = threading.get_ident()
             # dataclasses calls `exec` and `inspect` by their global names: the cached ones
-            # serve while we build (and serve another thread's dataclass meanwhile, the same)
-            vars(dataclasses).update(exec=self.methods.exec, inspect=_Inspect(self.methods))
+            # serve while we build (and serve another thread's dataclass meanwhile, the same).
+            # Set inside the try, so an interrupt at any point still restores both.
             try:
+                self.building = threading.get_ident()
+                vars(dataclasses).update(exec=self.methods.exec, inspect=_Inspect(self.methods))
                 for name in names:
                     self._build(name, set())
             finally:
-                del vars(dataclasses)["exec"]
+                vars(dataclasses).pop("exec", None)
                 vars(dataclasses)["inspect"] = inspect
                 self.building = None
             self.methods.save()
