@@ -16,7 +16,7 @@ from matter_twin.console import CliError, one_line, progress_bar, select_tasks
 from matter_twin.extras import require_for_model
 from scenarios.model_api import ModelAPIError
 from scenarios.personal.agreement import DEFAULT_LABELS, judge_labels, load_labels
-from scenarios.personal.evaluate import PersonalJudge, make_agent, summarize, win_rates
+from scenarios.personal.evaluate import PersonalJudge, Tally, bounds_line, make_agent, summarize, win_rates
 from scenarios.personal.evaluate import run as run_all
 from scenarios.personal.evaluate import validate as check
 from scenarios.personal.households import DAYS, write_gzip, write_pack
@@ -93,8 +93,9 @@ def generate_(out: Path = typer.Option(DEFAULT_TASKS, help="Tasks file to write 
 def validate(tasks: Path = typer.Option(DEFAULT_TASKS, help="Tasks JSONL (or .jsonl.gz)."),
              jobs: int = typer.Option(JOBS, min=1, max=64, help="Processes sharing the households.")):
     """Check every task: its answer recomputes from the simulation (CF by replaying the day with the
-    change), and the bounds hold (the reference solves IG, MC, CF and FR; the null agent solves
-    nothing; the stuffer and copier nothing in IG, CF, MC and PG).
+    change), and the bounds hold (the reference solves every task of every category; the null agent
+    solves nothing; the stuffer and copier nothing in IG, CF, MC and PG). Ends with each agent's
+    success rate per category.
 
     Examples:
 
@@ -103,14 +104,16 @@ def validate(tasks: Path = typer.Option(DEFAULT_TASKS, help="Tasks JSONL (or .js
         twin bench personal validate --tasks /tmp/small.jsonl
     """
     items = select_tasks(load_tasks, tasks, None, CATEGORIES, None)
+    tally: Tally = {}
     with progress_bar("validating") as bar:
         job = bar.add_task("validate", total=len(items))
         try:
-            problems = check(items, tasks.parent, progress=lambda: bar.advance(job), jobs=jobs)
+            problems = check(items, tasks.parent, progress=lambda: bar.advance(job), jobs=jobs, tally=tally)
         except UserFileError as exc:   # a household file that does not load
             raise CliError(str(exc)) from None
     for p in problems:
         one_line(p)
+    typer.echo(f"success rate per category (tasks run): {bounds_line(tally)}")
     if problems:
         one_line(f"{len(problems)} problem(s) in {len(items)} tasks")
         raise typer.Exit(1)

@@ -28,6 +28,7 @@ from matter_twin.cli_personal import (
 )
 from scenarios.personal.evaluate import (
     PersonalJudge,
+    bounds_line,
     household_sample,
     lived,
     make_agent,
@@ -312,7 +313,7 @@ def test_reference_and_null_bounds_and_the_summary(small, tmp_path):
     ref = summarize(run(tasks, lambda t: make_agent("reference", t), tmp_path / "ref", base))
     null = summarize(run(tasks, lambda t: make_agent("null", t), tmp_path / "null", base))
     assert ref["IG"]["accuracy"] == ref["MC"]["accuracy"] == ref["CF"]["macro"] == ref["FR"]["map1"] == 1.0
-    assert ref["PG"]["validity"] == 1.0 and ref["FR"]["rrs"] == 0
+    assert ref["PG"]["validity"] == ref["PG"]["preference"] == 1.0 and ref["FR"]["rrs"] == 0
     assert null["IG"]["accuracy"] == null["MC"]["accuracy"] == null["CF"]["macro"] == null["FR"]["map1"] == 0.0
     assert null["PG"]["validity"] == 0.0
     path = tmp_path / "ref" / "results.jsonl"
@@ -536,6 +537,20 @@ def test_the_committed_set_validates_on_a_sample():
     tasks = committed()
     sample = [t for t in tasks if t.household in ("household-0002", "household-0103")]
     assert len({t.category for t in sample}) >= 3 and validate(sample, DEFAULT_TASKS.parent) == []
+
+
+def test_the_reference_plans_for_the_day_not_for_an_earlier_one():
+    """Plans where the resident's earlier arrival would not do (a plan replaying it failed these):
+    the room is colder than they like today, so heat where they cooled before (0564); the evening
+    is warm enough for the AC, which goes on before its setpoint is written (0386); dinner takes
+    them out of the living room within minutes, its light left off (0563). Validation holds the
+    reference to success in PG as in every category."""
+    ids = ("pg-household-0386-002", "pg-household-0563-001", "pg-household-0564-001")
+    tasks = [t for t in committed() if t.id in ids]
+    tally: dict = {}
+    assert len(tasks) == 3 and validate(tasks, DEFAULT_TASKS.parent, tally=tally) == []
+    assert tally["reference"]["PG"] == [3, 3] and tally["null"]["PG"] == [0, 3]
+    assert bounds_line(tally) == "reference PG 1 (3); null PG 0 (3); stuffer PG 0 (3); copier PG 0 (3)"
 
 
 def test_a_sample_is_whole_households_seeded_and_fixed():
