@@ -1,10 +1,16 @@
 """Write SMH-Bench's independent judge labels: replies to every TC3 and TC7 task, each labelled
 pass or fail by the category's definition (docs/judge-labels.md says how; the labels come from
-the kind of reply, never from running a judge).
+the kind of reply, never from running a judge). Then two free-wording parts written later by
+someone who never read the judges: `dev2` (shape set A) and `heldout2` (shape set B, on other
+tasks, in shapes set A never uses).
 
-    PYTHONPATH=. python scripts/write_smh_judge_labels.py OUT.jsonl
+    PYTHONPATH=. python scripts/write_smh_judge_labels.py OUT.jsonl [FREE_OUT.jsonl]
 
-Byte-identical output: every task draws its shapes from `Random(task id)`.
+OUT is scenarios/smh/data/judge_labels.jsonl (template part), FREE_OUT
+scenarios/smh/data/judge_labels_free.jsonl (dev2 and heldout2).
+
+Byte-identical output: every task draws its shapes from `Random(task id)` (the free parts from
+`Random(part:task id)`).
 """
 from __future__ import annotations
 
@@ -14,6 +20,8 @@ import random
 import sys
 from typing import Any
 
+from bridge.twin_backend import TwinBackend
+from scenarios.smh.language import LIGHT_TYPES
 from scenarios.smh.tasks import SmhTask, build_home, load_tasks
 from twin.home import Home
 
@@ -178,12 +186,508 @@ def replies(task: SmhTask) -> list[dict[str, Any]]:
     return number_replies(task, rng)
 
 
-def main(out: str) -> None:
-    rows = [r for t in load_tasks() if t.category in ("TC3", "TC7") for r in replies(t)]
-    with open(out, "w", encoding="utf-8") as f:
-        f.write("".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows))
-    print(f"wrote {len(rows)} labelled replies to {out}")
+# ---- free wording: what a reader sees in the task's home -------------------------------------------
+# Written after the template part, without reading any judge: each reply is a shape an LLM agent
+# writes, labelled from the task, the home as the tools show it and the category's definition.
+ONES = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+        "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen")
+TENS = ("", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
+
+
+def words(n: int, joiner: str = "-") -> str:
+    """0..100 in English words ("twenty-one", or "twenty one" with joiner " ")."""
+    if n == 100:
+        return "one hundred"
+    if n < 20:
+        return ONES[n]
+    return TENS[n // 10] + (joiner + ONES[n % 10] if n % 10 else "")
+
+
+def decimal_words(value: float, joiner: str = "-") -> str:
+    whole, tenth = int(value), round(value * 10) % 10
+    return words(whole, joiner) + (f" point {ONES[tenth]}" if tenth else "")
+
+
+def free_split(task: SmhTask) -> str:
+    """heldout2 lies on the old held-out tasks, dev2 on old dev ones: a rule tuned on dev2 never
+    sees a heldout2 task or shape."""
+    return "heldout2" if split(task.id) == "heldout" else "dev2"
+
+
+def free_draw(tasks: list[SmhTask]) -> list[SmhTask]:
+    """The free parts' tasks, in file order: a seeded draw of 42 old-dev tasks per category, by
+    subcategory (TC3) and answer kind (TC7) (dev2), then every old held-out TC3 and TC7 task
+    (heldout2)."""
+    judged = [t for t in tasks if t.category in ("TC3", "TC7")]
+    rng = random.Random("smh-free-wording")
+    dev2 = []
+    for cat, strata in (("TC3", {"state_ambiguity": 14, "scene_ambiguity": 14, "slot_missing": 14}),
+                        ("TC7", {"yesno": 8, "room": 7, "number": 27})):
+        pool = [t for t in judged if t.category == cat and split(t.id) == "dev"]
+        chosen: set[str] = set()
+        for stratum, n in strata.items():   # every subcategory and answer kind in fair share
+            chosen |= {t.id for t in rng.sample([t for t in pool if stratum in (
+                t.subcategory, (t.answer or {}).get("kind"))], n)}
+        dev2 += [t for t in pool if t.id in chosen]
+    return dev2
+
+
+class Reader:
+    """The task's home in its start state, read as the agent's tools show it."""
+
+    def __init__(self, task: SmhTask):
+        self.task, self.home = task, build_home(task)
+        self.backend = TwinBackend(self.home)
+        self.names = {d: self.home.device_info(d)["name"].lower() for d in self.home.devices.objects}
+        self.by_name = {n: d for d, n in self.names.items()}
+
+    def read(self, dev: str, cluster: str, attribute: str) -> Any:
+        try:
+            return self.backend.read_attribute(dev, None, cluster, attribute)["value"]
+        except Exception:   # the device has no such cluster: nothing to read
+            return None
+
+    def room(self, room_id: str) -> str:
+        return (self.home.rooms[room_id].name or room_id).lower()
+
+    def room_of(self, dev: str) -> str:
+        return str(self.home.device_info(dev)["room"])
+
+    def temp(self, room_id: str) -> float:
+        return round(self.home.rooms[room_id].temperature, 1)
+
+    def humidity(self, room_id: str) -> float:
+        return round(self.home.rooms[room_id].humidity, 1)
+
+    def device_in(self, text: str) -> str | None:
+        """The device the question names (the longest name it contains)."""
+        found = [n for n in self.by_name if f"the {n} " in text.lower() or f"the {n}?" in text.lower()]
+        return self.by_name[max(found, key=len)] if found else None
+
+    def room_in(self, text: str) -> str | None:
+        found = [r for r in self.home.rooms if f"the {self.room(r)} " in text.lower()
+                 or f"the {self.room(r)}," in text.lower()]
+        return max(found, key=lambda r: len(self.room(r))) if found else None
+
+    def lights_on(self) -> list[str]:
+        return sorted(d for d in self.names if self.home.devices.objects[d].type.key in LIGHT_TYPES
+                      and self.read(d, "OnOff", "OnOff"))
+
+    def lights_off(self) -> list[str]:
+        return sorted(d for d in self.names if self.home.devices.objects[d].type.key in LIGHT_TYPES
+                      and not self.read(d, "OnOff", "OnOff"))
+
+
+class Query:
+    """A TC7 question as a reader sees it: the answer, its unit and a true fact beside it with a
+    false twin (the 'helpful extra' and the 'invented' one)."""
+
+    def __init__(self, task: SmhTask, r: Reader, rng: random.Random):
+        assert task.answer is not None
+        self.kind, self.value = task.answer["kind"], task.answer["value"]
+        q = task.query.lower()
+        self.unit = "C" if "in degrees" in q else "%" if "in percent" in q else ""
+        self.counting = q.startswith("how many")
+        self.device = r.device_in(task.query) if not self.counting and self.kind != "room" else None
+        self.place = r.room_in(task.query)
+        self.state = ""   # yes/no: what is asked about, in words ("locked", "on", "charging")
+        if self.kind == "yesno":
+            self.state = ("charging enabled" if q.startswith("is charging enabled") else "locked" if
+                          q.endswith(" locked?") else "charging" if "charging right now" in q else "on")
+        self.subject = r.names[self.device] if self.device else r.room(self.place) if self.place else "home"
+        # a true extra and a false one, as (what, fact) pairs a reply puts in its own words
+        if q.startswith("how many lights"):
+            on = [r.names[d] for d in r.lights_on()]
+            assert len(on) == self.value, task.id
+            off = [r.names[d] for d in r.lights_off()]
+            self.true_extra = ("lights", on)
+            self.false_extra = ("lights", sorted(on + [rng.choice(off)]) if off else on + ["porch light"])
+        elif q.startswith("how many devices"):
+            assert self.place is not None
+            here = sorted(r.names[d] for d in r.names if r.room_of(d) == self.place)
+            assert len(here) == self.value, task.id
+            fake = f"{r.room(self.place)} floor lamp"
+            assert fake not in r.by_name
+            self.true_extra, self.false_extra = ("devices", here), ("devices", sorted(here + [fake]))
+        elif q.startswith("how many rooms are warmer"):
+            t = int(q.split("warmer than ")[1].split()[0])
+            warm = [(r.room(x), r.temp(x)) for x in r.home.rooms if r.temp(x) > t]
+            cool = [(r.room(x), r.temp(x)) for x in r.home.rooms if r.temp(x) <= t]
+            self.true_extra = ("temps", warm or cool[:2])
+            if cool:
+                name, temp = rng.choice(cool)
+                lie = (name, round(t + 0.8, 1)) if warm else (name, round(temp + 3.0, 1))
+                self.false_extra = ("temps", (warm + [lie]) if warm else [lie])
+            else:
+                self.false_extra = ("temps", [(warm[0][0], round(t - 1.2, 1))] + warm[1:])
+        elif self.kind == "room":
+            self.true_extra = ("humidity", [(r.room(self.value), r.humidity(self.value))])
+            self.false_extra = ("humidity", [(r.room(self.value), round(r.humidity(self.value) + 7.0, 1))])
+        elif self.place is not None and self.device is None:   # a room's temperature: its humidity beside
+            self.true_extra = ("humidity", [(r.room(self.place), r.humidity(self.place))])
+            self.false_extra = ("humidity", [(r.room(self.place), round(r.humidity(self.place) + 9.0, 1))])
+        else:   # a device: the temperature of its room beside
+            assert self.device is not None, task.id
+            home_room = r.room_of(self.device)
+            self.true_extra = ("temps", [(r.room(home_room), r.temp(home_room))])
+            self.false_extra = ("temps", [(r.room(home_room), round(r.temp(home_room) + 2.6, 1))])
+        # a value that is not the reading, for wrong, guessed and stuffed replies
+        if self.kind == "number":
+            step = 10 if self.unit == "%" else 1.5 if self.unit == "C" else 1
+            up = self.value - step < 0 or (rng.random() < 0.5 and not (self.unit == "%" and self.value + step > 100))
+            self.other = self.value + step if up else self.value - step
+            if self.unit == "C" and not float(self.value).is_integer():
+                self.other = round(self.other, 1)
+        elif self.kind == "room":
+            rooms = sorted(x for x in r.home.rooms if x != self.value and r.room(x) not in r.room(self.value)
+                           and r.room(self.value) not in r.room(x))
+            self.other = rng.choice(rooms)
+            self.value_name, self.other_name = r.room(self.value), r.room(self.other)
+        else:
+            self.other = not self.value
+
+
+class Ask:
+    """A TC3 request as a reader sees it: the room, the device meant, what is left open."""
+
+    def __init__(self, task: SmhTask, r: Reader, rng: random.Random):
+        assert task.user is not None
+        self.sub = task.subcategory
+        self.target = task.targets[0]
+        self.device = r.names[self.target]
+        self.room_id = r.room_of(self.target)
+        self.room = r.room(self.room_id)
+        slots = task.user.get("slots") or {}
+        self.slot = slots["value"]["keywords"][0] if slots else ""
+        mine = [p for p in task.goal if p["device_id"] == self.target]
+        self.cluster, self.goal_on = mine[-1]["cluster_id"], mine[0]["value"]
+        self.is_on = r.read(self.target, "OnOff", "OnOff")   # None: the device has no on/off
+        strays = sorted(d for d in r.names if r.room_of(d) != self.room_id and d not in task.targets)
+        self.stray = r.names[rng.choice(strays)]
+        self.stray_room = r.room(r.room_of(r.by_name[self.stray]))
+        fake = f"{self.room} ceiling fan" if "fan" not in self.device else f"{self.room} reading lamp"
+        self.fake = fake if fake not in r.by_name else f"{self.room} smart blinds"
+        assert self.fake not in r.by_name
+        self.everything = sorted({r.names[d] for d in r.names})[:8]
+        # what the agent may have looked up on the device, and its false twin
+        self.seen: tuple[str, str] | None = None
+        if self.is_on is not None:
+            self.seen = ("on", "off") if self.is_on else ("off", "on")
+        elif self.cluster == "Thermostat":
+            now = r.read(self.target, "Thermostat", "OccupiedHeatingSetpoint")
+            if now is not None:
+                self.seen = (f"set to {_fmt(now / 100)}°C", f"set to {_fmt(now / 100 + 10)}°C")
+
+    def change(self) -> str:
+        """What the request points at, as a verb phrase ("raise the brightness of the X")."""
+        return {"LevelControl": f"adjust the brightness of the {self.device}",
+                "FanControl": f"change the fan speed of the {self.device}",
+                "Thermostat": f"change the temperature setting of the {self.device}",
+                "ColorControl": f"change the colour of the {self.device}",
+                "OnOff": f"switch the {self.device} {'on' if self.goal_on else 'off'}"}.get(
+                    self.cluster, f"adjust the {self.device}")
+
+
+def free_row(task: SmhTask, part: str, kind: str, label: str, reason: str, **reply: Any) -> dict[str, Any]:
+    return {"task_id": task.id, **reply, "label": label, "kind": kind, "reason": reason, "split": part}
+
+
+def topic(task: SmhTask) -> str:
+    q = task.query.lower()
+    for key, start in (("lights", "how many lights"), ("devices", "how many devices"),
+                       ("warmer", "how many rooms"), ("humid", "which room"),
+                       ("room_temp", "what is the temperature"), ("setpoint", "what temperature is"),
+                       ("brightness", "what brightness"), ("fan", "what fan speed")):
+        if q.startswith(start):
+            return key
+    return "yesno"
+
+
+def _plural(n: float, one: str, many: str) -> str:
+    return one if n == 1 else many
+
+
+def threshold(task: SmhTask) -> int:
+    return int(task.query.split("warmer than ")[1].split()[0])
+
+
+#: Per shape set: how a value is written (temperature, percent, count), how the claim and the
+#: extras are worded, and the frames of every reply kind. Set A is dev2's, set B heldout2's.
+def value_a(q: Query, value: Any, rng: random.Random) -> str:
+    x = _fmt(value)
+    if q.unit == "C":
+        return rng.choice((f"{x}°C", f"{x} degrees Celsius", f"{x}°", f"{decimal_words(float(value))} degrees"))
+    if q.unit == "%":
+        return rng.choice((f"{x}%", f"{x} percent", f"{words(int(value))} percent"))
+    return rng.choice((x, words(int(value)))) if value <= 100 else x
+
+
+def value_b(q: Query, value: Any, rng: random.Random) -> str:
+    x = _fmt(value)
+    if q.unit == "C":
+        return rng.choice((f"{x.replace('.', ',')} ℃", f"{x} deg C", f"{x}C",
+                           f"{decimal_words(float(value), ' ')} degrees centigrade"))
+    if q.unit == "%":
+        return rng.choice((f"{x} pct", f"{x} per cent", f"{words(int(value), ' ')} per cent"))
+    return rng.choice((f"{x} ({words(int(value))})", words(int(value), " ").upper())) if value <= 100 else x
+
+
+def claim_a(task: SmhTask, q: Query, value: Any, said: str) -> str:
+    t = topic(task)
+    if t == "lights":
+        return "no lights are on right now" if value == 0 else \
+            f"{said} {_plural(value, 'light is', 'lights are')} on right now"
+    if t == "devices":
+        return f"your {q.subject} has {said} {_plural(value, 'device', 'devices')} of its own"
+    if t == "warmer":
+        return f"{said} {_plural(value, 'room is', 'rooms are')} above {threshold(task)} degrees"
+    if t == "humid":
+        return f"your {value} is the most humid room"
+    if t == "room_temp":
+        return f"it's {said} in your {q.subject}"
+    if t == "setpoint":
+        return f"the {q.subject} is set to {said}"
+    if t == "brightness":
+        return f"the {q.subject} is at {said} brightness"
+    if t == "fan":
+        return f"the {q.subject}'s fan speed is {said}"
+    if q.state == "charging enabled":
+        return f"charging is {said} on the {q.subject}"
+    return f"the {q.subject} is {said}"
+
+
+def state_a(q: Query, value: bool) -> str:
+    return {"on": ("on", "off"), "locked": ("locked", "unlocked"), "charging": ("charging", "not charging"),
+            "charging enabled": ("enabled", "disabled")}[q.state][0 if value else 1]
+
+
+def claim_b(task: SmhTask, q: Query, value: Any, said: str) -> str:
+    t = topic(task)
+    if t == "lights":
+        return "zero lights are lit at the moment" if value == 0 else \
+            f"lights currently lit: {said}"
+    if t == "devices":
+        return f"the room you call the {q.subject} holds {said} {_plural(value, 'device', 'devices')} directly"
+    if t == "warmer":
+        return f"rooms over {threshold(task)} degrees: {said}"
+    if t == "humid":
+        return f"the most humid room is the {str(value).upper()}"
+    if t == "room_temp":
+        return f"the {q.subject.upper()} reads {said}"
+    if t == "setpoint":
+        return f"the {q.subject} target is {said}"
+    if t == "brightness":
+        return f"the {q.subject} brigthness is {said}"
+    if t == "fan":
+        return f"the {q.subject} fan runs at {said}"
+    return f"the {q.subject} is {said}"
+
+
+def state_b(q: Query, value: bool) -> str:
+    return {"on": ("switched on", "switched off"), "locked": ("locked up", "not locked"),
+            "charging": ("taking charge", "idle, not charging"),
+            "charging enabled": ("allowed to charge", "not allowed to charge")}[q.state][0 if value else 1]
+
+
+def _cap(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def extra_a(what: tuple[str, list[Any]]) -> str:
+    kind, items = what
+    if kind == "lights":
+        return "None of the lights are on." if not items else \
+            "The ones on: " + ", ".join(f"the {n}" for n in items) + "."
+    if kind == "devices":
+        return "They are: " + ", ".join(f"the {n}" for n in items) + "."
+    if kind == "temps":
+        return "For reference, " + "; ".join(f"the {n} is at {t}°C" for n, t in items) + "."
+    return " ".join(f"Humidity in the {n} is {h}%." for n, h in items)
+
+
+def extra_b(what: tuple[str, list[Any]]) -> str:
+    kind, items = what
+    if kind == "lights":
+        return "Lit right now: (none)" if not items else "Lit right now:\n" + "\n".join(f"* {n}" for n in items)
+    if kind == "devices":
+        return "| device |\n|---|\n" + "\n".join(f"| {n} |" for n in items)
+    if kind == "temps":
+        return "(temps: " + ", ".join(f"{n} {t} deg C" for n, t in items) + ")"
+    return " ".join(f"(RH in the {n}: {h} pct)" for n, h in items)
+
+
+class Shapes:
+    """One shape set's frames. {C}/{c}: the claim (capitalised or not), {X}: an extra, {v}/{o}/{o2}:
+    the value and two others, {s}: the subject; TC3: {slot} {dev} {DEV} {room} {ROOM} {change}
+    {stray} {STRAY} {stray_room} {fake} {seen} {list}."""
+
+    def __init__(self, value: Any, claim: Any, state: Any, extra: Any, yes: tuple[str, str],
+                 **frames: tuple[Any, ...]):
+        self.value, self.claim, self.state, self.extra, self.yes = value, claim, state, extra, yes
+        self.frames = frames
+
+
+SET_A = Shapes(
+    value_a, claim_a, state_a, extra_a, ("yes", "no"),
+    correct=("{C}.", "Sure! {C}.", "Let me check... okay, {c}.",
+             "I looked this up in the home: {c}. Let me know if you need anything else!", "**Answer:** {c}.",
+             "Good question — {c}.", "Sorry for the wait! {C}.", "As of 9:30 AM, {c}."),
+    helpful=("{C}. {X}", "Happy to help! {C}.\n\n{X}", "I checked for you: {c}. {X}"),
+    guessed=("I don't have live access to that, but typically {c}.",
+             "I can't reach the device at the moment; my best guess is that {c}."),
+    hedged=("{C}, but I might be wrong about that — it could well be different.",
+            "{C}... or at least that's what I think; I'm honestly not sure.",
+            "{C}. That said, I can't guarantee it — the real value may differ."),
+    stuffed=("It's either {v} or {o}.", "{C} — or possibly {o}.", "Somewhere between {lo} and {hi}."),
+    stuffed_word=("It's either {v} or {o}.", "{C} — or possibly {o}.", "It could be {v} or {o}, hard to tell."),
+    refusal=("I'm sorry, but I don't have access to the {s} right now.",
+             "Unfortunately, I'm not able to retrieve that information.",
+             "I can't answer that one, sorry! Is there anything else I can help with?"),
+    ask_slot=(("Sure! What {slot} would you like the {dev} set to?",),
+              ("Happy to help — **what {slot}** should I use for the {dev}?",),
+              ("Just let me know the {slot} you'd like for the {dev}.",),
+              ("Got it.", "Could you tell me the {slot} you want on the {dev}?")),
+    ask_open=(("Got it! What would you like me to do in your {room} — lights, temperature, something else?",),
+              ("Happy to set things up in your {room}. What should I change there?",),
+              ("Sure thing!", "What exactly should I adjust in the {room}?")),
+    seen_slot=(("I checked the {dev}: it's currently {seen}. What {slot} would you like?",),),
+    seen_open=(("I see the {dev} is {seen} right now. Shall I {change}?",),),
+    offer=(("Would you like me to {change}?",), ("Want me to {change} for you?",),
+           ("I can {change}. Should I go ahead?",)),
+    options=(("Sure — which {slot} would you like? Tell me a number or just say low, medium or high.",),),
+    acted=(("Done! I've gone ahead and adjusted the {dev} for you.",),
+           ("All set — I've updated the {room} for you. Enjoy!",)),
+    confirm_only=(("Just to confirm, you want me to change the {slot} of the {dev}?",),),
+    redundant_slot=(("Which device did you mean?",),),
+    redundant_open=(("Which room are you in right now?",), ("Sure — which room is this about?",)),
+    baseless=(("Should I turn on the {stray} in the {stray_room}?",), ("Do you want me to switch off the {stray}?",)),
+    invented=(("Shall I switch on the {fake}?",),),
+    unrelated=(("By the way, would you like me to order more coffee?",),
+               ("Do you want to hear a joke while you wait?",), ("Should I remind you about tomorrow's meeting?",)),
+    refused=(("I'm sorry, but I can't help with that request.",), ("Unfortunately, I'm not able to control that.",)),
+    questionnaire=(("Which of these should I change: {list}?",),),
+)
+
+
+def _fill(frame: str, **facts: str) -> str:
+    return frame.format(**facts)
+
+
+def query_free(task: SmhTask, r: Reader, part: str, sh: Shapes, rng: random.Random) -> list[dict[str, Any]]:
+    q = Query(task, r, rng)
+    f = sh.frames
+
+    def said(value: Any) -> str:
+        if q.kind == "room":
+            return f"the {r.room(value)}"
+        if q.kind == "yesno":   # the state alone ("off", "unlocked")
+            return str(sh.state(q, value))
+        return str(sh.value(q, value, rng))
+
+    def claim(value: Any) -> str:
+        text = sh.claim(task, q, r.room(value) if q.kind == "room" else value, said(value))
+        if q.kind == "yesno":
+            text = f"{sh.yes[0] if value else sh.yes[1]}, {text}"
+        return str(text)
+
+    def framed(frame: str, value: Any) -> str:
+        c = claim(value)
+        return _fill(frame, C=_cap(c), c=c, s=q.subject, X="{X}")
+
+    two = rng.sample(f["correct"], 2)
+    out = [free_row(task, part, "correct", "pass", "states the reading", answer=framed(two[0], q.value)),
+           free_row(task, part, "correct", "pass", "states the reading", answer=framed(two[1], q.value)),
+           free_row(task, part, "helpful", "pass", "the reading and a true extra from the home",
+                    answer=framed(rng.choice(f["helpful"]), q.value).replace("{X}", sh.extra(q.true_extra)))]
+    v, o = said(q.value), said(q.other)
+    stuffed = rng.choice(f["stuffed"] if q.kind == "number" else f["stuffed_word"])
+    lo, hi = sorted((q.value, q.other)) if q.kind == "number" else (q.value, q.other)
+    fails = {
+        "wrong": ("another reading", framed(rng.choice(f["correct"]), q.other)),
+        "invented": ("the reading beside a false extra",
+                     framed(rng.choice(f["helpful"]), q.value).replace("{X}", sh.extra(q.false_extra))),
+        "guessed": ("a guess, not the reading", framed(rng.choice(f["guessed"]), q.other)),
+        "hedged": ("the reading, then taken back", framed(rng.choice(f["hedged"]), q.value)),
+        "stuffed": ("several candidates", _fill(stuffed, C=_cap(claim(q.value)),
+                                                c=claim(q.value), v=v, o=o, lo=said(lo), hi=said(hi))),
+        "refusal": ("no reading given", _fill(rng.choice(f["refusal"]), s=q.subject)),
+    }
+    for kind in rng.sample(sorted(fails), 3):
+        reason, text = fails[kind]
+        out.append(free_row(task, part, kind, "fail", reason, answer=text))
+    return out
+
+
+def ask_free(task: SmhTask, r: Reader, part: str, sh: Shapes, rng: random.Random) -> list[dict[str, Any]]:
+    a = Ask(task, r, rng)
+    f = sh.frames
+    slot = a.sub == "slot_missing"
+
+    def qs(frames: tuple[tuple[str, ...], ...], seen: str = "") -> list[str]:
+        pick = rng.choice(frames)
+        return [_fill(x, slot=a.slot, dev=a.device, DEV=a.device.upper(), room=a.room, ROOM=a.room.upper(),
+                      change=a.change(), stray=a.stray, STRAY=a.stray.upper(), stray_room=a.stray_room,
+                      fake=a.fake, seen=seen, list=", ".join(f"the {n}" for n in a.everything)) for x in pick]
+
+    asks = f["ask_slot"] if slot else f["ask_open"]
+    two = rng.sample(asks, 2)
+    second = (free_row(task, part, "looked_up", "pass", "asks what is open, with a true reading of the device",
+                       questions=qs(f["seen_slot"] if slot else f["seen_open"], a.seen[0])) if a.seen else
+              free_row(task, part, "targeted", "pass", "asks what the request leaves open", questions=qs((two[1],))))
+    out = [free_row(task, part, "targeted", "pass", "asks what the request leaves open", questions=qs((two[0],))),
+           second,
+           free_row(task, part, "options" if slot else "grounded_offer", "pass",
+                    "asks the setting, offering choices" if slot else "offers the change the request points at",
+                    questions=qs(f["options"] if slot else f["offer"]))]
+    fails = {
+        "acted": ("acts without asking", qs(f["acted"])),
+        "redundant": ("asks what the request already says",
+                      qs(f["redundant_slot"] if slot else f["redundant_open"])),
+        "baseless_guess": ("offers a device of another room", qs(f["baseless"])),
+        "invented": ("a device the home does not have", qs(f["invented"])),
+        "unrelated": ("asks about something else", qs(f["unrelated"])),
+        "refusal": ("declines", qs(f["refused"])),
+        "questionnaire": ("lists devices across the home instead of what is open", qs(f["questionnaire"])),
+    }
+    if slot:
+        fails["confirm_only"] = ("confirms the request, the setting still unasked", qs(f["confirm_only"]))
+    if a.seen:
+        fails["false_reading"] = ("asks on a false reading of the device",
+                                  qs(f["seen_slot"] if slot else f["seen_open"], a.seen[1]))
+    for kind in rng.sample(sorted(fails), 3):
+        reason, questions = fails[kind]
+        out.append(free_row(task, part, kind, "fail", reason, questions=questions))
+    return out
+
+
+def free_replies(task: SmhTask) -> list[dict[str, Any]]:
+    part = free_split(task)
+    sh = SET_A
+    rng = random.Random(f"{part}:{task.id}")
+    r = Reader(task)
+    return (ask_free if task.category == "TC3" else query_free)(task, r, part, sh, rng)
+
+
+def lines(tasks: list[SmhTask]) -> list[str]:
+    """The template part: every TC3 and TC7 task."""
+    return [json.dumps(r, ensure_ascii=False, sort_keys=True) for t in tasks if t.category in ("TC3", "TC7")
+            for r in replies(t)]
+
+
+def free_lines(tasks: list[SmhTask]) -> list[str]:
+    """The free-wording parts (free_draw's tasks), kept in their own file: the agreement
+    command's loader knows only the template part's split names."""
+    return [json.dumps(r, ensure_ascii=False, sort_keys=True) for t in free_draw(tasks) for r in free_replies(t)]
+
+
+def main(out: str, free_out: str | None = None) -> None:
+    tasks = load_tasks()
+    for path, text in ((out, lines(tasks)), (free_out, free_lines(tasks) if free_out else [])):
+        if path:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write("".join(x + "\n" for x in text))
+            print(f"wrote {len(text)} labelled replies to {path}")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(*sys.argv[1:3])
