@@ -229,7 +229,7 @@ def free_draw(tasks: list[SmhTask]) -> list[SmhTask]:
             chosen |= {t.id for t in rng.sample([t for t in pool if stratum in (
                 t.subcategory, (t.answer or {}).get("kind"))], n)}
         dev2 += [t for t in pool if t.id in chosen]
-    return dev2
+    return dev2 + [t for t in judged if split(t.id) == "heldout"]
 
 
 class Reader:
@@ -479,7 +479,7 @@ def claim_b(task: SmhTask, q: Query, value: Any, said: str) -> str:
     if t == "brightness":
         return f"the {q.subject} brigthness is {said}"
     if t == "fan":
-        return f"the {q.subject} fan runs at {said}"
+        return f"fan speed on the {q.subject}: {said}"
     return f"the {q.subject} is {said}"
 
 
@@ -519,7 +519,7 @@ def extra_b(what: tuple[str, list[Any]]) -> str:
 class Shapes:
     """One shape set's frames. {C}/{c}: the claim (capitalised or not), {X}: an extra, {v}/{o}/{o2}:
     the value and two others, {s}: the subject; TC3: {slot} {dev} {DEV} {room} {ROOM} {change}
-    {stray} {STRAY} {stray_room} {fake} {seen} {list}."""
+    {stray} {STRAY} {stray_room} {fake} {seen} {list} {LIST}."""
 
     def __init__(self, value: Any, claim: Any, state: Any, extra: Any, yes: tuple[str, str],
                  **frames: tuple[Any, ...]):
@@ -566,6 +566,44 @@ SET_A = Shapes(
                ("Do you want to hear a joke while you wait?",), ("Should I remind you about tomorrow's meeting?",)),
     refused=(("I'm sorry, but I can't help with that request.",), ("Unfortunately, I'm not able to control that.",)),
     questionnaire=(("Which of these should I change: {list}?",),),
+)
+
+
+SET_B = Shapes(
+    value_b, claim_b, state_b, extra_b, ("Yep", "Nope"),
+    correct=("Hi there! {C}.", "Alright. {C}.", "Quick answer: {c}.", "Here's what I found:\n\n- {c}",
+             "### Result\n{C}.", "{C}. Checked at 14:05.", "{C} (read at 1405 hrs).", "ok so {c}",
+             "Apologies for the delay — {c}.", "{C}. Hope that helps."),
+    helpful=("{C}.\n\n{X}", "Alright. {C}. Also: {X}", "Here's what I found: {c}.\n{X}"),
+    guessed=("Without checking, I'd say {c}.",
+             "Going from what's normal for a home like this (I didn't look it up): {c}."),
+    hedged=("{C}. Don't hold me to that, though.", "{C}, though the reading could be stale, so it might be anything.",
+            "I think {c}? Not confident at all.", "{C} (unverified — could easily be otherwise)."),
+    stuffed=("{v}/{o}", "Probably one of: {v}, {o}.", "Anywhere from {lo} to {hi}.", "{C}. Or {o}, one of the two."),
+    stuffed_word=("{v}/{o}", "Probably one of: {v}, {o}.", "{C}. Or {o}, one of the two."),
+    refusal=("That's outside what I can see.", "No can do — the {s} isn't reporting.",
+             "I'd rather not guess at that one.", "Not something I can look up, apologies."),
+    ask_slot=(("Hi there! What {slot} do you want for the {dev}?",),
+              ("Quick check before I do it: what {slot} for the {dev}?",),
+              ("### One question\nWhat {slot} should the {DEV} go to?",),
+              ("alright", "what {slot} r u after for the {dev}?")),
+    ask_open=(("Hi there! What do you want changed in the {ROOM}?",),
+              ("Before I touch anything in the {room}: what's the goal — which device, and how?",),
+              ("ok!", "what shall i do in the {room} then?")),
+    seen_slot=(("Current state of the {dev}: {seen}. Which {slot} do you want?",),),
+    seen_open=(("The {dev} is {seen} at the moment — do you want me to {change}?",),),
+    offer=(("Shall I go ahead and {change}?",), ("How about I {change}?",), ("Option: {change}. Do it?",)),
+    options=(("Pick a {slot} for the {dev}: low / medium / high, or a number?",),),
+    acted=(("Taken care of: the {dev} is adjusted.",), ("I went ahead with my best guess for the {room}. Done.",)),
+    confirm_only=(("You'd like the {dev}'s {slot} changed, correct?",),),
+    redundant_slot=(("Can you tell me which device you mean?",),),
+    redundant_open=(("Where are you at the moment — which room?",), ("Which part of the house is this for?",)),
+    baseless=(("Want the {stray} ({stray_room}) turned on?",), ("Should the {STRAY} be switched off?",)),
+    invented=(("Do you want the {fake} switched on?",),),
+    unrelated=(("Want me to check the weather for tomorrow?",), ("Shall I check the traffic for your commute?",),
+               ("Would you like a recipe suggestion?",)),
+    refused=(("That's not something I can do, sorry.",), ("Nope, can't help there.",)),
+    questionnaire=(("Which ones should I change? {LIST}",),),
 )
 
 
@@ -627,7 +665,8 @@ def ask_free(task: SmhTask, r: Reader, part: str, sh: Shapes, rng: random.Random
         pick = rng.choice(frames)
         return [_fill(x, slot=a.slot, dev=a.device, DEV=a.device.upper(), room=a.room, ROOM=a.room.upper(),
                       change=a.change(), stray=a.stray, STRAY=a.stray.upper(), stray_room=a.stray_room,
-                      fake=a.fake, seen=seen, list=", ".join(f"the {n}" for n in a.everything)) for x in pick]
+                      fake=a.fake, seen=seen, list=", ".join(f"the {n}" for n in a.everything),
+                      LIST=" / ".join(a.everything)) for x in pick]
 
     asks = f["ask_slot"] if slot else f["ask_open"]
     two = rng.sample(asks, 2)
@@ -662,7 +701,7 @@ def ask_free(task: SmhTask, r: Reader, part: str, sh: Shapes, rng: random.Random
 
 def free_replies(task: SmhTask) -> list[dict[str, Any]]:
     part = free_split(task)
-    sh = SET_A
+    sh = SET_A if part == "dev2" else SET_B
     rng = random.Random(f"{part}:{task.id}")
     r = Reader(task)
     return (ask_free if task.category == "TC3" else query_free)(task, r, part, sh, rng)

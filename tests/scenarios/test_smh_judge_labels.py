@@ -16,7 +16,7 @@ from scenarios.smh.tasks import SmhTask, load_tasks
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "scenarios/smh/data"
-PARTS = ("dev2",)
+PARTS = ("dev2", "heldout2")
 
 
 @pytest.fixture(scope="module")
