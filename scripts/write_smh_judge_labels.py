@@ -519,7 +519,7 @@ def extra_b(what: tuple[str, list[Any]]) -> str:
 class Shapes:
     """One shape set's frames. {C}/{c}: the claim (capitalised or not), {X}: an extra, {v}/{o}/{o2}:
     the value and two others, {s}: the subject; TC3: {slot} {dev} {DEV} {room} {ROOM} {change}
-    {stray} {STRAY} {stray_room} {fake} {seen} {list} {LIST}."""
+    {stray} {STRAY} {stray_room} {fake} {seen} {list} {LIST} {BULLETS}."""
 
     def __init__(self, value: Any, claim: Any, state: Any, extra: Any, yes: tuple[str, str],
                  **frames: tuple[Any, ...]):
@@ -590,20 +590,23 @@ SET_B = Shapes(
     ask_open=(("Hi there! What do you want changed in the {ROOM}?",),
               ("Before I touch anything in the {room}: what's the goal — which device, and how?",),
               ("ok!", "what shall i do in the {room} then?")),
-    seen_slot=(("Current state of the {dev}: {seen}. Which {slot} do you want?",),),
-    seen_open=(("The {dev} is {seen} at the moment — do you want me to {change}?",),),
+    seen_slot=(("Current state of the {dev}: {seen}. Which {slot} do you want?",),
+               ("The {dev} reads {seen} for now.", "What {slot} do you want it at?")),
+    seen_open=(("The {dev} is {seen} at the moment — do you want me to {change}?",),
+               ("Looked at the {dev}: {seen}.", "Want me to {change}?")),
     offer=(("Shall I go ahead and {change}?",), ("How about I {change}?",), ("Option: {change}. Do it?",)),
-    options=(("Pick a {slot} for the {dev}: low / medium / high, or a number?",),),
+    options=(("Pick a {slot} for the {dev}: low / medium / high, or a number?",),
+             ("For the {dev}, should the {slot} go low, mid or high — or give me an exact figure?",)),
     acted=(("Taken care of: the {dev} is adjusted.",), ("I went ahead with my best guess for the {room}. Done.",)),
-    confirm_only=(("You'd like the {dev}'s {slot} changed, correct?",),),
-    redundant_slot=(("Can you tell me which device you mean?",),),
+    confirm_only=(("You'd like the {dev}'s {slot} changed, correct?",), ("So: change the {slot} on the {dev}. Yes?",)),
+    redundant_slot=(("Can you tell me which device you mean?",), ("Which appliance is this about?",)),
     redundant_open=(("Where are you at the moment — which room?",), ("Which part of the house is this for?",)),
     baseless=(("Want the {stray} ({stray_room}) turned on?",), ("Should the {STRAY} be switched off?",)),
-    invented=(("Do you want the {fake} switched on?",),),
+    invented=(("Do you want the {fake} switched on?",), ("Should I use the {fake} for that?",)),
     unrelated=(("Want me to check the weather for tomorrow?",), ("Shall I check the traffic for your commute?",),
                ("Would you like a recipe suggestion?",)),
     refused=(("That's not something I can do, sorry.",), ("Nope, can't help there.",)),
-    questionnaire=(("Which ones should I change? {LIST}",),),
+    questionnaire=(("Which ones should I change? {LIST}",), ("Tell me which to adjust:\n{BULLETS}\n(any of them?)",)),
 )
 
 
@@ -666,7 +669,7 @@ def ask_free(task: SmhTask, r: Reader, part: str, sh: Shapes, rng: random.Random
         return [_fill(x, slot=a.slot, dev=a.device, DEV=a.device.upper(), room=a.room, ROOM=a.room.upper(),
                       change=a.change(), stray=a.stray, STRAY=a.stray.upper(), stray_room=a.stray_room,
                       fake=a.fake, seen=seen, list=", ".join(f"the {n}" for n in a.everything),
-                      LIST=" / ".join(a.everything)) for x in pick]
+                      LIST=" / ".join(a.everything), BULLETS="\n".join(f"- {n}" for n in a.everything)) for x in pick]
 
     asks = f["ask_slot"] if slot else f["ask_open"]
     two = rng.sample(asks, 2)
