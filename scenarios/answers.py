@@ -19,12 +19,20 @@ _BASE = datetime(2000, 1, 1)  # dateparser's relative base: fixed, so reading is
 _SETTINGS = {"RELATIVE_BASE": _BASE, "RETURN_TIME_AS_PERIOD": True, "PREFER_DATES_FROM": "current_period"}
 _MERIDIEM = r"(?:[ap]\.?\s?m\b\.?)"
 _LATER = r"(?P<later>\s+in the (?:afternoon|evening)|\s+at night)"  # "6:15 in the evening"
-_DROPPED_COLON = re.compile(rf"\b(\d{{1,2}})[ .](\d{{2}})\s*({_MERIDIEM})", re.IGNORECASE)
+_DROPPED_COLON = re.compile(rf"\b(\d{{1,2}})[ .h](\d{{2}})\s*({_MERIDIEM}|in the (?:morning|afternoon|evening)\b|"
+                            r"at night\b)", re.IGNORECASE)
 _H_CLOCK = re.compile(r"\b([01]\d|2[0-3])h([0-5]\d)\b")   # "20h19", as much of Europe writes it ("1h30" is a duration)
+#: The 24-hour clock as the military and timetables say it: "2008 hrs", "1737h", "0915 hours".
+_HOURS_CLOCK = re.compile(r"\b([01]\d|2[0-3])([0-5]\d) ?(?:hrs|hours|h)\b", re.IGNORECASE)
+#: Halves and quarters after a number: "twenty-one and a half", "21½".
+_FRACTION = re.compile(r"\b(\d+)(?: and (?:a |one )?(half|quarter|three quarters)\b|\s?([½¼¾]))", re.IGNORECASE)
+_FRACTIONS = {"half": ".5", "½": ".5", "quarter": ".25", "¼": ".25", "three quarters": ".75", "¾": ".75"}
 _DIGIT_WORDS = {w: str(n) for n, w in enumerate("zero one two three four five six seven eight nine".split())}
 _OH = re.compile(r"\b(\d{1,2}|one) oh (\d|one)\b", re.IGNORECASE)   # text2num leaves a lone "one"
 _OCLOCK = re.compile(r"\b(\d{1,2}) o'?clock\b(?=\s*[ap]\.?\s?m\b)", re.IGNORECASE)
 _QUARTERS = re.compile(r"\b(quarter|half) (past|after|to) (\d{1,2})\b", re.IGNORECASE)
+#: "23 minutes to 6 pm", "20 past 5", "5 minutes before 6" (an hour, not a clock time, after it).
+_MINUTES_TO = re.compile(r"\b([1-5]?\d) (?:(minutes?) )?(past|after|to|before) (\d{1,2})\b(?![:.]\d)", re.IGNORECASE)
 #: Clock times said rather than written.
 _SPOKEN = re.compile(r"\bnoon\b|\bmidnight\b|o'?clock|\d+ in the (?:morning|afternoon|evening)|\d+ at night",
                      re.IGNORECASE)
@@ -33,9 +41,13 @@ _CLOCK_TEXT = re.compile(rf"\b\d{{1,2}}:\d\d(?::\d\d)?(?:\s*{_MERIDIEM}|{_LATER}
                          re.IGNORECASE)
 #: Unit words after a number -> a canonical unit.
 _UNITS = [
-    (re.compile(r"^\s*(?:°\s*c\b|°c|degrees? c(?:elsius)?\b|celsius|c\b(?=\s|[.,;)]|$))", re.I), "degC"),
-    (re.compile(r"^\s*(?:°\s*f\b|degrees? f(?:ahrenheit)?\b|fahrenheit)", re.I), "degF"),
-    (re.compile(r"^\s*(?:degrees?|°)", re.I), "degree"),
+    # "º" (the ordinal sign) is often typed for "°"
+    (re.compile(r"^\s*(?:[°º]\s*c\b|[°º]c|deg(?:rees?|s)?\.? ?c(?:elsius)?\b|celsius|centigrade|c\b(?=\s|[.,;)]|$))",
+                re.I), "degC"),
+    (re.compile(r"^\s*(?:[°º]\s*f\b|deg(?:rees?|s)?\.? ?f(?:ahrenheit)?\b|fahrenheit|f\b(?=\s|[.,;)]|$))", re.I),
+     "degF"),
+    (re.compile(r"^\s*(?:kelvins?\b|k\b(?=\s|[.,;)]|$))", re.I), "kelvin"),
+    (re.compile(r"^\s*(?:degrees?|deg\b|[°º])", re.I), "degree"),
     (re.compile(r"^\s*(?:%\s*rh|percent rh|% relative humidity|%|percent|per cent)", re.I), "percent"),
     (re.compile(r"^\s*(?:lux|lx)\b", re.I), "lux"),
     (re.compile(r"^\s*(?:µg/m³|µg/m3|ug/m3|ug/m³|micrograms?(?: per cubic met(?:er|re))?|μg/m³|μg/m3)", re.I), "ugm3"),
@@ -64,6 +76,9 @@ def normalize(text: str) -> str:
                   out)                                          # "8 oh 4 PM" (eight oh four)
     out = _OCLOCK.sub(lambda m: f"{m[1]}:00", out)              # "10 o'clock am"
     out = _H_CLOCK.sub(lambda m: f"{m[1]}:{m[2]}", out)
+    out = _HOURS_CLOCK.sub(lambda m: f"{m[1]}:{m[2]}", out)
+    out = _FRACTION.sub(lambda m: m[1] + _FRACTIONS[(m[2] or m[3]).lower()], out)
+    out = re.sub(r"\bminus (?=\d)", "-", out, flags=re.IGNORECASE)
     out = _DROPPED_COLON.sub(lambda m: f"{m[1]}:{m[2]} {m[3]}", out)
 
     def quarter(m: re.Match[str]) -> str:
@@ -71,7 +86,16 @@ def normalize(text: str) -> str:
         if m[2].lower() == "to":
             hour, minutes = (hour - 1) % 12 or 12, 60 - minutes
         return f"{hour}:{minutes:02d}"
-    return _QUARTERS.sub(quarter, out)
+    out = _QUARTERS.sub(quarter, out)
+
+    def minutes(m: re.Match[str]) -> str:
+        if not m[2] and m[3].lower() not in ("past",):   # "10 to 6" may be a range
+            return m.group()
+        hour, later = int(m[4]), m[3].lower() in ("past", "after")
+        if not later:
+            hour = (hour - 1) % 12 or 12 if hour <= 12 else hour - 1
+        return f"{hour}:{int(m[1]) if later else 60 - int(m[1]):02d}"
+    return _MINUTES_TO.sub(minutes, out)
 
 
 @lru_cache(maxsize=4096)
@@ -118,8 +142,8 @@ def quantities(text: str) -> tuple[Quantity, ...]:
         value = float(raw)
         rest = normal[m.end():m.end() + 40]
         unit = next((name for pattern, name in _UNITS if pattern.match(rest)), None)
-        if unit == "degF":
-            value, unit, decimals = _to_celsius(value, "degF"), "degC", max(decimals, 1)
+        if unit in ("degF", "kelvin"):
+            value, unit, decimals = _to_celsius(value, unit), "degC", max(decimals, 1)
         out.append(Quantity(value, decimals, unit, m.start(), m.end()))
     return tuple(out)
 

@@ -9,47 +9,114 @@ are read as such, not as second answers. Numbers, times and units are read by sc
 """
 from __future__ import annotations
 
+import calendar
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
-from scenarios.answers import clock_readings, quantities
+from scenarios.answers import clock_readings, normalize, quantities
 
-#: Doubt that takes an answer (or a ranking, a plan) back.
+#: Doubt that takes an answer (or a ranking, a plan) back, by class: the writer's own doubt;
+#: another answer offered beside it; indifference to the order or the choice.
 DOUBT = re.compile(
     r"\bmaybe\b|\bperhaps\b|\bpossibly\b|\bprobably\b|"
-    r"\bnot (?:sure|certain)\b|\bunsure\b|\b(?:may|might|could) (?:well )?(?:be|have been)\b|"
+    r"\bnot (?:sure|certain)\b|\bunsure\b|"
     r"\bmay not be right\b|\bon second thought\b|\bthen again\b|\bi think\b|\bi guess\b|\bi'?m guessing\b|"
-    r"\bafter all\b|\bhardly matters\b|\bdoesn'?t (?:really )?matter\b|\bcould come first\b|\bunclear\b|"
-    r"\bdon'?t run\b|\bleave everything as it is\b|\beither\b|\b(?:it'?s|it is|was) one of\b|\bone of:|"
+    r"\bafter all\b|\bcould come first\b|\bunclear\b|"
+    r"\bdon'?t run\b|\bleave everything as it is\b|\beither\b(?! way\b)|\b(?:it'?s|it is|was) one of\b|\bone of:|"
     r"\bcan'?t be sure\b|"
     # The common ways of hedging in English, beyond the ones above.
     r"\bnot (?:entirely|completely|totally|quite|100 ?%|a hundred percent) (?:sure|certain)\b|\bi believe\b|"
     r"\b(?:could|might|may) be (?:wrong|mistaken|off)\b|\bif i (?:recall|remember)\b|\bdon'?t quote me\b|"
     r"\bgrain of salt\b|\bdouble[- ]check\b|\bbest guess\b|\bi suspect\b|\blikely\b|\bseems?\b|"
-    r"\bas far as i (?:know|can tell)\b|\bunless i'?m (?:wrong|mistaken)\b|\bhard to (?:say|tell)\b|"
+    r"\bas far as i (?:know|can tell)\b|\bunless i'?m (?:wrong|mistaken)\b|\bhard to (?:say|tell|pick|choose|rank)\b|"
     r"\bno guarantee\b|\bi'?m not positive\b|\bor (?:so|thereabouts)\b|\bgive or take\b|\bor was it\b|"
-    r"\bon reflection\b|\bscratch that\b|\bsecond[- ]guess",
+    r"\bon reflection\b|\bscratch that\b|\bsecond[- ]guess|"
+    # Epistemic modals: "may"/"might" (not the month: "5 May", "May 5"), "could be/have/also ...".
+    r"\bmight\b|(?<!\d )\bmay\b(?! \d)|\bcould\b(?!n'?t| not)|"
+    # Doubting oneself, sure only in part, torn between answers.
+    r"\b(?:have|got|get|gotten) (?:it|this|that|them|these|the \w+) (?:\w+ )?(?:wrong|backwards|mixed up|reversed)\b|"
+    r"\bback and forth\b|\bchang(?:e|ed|ing) my mind\b|\btorn between\b|\bon the fence\b|\bcan'?t decide\b|"
+    r"\bnot (?:very |fully |totally )?confident\b|\blow confidence\b|\bdon'?t (?:hold|trust) me\b|\bcorrect me if\b|"
+    r"\bif i'?m not (?:mistaken|wrong)\b|\bpresumably\b|\bsupposedly\b|\bi reckon\b|\bguess(?:ing|ed)?\b|"
+    r"\bshot in the dark\b|\bif (?:my )?memory serves\b|\bto (?:the best of )?my knowledge\b|"
+    r"\bi(?: would|'d)? assume\b|\bassuming\b|\bi(?: would|'d)? imagine\b|\bhard to (?:call|decide)\b|\bany order\b|"
+    r"\bnot 100 ?%|\b\d{1,2} ?% (?:sure|certain|confident)\b|\bconfidence\W{0,3}(?:\d|low|medium|moderate)|"
+    r"\b\d+-?ish\b|\b[A-Za-z]+-ish\b|"
+    r"\bun(?:verified|confirmed)\b|\btentative(?:ly)?\b|\boff the top of my head\b|\bi want to say\b|"
+    r"\b(?:pinch|grain) of salt\b|\bclose second\b|\bif i had to (?:bet|pick|guess)\b|\bi'?d bet\b|"
+    r"\b(?:fairly|pretty|reasonably|mostly|almost|somewhat) (?:sure|certain|confident)\b|"
+    # Another answer offered: "unless it was X", "or not", "or rather", "if not X", "X or Y?", a sentence
+    # that starts with "Or".
+    r"\bunless\b|\bor not\b|\bor rather\b|\bif not\b|\balternatively\b|\bor else\b|\bor\b[^.!?\n]{1,40}\?|"
+    r"(?:^|[.!?;]\s+)or\b|"
+    # Indifference to the answer: "the order hardly matters", "doesn't matter which" (not "the change
+    # doesn't matter", a claim that the answer stays), "any of them", "a toss-up".
+    r"\b(?:order|ranking|choice|which|any)\b[^.;!?\n]{0,30}\b(?:hardly|barely|doesn'?t|does not|won'?t)"
+    r"(?: really)? matters?\b|\bmatters? (?:much |really )?which\b|\bany of (?:them|these|those|the)\b|"
+    r"\btoss[- ]up\b|\bcoin (?:flip|toss)\b|\b(?:all )?equally (?:good|likely|plausible)\b",
     re.IGNORECASE)
+#: A later sentence that takes the answer back: "Actually, ...", "Wait, ...", "Correction: ...".
+REVISION = re.compile(r"^\W*(?:actually|wait|hm+|correction|oops|no wait|sorry)\b", re.IGNORECASE)
 #: Words that take a plan back: the plan is not to be run as given.
-WITHDRAWN = re.compile(r"\bon second thought\b|\bdon'?t (?:run|use|apply) (?:it|this|the plan)\b|\bnot sure\b|"
-                       r"\bleave everything as it is\b|\bmaybe (?:better|not|don'?t)\b|\bignore (?:this|the) plan\b|"
-                       r"\bmay not be right\b|\bthen again\b", re.IGNORECASE)
-#: Someone vouching for the answer: "Tobias, the lodger, told me so", "as Ana saw".
-VOUCHER = re.compile(r"\b([A-Z][a-z]+)(?:,? (?:the|our|my|their|a) [a-z ]+?,?)? (?:told|saw|confirmed|said|says|"
-                     r"mentioned|reported|noticed|heard|remembers|checked|noted|recalls|recalled|agrees|agreed|"
-                     r"let me know|can confirm|will confirm|vouches|witnessed|swears)\b|"
-                     r"\b(?i:according to|per|ask|as told by|confirmed by|seen by|reported by|witnessed by) "
-                     r"([A-Z][a-z]+)\b")
-NOBODY_WORDS = re.compile(r"\bnobody\b|\bno one\b|\bno-one\b|\bnone of (?:them|us)\b|\bnot anyone\b|\bno member\b",
+WITHDRAWN = re.compile(r"\bon second thought\b|\bthen again\b|\bnot (?:sure|certain|confident)\b|\bmay not be right\b|"
+                       r"\bmaybe (?:better|not|don'?t|hold)\b|\b(?:might|may) not\b|\bhold off\b|\bdisregard\b|"
+                       r"\bnever ?mind\b|"
+                       r"\bdon'?t (?:run|use|apply|execute|go with|do) (?:it|this|that|the plan|anything)\b|"
+                       r"\b(?:ignore|scrap|forget|drop|cancel) (?:this|that|it|the plan)\b|"
+                       r"\bleave (?:the home|the house|things|everything|it all|it) (?:as (?:it is|they are)|alone)\b|"
+                       r"\b(?:until|till) (?:someone|somebody|they|\w+) (?:confirms?|checks?|agrees?)\b|"
+                       r"\bnot (?:run|use|apply|execute) (?:it|this|that|the plan)\b|\bwait (?:before|a bit|on)\b|"
+                       r"\b(?:let'?s|better|i'?d|rather) not (?:run|use|apply|execute|do)\b", re.IGNORECASE)
+#: People by what they are to someone (general English), to catch "my neighbour Tobias".
+ROLES = (r"(?:brother|sister|friend|neighbou?r|housekeeper|cleaner|nanny|lodger|tenant|landlord|landlady|guest|"
+         r"visitor|cousin|aunt|uncle|nephew|niece|colleague|coworker|roommate|flatmate|housemate|partner|husband|"
+         r"wife|son|daughter|mother|father|mum|mom|dad|grand(?:ma|pa|mother|father|son|daughter)|babysitter|"
+         r"caretaker|gardener|student|au pair|assistant|technician|concierge|doorman|janitor|relative)")
+#: Someone vouching for the answer: "Tobias, the lodger, told me so", "as Ana saw", "(Source: Tobias)",
+#: "my neighbour Tobias", "Tobias, the exchange student," (a person introduced by an apposition).
+VOUCHER = re.compile(r"\b([A-Z][a-z]+)(?:,? (?:the|our|my|their|a) [a-z ]+?,?| \([^)]*\))? (?:told|saw|confirmed|"
+                     r"said|says|mentioned|reported|noticed|heard|remembers|checked|noted|recalls|recalled|agrees|"
+                     r"agreed|let me know|can confirm|will confirm|vouches|witnessed|swears|keeps track|tracks|"
+                     r"logged|wrote)\b|"
+                     r"\b(?i:according to|per|ask|as told by|confirmed by|seen by|reported by|witnessed by|"
+                     r"source|sources|via|courtesy of|credit to|thanks to|h/t)\s*[:\-–—]?\s*([A-Z][a-z]+)\b|"
+                     r"\b([A-Z][a-z]+), (?:the|our|my|their|his|her|a|an) [a-z][a-z' -]{2,40}?(?:,|\))|"
+                     r"\b(?:says|said|reports|reported|claims|claimed|confirms|confirmed|notes|noted|swears|recalls|"
+                     r"thinks|tells me|told me)\s+([A-Z][a-z]+)\b|"
+                     rf"\b(?i:{ROLES})(?:,\s*|\s+)([A-Z][a-z]+)\b|"
+                     r"(?:^|[.!?;:(]\s*|\b(?:and|with|by|from) )([A-Z][a-z]{2,}) (?:also |too )?[a-z]{2,}ed\b")
+#: Capitalised words that start a sentence or a clause and name no one.
+NOT_NAMES = {"i", "it", "that", "this", "she", "he", "they", "who", "the", "yes", "no", "well", "sure", "ok", "okay",
+             "so", "also", "answer", "note", "and", "but", "then", "there", "here", "we", "you", "nobody", "none",
+             "everyone", "everybody", "someone", "somebody", "anyone", "anybody", "both", "neither", "each", "all",
+             # the household's own records, and the calendar
+             "memory", "records", "record", "log", "logs", "history", "data", "sensor", "sensors", "tools",
+             *(name.lower() for name in [*calendar.day_name, *calendar.month_name] if name)}
+#: "Nobody" as people say it ("nobody else" beside a name is no second answer).
+NOBODY_WORDS = re.compile(r"\b(?:nobody|no one|no-one|none|not anyone|not anybody|no member|not a (?:single )?"
+                          r"(?:one|person|soul)|not one)\b(?! else| of (?!them\b|us\b|the members\b))",
                           re.IGNORECASE)
-NOT_HOME = re.compile(r"\b(?:did not|didn'?t|never|did not actually) (?:come|get|arrive|return)|\bnot come home\b|"
-                      r"\bstayed (?:out|away)\b|\bwasn'?t (?:at )?home\b|\bno (?:arrival|homecoming)\b", re.IGNORECASE)
-#: The value without the change, named as the contrast ("(instead of 17 °C)", "from 22 °C to").
-CONTRAST = re.compile(r"\(\s*(?:instead of|not|rather than|was|originally)[^)]*\)|"
-                      r"\bfrom (?:(?!\bto\b)[^;]){1,40}?\bto\b|\binstead of [^.;,]+", re.IGNORECASE)
+#: An aside: words in parentheses that offer no other answer.
+ASIDE = re.compile(r"\((?!\s*(?:or|and|maybe|possibly|perhaps|probably|either|if)\b)[^()]*\)", re.IGNORECASE)
+NOT_HOME = re.compile(r"\b(?:did not|didn'?t|never|not)\s+(?:\w+\s+)?(?:come|came|get|got|arrive|arrived|return|"
+                      r"returned|make it|made it|show up|showed up)\b|\bstayed (?:out|away|elsewhere|over)\b|"
+                      r"\bwasn'?t (?:at )?home\b|\bno (?:arrival|homecoming)\b|"
+                      r"\baway (?:all|the whole) (?:day|night|evening)\b", re.IGNORECASE)
+#: The value without the change, named as the contrast ("(instead of 17 °C)", "from 22 °C to",
+#: "vs. 12 °C as it went", "what really happened: 17:24").
+CONTRAST = re.compile(r"\(\s*(?:instead of|not|rather than|was|originally|vs\.?|versus|compared (?:to|with)|"
+                      r"as opposed to|up from|down from|actual(?:ly)?|in reality|really)\b[^)]*\)|"
+                      r"\bfrom (?:(?!\bto\b)[^;]){1,40}?\bto\b|"
+                      r"\bnot (?:even )?(?=(?-i:[A-Z0-9]))[^,.;:!?()\n—–]+|"
+                      r"\b(?:actual(?:ly)?|real(?:ly)?|in reality|originally|before|without the change|as it was)"
+                      r"\s*[:=]\s*[^,;\n]+|"
+                      r"\b(?:instead of|rather than|as opposed to|versus|vs\.|compared (?:to|with)|up from|down from) "
+                      r"[^.;,]+", re.IGNORECASE)
 CONTRAST_SENTENCE = re.compile(r"^\s*(?:without the change|without that change|otherwise|originally|in reality|"
-                               r"before the change|as it (?:actually )?happened)\b", re.IGNORECASE)
+                               r"in real life|before the change|as it (?:actually |really )?(?:happened|went)|"
+                               r"what (?:actually |really )?happened|as things (?:actually |really )?(?:went|stood)|"
+                               r"the (?:actual|real) (?:answer|value|one|time))\b", re.IGNORECASE)
 #: Raw tool output (a JSON object) is not an answer.
 RAW = re.compile(r"[{\[]\s*\"\w+\"\s*:")
 DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?)?\b")
@@ -58,11 +125,20 @@ FEATURE = re.compile(r"\b[a-z0-9_]+\.[A-Z][A-Za-z0-9]*\.[A-Za-z0-9]+\b")
 
 
 def doubts(text: str) -> bool:
-    return DOUBT.search(text) is not None
+    """Is the answer put in doubt: a hedge anywhere, or a later sentence that revises it?"""
+    return DOUBT.search(text) is not None or any(REVISION.search(s) for s in sentences(text)[1:])
+
+
+def plain(text: str) -> str:
+    """The text without Markdown emphasis or code marks ("**B**", "`B`", "__B__")."""
+    text = re.sub(r"(\*{1,3}|`+)(?=\S)(.+?)(?<=\S)\1", r"\2", text)
+    return re.sub(r"(?<!\w)(_{1,3})(?=\S)(.+?)(?<=\S)\1(?!\w)", r"\2", text)
 
 
 def sentences(text: str) -> list[str]:
-    return [s for s in re.split(r"(?<=[.!?;])\s+|\n+", text) if s.strip()]
+    """Sentences, and the clauses a narrative chains on ("..., then Ben at 18:05", "..., while ...")."""
+    return [s for s in re.split(r"(?<=[.!?;])\s+|\n+|,\s+(?=(?:and )?(?:then|while|whereas|after which|followed by)\b)",
+                                text) if s.strip()]
 
 
 def without_question(answer: str, question: str) -> str:
@@ -74,20 +150,26 @@ def without_question(answer: str, question: str) -> str:
     return out
 
 
-def invented_people(text: str, members: list[dict[str, Any]]) -> bool:
-    """Does the answer vouch for itself with a person who is not a member of the household?"""
+def invented_people(text: str, members: list[dict[str, Any]], rooms: dict[str, str] | None = None,
+                    question: str = "") -> bool:
+    """Does the answer vouch for itself with a person who is not a member of the household
+    (a source, a witness, someone introduced by what they are)? Rooms, and the question's own
+    words, are not people."""
     known = {w.lower() for m in members for w in str(m.get("name", "")).split()}
-    return any((m[1] or m[2]).lower() not in known | {"i", "it", "that", "this", "she", "he", "they", "who", "the"}
-               for m in VOUCHER.finditer(text))
+    known |= {w.lower() for w in re.findall(r"[A-Za-z]+", question)}
+    known |= {w.lower() for rid, name in (rooms or {}).items() for w in f"{rid.replace('_', ' ')} {name}".split()}
+    return any(next(g for g in m.groups() if g).lower() not in known | NOT_NAMES for m in VOUCHER.finditer(text))
 
 
 def _mentions(text: str, names: Iterable[tuple[str, str]]) -> set[str]:
     """Which keys of (phrase, key) the text names, longest phrases first (each span read once).
-    A one-word name must be capitalised as written ("Dev", "Will" are also words)."""
+    A one-word name must be capitalised as written ("Dev", "Will" are also words), unless the
+    writer capitalises nothing (or everything)."""
     found: set[str] = set()
+    anycase = not re.search(r"[A-Z]", text) or not re.search(r"[a-z]", text)
     for phrase, key in sorted(names, key=lambda p: -len(p[0])):
         pattern = rf"(?<![\w.]){re.escape(phrase)}(?![\w]|\.\d)"
-        flags = 0 if phrase[:1].isupper() and " " not in phrase else re.IGNORECASE
+        flags = 0 if phrase[:1].isupper() and " " not in phrase and not anycase else re.IGNORECASE
         if re.search(pattern, text, flags):
             found.add(key)
             text = re.sub(pattern, " ", text, flags=flags)
@@ -115,14 +197,18 @@ def _claim_text(answer: str, question: str) -> str:
     """The sentences that answer: the question's copies, contrasts and dates taken out."""
     text = DATE.sub(" ", without_question(answer, question))
     kept = [CONTRAST.sub(" ", s) for s in sentences(text) if not CONTRAST_SENTENCE.search(s)]
-    return " ".join(kept)
+    return "\n".join(kept)
 
 
 def answer_matches(truth: str, answer: str | None, question: str, members: list[dict[str, Any]],
                    rooms: dict[str, str] | None = None) -> bool:
     """Does an IG/CF answer give the truth (one of the set's answer kinds: a member's name,
     "nobody", a clock time, "did not come home", a temperature, an age, a room id) and only it?"""
-    if not answer or not answer.strip() or doubts(answer) or RAW.search(answer) or invented_people(answer, members):
+    if not answer or not answer.strip():
+        return False
+    answer = plain(answer)
+    if doubts(without_question(answer, question)) or RAW.search(answer) \
+            or invented_people(answer, members, rooms, question):
         return False
     text = _claim_text(answer, question)
     if not text.strip():
@@ -130,49 +216,84 @@ def answer_matches(truth: str, answer: str | None, question: str, members: list[
     rooms = rooms or {}
     people = _people(members)
     names = {name for name, _ in people}
+
+    def claim(has: Callable[[str], bool]) -> str:
+        """The first sentence that makes a claim of the truth's kind, without its asides when
+        they are not where the claim is ("Ada (Ben left earlier)", "47 (born 1978)"); "" when
+        that sentence asks rather than states ("22 °C?")."""
+        first = next((s for s in sentences(text) if has(s)), "")
+        if first.rstrip().endswith("?"):
+            return ""
+        bare = ASIDE.sub(" ", first)
+        return bare if has(bare) else first
+
     if truth in names or truth == "nobody":
-        said = _mentions(text, people)
-        nobody = NOBODY_WORDS.search(text) is not None
+        def names_in(s: str) -> set[str]:
+            # "Ben's sister Ada": a possessive describes the one named beside it
+            found = _mentions(s, people)
+            return found if len(found) < 2 else _mentions(re.sub(r"\b\w+'s\b", " ", s), people) or found
+        # Only the sentence that first names someone (or no one) answers; later ones may be about others.
+        first = claim(lambda s: bool(_mentions(s, people) or NOBODY_WORDS.search(s)))
         if truth == "nobody":
-            return nobody and not said
-        # Only the sentence that first names someone answers; later ones may be about others.
-        first = next((s for s in sentences(text) if _mentions(s, people) or NOBODY_WORDS.search(s)), "")
-        return _mentions(first, people) == {truth} and not NOBODY_WORDS.search(first)
+            return NOBODY_WORDS.search(first) is not None and not _mentions(first, people)
+        return names_in(first) == {truth} and not NOBODY_WORDS.search(first)
     if truth == "did not come home":
         return NOT_HOME.search(text) is not None and not clock_readings(text)
     if re.fullmatch(r"\d{1,2}:\d{2}", truth):
         want = int(truth[:2]) * 60 + int(truth[3:])
-        first = next((s for s in sentences(text) if clock_readings(s)), "")
-        said = clock_readings(first)
-        return len(said) == 1 and want in said[0] and not NOT_HOME.search(text)
+        times = _times(claim(lambda s: bool(_times(s))))   # one time, maybe written twice ("7:24 PM (19:24)")
+        return bool(times) and all(want in t for t in times) and not NOT_HOME.search(text)
     number = re.fullmatch(r"(-?\d+(?:\.\d+)?)(?: °C)?", truth)
     if number:
         want_value = float(number[1])
-        first = next((s for s in sentences(text) if quantities(s)), "")
+        first = claim(lambda s: bool(quantities(s)))
         said = [q for q in quantities(first) if q.unit != "percent"]
         if not said:
             return False
         nearest = "nearest degree" in question
         return all(round(q.value) == want_value if nearest else abs(q.value - want_value) < 0.06 for q in said)
     if truth in rooms:
-        first = next((s for s in sentences(text) if _mentions(s, _rooms(rooms, rooms))), "")
+        first = claim(lambda s: bool(_mentions(s, _rooms(rooms, rooms))))
         return _mentions(first, _rooms(rooms, rooms)) == {truth}
     # Anything else ("unknown"): the words themselves, alone.
     return re.sub(r"\W+", " ", text).strip().lower() == re.sub(r"\W+", " ", truth).strip().lower()
 
 
+def _times(text: str) -> tuple[tuple[int, ...], ...]:
+    """The clock times in a sentence that answers with a time; where none is written as a clock,
+    the 24-hour times people write without a colon ("17.37", "1737", "seventeen thirty-seven")."""
+    said = clock_readings(text)
+    if said:
+        return said
+    return tuple((int(m[1]) * 60 + int(m[2]),) for m in re.finditer(
+        r"(?<![\d.,:-])([01]?\d|2[0-3])[. ]?([0-5]\d)(?![\d.,:]|\s*°| ?%)", normalize(text)))
+
+
 def choice(answer: str | None, options: list[str]) -> str | None:
     """The one option an MC answer picks: its letter ("B", "(B)", "Option B", "The answer is b"),
     its text, or both when they agree; None when it names several, they disagree, or it doubts."""
-    if not answer or doubts(answer):
+    if not answer or doubts(plain(answer)):
         return None
-    text = answer.strip()
+    # Options ruled out ("not A", "rather than C") are not picked; a letter asked ("B?") is not chosen.
+    one = r"[(\[]?[A-Ea-e]\b[)\]]?"
+    text = re.sub(rf"\b(?:not|rather than|instead of|except|over)\s+(?:option\s+)?{one}"
+                  rf"(?:,?\s*(?:or|nor|and)?\s*(?:not\s+)?{one})*", " ", plain(answer), flags=re.IGNORECASE).strip()
+    if re.search(r"(?<![\w'])[A-Ea-e]\W{0,2}\?", text):
+        return None
     # A capital letter alone ("°C" is a unit, "A day" an article).
     letters = set(re.findall(r"(?<![\w'°])([B-E]|A(?! (?!or\b|and\b|is\b)[a-z]{2,}))(?![\w'])", text))
-    letters |= {m.upper() for m in re.findall(r"\b(?:option|answer(?: is)?|choice|letter)\s*:?\s*\(?([a-eA-E])\b",
+    letters |= {m.upper() for m in re.findall(r"\b(?:option|answer|choice|letter|pick|choose|select|go(?:ing)? with)"
+                                              r"(?:\s+(?:is|would be|will be|=))?\s*[:\-–—→>]*\s*[(\[]?([a-eA-E])\b",
                                               text, re.IGNORECASE)}
-    if re.fullmatch(r"\W*([a-eA-E])\W*", text):
-        letters.add(text.strip(" .()[]:").upper())
+    # "option 2", "the second option"
+    ordinals = ["first", "second", "third", "fourth", "fifth"]
+    letters |= {"ABCDE"[int(m) - 1] for m in re.findall(r"\b(?:option|choice|answer|number|no\.|#)\s*([1-5])\b", text,
+                                                       re.IGNORECASE)}
+    letters |= {"ABCDE"[ordinals.index(m.lower())] for m in re.findall(
+        rf"\b({'|'.join(ordinals)}) (?:option|choice|one)\b", text, re.IGNORECASE)}
+    alone = re.fullmatch(r"\W*([a-eA-E])\W*", text)
+    if alone:
+        letters.add(alone[1].upper())
     rest = re.sub(r"(?<![\w'])\(?[A-Ea-e][).:](?=\s|$)", " ", text)
     named = {"ABCDE"[i] for i in [int(k) for k in _mentions(rest, [(o, str(i)) for i, o in enumerate(options)])]}
     picked = letters | named
@@ -182,9 +303,18 @@ def choice(answer: str | None, options: list[str]) -> str | None:
 def ranking(answer: str | None, candidates: list[str]) -> list[str]:
     """The candidates in the order an FR answer ranks them; empty when it ranks none: it doubts
     its order, puts a made-up feature or several features first, or repeats the given order."""
-    if not answer or doubts(answer):
+    if not answer:
         return []
-    found = [m for m in FEATURE.finditer(answer)]
+    answer = plain(answer)
+    # "most likely" ranks (likelier than the rest); it is not doubt here
+    if doubts(re.sub(r"\b(?:most|more|less|least) likely\b|\blikeliest\b", " ", answer, flags=re.IGNORECASE)):
+        return []
+    if re.search(r"\b(?:tie[sd]?|joint|equal|shared?)\b[^.\n]{0,25}\b(?:first|top|1st|#1)\b", answer, re.IGNORECASE):
+        return []   # several first
+    # features ruled out ("not x", "except x") rank nowhere
+    found = [m for m in FEATURE.finditer(answer)
+             if not re.search(r"\b(?:not|except|never)\W{0,3}$", answer[max(0, m.start() - 12):m.start()],
+                              re.IGNORECASE)]
     if not found or found[0].group() not in candidates:
         return []
     ranks = list(re.finditer(r"(?m)^\s*(\d+)[.)]\s", answer))
@@ -192,6 +322,9 @@ def ranking(answer: str | None, candidates: list[str]) -> list[str]:
         top = [f for f in found if ranks[0].end() <= f.start() < ranks[1].start()]
         if len(top) > 1:
             return []   # a tie at the top: no single first choice
+    between = answer[found[0].end():found[1].start()] if len(found) > 1 else ""
+    if re.fullmatch(r"\W*(?:or|/|=|and/or)\W*", between, re.IGNORECASE):
+        return []   # "x or y" first: a tie
     order: list[str] = []
     for m in found:
         if m.group() in candidates and m.group() not in order:

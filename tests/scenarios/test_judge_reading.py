@@ -272,3 +272,27 @@ def test_several_candidate_states_and_on_off_in_a_name(episodes):
     fails(episode, "The light in the kitchen is either switched off or turned on.", "several candidate states")
     # "on or off" of a device that is not there gives no reading (QT1-IF: no dimmer light in the utility room)
     passes(episodes["qt1-if-001"], "There is no dimmer light 1 in the utility room, so nothing there is on or off.")
+
+
+# ---- the shared reader, second round (PersonalHomeBench's free wordings; each class in our own words) ------
+def test_24_hour_times_said_as_hours_and_minutes_to_or_past():
+    from scenarios.answers import clock_readings
+    assert clock_minutes("2008 hrs") == (20 * 60 + 8,)
+    assert clock_minutes("0915 hours") == (9 * 60 + 15,)
+    assert clock_minutes("twenty-three minutes to six pm") == (17 * 60 + 37,)
+    assert clock_minutes("5 minutes before 6 PM") == (17 * 60 + 55,)
+    assert clock_minutes("49 minutes past 8 in the evening") == (20 * 60 + 49,)
+    assert clock_minutes("5 37 in the evening") == (17 * 60 + 37,)
+    assert clock_readings("from 10 to 6") == ()       # a range, not "ten to six"
+    assert clock_minutes("7 minutes after 5:30 PM") == (17 * 60 + 30,)   # the clock time is the time written
+
+
+def test_halves_signs_and_units_as_people_type_them():
+    assert [(q.value, q.unit) for q in quantities("twenty-one and a half degrees")] == [(21.5, "degree")]
+    assert [(q.value, q.unit) for q in quantities("21½ °C")] == [(21.5, "degC")]
+    assert [(q.value, q.unit) for q in quantities("minus three degrees")] == [(-3.0, "degree")]
+    for text in ("22ºC", "22 deg C", "22 degC", "22 centigrade"):
+        assert [(q.value, q.unit) for q in quantities(text)] == [(22.0, "degC")], text
+    assert [round(q.value, 2) for q in quantities("71.6 F")] == [22.0]
+    assert [round(q.value, 2) for q in quantities("295.15 K")] == [22.0]
+    assert [q.unit for q in quantities("Option F is 2 h away")] == ["hour"]

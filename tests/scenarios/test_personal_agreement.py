@@ -204,3 +204,65 @@ def test_the_scorer_agrees_with_the_committed_dev_labels_on_a_sample():
                                     "Ada. According to Tobias, anyway.", "Ada. Tobias noted it down."])
 def test_common_hedges_and_invented_sources_fail(answer):
     assert not answer_matches("Ada Berg", answer, "Who?", MEMBERS)
+
+
+# ---- the second round: classes of free wording (each written from the class, not from a label) ----------
+@pytest.mark.parametrize("answer", [
+    "Ada, though it might have been Ben.", "Ada. I could easily be mixing them up.", "Ada, if memory serves.",
+    "Ada, to the best of my knowledge.", "My guess: Ada.", "Ada, I'd assume.", "Ada, I'm fairly sure.",
+    "Ada. Unless it was Ben.", "Ada. Or not.", "Ada. Or Ben.", "Ada, or was it Ben?", "Ada? Ben?",
+    "Ada. I keep changing my mind on this one.", "Ada. Actually, wait: Ben.", "Ada (I may have this backwards).",
+])
+def test_doubt_in_any_words_fails(answer):
+    assert not answer_matches("Ada Berg", answer, "Who?", MEMBERS)
+
+
+@pytest.mark.parametrize("answer", [
+    "Ada. (Source: Marek, the caretaker.)", "Ada, says Marek.", "Ada; my neighbour Marek keeps a log.",
+    "Ada. Marek, our cleaner, was there.", "Ada (via Marek)",
+])
+def test_a_source_outside_the_household_fails(answer):
+    assert not answer_matches("Ada Berg", answer, "Who?", MEMBERS)
+
+
+@pytest.mark.parametrize("truth, answer", [
+    ("Ada Berg", "Ada, Ben's sister."), ("Ada Berg", "Ada (Ben had left before her)."),
+    ("Ada Berg", "Ada. Ben, her brother, was out."), ("Ada Berg", "ada"), ("Ada Berg", "Only Ada; nobody else."),
+    ("nobody", "Not a single person."), ("nobody", "None."), ("nobody", "None of them did."),
+    ("17:37", "5:37 PM (17:37)"), ("17:37", "17.37"),
+    ("17:37", "seventeen thirty-seven"), ("17:37", "twenty-three minutes to six in the evening"),
+    ("17:37", "1737 hrs"), ("21.5 °C", "twenty-one and a half degrees"), ("21.5 °C", "21½ °C"),
+    ("22 °C", "22ºC"), ("22 °C", "22 deg C"), ("22 °C", "71.6 F"), ("22 °C", "295.15 K"),
+    ("47", "47 (born the year the house was built)"),
+    ("23 °C", "23 °C either way: the change makes no difference."),
+    ("23 °C", "The change doesn't matter here; it stays 23 °C."),
+    ("23 °C", "23 °C (vs. 21 °C as it really went)"), ("23 °C", "Under the change: 23 °C; what really happened: 21 °C"),
+])
+def test_a_true_answer_in_free_words_passes(truth, answer):
+    assert answer_matches(truth, answer, "Who, when or how warm?", MEMBERS, ROOMS)
+
+
+@pytest.mark.parametrize("truth, answer", [
+    ("22 °C", "22 °C? 23 °C?"), ("17:37", "17:37 or 5:45 PM"), ("nobody", "None; Ben maybe."),
+    ("Ada Berg", "Ada (or Ben)"), ("17:37", "between 17:30 and 17:45"),
+])
+def test_asking_or_offering_two_answers_fails(truth, answer):
+    assert not answer_matches(truth, answer, "Who, when or how warm?", MEMBERS, ROOMS)
+
+
+@pytest.mark.parametrize("answer, picked", [
+    ("**B**", "B"), ("`B`", "B"), ("B!", "B"), ("✅ B", "B"), ("The right choice is b.", "B"),
+    ("Not A — it's B.", "B"), ("B, not C.", "B"), ("Going with B.", "B"),
+    ("B?", None), ("B... or C?", None), ("B (pretty sure)", None), ("B, though A could work", None),
+])
+def test_a_choice_in_free_words(answer, picked):
+    assert choice(answer, ["20 °C", "21 °C", "21.5 °C"]) == picked
+
+
+def test_a_ranking_in_free_words():
+    features = ["a.OnOff.On", "b.OnOff.Off", "c.LevelControl.MoveToLevel"]
+    assert ranking("Most likely **c.LevelControl.MoveToLevel**, then a.OnOff.On", features)[0] == \
+        "c.LevelControl.MoveToLevel"
+    assert ranking("c.LevelControl.MoveToLevel or a.OnOff.On, then b.OnOff.Off", features) == []
+    assert ranking("c.LevelControl.MoveToLevel, a.OnOff.On (I could have these two swapped)", features) == []
+    assert ranking("c.LevelControl.MoveToLevel, a.OnOff.On. Any order works really.", features) == []
