@@ -37,18 +37,26 @@ SEED = "personal-judge-labels/1"
 Row = dict[str, Any]
 
 
-def split_of(task_id: str) -> str:
-    return "heldout" if int(hashlib.sha256(task_id.encode()).hexdigest(), 16) % 10 < 3 else "dev"
+#: The fresh held-out part: this many tasks per category that the first part did not draw.
+FRESH_PER = 20
+FRESH_SEED = "personal-judge-labels/fresh"
+
+
+def second_shapes(task_id: str) -> bool:
+    """Whether a first-part task is answered in the second set of shapes (it was held out until
+    the scorer was measured on it; it is dev now)."""
+    return int(hashlib.sha256(task_id.encode()).hexdigest(), 16) % 10 < 3
 
 
 # ---- which tasks ----------------------------------------------------------------------------
-def draw(tasks: list[PersonalTask], per: int = PER_CATEGORY) -> list[PersonalTask]:
+def draw(tasks: list[PersonalTask], per: int = PER_CATEGORY, seed: str = SEED,
+         skip: frozenset[str] = frozenset()) -> list[PersonalTask]:
     """`per` tasks of each category, a third of each difficulty where it has one, drawn by id
-    with a seeded RNG (same ids while the set is unchanged). CF in whole pairs."""
-    rng = random.Random(SEED)
+    with a seeded RNG (same ids while the set is unchanged), none in `skip`. CF in whole pairs."""
+    rng = random.Random(seed)
     out: list[PersonalTask] = []
     for cat in ("IG", "CF", "MC", "FR", "PG"):
-        mine = sorted((t for t in tasks if t.category == cat), key=lambda t: t.id)
+        mine = sorted((t for t in tasks if t.category == cat and t.id not in skip), key=lambda t: t.id)
         if cat == "CF":
             pairs: dict[str, list[PersonalTask]] = {}
             for t in mine:
@@ -75,6 +83,13 @@ def draw(tasks: list[PersonalTask], per: int = PER_CATEGORY) -> list[PersonalTas
             picked += taken
         out += sorted((t for u in picked for t in u), key=lambda t: t.id)
     return out
+
+
+def parts(tasks: list[PersonalTask]) -> tuple[list[PersonalTask], list[PersonalTask]]:
+    """(dev, held-out): the first part's draw, all dev now (its held-out tasks were measured on),
+    and a fresh draw among the tasks it did not take."""
+    dev = draw(tasks)
+    return dev, draw(tasks, FRESH_PER, FRESH_SEED, frozenset(t.id for t in dev))
 
 
 # ---- what the tools show ----------------------------------------------------------------------
@@ -179,15 +194,18 @@ HEDGES_HELD = [" ...I think? Don't quote me on it.", " Not 100% sure though.",
 class Writer:
     """One task's answers: (answer, label, kind, reason)."""
 
-    def __init__(self, task: PersonalTask, view: View):
+    def __init__(self, task: PersonalTask, view: View, fresh: bool = False):
         self.task, self.view = task, view
-        self.rng = random.Random(f"{SEED}/{task.id}")
+        self.rng = random.Random(f"{FRESH_SEED if fresh else SEED}/{task.id}")
         self.rows: list[tuple[str, str, str, str]] = []
-        # Held-out tasks are answered in the second set of shapes only, so rules tuned on dev
-        # have never seen their phrasing.
-        self.held = split_of(task.id) == "heldout"
+        # Each part is answered in its own set of shapes, so rules tuned on the earlier parts
+        # have never seen a fresh held-out phrasing.
+        self.fresh = fresh
+        self.held = not fresh and second_shapes(task.id)
 
     def add(self, answer: str, label: str, kind: str, reason: str) -> None:
+        if self.fresh:   # "5:37 P.M." ending a sentence takes no second full stop
+            answer = answer.replace(".M..", ".M.")
         if all(answer != a for a, *_ in self.rows):
             self.rows.append((answer, label, kind, reason))
 
@@ -382,6 +400,9 @@ def ghost(w: Writer) -> str:
 
 
 def reactive(w: Writer) -> None:
+    if w.fresh:
+        reactive_fresh(w)
+        return
     t = w.task
     truth = t.answer or ""
     ok, wrong, part = (value_shapes_held if w.held else value_shapes)(w, truth)
@@ -513,6 +534,9 @@ def reactive_held(w: Writer, truth: str, ok: list[str], wrong: list[str], part: 
 
 # ---- MC -----------------------------------------------------------------------------------
 def multiple_choice(w: Writer) -> None:
+    if w.fresh:
+        multiple_choice_fresh(w)
+        return
     t = w.task
     right = t.answer or "A"
     i = LETTERS.index(right)
@@ -609,6 +633,9 @@ def made_up_feature(w: Writer) -> str:
 
 
 def feature_recommendation(w: Writer) -> None:
+    if w.fresh:
+        feature_recommendation_fresh(w)
+        return
     t = w.task
     relevant = t.relevant
     rest = [f for f in t.features if f not in relevant]
@@ -782,6 +809,9 @@ def already(check: Row) -> str:
 
 
 def plan_generation(w: Writer) -> None:
+    if w.fresh:
+        plan_generation_fresh(w)
+        return
     t = w.task
     checks = t.checks
     arrival = datetime.strptime(t.params["arrival"], "%Y-%m-%d %H:%M:%S")
@@ -912,20 +942,544 @@ def plan_generation(w: Writer) -> None:
                          REFUSALS + [f"I can't know what {first} will want."]), "fail", "refusal", "no plan")
 
 
+# ---- the fresh held-out part: how chatty LLM agents answer ------------------------------------
+# A third set of shapes, written after the first two and used by neither: openings, markdown,
+# what was looked up, other time, unit and number styles, names with the member's role or job,
+# apologies and notes, new hedges, true and false extras, invented sources, new stuffing and
+# refusals, typos and casing.
+OPENERS = ["Great question! ", "Sure thing! ", "Okay, so ", "Happy to help. ", "Let me take a look... ", "Alright! ",
+           "Hi there! ", "Thanks for asking! "]
+LOOKED = ["I checked the household memory for {day} and ", "After going through the records, ",
+          "From what I found in the household's log, ", "I definately double-checked this: ",
+          "Based on the household records I pulled up, "]
+NOTES = ["\n\n(Note: this is from the household's own records.)", "\n\nLet me know if you need anything else!",
+         " Hope that helps!", "\n\n_Source: household memory._"]
+REFUSALS_FRESH = ["As an AI assistant, I don't have access to your household's personal records.",
+                  "I'm sorry, but I wasn't able to find enough information to answer this. Is there anything "
+                  "else I can help with?",
+                  "Unfortunately I can't determine that. Could you tell me which day you mean?",
+                  "Apologies — I couldn't answer this reliably, so I'd rather not say.",
+                  "I'd need more information to answer this question accurately."]
+HEDGES_FRESH = ["\n\n⚠️ Low confidence: the records were ambiguous, so please verify before relying on this.",
+                " That's my best guess, but honestly it could just as easily be something else.",
+                " (I might be misreading the log here, so take this with a big grain of salt.)",
+                "\n\nThat said, I couldn't confirm it, and it may well be wrong."]
+GHOSTS_FRESH = ("Bartholomew", "Henrietta", "Cosimo", "Philippa", "Ambrose")
+NOT_HOBBIES = ("chess", "surfing", "knitting", "rock climbing", "gaming", "fencing")
+#: Devices no generated home has (checked against the home before use), for invented sources.
+NO_DEVICES = (("front_door_camera", "front door camera"), ("hallway_motion_sensor", "hallway motion sensor"),
+              ("smart_doorbell", "smart doorbell"), ("entry_keypad", "entry keypad"))
+MADE_UP_FRESH = ("porch_light", "bathroom_fan", "hall_heater", "garden_sprinkler", "attic_light")
+
+
+def clock_fresh(hhmm: str, style: int) -> str:
+    """The fresh ways to write a time (none of clock12's or clock_held's)."""
+    h, m = map(int, hhmm.split(":"))
+    h12 = h % 12 or 12
+    part = "at night" if h >= 21 or h < 5 else "in the evening" if h >= 17 else \
+        "in the afternoon" if h >= 12 else "in the morning"
+    said = f"{words(h)} {'hundred' if m == 0 else words(m) if m >= 10 else 'oh ' + words(m)}"
+    return [f"{h12}:{m:02d} {'P.M.' if h >= 12 else 'A.M.'}", f"{h:02d}:{m:02d}:00", f"{h12}:{m:02d} {part}",
+            f"{said} hours", f"{h:02d}.{m:02d}"][style % 5]
+
+
+def decade_words(n: int) -> str:
+    """'forties' for 40..49."""
+    return "teens" if n // 10 == 1 else words(n // 10 * 10)[:-1] + "ies"
+
+
+def role_plural(role: str) -> str:
+    return "children" if role == "child" else role + "s"
+
+
+def occupation(member: Row) -> str:
+    m = re.search(r"-year-old (.+?) \(", member.get("persona", ""))
+    return m.group(1) if m else member["role"]
+
+
+def fresh_value(w: Writer, value: str) -> str:
+    """A ground-truth value as the fresh shapes write it (a time or a temperature restyled)."""
+    if re.fullmatch(r"\d{2}:\d{2}", value):
+        return clock_fresh(value, w.rng.randrange(5))
+    m = re.fullmatch(r"(-?\d+(?:\.\d+)?) ?°C", value)
+    return w.pick([f"{m.group(1)} ℃", f"{m.group(1)} deg C", f"{float(m.group(1)):.1f} °C"]) if m else value
+
+
+def by_name(w: Writer, name: str) -> Row:
+    return next(m for m in w.view.members if m["name"] == name)
+
+
+def value_shapes_fresh(w: Writer, truth: str) -> tuple[list[str], list[str], str]:
+    """(correct phrasings, wrong values, a part-only answer) in the fresh shapes."""
+    t, p, view = w.task, w.task.params, w.view
+    template = t.template or ""
+    name = p.get("name", "")
+    first = view.first(name) if name else ""
+    day = p.get("day", "")
+    if template in ("first_on", "dishes", "last_out", "first_home"):
+        wrong = [m["name"] for m in view.members if m["name"] != truth] + ([] if truth == NOBODY else [NOBODY])
+        what = {"first_on": f"switched the {p.get('label')} on first", "dishes": f"started the {p.get('label')}",
+                "last_out": f"was last out of the {p.get('room_name')}",
+                "first_home": "was the first one home"}[template]
+        if truth == NOBODY:
+            return ([f"**Nobody.** No household member {what} on {day}.", "Looks like no one did!",
+                     f"No one — none of the residents {what} that day.", "NOBODY"], wrong, "")
+        m = by_name(w, truth)
+        f, role = view.first(truth), m["role"]
+        ok = [f"**{truth}**", f"{f} ({role})", f"That'd be {truth}, the {occupation(m)}.", truth.upper(),
+              f"It was {f.lower()} — {f} {what} on {day}.", f"The one who {what} was {f}, the household's {role}."]
+        same_role = [x for x in view.members if x["role"] == role]
+        surname = truth.split()[-1] if " " in truth else ""
+        part = f"One of the {role_plural(role)}." if len(same_role) > 1 else \
+            (f"Someone from the {surname} family." if surname and sum(
+                x["name"].endswith(" " + surname) for x in view.members) > 1 else "")
+        return ok, [x for x in wrong if x != truth], part
+    if template == "came_home":
+        if not re.fullmatch(r"\d{2}:\d{2}", truth):
+            ok = [f"{first} never made it home on {day}, according to the presence log.",
+                  f"**{first} didn't come home** that day.", f"They were away all day on {day}: no arrival at all."]
+            return ok, [clock_fresh(shift("18:00", w.rng.randrange(-90, 90, 5)), w.rng.randrange(5))], ""
+        ok = [f"**{clock_fresh(truth, w.rng.randrange(5))}**", f"{first} got in at {clock_fresh(truth, 0)}.",
+              f"The presence log shows {first} arriving at {clock_fresh(truth, 1)} on {day}.",
+              f"{first} came through the door at {clock_fresh(truth, 2)}.", clock_fresh(truth, 3).capitalize(),
+              f"Arrival time: {clock_fresh(truth, 4)}"]
+        wrong = [clock_fresh(shift(truth, d), w.rng.randrange(5)) for d in (-65, -30, -10, 15, 40, 80)]
+        h = int(truth[:2])
+        h12 = h % 12 or 12
+        return ok, wrong, w.pick([f"Between {h12} and {h12 % 12 + 1} {'p.m.' if h >= 12 else 'a.m.'}",
+                                  "Around dinner time." if 17 <= h <= 20 else f"A little after {h12}.",
+                                  f"Sometime in the {'evening' if h >= 17 else 'afternoon' if h >= 12 else 'morning'}, "
+                                  "I believe."])
+    if template in ("pref_temp", "temp_home"):
+        mt = re.match(r"(-?\d+(?:\.\d+)?)", truth)
+        if mt is None:
+            return [truth], [], ""
+        v = float(mt.group(1))
+        num = f"{v:g}"
+        fahr = round(v * 9 / 5 + 32)
+        if template == "pref_temp":
+            ok = [f"{num} ℃", f"{first} likes it at **{num} °C**.", f"{num} deg C",
+                  f"{first}'s profile says {v:.1f} °C.", f"{num} degrees centigrade",
+                  f"{num} °C (roughly {fahr} °F)", f"{num}ºC"]
+        else:
+            ok = [f"{num} ℃", f"About **{num} °C** when {first} got home.", f"{num} deg C",
+                  f"The {p.get('room_name')} was at {v:.1f} °C (rounded) when {first} arrived.",
+                  f"{num} degrees centigrade", f"{num}ºC"]
+        step = 0.5 if template == "pref_temp" and not v.is_integer() else 1
+        wrong = [f"{v + d * step:g} ℃" for d in (-3, -2, -1, 1, 2, 4)]
+        level = int(v) % 10
+        band = "low" if level < 4 else "mid" if level < 7 else "high"
+        part = f"Somewhere in the {band} {decade_words(int(v))}." if v >= 10 else "Around ten degrees or a bit less."
+        return ok, wrong, part
+    if template == "age":
+        n = int(truth)
+        m = w.view.member(p["resident"]) if p.get("resident") else by_name(w, name)
+        ok = [f"{n} y/o", f"{words(n).replace('-', ' ').capitalize()} years old.", f"**Age:** {n}",
+              f"{first} is a {n}-year-old {m['role']}.", f"They're {n}.", f"{words(n).capitalize()} ({n})."]
+        band = "early" if n % 10 < 4 else "mid" if n % 10 < 7 else "late"
+        part = f"{first} is in their {band} {decade_words(n)}." if n >= 20 else f"Under {n // 5 * 5 + 5}."
+        return ok, [f"{n + d} y/o" for d in (-7, -4, -2, -1, 2, 3, 6) if n + d > 0], part
+    if template == "bedroom":
+        rooms = {r["room_id"]: r.get("name", r["room_id"]) for r in view.rooms}
+        nice = rooms.get(truth, truth)
+        ok = [f"**{truth}**", f"{first}'s room is the {nice} (`{truth}`).", f"Looks like it's `{truth}`!",
+              f"{truth} — that's the {nice.lower()}", f"room_id: {truth}"]
+        return ok, [f"`{r}`" for r in rooms if r != truth], ""
+    return [truth], [], ""
+
+
+def extra_fresh(w: Writer, true: bool, rid: str | None = None) -> str:
+    """A fact about the task's resident: true (helpful) or false (a made-up claim)."""
+    rid = rid or w.task.params.get("resident")
+    if not rid:
+        return ""
+    m = w.view.member(rid)
+    fn, prefs = w.view.first(m["name"]), m["preferences"]
+    hobbies = prefs.get("hobbies") or []
+    if true:
+        facts = [f" Fun fact: {fn} is {m['age']} and the household's {m['role']}.",
+                 f"\n\nFor context, {fn} is the {occupation(m)} of the house."]
+        if hobbies:
+            facts.append(f" ({fn} enjoys {' and '.join(hobbies)}, by the way.)")
+        if prefs.get("wake") and prefs.get("bed"):
+            facts.append(f" {fn} usually wakes at {prefs['wake']} and goes to bed around {prefs['bed']}.")
+        return w.pick(facts)
+    fake = next(h for h in NOT_HOBBIES if h not in hobbies)
+    off = w.pick([5, 8, 11] if m["age"] < 12 else [-9, -6, 5, 8])
+    wake = shift(prefs["wake"], 75) if prefs.get("wake") else "05:15"
+    return w.pick([f" Fun fact: {fn} is {m['age'] + off} years old.",
+                   f" ({fn} is a big fan of {fake}, by the way.)",
+                   f" For context, {fn} usually wakes at {wake}."])
+
+
+def invented_source(w: Writer) -> tuple[str, str]:
+    """(a cited source this home does not have, why it is false)."""
+    names = {m["name"].split()[0] for m in w.view.members}
+    ghost_name = next(n for n in GHOSTS_FRESH if n not in names)
+    device = next(((d, label) for d, label in NO_DEVICES
+                   if not any(d.split("_")[-1] in x for x in w.view.devices)), None)
+    if device and w.rng.random() < 0.5:
+        return f"the {device[1]} footage", f"cites a {device[1]}, which this home does not have"
+    return f"{ghost_name}, the au pair", f"cites {ghost_name}, who is not a household member"
+
+
+def reactive_fresh(w: Writer) -> None:
+    t = w.task
+    truth = t.answer or ""
+    day = t.params.get("day", "")
+    ok, wrong, part = value_shapes_fresh(w, truth)
+    cf = t.counterfactual or {}
+    answer = fresh_value(w, truth)
+    for a in w.some(ok, 2):
+        w.add(a, "pass", "correct", "states the true answer and nothing contradicting it")
+    framed = sentence(w.pick(ok))
+    w.add(w.pick([w.pick(OPENERS) + framed, w.pick(LOOKED).format(day=day) + "the answer is " + answer + ".",
+                  "Sorry for the wait! " + framed, framed + w.pick(NOTES)]),
+          "pass", "correct", "states the true answer (with an opening, a note or what was looked up) and nothing "
+                             "contradicting it")
+    if cf:
+        orig = fresh_value(w, cf.get("original_answer", ""))
+        if cf.get("changed"):
+            w.add(w.pick([f"In that hypothetical, it would be {answer}. (In reality it was {orig}.)",
+                          f"**Hypothetically:** {answer}\n**Actually:** {orig}",
+                          f"If that were the case, the answer would shift to {answer}, "
+                          f"compared with the real {orig}."]),
+                  "pass", "helpful", "gives the answer under the change; the actual one named only as the contrast")
+            w.add(w.pick([f"That doesn't change anything — it's still {orig}.",
+                          f"**{orig}** (the change wouldn't affect this)",
+                          f"Even with that change, the answer stays at {orig}."]),
+                  "fail", "ignored_change", "gives the actual answer; under the change it is different")
+        else:
+            w.add(w.pick([f"That change wouldn't affect this, so the answer remains {answer}.",
+                          f"**{answer}** — the hypothetical is irrelevant here.",
+                          f"Nothing changes: it's {answer} with or without that assumption."]),
+                  "pass", "helpful", "states the true answer, unchanged by the hypothetical, and says so")
+            if wrong:
+                w.add(w.pick([f"Under that assumption the answer moves to {w.pick(wrong)}.",
+                              f"That would push it to {w.pick(wrong)}."]),
+                      "fail", "wrong", "claims the change moves the answer; it does not")
+    else:
+        extra = extra_fresh(w, True)
+        if extra:
+            w.add(sentence(w.pick(ok)) + extra, "pass", "helpful", "true answer plus a true fact about the member")
+        extra = extra_fresh(w, False)
+        if extra:
+            w.add(sentence(w.pick(ok)) + extra, "fail", "fabricated",
+                  "true answer plus a false claim about the member (the members' list says otherwise)")
+    first_ok = w.pick(ok)
+    if wrong:
+        x = w.pick(wrong)
+        w.add(w.pick(["**Nobody** did, from what I can see.", "Looks like no one did!"] if x == NOBODY else
+                     ["Based on the records, it's **{x}**.", w.pick(OPENERS) + "{x}.",
+                      "I checked, and the answer is {x}."]).format(x=x),
+              "fail", "wrong", "states a value that is not the true answer")
+        cands = [answer] + w.some(wrong, 2)
+        w.rng.shuffle(cands)
+        shapes = ["Most likely {a}, but {b} and {c} are also possible.", "Possible answers:\n- {a}\n- {b}\n- {c}",
+                  "It's either {a}, {b} or {c}; hard to tell from the data."] if len(cands) == 3 else \
+            ["Most likely {a}, but {b} is also possible.", "Possible answers:\n- {a}\n- {b}"]
+        w.add(w.pick(shapes).format(a=cands[0], b=cands[1], c=cands[-1]),
+              "fail", "stuffed", "several candidate answers instead of one")
+        doubts = [f" Or possibly {w.pick(wrong)}; the entries were a bit confusing.",
+                  f"\n\nEdit: on reflection it might actually be {w.pick(wrong)}."]
+        w.add(sentence(first_ok) + w.pick(doubts + HEDGES_FRESH),
+              "fail", "hedged", "the answer is taken back or put in doubt after it is given")
+    if part:
+        w.add(part, "fail", "partly_correct", "only part of the answer: not the exact value asked for")
+    choices = [("copied", "repeats the question without answering it"), ("refusal", "gives no answer"),
+               ("fabricated", "")]
+    for kind, reason in w.some(choices, 2):
+        if kind == "copied":
+            w.add(w.pick([f"**Question:** {t.question}\n**Answer:** see the household records.",
+                          f"You're asking: \"{t.question}\" Let me look into that for you!"]),
+                  "fail", kind, reason)
+        elif kind == "refusal":
+            w.add(w.pick(REFUSALS_FRESH), "fail", kind, reason)
+        else:
+            source, why = invented_source(w)
+            w.add(w.pick([f"{sentence(first_ok)} (Confirmed by {source}.)",
+                          f"According to {source}: {first_ok}"]), "fail", kind, why)
+
+
+def multiple_choice_fresh(w: Writer) -> None:
+    t = w.task
+    right = t.answer or "A"
+    text = t.options[LETTERS.index(right)]
+    letters = LETTERS[:len(t.options)]
+    others = [c for c in letters if c != right]
+
+    def opt(c: str) -> str:
+        return t.options[LETTERS.index(c)]
+
+    def chosen(c: str, body: str) -> list[str]:
+        return [f"The correct answer is **{c}) {body}**.", f"{c} is correct: {body}.",
+                f"Looking at the options, {c} ({body}) matches what I found in the records.", f"Answer → {c}",
+                f"{c.lower()})", f"✅ {c}", f"Letter: {c}", f"My answer: {c} — {body}", f"Sure! The answer is {c}."]
+    ok = chosen(right, text)
+    for a in w.some(ok, 3):
+        w.add(a, "pass", "correct", "one option chosen, the right one (its letter or its text)")
+    if t.params.get("resident"):
+        w.add(sentence(w.pick(ok[:4])) + extra_fresh(w, True), "pass", "helpful",
+              "the right option plus a true fact about the member")
+    x = w.pick(others)
+    w.add(w.pick(chosen(x, opt(x))), "fail", "wrong", "one option chosen, a wrong one")
+    y = w.pick(others)
+    w.add(w.pick(chosen(right, opt(y))[:3]), "fail", "wrong",
+          "letter and option text disagree: no single option chosen")
+    pair = sorted([right, w.pick(others)])
+    w.add(w.pick([f"{pair[0]} or {pair[1]}: both seem consistent with the data.",
+                  f"{', '.join(letters)} (all plausible)", f"Could be {pair[0]}, could be {pair[1]}.",
+                  f"I'd say {pair[0]}/{pair[1]}; hard to choose."]),
+          "fail", "stuffed", "several options chosen")
+    w.add(sentence(w.pick(ok[:4])) + w.pick([f" Though I'm torn between it and {x}, honestly.",
+                                             f"\n\n(Low confidence: {x} is also a strong candidate.)"] + HEDGES_FRESH),
+          "fail", "hedged", "the choice is put in doubt after it is made")
+    if t.params.get("resident"):
+        w.add(sentence(w.pick(ok[:4])) + extra_fresh(w, False), "fail", "fabricated",
+              "the right option plus a false claim about the member (the members' list says otherwise)")
+    if w.pick(["copied", "refusal"]) == "copied":
+        w.add(w.pick(["Here are the options again:\n"
+                      + "\n".join(f"({LETTERS[k]}) {o}" for k, o in enumerate(t.options)),
+                      "\n".join(f"- **{LETTERS[k]}**: {o}" for k, o in enumerate(t.options))]),
+              "fail", "copied", "repeats the options without choosing")
+    else:
+        w.add(w.pick(REFUSALS_FRESH + ["None of the listed options matches what I found, so I can't pick one."]),
+              "fail", "refusal", "no option chosen")
+
+
+def ranking_shapes_fresh(order: list[str], first: str) -> list[str]:
+    """One ranking in the fresh shapes: the first seven give the whole order, the last the top three."""
+    rest = order[3:]
+    return ["Here's my ranking:\n```json\n" + json.dumps(order, indent=2) + "\n```",
+            "Ranked (most → least useful):\n" + "\n".join(f"{k}. **{f}**" for k, f in enumerate(order, 1)),
+            str(order),
+            "\n".join(f"{k}. `{f}`" for k, f in enumerate(order, 1)),
+            f"Based on {first}'s habits, I'd rank them like this: " + " → ".join(order),
+            f"Sure! Top priority is {order[0]}, then {order[1]}; after that {order[2]}"
+            + (f", and finally {', '.join(rest)}." if rest else "."),
+            f"1. {order[0]}: the first thing {first} will want on walking in\n"
+            + "\n".join(f"{k}. {f}" for k, f in enumerate(order[1:], 2)),
+            f"Top 3: {order[0]}, {order[1]}, {order[2]}"]
+
+
+def feature_recommendation_fresh(w: Writer) -> None:
+    t = w.task
+    relevant = t.relevant
+    rest = [f for f in t.features if f not in relevant]
+    w.rng.shuffle(rest)
+    best = relevant + rest
+    rid = t.params["resident"]
+    first = w.view.first(w.view.member(rid)["name"])
+    shapes = ranking_shapes_fresh(best, first)
+    for a in w.some(shapes, 3):
+        w.add(a, "pass", "correct", "the top-ranked feature is a relevant one (AP@1 = 1)")
+    alt = [relevant[1], relevant[0], relevant[2]] + rest
+    w.add(w.pick(ranking_shapes_fresh(alt, first)[:7]), "pass", "correct",
+          "the top-ranked feature is a relevant one (AP@1 = 1), though not the one used most")
+    w.add(w.pick([f"If I had to pick just one: **{relevant[0]}**.",
+                  f"`{relevant[0]}` is the most useful one right now.",
+                  f"Top 3: {relevant[0]}, {relevant[1]}, {relevant[2]}"]), "pass", "correct",
+          "ranks only the top features; the first is relevant (AP@1 = 1)")
+    shape, extra = w.pick(shapes[:7]), extra_fresh(w, True, rid)
+    w.add(shape + ("\n\n" + extra.strip() if shape.endswith("```") else extra), "pass", "helpful",
+          "a ranking with a relevant feature first, plus a true fact about the resident")
+    junk = w.pick(rest)
+    wrong = [junk] + [f for f in best if f != junk]
+    w.add(w.pick(ranking_shapes_fresh(wrong, first)[:7]), "fail", "wrong", "the top-ranked feature is not relevant")
+    w.add(w.pick(ranking_shapes_fresh(list(reversed(best)), first)[:7]), "fail", "wrong",
+          "ranked least useful first: the top-ranked feature is not relevant")
+    given = list(t.features)
+    for kind in w.some(["copied", "stuffed", "hedged", "fabricated", "refusal"], 3):
+        if kind == "copied":
+            w.add(w.pick(["Here are the features you listed:\n"
+                          + "\n".join(f"{k}. {c}" for k, c in enumerate(given, 1)),
+                          "You asked me to rank these: " + json.dumps(given)]), "fail", kind,
+                  "repeats the candidates in the order given: no ranking made")
+        elif kind == "stuffed":
+            w.add(w.pick(["Honestly, all of these could be useful; it depends on the day:\n"
+                          + "\n".join(f"- {c}" for c in given),
+                          f"**Tied for first:** {relevant[0]}, {junk}, {relevant[1]}\n**Then:** the rest"]),
+                  "fail", kind, "no single top-ranked feature: several or all put first")
+        elif kind == "hedged":
+            w.add(w.pick(shapes[:7]) + w.pick([
+                f"\n\nI'm not confident in this order, though: the top spot could just as well go to {junk}.",
+                f"\n\n(Just a guess; I couldn't find much about {first}'s routine, so treat this as unreliable.)"]),
+                "fail", kind, "the ranking is taken back after it is given")
+        elif kind == "fabricated":
+            made = next(d for d in MADE_UP_FRESH if d not in w.view.devices)
+            w.add(w.pick(ranking_shapes_fresh([f"{made}.OnOff.On"] + best, first)[:7]), "fail", kind,
+                  "the top-ranked feature is not a device feature of this home (made up)")
+        else:
+            w.add(w.pick(REFUSALS_FRESH + [f"I can't rank these without knowing more about {first}'s plans."]),
+                  "fail", "refusal", "no ranking")
+
+
+def in_words_fresh(check: Row, value: Any) -> str:
+    device = check["device"].replace("_", " ")
+    attr = check["attribute"]
+    if attr == "OnOff.OnOff":
+        return f"Turn {'on' if value else 'off'} the {device}"
+    if attr == "LevelControl.CurrentLevel":
+        return f"Bring the {device} to brightness {value} (~{round(value / 254 * 100)}%)"
+    if attr == "Thermostat.SystemMode":
+        return f"Switch the {device} to {MODE_WORDS.get(value, value)}"
+    if attr.startswith("Thermostat."):
+        return f"Set the {device} {'cooling' if 'Cooling' in attr else 'heating'} target to {value / 100:g} ℃"
+    return f"Set the {device} fan to {value}%"
+
+
+def realistic_wrong(check: Row, rng: random.Random) -> tuple[Any, str]:
+    """A wrong value an agent plausibly writes: a level as a percentage, a setpoint in degrees."""
+    v, attr = check["value"], check["attribute"]
+    if attr == "LevelControl.CurrentLevel" and round(v / 254 * 100) != v:
+        return round(v / 254 * 100), "a percentage where the level (0-254) is wanted"
+    if attr.startswith("Thermostat.") and "Setpoint" in attr:
+        return (v // 100 if v % 100 == 0 else v / 100), "degrees where hundredths of a degree are wanted"
+    return wrong_value(check, rng), "a value the resident does not want"
+
+
+def plan_generation_fresh(w: Writer) -> None:
+    t = w.task
+    checks = t.checks
+    arrival = datetime.strptime(t.params["arrival"], "%Y-%m-%d %H:%M:%S")
+    rid = t.params["resident"]
+    member = w.view.member(rid)
+    first = w.view.first(member["name"])
+    pid = w.pick([f"welcome_{rid}", f"{rid}_comfort", "evening_arrival"])
+
+    def plan(values: list[Any], start: datetime, numeric: bool = False, subset: list[Row] | None = None,
+             split: bool = False) -> list[Row]:
+        chosen = subset if subset is not None else checks
+        steps = [step_for(c, v, numeric) for c, v in zip(chosen, values, strict=True)]
+        when = f"{start:%Y-%m-%d %H:%M:%S}"
+        if split:
+            return [{"program_id": pid, "tool": "schedule_workflow", "args": {"start_time": when, "steps": [s]}}
+                    for s in steps]
+        return [{"program_id": pid, "tool": "schedule_workflow", "args": {"start_time": when, "steps": steps}}]
+
+    def numbered(subset: list[Row], values: list[Any]) -> str:
+        return "\n".join(f"{k}. {in_words_fresh(c, v)}" for k, (c, v) in enumerate(zip(subset, values, strict=True), 1))
+
+    def text(steps: list[Row], words_of: str = "") -> str:
+        body = json.dumps(steps, indent=2)
+        if words_of:
+            return f"Here's what I'll do for {first}:\n{words_of}\n\n```json\n{body}\n```"
+        return w.pick([f"Sure! Here's a plan to get everything ready for {first}:\n\n```json\n{body}\n```\n\n"
+                       "Let me know if you'd like any changes!",
+                       f"I looked up {first}'s preferences with get_household_members and built this plan:\n"
+                       f"```json\n{body}\n```",
+                       f"```json\n{body}\n```\nLet me know if you want me to tweak anything.",
+                       f"**Plan for {first}'s arrival**\n\n{body}"])
+
+    truth = [c["value"] for c in checks]
+    starts = [arrival - timedelta(minutes=m) for m in (4, 6, 8, 15)]
+    for k in range(3):
+        w.add(text(plan(truth, w.pick(starts), numeric=k == 1, split=k == 2)), "pass", "correct",
+              "a runnable plan that leaves the values the resident sets on arrival in place by then")
+    w.add(text(plan(truth, w.pick(starts)), numbered(checks, truth)), "pass", "correct",
+          "the plan explained as numbered steps and given as runnable JSON; the values are in place by the arrival")
+    thermo = [c for c in checks if c["attribute"].startswith(("Thermostat.", "FanControl."))]
+    if thermo and len(thermo) < len(checks):
+        lights = [c for c in checks if c not in thermo]
+        now = datetime.strptime(t.at, "%Y-%m-%d %H:%M:%S")
+        steps = [{"program_id": "climate_now", **step_for(c, c["value"], False)} for c in thermo] + \
+            plan([c["value"] for c in lights], arrival - timedelta(minutes=6), False, lights)
+        w.add(text(steps), "pass", "correct",
+              f"climate set now ({now:%H:%M}), lights scheduled for arrival: every value in place by then")
+    w.add(w.pick([f"Here's the plan:\n{numbered(checks, truth)}\n\nAll of this at about "
+                  f"{clock_fresh(f'{arrival - timedelta(minutes=5):%H:%M}', 0)}, just before {first} gets in.",
+                  f"Sure! Before {first} arrives ({clock_fresh(f'{arrival:%H:%M}', 2)}), I'd:\n"
+                  + "\n".join(f"- {in_words_fresh(c, c['value']).lower()}" for c in checks)]),
+          "fail", "prose", "a plan in prose: no executable steps, so its validity (Eq. 11) is 0; the task asks for "
+                           "the JSON list of tool calls")
+    bad = w.rng.randrange(len(checks))
+    vals = list(truth)
+    vals[bad], why = realistic_wrong(checks[bad], w.rng)
+    w.add(text(plan(vals, w.pick(starts))), "fail", "wrong",
+          f"sets {checks[bad]['device']} {checks[bad]['attribute']} to {vals[bad]!r}: {why} "
+          f"(the resident sets {truth[bad]!r})")
+    now_values = [w.view.current(c) for c in checks]
+    leveled = {c["device"] for c in checks if c["attribute"] == "LevelControl.CurrentLevel"}
+    missable = [c for c, v in zip(checks, now_values, strict=True) if v != c["value"]
+                and not (c["attribute"] == "OnOff.OnOff" and c["value"] and c["device"] in leveled)]
+    if len(checks) > 1 and missable:
+        gone = w.pick(missable)
+        keep = [c for c in checks if c is not gone]
+        w.add(text(plan([c["value"] for c in keep], w.pick(starts), False, keep)), "fail", "partly_correct",
+              f"leaves out {gone['device']} {gone['attribute']}, which the resident sets on arrival")
+    if missable:
+        gone = w.pick(missable)
+        keep = [c for c in checks if c is not gone]
+        claim = already(gone).replace(" °C", " ℃")
+        body = f"```json\n{json.dumps(plan([c['value'] for c in keep], w.pick(starts), False, keep), indent=2)}\n```" \
+            if keep else "So there's nothing to schedule!"
+        w.add(f"Good news: I checked, and {claim}, so I've left that out.\n\n{body}",
+              "fail", "fabricated", f"claims {gone['device']} {gone['attribute']} is already as wanted; "
+                                    f"get_attribute shows {w.view.current(gone)!r}, not {gone['value']!r}")
+    if any(v != c["value"] for c, v in zip(checks, now_values, strict=True)):
+        late = arrival + timedelta(minutes=w.pick([100, 150]))
+        w.add(text(plan(truth, late)), "fail", "wrong_time",
+              "the values come long after the resident has arrived (some are not in place until then)")
+    shown = "; ".join(f"{c['device'].replace('_', ' ')} {c['attribute'].split('.')[1]} = {v!r}"
+                      for c, v in zip(checks, now_values, strict=True))
+    start = arrival - timedelta(minutes=6)
+    w.add(f"I checked the current state first ({shown}). Here's the plan, timed for "
+          f"{clock_fresh(f'{start:%H:%M}', 2)}:\n```json\n{json.dumps(plan(truth, start), indent=2)}\n```",
+          "pass", "helpful", "a runnable plan leaving the arrival values in place, with the values the tools show now")
+    prefs = member["preferences"]
+    liked = f"{prefs.get('temperature')} °C and light level {prefs.get('light_level')}"
+    body = json.dumps(plan(truth, w.pick(starts)), indent=2)
+    if prefs.get("temperature") is not None and prefs.get("light_level") is not None:
+        w.add(f"From get_household_members: {first} prefers {liked}.\n```json\n{body}\n```", "pass", "helpful",
+              "a runnable plan leaving the arrival values in place, with the resident's true preferences")
+        w.add(f"From get_household_members: {first} prefers {prefs['temperature'] + 2:g} °C and light level "
+              f"{(prefs['light_level'] + 60) % 254}.\n```json\n{body}\n```", "fail", "fabricated",
+              "the plan is right but it misstates the resident's preferences (a false claim about the household)")
+    for kind in w.some(["fabricated", "invalid", "stuffed", "hedged", "copied", "refusal"], 3):
+        if kind == "fabricated":
+            made = next(d for d in MADE_UP_FRESH if d not in w.view.devices)
+            steps = plan(truth, w.pick(starts))
+            steps[0]["args"]["steps"].insert(0, {"tool": "execute_command", "args": {
+                "device_id": made, "endpoint_id": 1, "cluster_id": "OnOff", "command_id": "On", "args": {}}})
+            w.add(text(steps), "fail", kind, f"a step on {made}, which this home does not have (not executable)")
+        elif kind == "invalid":
+            steps = [{"program_id": pid, "tool": w.pick(["set_device_state", "call_service", "control_light"]),
+                      "args": {"entity": c["device"], "attribute": c["attribute"], "value": c["value"]}}
+                     for c in checks]
+            w.add(text(steps), "fail", kind, "steps name tools that do not exist: not executable (validity 0)")
+        elif kind == "stuffed":
+            a = json.dumps(plan(truth, w.pick(starts)), indent=2)
+            b = json.dumps(plan(vals, w.pick(starts)), indent=2)
+            w.add(f"Here are two options:\n\n**Option A**\n```json\n{a}\n```\n\n**Option B**\n```json\n{b}\n```\n\n"
+                  f"Choose whichever suits {first} best.", "fail", kind, "two conflicting plans instead of one")
+        elif kind == "hedged":
+            w.add(text(plan(truth, w.pick(starts))) + w.pick([
+                f"\n\nThat said, I'm really not sure this matches what {first} wants; I'd hold off on running it "
+                "until they confirm.",
+                "\n\nHonestly this is a guess, so it might be better not to change anything for now."]),
+                "fail", kind, "the plan is withdrawn after it is given")
+        elif kind == "copied":
+            w.add(f"> {t.question}\n\nI'll plan this out!", "fail", kind, "repeats the task: no plan")
+        else:
+            w.add(w.pick(REFUSALS_FRESH + [f"I can't schedule anything without a confirmation from {first}."]),
+                  "fail", "refusal", "no plan")
+
+
 WRITERS: dict[str, Callable[[Writer], None]] = {"IG": reactive, "CF": reactive, "MC": multiple_choice,
                                                 "FR": feature_recommendation, "PG": plan_generation}
 
 
-def task_rows(base: Path, task: PersonalTask) -> list[Row]:
-    w = Writer(task, View(base, task))
+def task_rows(base: Path, task: PersonalTask, fresh: bool = False) -> list[Row]:
+    w = Writer(task, View(base, task), fresh)
     WRITERS[task.category](w)
-    split = split_of(task.id)
+    split = "heldout" if fresh else "dev"
     return [{"task_id": task.id, "answer": a, "label": label, "kind": kind, "reason": reason, "split": split}
             for a, label, kind, reason in w.rows]
 
 
-def lines(base: Path, tasks: list[PersonalTask]) -> list[str]:
-    return [json.dumps(r, ensure_ascii=False, sort_keys=True) for t in tasks for r in task_rows(base, t)]
+def lines(base: Path, tasks: list[PersonalTask], fresh: bool = False) -> list[str]:
+    """The rows of `tasks`, answered in the fresh held-out shapes when `fresh`."""
+    return [json.dumps(r, ensure_ascii=False, sort_keys=True) for t in tasks for r in task_rows(base, t, fresh)]
 
 
 def main(argv: list[str]) -> int:
@@ -933,10 +1487,10 @@ def main(argv: list[str]) -> int:
         print(__doc__.strip().splitlines()[-1].strip(), file=sys.stderr)
         return 2
     source = Path(argv[1]) if len(argv) == 2 else TASKS
-    tasks = draw(load_tasks(source))
-    out = lines(source.parent, tasks)
+    dev, heldout = parts(load_tasks(source))
+    out = lines(source.parent, dev) + lines(source.parent, heldout, fresh=True)
     Path(argv[0]).write_text("".join(x + "\n" for x in out), encoding="utf-8")
-    print(f"{len(out)} answers to {len(tasks)} tasks -> {argv[0]}")
+    print(f"{len(out)} answers to {len(dev)} dev and {len(heldout)} held-out tasks -> {argv[0]}")
     return 0
 
 

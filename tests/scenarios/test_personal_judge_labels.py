@@ -2,7 +2,6 @@
 whole, consistent with the committed task set, and what its script writes."""
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
 from collections import Counter
@@ -33,16 +32,16 @@ def lines() -> list[str]:
     return LABELS.read_text(encoding="utf-8").splitlines()
 
 
-def test_file_is_whole_and_follows_the_task_set(lines: list[str]) -> None:
+def test_file_is_whole_and_follows_the_task_set(writer: ModuleType, lines: list[str]) -> None:
     tasks = {t.id: t for t in load_tasks(TASKS)}
+    heldout = {t.id for t in writer.parts(list(tasks.values()))[1]}
     rows = [json.loads(x) for x in lines]
     assert len(rows) >= 1500
     for r in rows:
         assert set(r) == {"task_id", "answer", "label", "kind", "reason", "split"}, r
         assert r["task_id"] in tasks, r["task_id"]
         assert r["label"] in ("pass", "fail") and r["kind"] and r["reason"] and r["answer"]
-        heldout = int(hashlib.sha256(r["task_id"].encode()).hexdigest(), 16) % 10 < 3
-        assert r["split"] == ("heldout" if heldout else "dev"), r["task_id"]
+        assert r["split"] == ("heldout" if r["task_id"] in heldout else "dev"), r["task_id"]
     by = Counter((tasks[r["task_id"]].category, r["label"]) for r in rows)
     for cat in ("IG", "CF", "MC", "FR", "PG"):
         assert by[(cat, "pass")] and by[(cat, "fail")], cat
@@ -55,14 +54,33 @@ def test_file_is_whole_and_follows_the_task_set(lines: list[str]) -> None:
 
 
 def test_the_draw_is_the_files_tasks(writer: ModuleType, lines: list[str]) -> None:
-    drawn = [t.id for t in writer.draw(load_tasks(TASKS))]
+    dev, heldout = writer.parts(load_tasks(TASKS))
+    assert not {t.id for t in dev} & {t.id for t in heldout}
+    drawn = [t.id for t in dev + heldout]
     assert drawn == list(dict.fromkeys(json.loads(x)["task_id"] for x in lines))
+
+
+def test_the_heldout_part_is_fresh_and_covers_every_category(lines: list[str]) -> None:
+    tasks = {t.id: t for t in load_tasks(TASKS)}
+    rows = [json.loads(x) for x in lines]
+    held = [r for r in rows if r["split"] == "heldout"]
+    # Its own phrasings: no held-out answer is any dev answer.
+    assert not {r["answer"] for r in held} & {r["answer"] for r in rows if r["split"] == "dev"}
+    by = Counter(tasks[r["task_id"]].category for r in held)
+    assert all(by[c] >= 150 for c in ("IG", "CF", "MC", "FR", "PG")), by
+    for cat in ("IG", "CF", "MC"):
+        assert {tasks[r["task_id"]].difficulty for r in held if tasks[r["task_id"]].category == cat} == \
+            {"easy", "medium", "hard"}, cat
+    assert {r["label"] for r in held} == {"pass", "fail"}
 
 
 def test_script_rewrites_a_sample_byte_for_byte(writer: ModuleType, lines: list[str]) -> None:
     tasks = {t.id: t for t in load_tasks(TASKS)}
     ids = list(dict.fromkeys(json.loads(x)["task_id"] for x in lines))
-    # One reactive, one FR and one PG task: the three writers that read the household differently.
-    sample = [next(i for i in ids if tasks[i].category == c) for c in ("IG", "FR", "PG")]
-    want = [x for x in lines if json.loads(x)["task_id"] in sample]
-    assert writer.lines(TASKS.parent, [tasks[i] for i in sample]) == want
+    split = {json.loads(x)["task_id"]: json.loads(x)["split"] for x in lines}
+    # One reactive, one FR and one PG task of each part: the three writers that read the
+    # household differently, in each part's shapes.
+    for part in ("dev", "heldout"):
+        sample = [next(i for i in ids if tasks[i].category == c and split[i] == part) for c in ("IG", "FR", "PG")]
+        want = [x for x in lines if json.loads(x)["task_id"] in sample]
+        assert writer.lines(TASKS.parent, [tasks[i] for i in sample], fresh=part == "heldout") == want
