@@ -18,9 +18,9 @@ from scenarios.model_api import ModelAPIError
 from scenarios.over_matter import MatterServing, MatterServingError
 from scenarios.runner import load_results
 from scenarios.runner import run as run_all
-from scenarios.simuhome.agreement import agreement_table
+from scenarios.simuhome.agreement import SPLITS, agreement_table
 from scenarios.smh.agents import AGENTS, make_agent, make_direct
-from scenarios.smh.agreement import DEFAULT_LABELS, judge_labels, load_labels
+from scenarios.smh.agreement import DEFAULT_LABELS, FREE_LABELS, judge_labels, load_labels
 from scenarios.smh.evaluate import run_dr, run_eia, summarize
 from scenarios.smh.judges import make_judge
 from scenarios.smh.tasks import CATEGORIES, DEFAULT_TASKS, SEED, SmhTask, dump_task, generate, load_tasks
@@ -87,7 +87,11 @@ def validate(tasks: Path = typer.Option(DEFAULT_TASKS, help="Tasks JSONL."),
 
 
 @smh_app.command("judge-agreement")
-def judge_agreement(labels: Path = typer.Option(DEFAULT_LABELS, help="Labelled TC3/TC7 replies JSONL."),
+def judge_agreement(labels: list[Path] = typer.Option([DEFAULT_LABELS, FREE_LABELS], help="Labelled TC3/TC7 "
+                                                      "replies JSONL (repeatable; by default the template "
+                                                      "part and the free-wording part)."),
+                    split: str | None = typer.Option(None, help="Only this part of the labels: "
+                                                     + " | ".join(SPLITS) + "."),
                     tasks: Path = typer.Option(DEFAULT_TASKS, help="Tasks JSONL."),
                     judge: list[str] | None = typer.Option(None, help="Also measure this judge: openai:MODEL "
                                                            "(repeatable; the rule judge is always first)."),
@@ -95,18 +99,25 @@ def judge_agreement(labels: Path = typer.Option(DEFAULT_LABELS, help="Labelled T
                                                         help="OpenAI-compatible API base URL."),
                     api_key: str | None = typer.Option(None, envvar="OPENAI_API_KEY", help="API key.")):
     """Accuracy of the TC3/TC7 judges on labelled replies, per category and per kind of reply,
-    for the dev and the held-out part (docs/judge-labels.md).
+    for each part of the labels present: dev and heldout (template wording), dev2 and heldout2
+    (free wording) (docs/judge-labels.md).
 
     Examples:
 
         twin bench smh judge-agreement
 
+        twin bench smh judge-agreement --split dev2
+
         twin bench smh judge-agreement --judge openai:gpt-4o-mini
     """
     for spec in judge or []:
         require_for_model(spec, f"--judge {spec}")
+    if split is not None and split not in SPLITS:
+        raise CliError(f"unknown split {split!r}; accepted: {', '.join(SPLITS)}")
     try:
-        rows = load_labels(labels)
+        rows = [r for path in labels for r in load_labels(path) if split is None or r.get("split") == split]
+        if not rows:
+            raise ValueError("no labelled replies" + (f" in the {split} part" if split else ""))
         items = load_tasks(tasks)
         judges = [make_judge("rule")] + [make_judge(spec, base_url, api_key) for spec in judge or [] if spec != "rule"]
         result = judge_labels(items, rows, judges)

@@ -25,10 +25,11 @@ DEFAULT_LABELS = Path(__file__).parent / "data" / "judge_labels.jsonl"
 LABELS = ("correct", "wrong", "evasive", "stuffed", "partially right")
 
 
-#: Independent sets label pass/fail and say which kind of answer it is; `split` marks the part
-#: the rules may be tuned on ("dev") and the held-out one ("heldout").
+#: Independent sets label pass/fail and say which kind of answer it is; `split` marks the parts
+#: the rules may be tuned on ("dev", and "dev2", a later set in free wording) and the held-out
+#: ones ("heldout", "heldout2"). Tables list the parts in this order.
 VERDICTS = ("pass", "fail")
-SPLITS = ("dev", "heldout")
+SPLITS = ("dev", "heldout", "dev2", "heldout2")
 
 
 def load_labels(path: str | Path = DEFAULT_LABELS) -> list[dict[str, Any]]:
@@ -137,7 +138,7 @@ def cohen_kappa(a: list[bool], b: list[bool]) -> float:
 def agreement_table(rows: list[dict[str, Any]], judges: list[str]) -> str:
     """Accuracy per label for each judge, then each judge's agreement with the first (rule) one;
     a set with a `split` gets this for each part, and per category."""
-    parts = sorted({r.get("split") for r in rows if r.get("split")})
+    parts = [p for p in SPLITS if any(r.get("split") == p for r in rows)]
     if not parts:
         return _table(rows, judges, "label")
     out = []

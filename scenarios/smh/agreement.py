@@ -1,10 +1,12 @@
 """How often an SMH-Bench judge agrees with labelled replies (scenarios/smh/data/judge_labels.jsonl,
-written by scripts/write_smh_judge_labels.py; docs/judge-labels.md).
+the template part, and judge_labels_free.jsonl, the free-wording part; both written by
+scripts/write_smh_judge_labels.py; docs/judge-labels.md).
 
 A row is a TC7 task's reply (`answer`) or the questions an agent asked on a TC3 task
 (`questions`), labelled pass or fail, with its `kind` and a `split` (dev: rules may be tuned on
-it; heldout: measured only). The judge decides each row as it does in a run: `answer(task, reply,
-the task's start home)` and `clarification(task, questions, the start home)`. The table is SimuHome's
+it; heldout: measured only; dev2 and heldout2 likewise for the free-wording part). The judge
+decides each row as it does in a run: `answer(task, reply, the task's start home)` and
+`clarification(task, questions, the start home)`. The table is SimuHome's
 (scenarios.simuhome.agreement.agreement_table: accuracy per category and kind, Cohen's kappa).
 """
 from __future__ import annotations
@@ -18,6 +20,7 @@ from scenarios.smh.judges import Judge
 from scenarios.smh.tasks import SmhTask, build_home
 
 DEFAULT_LABELS = Path(__file__).parent / "data" / "judge_labels.jsonl"
+FREE_LABELS = DEFAULT_LABELS.with_name("judge_labels_free.jsonl")
 
 
 def load_labels(path: str | Path = DEFAULT_LABELS) -> list[dict[str, Any]]:

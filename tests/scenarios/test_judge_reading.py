@@ -166,7 +166,7 @@ def test_judge_agreement_reads_an_independent_set_with_a_held_out_part(tmp_path)
     assert "| QT1-F | 2 | 2/2 (100 %) |" in result.output and "| no_reason | 1 | 1/1 (100 %) |" in result.output
     labels.write_text(json.dumps({**rows[0], "split": "later"}) + "\n", encoding="utf-8")
     bad = CliRunner().invoke(bench_app, ["judge-agreement", "--labels", str(labels)])
-    assert bad.exit_code == 2 and "split 'later' is not one of dev, heldout" in bad.output
+    assert bad.exit_code == 2 and "split 'later' is not one of dev, heldout, dev2, heldout2" in bad.output
 
 
 # ---- the agreement harness ---------------------------------------------------------------------------

@@ -341,11 +341,22 @@ def test_judge_agreement_measures_labelled_replies_per_category_and_split(tasks,
             {"task_id": count.id, "answer": "I don't know.", "label": "fail", "split": "heldout"},
             {"task_id": slot.id, "questions": [f"What {word} would you like?"], "label": "pass", "split": "dev"},
             {"task_id": slot.id, "questions": ["Shall I set a timer?"], "label": "fail", "split": "heldout"}]
-    labels = tmp_path / "labels.jsonl"
+    labels, free = tmp_path / "labels.jsonl", tmp_path / "free.jsonl"
     labels.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    free.write_text(json.dumps({**rows[0], "split": "dev2"}) + "\n")
+    # the parts in the set's order, the free-wording file beside the template one
+    result = CliRunner().invoke(smh_app, ["judge-agreement", "--labels", str(labels), "--labels", str(free)])
+    assert result.exit_code == 0, result.output
+    assert result.output.index("### dev (2 answers)") < result.output.index("### heldout (2 answers)") \
+        < result.output.index("### dev2 (1 answers)")
+    only = CliRunner().invoke(smh_app, ["judge-agreement", "--labels", str(labels), "--labels", str(free),
+                                        "--split", "dev2"])
+    assert only.exit_code == 0 and "### dev2 (1 answers)" in only.output and "### dev " not in only.output
+    for split in ("heldout2", "test"):   # a part with no rows, a part that does not exist: one line each
+        none = CliRunner().invoke(smh_app, ["judge-agreement", "--labels", str(free), "--split", split])
+        assert none.exit_code == 2 and "Traceback" not in none.output and split in none.output
     result = CliRunner().invoke(smh_app, ["judge-agreement", "--labels", str(labels)])
     assert result.exit_code == 0, result.output
-    assert "### dev (2 answers)" in result.output and "### heldout (2 answers)" in result.output
     assert "| TC3 | 1 | 1/1 (100 %) |" in result.output and "| TC7 | 1 | 1/1 (100 %) |" in result.output
     from tests.openai_stub import OpenAIStub
     with OpenAIStub(["A"] * 6 + ["B"] * 6) as stub:   # an LLM judge beside the rule judge, three votes a row
