@@ -109,6 +109,12 @@ CONTRAST = re.compile(r"\(\s*(?:instead of|not|rather than|was|originally|vs\.?|
                       r"as opposed to|up from|down from|actual(?:ly)?|in reality|really)\b[^)]*\)|"
                       r"\bfrom (?:(?!\bto\b)[^;]){1,40}?\bto\b|"
                       r"\bnot (?:even )?(?=(?-i:[A-Z0-9]))[^,.;:!?()\n—–]+|"
+                      # another member as the point of comparison: "(just) before Ben", "ahead of Ben at 18:05"
+                      r"\b(?:before|after|ahead of|behind|earlier than|later than|followed by)\s+"
+                      r"(?=(?-i:[A-Z][a-z]))[^,.;:!?()\n—–]+|"
+                      # a comparison in its own clause: ", two years older than Ben", ", 3 °C warmer than outside"
+                      r"(?<=[,;—–(])[^,.;:!?()\n—–]*\b(?:older|younger|warmer|cooler|colder|hotter|earlier|later|"
+                      r"higher|lower) than\b[^,.;:!?()\n—–]*|"
                       r"\b(?:actual(?:ly)?|real(?:ly)?|in reality|originally|before|without the change|as it was)"
                       r"\s*[:=]\s*[^,;\n]+|"
                       r"\b(?:instead of|rather than|as opposed to|versus|vs\.|compared (?:to|with)|up from|down from) "
@@ -120,8 +126,9 @@ CONTRAST_SENTENCE = re.compile(r"^\s*(?:without the change|without that change|o
 #: Raw tool output (a JSON object) is not an answer.
 RAW = re.compile(r"[{\[]\s*\"\w+\"\s*:")
 DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?)?\b")
-#: A device feature as FR writes them: device.Cluster.Command (or Attribute).
-FEATURE = re.compile(r"\b[a-z0-9_]+\.[A-Z][A-Za-z0-9]*\.[A-Za-z0-9]+\b")
+#: A device feature as FR writes them: device.Cluster.Command (or Attribute), also with other
+#: separators people use ("living_room_light: OnOff.On", "living_room_light / OnOff / On").
+FEATURE = re.compile(r"\b([a-z0-9_]+)\s*(?:\.|:|/|→|->)\s*([A-Z][A-Za-z0-9]*)\s*(?:\.|/|:)\s*([A-Za-z0-9]+)\b")
 
 
 def doubts(text: str) -> bool:
@@ -227,6 +234,8 @@ def answer_matches(truth: str, answer: str | None, question: str, members: list[
         bare = ASIDE.sub(" ", first)
         return bare if has(bare) else first
 
+    if _listed(text, people + _rooms(rooms, rooms)):
+        return False
     if truth in names or truth == "nobody":
         def names_in(s: str) -> set[str]:
             # "Ben's sister Ada": a possessive describes the one named beside it
@@ -257,6 +266,29 @@ def answer_matches(truth: str, answer: str | None, question: str, members: list[
         return _mentions(first, _rooms(rooms, rooms)) == {truth}
     # Anything else ("unknown"): the words themselves, alone.
     return re.sub(r"\W+", " ", text).strip().lower() == re.sub(r"\W+", " ", truth).strip().lower()
+
+
+#: What a bare candidate line may hold beside the candidate ("- Ada", "2. 17:37", "22 °C").
+_FILLER = {"or", "and", "the", "a", "an", "maybe", "answer", "option", "am", "pm", "c", "f",
+           "degrees", "degree", "celsius", "years", "year", "old", "yrs", "y", "o", "hrs", "h", "hours"}
+
+
+def _listed(text: str, names: list[tuple[str, str]]) -> bool:
+    """Does the answer list several candidates, one a line or sentence ("- Ada\n- Ben",
+    "17:37. 18:05.")? A line is a bare candidate when nothing but it (a name or room, a
+    number, a time) and filler words is on it; two that say different things are a list."""
+    said = set()
+    for line in sentences(text):
+        rest = normalize(line)
+        for phrase, _ in sorted(names, key=lambda n: -len(n[0])):
+            rest = re.sub(rf"(?<!\w){re.escape(phrase)}(?!\w)", " ", rest, flags=re.IGNORECASE)
+        rest = NOBODY_WORDS.sub(" ", re.sub(r"-?\d+(?:[.,:h]\d+)?", " ", rest))
+        words = set(re.findall(r"[A-Za-z]+", rest.lower()))
+        if re.search(r"\w", line) and words <= _FILLER:
+            said.add((frozenset(_mentions(line, names)), bool(NOBODY_WORDS.search(line)),
+                      frozenset(r[0] for r in clock_readings(line)),
+                      frozenset(round(q.value, 1) for q in quantities(line))))
+    return len(said) > 1
 
 
 def _times(text: str) -> tuple[tuple[int, ...], ...]:
@@ -294,10 +326,31 @@ def choice(answer: str | None, options: list[str]) -> str | None:
     alone = re.fullmatch(r"\W*([a-eA-E])\W*", text)
     if alone:
         letters.add(alone[1].upper())
-    rest = re.sub(r"(?<![\w'])\(?[A-Ea-e][).:](?=\s|$)", " ", text)
-    named = {"ABCDE"[i] for i in [int(k) for k in _mentions(rest, [(o, str(i)) for i, o in enumerate(options)])]}
+    # The options named in the first sentence that picks any, by letter or by words (later
+    # sentences may add true facts about other options' values).
+    named: set[str] = set()
+    for part in sentences(text):
+        bare = re.sub(r"(?<![\w'])\(?[A-Ea-e][).:](?=\s|$)", " ", part)
+        named = _options_in(bare, options)
+        if named or re.search(r"(?<![\w'°])[A-E](?![\w'])", part):
+            break
     picked = letters | named
     return picked.pop() if len(picked) == 1 else None
+
+
+def _options_in(text: str, options: list[str]) -> set[str]:
+    """The letters of the options a text names: by their words, or by their value written
+    another way ("5:45 PM" for 17:45, "22°C" or "22 degrees" for 22 °C, "fifty-four" for 54)."""
+    named = {"ABCDE"[int(k)] for k in _mentions(text, [(o, str(i)) for i, o in enumerate(options)])}
+    times = {m for r in clock_readings(text) for m in r}
+    values = {q.value for q in quantities(text)}
+    for i, option in enumerate(options):
+        if re.fullmatch(r"\d{1,2}:\d{2}", option):
+            if int(option[:2]) * 60 + int(option[3:]) in times and len(clock_readings(text)) == 1:
+                named.add("ABCDE"[i])
+        elif re.fullmatch(r"-?\d+(?:\.\d+)?(?: °C)?", option) and float(option.split()[0]) in values:
+            named.add("ABCDE"[i])
+    return named
 
 
 def ranking(answer: str | None, candidates: list[str]) -> list[str]:
@@ -315,7 +368,8 @@ def ranking(answer: str | None, candidates: list[str]) -> list[str]:
     found = [m for m in FEATURE.finditer(answer)
              if not re.search(r"\b(?:not|except|never)\W{0,3}$", answer[max(0, m.start() - 12):m.start()],
                               re.IGNORECASE)]
-    if not found or found[0].group() not in candidates:
+    named = [".".join(m.groups()) for m in found]
+    if not found or named[0] not in candidates:
         return []
     ranks = list(re.finditer(r"(?m)^\s*(\d+)[.)]\s", answer))
     if len(ranks) >= 2 and ranks[0].group(1) == "1":
@@ -326,9 +380,9 @@ def ranking(answer: str | None, candidates: list[str]) -> list[str]:
     if re.fullmatch(r"\W*(?:or|/|=|and/or)\W*", between, re.IGNORECASE):
         return []   # "x or y" first: a tie
     order: list[str] = []
-    for m in found:
-        if m.group() in candidates and m.group() not in order:
-            order.append(m.group())
+    for feature in named:
+        if feature in candidates and feature not in order:
+            order.append(feature)
     if len(candidates) > 2 and order == candidates:
         return []   # the candidates as given: no ranking made
     return order

@@ -266,3 +266,33 @@ def test_a_ranking_in_free_words():
     assert ranking("c.LevelControl.MoveToLevel or a.OnOff.On, then b.OnOff.Off", features) == []
     assert ranking("c.LevelControl.MoveToLevel, a.OnOff.On (I could have these two swapped)", features) == []
     assert ranking("c.LevelControl.MoveToLevel, a.OnOff.On. Any order works really.", features) == []
+
+
+def test_an_option_by_its_value_written_another_way():
+    times = ["17:00", "18:55", "18:05", "18:30", "17:45"]
+    assert choice("5:45 pm", times) == "E" and choice("E) quarter to six pm", times) == "E"
+    assert choice("B) 5:45 PM", times) is None                       # letter and value disagree
+    assert choice("E. She came in at 17:45, before Ben at 18:30.", times) == "E"   # a later sentence is an extra
+    assert choice("22.5 degrees", ["22 °C", "22.5 °C", "23 °C"]) == "B"
+    assert choice("fifty-four", ["52", "51", "55", "54"]) == "D"
+    assert choice("option 2", ["52", "51"]) == "B" and choice("the second option", ["52", "51"]) == "B"
+
+
+def test_features_with_other_separators_and_ties():
+    features = ["a_light.OnOff.On", "b.OnOff.Off", "c.LevelControl.MoveToLevel"]
+    assert ranking("c: LevelControl.MoveToLevel, then a_light: OnOff.On", features) == \
+        ["c.LevelControl.MoveToLevel", "a_light.OnOff.On"]
+    assert ranking("c / LevelControl / MoveToLevel > a_light.OnOff.On", features)[0] == "c.LevelControl.MoveToLevel"
+    assert ranking("c.LevelControl.MoveToLevel and a_light.OnOff.On tie for first", features) == []
+    assert ranking("Not b.OnOff.Off; top is c.LevelControl.MoveToLevel.", features)[0] == "c.LevelControl.MoveToLevel"
+
+
+@pytest.mark.parametrize("truth, answer, ok", [
+    ("Ada Berg", "Ada came home first, a few minutes ahead of Ben.", True),
+    ("Ada Berg", "After Ben, Ada was the last to leave.", True), ("17:37", "17:37, just before Ben at 17:50", True),
+    ("47", "Ada is 47, two years older than Ben.", True), ("47", "Ada is 47 years old; Ben is 45.", True),
+    ("Ada Berg", "- Ada\n- Ben", False), ("Ada Berg", "Ada. Ben.", False), ("17:37", "17:37.\n18:05.", False),
+    ("Ada Berg", "Ada.\nAda Berg.", True), ("17:37", "17:37\n5:37 PM", True), ("nobody", "Nobody.\nAda.", False),
+])
+def test_other_members_as_comparison_and_candidates_listed_line_by_line(truth, answer, ok):
+    assert answer_matches(truth, answer, "Who or when?", MEMBERS, ROOMS) is ok
