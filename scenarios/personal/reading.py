@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from scenarios.answers import clock_readings, normalize, quantities
+from scenarios.answers import Quantity, clock_readings, normalize, quantities
 
 #: Doubt that takes an answer (or a ranking, a plan) back, by class: the writer's own doubt;
 #: another answer offered beside it; indifference to the order or the choice.
@@ -32,10 +32,14 @@ DOUBT = re.compile(
     r"\bas far as i (?:know|can tell)\b|\bunless i'?m (?:wrong|mistaken)\b|\bhard to (?:say|tell|pick|choose|rank)\b|"
     r"\bno guarantee\b|\bi'?m not positive\b|\bor (?:so|thereabouts)\b|\bgive or take\b|\bor was it\b|"
     r"\bon reflection\b|\bscratch that\b|\bsecond[- ]guess|"
-    # Epistemic modals: "may"/"might" (not the month: "5 May", "May 5"), "could be/have/also ...".
-    r"\bmight\b|(?<!\d )\bmay\b(?! \d)|\bcould\b(?!n'?t| not)|"
+    # Epistemic modals: "it might/may/could be" (not the month: "5 May", "May 5"; not an offer or
+    # advice: "I could set it", "you might want to", "may I").
+    r"(?<!\byou )(?<!\bwe )(?<!\bi )\b(?:might|could(?!n'?t| not)|(?<!\d )may(?! \d| i\b))\b|"
+    r"\bmix(?:ed|ing)? (?:\w+ )?up\b|\bmis-?(?:remember|read|recall)|"
+    r"\b(?:i|we) (?:might|may|could) (?:say|guess|go with|pick|have|be)\b|"
     # Doubting oneself, sure only in part, torn between answers.
-    r"\b(?:have|got|get|gotten) (?:it|this|that|them|these|the \w+) (?:\w+ )?(?:wrong|backwards|mixed up|reversed)\b|"
+    r"\b(?:have|got|get|gotten) (?:it|this|that|them|these|the \w+) (?:\w+ )?(?:wrong|backwards|mixed up|reversed|"
+    r"swapped|switched|flipped)\b|"
     r"\bback and forth\b|\bchang(?:e|ed|ing) my mind\b|\btorn between\b|\bon the fence\b|\bcan'?t decide\b|"
     r"\bnot (?:very |fully |totally )?confident\b|\blow confidence\b|\bdon'?t (?:hold|trust) me\b|\bcorrect me if\b|"
     r"\bif i'?m not (?:mistaken|wrong)\b|\bpresumably\b|\bsupposedly\b|\bi reckon\b|\bguess(?:ing|ed)?\b|"
@@ -53,7 +57,8 @@ DOUBT = re.compile(
     # Indifference to the answer: "the order hardly matters", "doesn't matter which" (not "the change
     # doesn't matter", a claim that the answer stays), "any of them", "a toss-up".
     r"\b(?:order|ranking|choice|which|any)\b[^.;!?\n]{0,30}\b(?:hardly|barely|doesn'?t|does not|won'?t)"
-    r"(?: really)? matters?\b|\bmatters? (?:much |really )?which\b|\bany of (?:them|these|those|the)\b|"
+    r"(?: really)? matters?\b|\bmatters? (?:much |really )?which\b|"
+    r"\bany (?:of (?:them|these|those|the \w+)|one) (?:could|would|might|is|are|works?|fits?|will do|is fine)\b|"
     r"\btoss[- ]up\b|\bcoin (?:flip|toss)\b|\b(?:all )?equally (?:good|likely|plausible)\b",
     re.IGNORECASE)
 #: A later sentence that takes the answer back: "Actually, ...", "Wait, ...", "Correction: ...".
@@ -125,7 +130,7 @@ CONTRAST_SENTENCE = re.compile(r"^\s*(?:without the change|without that change|o
                                r"the (?:actual|real) (?:answer|value|one|time))\b", re.IGNORECASE)
 #: Raw tool output (a JSON object) is not an answer.
 RAW = re.compile(r"[{\[]\s*\"\w+\"\s*:")
-DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?)?\b")
+DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}(?:T|\b)")   # the date alone: "2025-03-02 17:37:00" is a time
 #: A device feature as FR writes them: device.Cluster.Command (or Attribute), also with other
 #: separators people use ("living_room_light: OnOff.On", "living_room_light / OnOff / On").
 FEATURE = re.compile(r"\b([a-z0-9_]+)\s*(?:\.|:|/|→|->)\s*([A-Z][A-Za-z0-9]*)\s*(?:\.|/|:)\s*([A-Za-z0-9]+)\b")
@@ -255,8 +260,10 @@ def answer_matches(truth: str, answer: str | None, question: str, members: list[
     number = re.fullmatch(r"(-?\d+(?:\.\d+)?)(?: °C)?", truth)
     if number:
         want_value = float(number[1])
-        first = claim(lambda s: bool(quantities(s)))
-        said = [q for q in quantities(first) if q.unit != "percent"]
+        def values(s: str) -> list[Quantity]:
+            # a share or a duration ("30 minutes earlier") is never the temperature or age asked
+            return [q for q in quantities(s) if q.unit not in ("percent", "minute", "second", "hour")]
+        said = values(claim(lambda s: bool(values(s))))
         if not said:
             return False
         nearest = "nearest degree" in question
@@ -341,6 +348,7 @@ def choice(answer: str | None, options: list[str]) -> str | None:
 def _options_in(text: str, options: list[str]) -> set[str]:
     """The letters of the options a text names: by their words, or by their value written
     another way ("5:45 PM" for 17:45, "22°C" or "22 degrees" for 22 °C, "fifty-four" for 54)."""
+    text = DATE.sub(" ", text)
     named = {"ABCDE"[int(k)] for k in _mentions(text, [(o, str(i)) for i, o in enumerate(options)])}
     times = {m for r in clock_readings(text) for m in r}
     values = {q.value for q in quantities(text)}

@@ -296,3 +296,22 @@ def test_features_with_other_separators_and_ties():
 ])
 def test_other_members_as_comparison_and_candidates_listed_line_by_line(truth, answer, ok):
     assert answer_matches(truth, answer, "Who or when?", MEMBERS, ROOMS) is ok
+
+
+@pytest.mark.parametrize("truth, answer, ok", [
+    ("Ada Berg", "Sure! Based on the household memory, Ada was the last to leave. Let me know if you need anything "
+                 "else!", True),
+    ("Ada Berg", "Ada. You might want to check the heating, and I could set it for her. May I help further?", True),
+    ("Ada Berg", "Ada. I might be misremembering.", False), ("Ada Berg", "I might say Ada.", False),
+    ("17:37", "Ada came home at 2025-03-02 17:37:00.", True),
+    ("9 °C", "Had she come home 30 minutes earlier, the living room would have read 9 °C.", True),
+])
+def test_a_chatty_answer_is_read_for_its_claim(truth, answer, ok):
+    assert answer_matches(truth, answer, "Who or when?", MEMBERS, ROOMS) is ok
+
+
+def test_an_offer_to_act_is_no_doubt_about_a_ranking():
+    features = ["a.OnOff.On", "b.OnOff.Off", "c.LevelControl.MoveToLevel"]
+    answer = "1. c.LevelControl.MoveToLevel\n2. a.OnOff.On\nLet me know if you'd like me to act on any of these!"
+    assert ranking(answer, features)[0] == "c.LevelControl.MoveToLevel"
+    assert choice("Sure! The answer is D) 54, from the 2025-03-02 profile.", ["52", "51", "55", "54"]) == "D"
