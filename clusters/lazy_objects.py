@@ -200,6 +200,7 @@ class _Model:
         self.building: int | None = None   # the thread building, whose registry reads stay plain
         self.complete = False
         self.methods: _Methods | None = None
+        self.names_to_ids: dict[str, int] | None = None   # cluster_id's index, made on first use
 
     def build(self, name: str) -> Any:
         """The class `name`, built now (with the classes it needs) unless it is already."""
@@ -405,6 +406,36 @@ def load_all() -> None:
     """Build every class now (a no-op without `install()`)."""
     if _model is not None:
         _model.build_all()
+
+
+def cluster_id(name: str) -> int:
+    """`Objects.<name>.id`, without building the class when the model is lazy: the split read
+    the same literal from the same source file (`id: typing.ClassVar[int] = 0x0101`).
+    AttributeError for a name that is not a cluster of the model."""
+    import chip.clusters  # noqa: F401  # readies the lazy model if install() ran
+    if _model is not None:
+        if _model.names_to_ids is None:
+            _model.names_to_ids = {name: ident for ident, name in _model.parts.ids.items()}
+        ident = _model.names_to_ids.get(name)
+        if ident is not None:
+            return ident
+    from chip.clusters import Objects
+    return int(getattr(Objects, name).id)
+
+
+class _ClusterIds:
+    """`CLUSTER_ID.DoorLock` is `Objects.DoorLock.id` (see `cluster_id`): code that only looks a
+    server up by its cluster's id builds no class for a cluster the home does not serve."""
+
+    def __getattr__(self, name: str) -> int:
+        if name.startswith("__"):   # copy, pickle and the like probing for hooks
+            raise AttributeError(name)
+        ident = cluster_id(name)
+        setattr(self, name, ident)
+        return ident
+
+
+CLUSTER_ID = _ClusterIds()
 
 
 def built() -> list[str]:

@@ -19,6 +19,7 @@ from typing import Any
 from chip.clusters.Types import NullValue
 
 from clusters.base import Clusters, ClusterServer, current_access
+from clusters.lazy_objects import CLUSTER_ID
 from clusters.status import MatterError, Status
 
 GR = Clusters.Groups
@@ -146,7 +147,7 @@ def _heading(server: ClusterServer, attribute: str) -> Any:
     """Where a scene attribute is heading: a moving level or cover counts at its target."""
     if attribute == "CurrentLevel" and getattr(server, "_transition", None):
         return server._transition[2]
-    if server.id == Clusters.ColorControl.id:   # a colour transition counts at its target
+    if server.id == CLUSTER_ID.ColorControl:   # a colour transition counts at its target
         motion = server._motion.get(attribute)  # type: ignore[attr-defined]
         if motion is not None and motion[5] is not None:
             return motion[5]
@@ -213,15 +214,15 @@ def _recall_writes(server: ClusterServer, values: dict[str, Any], ms: int) -> No
 #: Scene-capable attributes (the "S" quality) of the clusters our devices carry, and how a
 #: recall applies them.
 SCENE_ATTRIBUTES: dict[int, tuple[tuple[str, ...], Any]] = {
-    Clusters.OnOff.id: (("OnOff",), _recall_onoff),
-    Clusters.LevelControl.id: (("CurrentLevel",), _recall_level),
-    Clusters.WindowCovering.id: (("CurrentPositionLiftPercent100ths", "CurrentPositionTiltPercent100ths"),
+    CLUSTER_ID.OnOff: (("OnOff",), _recall_onoff),
+    CLUSTER_ID.LevelControl: (("CurrentLevel",), _recall_level),
+    CLUSTER_ID.WindowCovering: (("CurrentPositionLiftPercent100ths", "CurrentPositionTiltPercent100ths"),
                                  _recall_covering),
-    Clusters.Thermostat.id: (("OccupiedCoolingSetpoint", "OccupiedHeatingSetpoint", "SystemMode"),
+    CLUSTER_ID.Thermostat: (("OccupiedCoolingSetpoint", "OccupiedHeatingSetpoint", "SystemMode"),
                              _recall_writes),
-    Clusters.FanControl.id: (("PercentSetting",), _recall_writes),
+    CLUSTER_ID.FanControl: (("PercentSetting",), _recall_writes),
     # the spec's scene-capable ColorControl attributes (those the light's features give it)
-    Clusters.ColorControl.id: (("CurrentX", "CurrentY", "EnhancedCurrentHue", "CurrentSaturation", "ColorLoopActive",
+    CLUSTER_ID.ColorControl: (("CurrentX", "CurrentY", "EnhancedCurrentHue", "CurrentSaturation", "ColorLoopActive",
                                 "ColorLoopDirection", "ColorLoopTime", "ColorTemperatureMireds", "EnhancedColorMode"),
                                _recall_color),
 }

@@ -45,6 +45,7 @@ from typing import Annotated, Any, Literal
 from chip.clusters import Objects as Clusters
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from clusters.lazy_objects import CLUSTER_ID
 from clusters.status import MatterError, Status
 from twin import physics
 from twin.clock import TICKS_PER_SECOND
@@ -346,14 +347,14 @@ class FaultEngine:
         device_id = fault.spec.device
         if fault.spec.kind not in ("offline", "reboot") or device_id not in self.home.devices:
             return
-        basic = self.home.devices[device_id].endpoint(0).servers.get(Clusters.BasicInformation.id)
+        basic = self.home.devices[device_id].endpoint(0).servers.get(CLUSTER_ID.BasicInformation)
         if basic is not None:
             basic.set("Reachable", not any(self.active(device_id, kind, tick) for kind in ("offline", "reboot")))
 
     def _lock(self, device_id: str) -> Any:
         if device_id not in self.home.devices:
             return None
-        return next((s for s in self.home.devices[device_id].servers() if s.id == Clusters.DoorLock.id), None)
+        return next((s for s in self.home.devices[device_id].servers() if s.id == CLUSTER_ID.DoorLock), None)
 
     def _jam(self, device_id: str, tick: int) -> None:
         """The lock's bolt is jammed while any jammed fault on it is in effect."""
@@ -468,7 +469,7 @@ class FaultEngine:
         """In the simulation: ShutDown (graceful) at onset; at the end a power-up (stored values
         return, motion stops, StartUp* attributes apply) and BasicInformation StartUp."""
         device = self.home.devices[fault.spec.device]
-        basic = device.endpoint(0).servers.get(Clusters.BasicInformation.id)
+        basic = device.endpoint(0).servers.get(CLUSTER_ID.BasicInformation)
         if starting:
             if fault.spec.graceful and basic is not None and basic.event_sink is not None:
                 # Into the home's log only: a Matter node logs (and sends) its own ShutDown

@@ -41,7 +41,7 @@ from clusters.base import ClusterServer
 from clusters.clone import DumpError, Product, load_product, product_of, product_type, read_dump
 from clusters.device import Device, DeviceType
 from clusters.devices import DEVICE_TYPES, create_device
-from clusters.sensors import PressureMeasurementServer
+from clusters.lazy_objects import CLUSTER_ID
 from clusters.status import MatterError
 from clusters.values import to_json
 from twin import physics, sensors
@@ -270,7 +270,8 @@ class Home:
             quantity = physics.sensor_quantity(device, server)
             if quantity is not None:
                 server.sensor_source = functools.partial(self.sensed, device.id, room_id, quantity)
-            elif isinstance(server, PressureMeasurementServer) and server.sensor_source is None:
+            elif server.id == CLUSTER_ID.PressureMeasurement and sensors.is_ours(server, "PressureMeasurement") \
+                    and server.sensor_source is None:
                 server.sensor_source = functools.partial(self.outdoor, "pressure", STANDARD_PRESSURE_KPA)
         device.interceptor = self._intercept   # faults: failing, stuck, unreachable calls
         self.devices[device.id] = device
@@ -502,13 +503,13 @@ class Home:
         ValueError/MatterError for a device that is no switch or an action it lacks."""
         device = self.device(device_id)
         for ep in device.endpoints.values():
-            server = ep.servers.get(Clusters.Switch.id)
+            server = ep.servers.get(CLUSTER_ID.Switch)
             if server is not None and action == "press":
                 server.press(presses=presses, hold_seconds=hold_seconds, position=position)
                 self._settle()
                 return {"device": device_id, "endpoint": ep.id, "presses": presses, "hold_seconds": hold_seconds}
-        controller = next((ep for ep in device.endpoints.values() if Clusters.Binding.id in ep.servers
-                           and Clusters.OnOff.id in ep.client_clusters), None)
+        controller = next((ep for ep in device.endpoints.values() if CLUSTER_ID.Binding in ep.servers
+                           and CLUSTER_ID.OnOff in ep.client_clusters), None)
         if controller is None:
             raise ValueError(f"device {device_id!r} is not a switch a hand can press "
                              "(a Generic Switch, or an On/Off, Dimmer or Color Dimmer Switch)")
@@ -540,11 +541,11 @@ class Home:
         endpoint, each entry's optional cluster narrowing what goes to it. Group entries are not
         sent (no group messaging yet)."""
         sends = []
-        for target in controller.servers[Clusters.Binding.id].get("Binding"):
+        for target in controller.servers[CLUSTER_ID.Binding].get("Binding"):
             if target.node is None or target.endpoint is None:
                 continue
             for cluster, command, fields in commands:
-                if target.cluster is not None and target.cluster != getattr(Clusters, cluster).id:
+                if target.cluster is not None and target.cluster != getattr(CLUSTER_ID, cluster):
                     continue
                 sends.append({"fabric_index": target.fabricIndex, "node": target.node, "endpoint": target.endpoint,
                               "cluster": cluster, "command": command, "fields": fields})

@@ -100,8 +100,8 @@ from clusters.devices import (
     WINDOW_COVERING,
 )
 from clusters.devices_appl import SURFACE_WATTS
-from clusters.sensors import SmokeCoAlarmServer
-from twin.sensors import FREEZE_C, smoke_levels
+from clusters.lazy_objects import CLUSTER_ID
+from twin.sensors import FREEZE_C, our_server, smoke_levels
 
 VARIABLES = ("temperature", "humidity", "pm10")
 
@@ -170,11 +170,11 @@ LIGHT_TYPES = {ON_OFF_LIGHT[0]: "on_off_light", DIMMABLE_LIGHT[0]: "dimmable_lig
                COLOR_TEMPERATURE_LIGHT[0]: "dimmable_light", EXTENDED_COLOR_LIGHT[0]: "dimmable_light"}
 
 SENSOR_QUANTITIES = {
-    Clusters.TemperatureMeasurement.id: "temperature",
-    Clusters.RelativeHumidityMeasurement.id: "humidity",
-    Clusters.IlluminanceMeasurement.id: "illuminance",
-    Clusters.Pm10ConcentrationMeasurement.id: "pm10",
-    Clusters.Thermostat.id: "temperature",  # LocalTemperature
+    CLUSTER_ID.TemperatureMeasurement: "temperature",
+    CLUSTER_ID.RelativeHumidityMeasurement: "humidity",
+    CLUSTER_ID.IlluminanceMeasurement: "illuminance",
+    CLUSTER_ID.Pm10ConcentrationMeasurement: "pm10",
+    CLUSTER_ID.Thermostat: "temperature",  # LocalTemperature
 }
 
 _Mode = Clusters.Thermostat.Enums.SystemModeEnum
@@ -312,7 +312,7 @@ def air_role(device: Any, endpoint: Any) -> str | None:
     types = _types(endpoint)
     if AIR_PURIFIER[0] in types:
         return "air_purifier"
-    if FAN[0] in types and Clusters.RelativeHumidityMeasurement.id in endpoint.servers:
+    if FAN[0] in types and CLUSTER_ID.RelativeHumidityMeasurement in endpoint.servers:
         name = device.type.label.lower()
         return "dehumidifier" if "dehumidif" in name else "humidifier" if "humidif" in name else None
     return None
@@ -325,7 +325,7 @@ def device_terms(device: Any, coefficients: dict[str, Any] = COEFFICIENTS) -> li
     room = measures_room(device)
     for ep_id in sorted(device.endpoints):
         ep = device.endpoints[ep_id]
-        thermostat = ep.servers.get(Clusters.Thermostat.id)
+        thermostat = ep.servers.get(CLUSTER_ID.Thermostat)
         if thermostat is not None and room and _is_on(device, ep):
             fan = _fan_fraction(device, ep)
             k = C["heat_pump_k"] if fan is None else C["ac_k_full_fan"] * fan
@@ -392,19 +392,19 @@ def appliance_terms(device: Any, ep: Any, C: dict[str, Any]) -> list[tuple[str, 
     running microwave steams; an extractor hood's fan filters PM10 out and draws steam off."""
     out: list[tuple[str, Term]] = []
     types = _types(ep)
-    ops = ep.servers.get(Clusters.OvenCavityOperationalState.id)
+    ops = ep.servers.get(CLUSTER_ID.OvenCavityOperationalState)
     if ops is not None and _attr(ops, "OperationalState") == 1:
-        setpoint = _attr(ep.servers.get(Clusters.TemperatureControl.id), "TemperatureSetpoint")
+        setpoint = _attr(ep.servers.get(CLUSTER_ID.TemperatureControl), "TemperatureSetpoint")
         out.append(("temperature", Term(device.id, C["oven"]["k"], (setpoint or 18000) / 100.0)))
     if COOK_SURFACE[0] in types:
-        level = _attr(ep.servers.get(Clusters.TemperatureControl.id), "SelectedTemperatureLevel") or 0
+        level = _attr(ep.servers.get(CLUSTER_ID.TemperatureControl), "SelectedTemperatureLevel") or 0
         f = SURFACE_WATTS[min(level, len(SURFACE_WATTS) - 1)] / max(SURFACE_WATTS)
         if f > 0:
             for var, key in (("temperature", "cook_surface_heat"), ("humidity", "cook_surface_steam"),
                              ("pm10", "cook_surface_smoke")):
                 out.append((var, Term(device.id, C[key]["k_full"] * f, C[key]["target"])))
     if MICROWAVE_OVEN[0] in types:
-        running = _attr(ep.servers.get(Clusters.OperationalState.id), "OperationalState") == 1
+        running = _attr(ep.servers.get(CLUSTER_ID.OperationalState), "OperationalState") == 1
         if running:
             out.append(("humidity", Term(device.id, C["microwave_steam"]["k"], C["microwave_steam"]["target"])))
     if EXTRACTOR_HOOD[0] in types:
@@ -420,10 +420,10 @@ def openings(device: Any, endpoint: Any, C: dict[str, Any]) -> list[tuple[str, T
     """An open door (a door lock's DoorState) or an open window (a contact sensor reading open:
     it watches a window or a covering that opens one; one on a lock's door adds nothing, the
     lock counts that door) exchanges air with outside."""
-    lock = endpoint.servers.get(Clusters.DoorLock.id)
+    lock = endpoint.servers.get(CLUSTER_ID.DoorLock)
     if lock is not None and _attr(lock, "DoorState") == Clusters.DoorLock.Enums.DoorStateEnum.kDoorOpen:
         return outside(device, C["open_door_k"])
-    contact = endpoint.servers.get(Clusters.BooleanState.id)
+    contact = endpoint.servers.get(CLUSTER_ID.BooleanState)
     if contact is not None and CONTACT_SENSOR[0] in _types(endpoint) and not contact.get("StateValue") \
             and not getattr(contact, "on_door", False):
         return outside(device, C["open_window_k"])
@@ -435,11 +435,11 @@ def openings(device: Any, endpoint: Any, C: dict[str, Any]) -> list[tuple[str, T
 #: thermostat's switch point; twin/sensors.py re-reads the sensors there.
 @term_source
 def watch_terms(device: Any, endpoint: Any, C: dict[str, Any]) -> list[tuple[str, Term]]:
-    alarm = endpoint.servers.get(Clusters.SmokeCoAlarm.id)
-    if isinstance(alarm, SmokeCoAlarmServer):     # ours: a clone's is a store of its values
+    alarm = our_server(endpoint.servers, "SmokeCoAlarm")   # a clone's is a store of its values
+    if alarm is not None:
         warning, critical = smoke_levels(alarm)
         return [("pm10", Term(device.id, 0.0, warning, ABOVE)), ("pm10", Term(device.id, 0.0, critical, ABOVE))]
-    if WATER_FREEZE_DETECTOR[0] in _types(endpoint) and Clusters.BooleanState.id in endpoint.servers:
+    if WATER_FREEZE_DETECTOR[0] in _types(endpoint) and CLUSTER_ID.BooleanState in endpoint.servers:
         return [("temperature", Term(device.id, 0.0, FREEZE_C, ABOVE))]
     return []
 
@@ -453,16 +453,16 @@ def illuminance(daylight_lux: float, devices: Iterable[Any],
         for ep_id in sorted(device.endpoints):
             ep = device.endpoints[ep_id]
             types = _types(ep)
-            cover = ep.servers.get(Clusters.WindowCovering.id)
+            cover = ep.servers.get(CLUSTER_ID.WindowCovering)
             if WINDOW_COVERING[0] in types and cover is not None:
                 position = _attr(cover, "CurrentPositionLiftPercent100ths")
                 tilt = _attr(cover, "CurrentPositionTiltPercent100ths") or 0   # closed slats let 10 % through
                 openness.append((1.0 - (position or 0) / 10000.0) * (1.0 - 0.9 * tilt / 10000.0))  # unknown: open
             light = next((LIGHT_TYPES[t] for t in sorted(types) if t in LIGHT_TYPES), None)
-            onoff = ep.servers.get(Clusters.OnOff.id)
+            onoff = ep.servers.get(CLUSTER_ID.OnOff)
             if light is None or onoff is None or not onoff.get("OnOff"):
                 continue
-            level = ep.servers.get(Clusters.LevelControl.id)
+            level = ep.servers.get(CLUSTER_ID.LevelControl)
             fraction = 1.0 if level is None else (_attr(level, "CurrentLevel") or 0) / 254.0
             lights += coefficients["light_lux"][light] * fraction
     daylight = daylight_lux * (sum(openness) / len(openness) if openness else 1.0)

@@ -24,8 +24,7 @@ from typing import Any
 from chip.clusters import Objects as Clusters
 
 from clusters.devices import BOOLEAN_SENSORS, WINDOW_COVERING
-from clusters.door_lock import DoorLockServer
-from clusters.sensors import BooleanStateServer, OccupancySensingServer, SmokeCoAlarmServer
+from clusters.lazy_objects import CLUSTER_ID
 from clusters.status import MatterError
 from clusters.window_covering import CLOSED
 
@@ -38,10 +37,35 @@ FREEZE_C = 1.0                          # a freeze detector trips below this roo
 EVENTS = ("open", "close", "detect", "clear", "smoke", "co", "keypad", "manual", "flow")
 
 
+def our_server(servers: dict[int, Any], cluster: str) -> Any:
+    """The endpoint's server of `cluster` (a class name of the data model) if it is ours, else
+    None: a cloned product's servers are stores of its values."""
+    server = servers.get(getattr(CLUSTER_ID, cluster))
+    return server if server is not None and is_ours(server, cluster) else None
+
+
+def is_ours(server: Any, cluster: str) -> bool:
+    """Whether `server` of `cluster` is our server class. Those are imported here, once a server
+    of theirs exists (their modules are imported by then), so a home without such devices builds
+    none of their clusters (start-up time)."""
+    if cluster == "DoorLock":
+        from clusters.door_lock import DoorLockServer
+        return isinstance(server, DoorLockServer)
+    from clusters.sensors import (
+        BooleanStateServer,
+        OccupancySensingServer,
+        PressureMeasurementServer,
+        SmokeCoAlarmServer,
+    )
+    ours = {"BooleanState": BooleanStateServer, "OccupancySensing": OccupancySensingServer,
+            "SmokeCoAlarm": SmokeCoAlarmServer, "PressureMeasurement": PressureMeasurementServer}
+    return isinstance(server, ours[cluster])
+
+
 def boolean_kind(device: Any) -> str | None:
     """"contact" / "leak" / "freeze" / "rain" for a device whose endpoint 1 is such a sensor."""
     endpoint = device.endpoints.get(1)
-    if endpoint is None or not isinstance(endpoint.servers.get(Clusters.BooleanState.id), BooleanStateServer):
+    if endpoint is None or our_server(endpoint.servers, "BooleanState") is None:
         return None
     return next((BOOLEAN_SENSORS[t] for t, _ in endpoint.device_types if t in BOOLEAN_SENSORS), None)
 
@@ -57,10 +81,10 @@ def smoke_levels(alarm: Any) -> tuple[float, float]:
 def mountable(device: Any) -> bool:
     """A door lock with a door position sensor, or a window covering."""
     for endpoint in device.endpoints.values():
-        lock = endpoint.servers.get(Clusters.DoorLock.id)
-        if isinstance(lock, DoorLockServer) and lock.door_sensor:
+        lock = our_server(endpoint.servers, "DoorLock")
+        if lock is not None and lock.door_sensor:
             return True
-        if Clusters.WindowCovering.id in endpoint.servers and \
+        if CLUSTER_ID.WindowCovering in endpoint.servers and \
                 WINDOW_COVERING[0] in {t for t, _ in endpoint.device_types}:
             return True
     return False
@@ -68,17 +92,17 @@ def mountable(device: Any) -> bool:
 
 def has_door(device: Any) -> bool:
     """A door lock that sees its door (DoorState)."""
-    return any(isinstance(lock := ep.servers.get(Clusters.DoorLock.id), DoorLockServer) and lock.door_sensor
+    return any((lock := our_server(ep.servers, "DoorLock")) is not None and lock.door_sensor
                for ep in device.endpoints.values())
 
 
 def is_closed(device: Any) -> bool:
     """Whether the door or window of a mountable device is closed now."""
     for endpoint in device.endpoints.values():
-        lock = endpoint.servers.get(Clusters.DoorLock.id)
-        if isinstance(lock, DoorLockServer) and lock.door_sensor:
+        lock = our_server(endpoint.servers, "DoorLock")
+        if lock is not None and lock.door_sensor:
             return not lock.door_is_open()
-        cover = endpoint.servers.get(Clusters.WindowCovering.id)
+        cover = endpoint.servers.get(CLUSTER_ID.WindowCovering)
         if cover is not None:
             return cover.get("CurrentPositionLiftPercent100ths") == CLOSED and not cover.get("OperationalStatus")
     return True
@@ -97,8 +121,8 @@ def watches_room(device: Any) -> bool:
     Our servers only: a cloned product's clusters are stores of its values."""
     endpoint = device.endpoints.get(1)
     return endpoint is not None and (
-        isinstance(endpoint.servers.get(Clusters.OccupancySensing.id), OccupancySensingServer)
-        or isinstance(endpoint.servers.get(Clusters.SmokeCoAlarm.id), SmokeCoAlarmServer)
+        our_server(endpoint.servers, "OccupancySensing") is not None
+        or our_server(endpoint.servers, "SmokeCoAlarm") is not None
         or boolean_kind(device) == "freeze")
 
 
@@ -106,11 +130,11 @@ def read_room(home: Any, device: Any, room_id: str) -> None:
     """One occupancy, smoke or freeze sensor reads its room now."""
     room = home.rooms[room_id]
     endpoint = device.endpoint(1)
-    occupancy = endpoint.servers.get(Clusters.OccupancySensing.id)
-    if isinstance(occupancy, OccupancySensingServer):
+    occupancy = our_server(endpoint.servers, "OccupancySensing")
+    if occupancy is not None:
         occupancy.set_present(home.occupants(room_id) > 0)
-    alarm = endpoint.servers.get(Clusters.SmokeCoAlarm.id)
-    if isinstance(alarm, SmokeCoAlarmServer) and not alarm.incident:
+    alarm = our_server(endpoint.servers, "SmokeCoAlarm")
+    if alarm is not None and not alarm.incident:
         warning, critical = smoke_levels(alarm)
         pm10 = room.pm10
         alarm.sense_smoke(2 if pm10 >= critical else 1 if pm10 >= warning else 0)
@@ -147,8 +171,7 @@ def apply_event(home: Any, device_id: str, event: str, value: Any = None) -> Non
     device = home.device(device_id)
     endpoint = device.endpoints.get(1)
     servers = endpoint.servers if endpoint is not None else {}
-    lock = servers.get(Clusters.DoorLock.id)
-    lock = lock if isinstance(lock, DoorLockServer) else None
+    lock = our_server(servers, "DoorLock")
     kind = boolean_kind(device)
     mounted = home.mounted_on(device_id)
     try:
@@ -160,15 +183,15 @@ def apply_event(home: Any, device_id: str, event: str, value: Any = None) -> Non
             if event in ("open", "close") and kind != "contact":
                 raise ValueError(f"{device_id} is a {kind} sensor: use detect / clear")
             # a contact sensor's StateValue TRUE is "closed"; the others' TRUE is "detected"
-            state = servers[Clusters.BooleanState.id]
+            state = servers[CLUSTER_ID.BooleanState]
             state.set_state(event in ("close", "detect") if kind == "contact" else event == "detect")
             if kind == "freeze":   # a detection holds until cleared; then the room is read again
                 state.held = event == "detect"
                 if not state.held:
                     refresh_room(home, home.room_of(device_id))
-        elif event in ("smoke", "co") and isinstance(servers.get(Clusters.SmokeCoAlarm.id), SmokeCoAlarmServer):
+        elif event in ("smoke", "co") and our_server(servers, "SmokeCoAlarm") is not None:
             level = _level(value)
-            alarm = servers[Clusters.SmokeCoAlarm.id]
+            alarm = servers[CLUSTER_ID.SmokeCoAlarm]
             if event == "co":
                 alarm.sense_co(level)
             else:
@@ -183,10 +206,10 @@ def apply_event(home: Any, device_id: str, event: str, value: Any = None) -> Non
             lock.keypad(value["op"], str(value["pin"]))
         elif event == "manual" and lock is not None:
             lock.manual(str(value))
-        elif event == "flow" and Clusters.FlowMeasurement.id in servers:
+        elif event == "flow" and CLUSTER_ID.FlowMeasurement in servers:
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 6553:
                 raise ValueError(f"flow: m³/h 0..6553, got {value!r}")
-            servers[Clusters.FlowMeasurement.id].set("MeasuredValue", round(value * 10))
+            servers[CLUSTER_ID.FlowMeasurement].set("MeasuredValue", round(value * 10))
         else:
             raise ValueError(f"{device_id} ({device.type.key}) takes no {event!r} event")
     except MatterError as exc:         # a refused keypad entry: recorded as LockOperationError

@@ -97,11 +97,15 @@ import json, sys
 from clusters import lazy_objects
 assert lazy_objects.install()
 from chip.clusters import Objects
+# every cluster's id, from the source (Globals, the one class without an id, is not a cluster)
+ids = {name: lazy_objects.cluster_id(name) for name in lazy_objects._model.parts.units if name != "Globals"}
+by_ids = lazy_objects.built()
+assert getattr(lazy_objects.CLUSTER_ID, "OnOff") == ids["OnOff"]
 Objects.OnOff   # one class, and what it names
 first = lazy_objects.built()
 decoded = decode()     # chip's indexes list the module (dir) and so build every class
 lazy_objects.load_all()
-print(json.dumps({"first": first, "decode": decoded, **describe()}))
+print(json.dumps({"ids": ids, "built_by_ids": by_ids, "first": first, "decode": decoded, **describe()}))
 '''
 
 
@@ -151,6 +155,18 @@ def test_the_lazy_model_is_the_whole_model_class_for_class(lazy):
     for name in whole["model"]:   # one cluster at a time, so a difference names its cluster
         assert lazy["model"][name] == whole["model"][name], name
     assert lazy["registries"] == whole["registries"]
+
+
+def test_cluster_ids_are_the_classes_ids_and_build_no_class(lazy):
+    whole = here()["model"]
+    assert lazy["built_by_ids"] == []
+    assert lazy["ids"] == {name: entry["id"] for name, entry in whole.items() if name != "Globals"}
+    assert len(lazy["ids"]) == 124 and whole["Globals"]["id"] is None
+    # the same answers without the lazy model (this process imports the model whole)
+    assert lazy_objects.cluster_id("OnOff") == lazy_objects.CLUSTER_ID.OnOff == lazy["ids"]["OnOff"]
+    for name in ("Globals", "NoSuchCluster", "__deepcopy__"):
+        with pytest.raises(AttributeError):
+            getattr(lazy_objects.CLUSTER_ID, name)
 
 
 def test_chip_decodes_a_report_with_the_lazy_model(lazy):
