@@ -14,10 +14,9 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.console import Console
 
 # Only light modules at the top: each command imports what it uses when it runs, and the
 # command groups below are imported only when one of their commands runs (start-up time).
@@ -27,7 +26,6 @@ from matter_twin.console import (
     TwinApp,
     check_tcp_port,
     codes_rows,
-    err_console,
     fast_forward,
     load_home,
     one_line,
@@ -38,6 +36,9 @@ from matter_twin.console import (
 from matter_twin.defaults import DEFAULT_EMBEDDED
 from matter_twin.extras import require
 from twin.node.defaults import DEFAULT_BASE_PORT, DEFAULT_WINDOW_TIMEOUT_S, WINDOW_CHOICES
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 class _Commands(LazyGroup):
@@ -269,6 +270,9 @@ def run(home_file: Path | None = HomeOption, seed: int | None = SeedOption,
     home = with_faults(load_home(home_file, seed), faults_file)
     start_tick = home.clock.tick
     end_tick = None if duration is None else start_tick + round(duration * TICKS_PER_SECOND)
+    from rich.console import Console
+
+    from matter_twin.console import err_console
     interrupted = False
     try:
         if factor is None:
@@ -341,6 +345,7 @@ def codes(device: str | None = typer.Argument(None, help="Only this node, with i
         if not rows:
             raise CliError(f"no node {device!r}; accepted: {', '.join(r['device'] for r in codes_rows(home))}, "
                            "@bridge (the node of `twin run --aggregator`)")
+    from rich.console import Console
     if as_json:
         print(json.dumps(rows[0] if device is not None else rows, indent=2, ensure_ascii=False))
     elif device is not None:
@@ -403,6 +408,9 @@ def pair(device: str = typer.Argument(..., help="The node whose window to open (
     if as_json:
         print(json.dumps(answer, indent=2, ensure_ascii=False))
         return
+    from rich.console import Console
+
+    from matter_twin.console import err_console
     console = Console()
     print_device_code(console, answer["pairing"])
     for other in answer["pairing"].get("closed", []):
@@ -471,6 +479,7 @@ def list_tools(as_json: bool = typer.Option(False, "--json", help="Print the Ope
 
         twin tools --json > tools.json
     """
+    from rich.console import Console
     from rich.table import Table
 
     from bridge.tools import TOOL_SCHEMAS
@@ -536,6 +545,7 @@ def home_generate(seed: int = typer.Option(0, "--seed", help="Seed: same seed, s
         output.write_text(text)
     except OSError as err:
         raise CliError(f"{output}: {err.strerror or err}") from None
+    from matter_twin.console import err_console
     err_console.print(f"wrote {output}: {rooms} rooms, {devices} devices, seed {seed}")
 
 

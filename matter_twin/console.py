@@ -3,8 +3,9 @@
 Bad input (a missing file, JSON that does not parse, a file that does not validate) is a
 `CliError`: one line on stderr, exit code 2, never a traceback.
 
-Every command imports this module, so it imports only typer and rich at the top: the home,
-the nodes and the QR encoder are imported by the functions that use them (start-up time).
+Every command imports this module, so it imports only typer at the top: rich (30 ms), the
+home, the nodes and the QR encoder are imported by the functions that use them (start-up
+time); `err_console` is made on first use.
 """
 from __future__ import annotations
 
@@ -14,18 +15,28 @@ import importlib.util
 import inspect
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import click
 import typer
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
+
+if TYPE_CHECKING:
+    import click
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    err_console: Console   # rich's Console on stderr, made by __getattr__ on first use
 
 FAST_FORWARD_CHUNK = 3000  # ticks per progress update (five virtual minutes)
 
-err_console = Console(stderr=True)
+
+def __getattr__(name: str) -> Any:
+    if name == "err_console":
+        from rich.console import Console
+        console = globals()["err_console"] = Console(stderr=True)
+        return console
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _flag_type(self: Any, ctx: Any) -> Any:
@@ -38,9 +49,9 @@ if _TYPER_DISPLAY_TYPE is not None:
     typer.core.TyperOption.display_type_rich = _flag_type  # type: ignore[method-assign]
 
 
-# Typer may vendor its own click; catch usage errors from whichever one parses the line.
-_CLICK_ERRORS = tuple({click.ClickException,
-                       *(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")})
+# Typer may vendor its own click; catch usage errors from whichever one parses the line (the
+# one typer's own exceptions derive from: click itself is not imported, start-up time).
+_CLICK_ERRORS = tuple(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
 
 
 class CliError(*_CLICK_ERRORS):  # type: ignore[misc]  # the ClickException(s) typer handles
@@ -51,7 +62,7 @@ class CliError(*_CLICK_ERRORS):  # type: ignore[misc]  # the ClickException(s) t
 
     def __init__(self, message: str) -> None:
         super().__init__(" ".join(str(message).split()))
-_ABORTS = tuple({click.Abort, typer.Abort, KeyboardInterrupt})
+_ABORTS = (typer.Abort, KeyboardInterrupt)   # typer.Abort is click's where typer uses click
 
 
 class TwinApp(typer.Typer):
@@ -119,7 +130,7 @@ class LazyGroup(TyperGroup):
         return self.commands[name]
 
 
-class _Deferred(click.Command):
+class _Deferred(TyperCommand):
     """A lazy subcommand as its group's help lists it; it imports the real one to run."""
 
     def __init__(self, name: str, group: LazyGroup) -> None:
@@ -269,6 +280,7 @@ def load_home(home_file: Path | None, seed: int | None) -> Any:
 
 
 def room_table(home: Any, speed: str = "") -> Table:
+    from rich.table import Table
     title = f"{home.name} — {home.clock.format() if hasattr(home.clock, 'format') else home.now}"
     table = Table(title=title, caption=f"tick {home.clock.tick}" + (f" · speed {speed}" if speed else ""))
     table.add_column("Room")
@@ -280,11 +292,14 @@ def room_table(home: Any, speed: str = "") -> Table:
     return table
 
 
-def fast_forward(home: Any, ticks: int, console: Console = err_console) -> None:
-    """Step `ticks` ticks as fast as possible, with a progress bar on a terminal."""
+def fast_forward(home: Any, ticks: int, console: Console | None = None) -> None:
+    """Step `ticks` ticks as fast as possible, with a progress bar on a terminal (stderr's unless
+    `console` is given)."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
     from twin.clock import TICKS_PER_SECOND
+    if console is None:
+        from matter_twin.console import err_console as console
     columns = (TextColumn("fast-forward"), BarColumn(), TextColumn("{task.fields[time]}"),
                TimeRemainingColumn())
     with Progress(*columns, console=console, transient=True,
@@ -341,6 +356,7 @@ _WIDE_CODES = 60
 def codes_table(rows: list[dict[str, Any]], title: str | None = "Matter pairing codes") -> Table:
     """Device, manual code, QR payload (and the window, when known). The codes never wrap or
     truncate; a long device id folds instead."""
+    from rich.table import Table
     table = Table(title=title, box=None, pad_edge=False, header_style="bold", title_justify="left")
     table.add_column("Device", overflow="fold", min_width=8)
     table.add_column("Manual code", no_wrap=True, min_width=13)
@@ -396,6 +412,7 @@ def qr_text(payload: str, color: bool = True, border: int = 2) -> Text:
     """A scannable QR code in text, two module rows per line (half blocks), so a version-2
     symbol takes 29 columns and 15 lines. `color`: dark modules black on white whatever the
     terminal's colours; without it "█" is a dark module (for light backgrounds and paper)."""
+    from rich.text import Text
     matrix = qr_matrix(payload, border)
     if len(matrix) % 2:
         matrix.append([False] * len(matrix[0]))
