@@ -22,7 +22,7 @@ import copy
 import datetime as _dt
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
@@ -242,11 +242,22 @@ def tool_schemas(models: dict[str, type[Arguments]]) -> list[dict[str, Any]]:
             for name, model in models.items()]
 
 
-#: OpenAI function-calling schemas, in the order of the paper's Table 5.
-TOOL_SCHEMAS: list[dict[str, Any]] = tool_schemas(TOOL_MODELS)
+TOOL_NAMES: tuple[str, ...] = tuple(sorted(TOOL_MODELS))
 
-SCHEMAS_BY_NAME: dict[str, dict[str, Any]] = {s["function"]["name"]: s["function"] for s in TOOL_SCHEMAS}
-TOOL_NAMES: tuple[str, ...] = tuple(sorted(SCHEMAS_BY_NAME))
+if TYPE_CHECKING:   # made by __getattr__ on first use
+    #: OpenAI function-calling schemas, in the order of the paper's Table 5.
+    TOOL_SCHEMAS: list[dict[str, Any]]
+    SCHEMAS_BY_NAME: dict[str, dict[str, Any]]
+
+
+def __getattr__(name: str) -> Any:
+    """TOOL_SCHEMAS and SCHEMAS_BY_NAME, made on first use: pydantic's JSON schemas of the
+    models are a tenth of a tool call's start-up (`twin tool`), and a call needs none."""
+    if name in ("TOOL_SCHEMAS", "SCHEMAS_BY_NAME"):
+        schemas = tool_schemas(TOOL_MODELS)
+        globals().update(TOOL_SCHEMAS=schemas, SCHEMAS_BY_NAME={s["function"]["name"]: s["function"] for s in schemas})
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def parse_args(name: str, args: Any, tools: ToolSet = NO_TOOLS) -> Arguments:

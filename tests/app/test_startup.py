@@ -31,7 +31,8 @@ try:
     main()
 except SystemExit:
     pass
-print(json.dumps({"built": lazy_objects.built(), "modules": sorted(sys.modules)}), file=sys.stderr)
+print(json.dumps({"built": lazy_objects.built(), "modules": sorted(sys.modules),
+                  "schemas": "TOOL_SCHEMAS" in vars(sys.modules.get("bridge.tools", sys))}), file=sys.stderr)
 """
 #: Classes a tool call on the default home builds beyond the clusters its devices serve: the
 #: measurement module holds servers the home uses and these two. Globals holds shared types.
@@ -93,6 +94,7 @@ def test_a_tool_call_builds_only_the_data_model_the_default_home_serves_and_impo
     built = set(probed["built"])
     assert built <= served | BEYOND_THE_HOME, sorted(built - served - BEYOND_THE_HOME)
     assert served <= built and len(built) < 40   # of the model's 125
+    assert not probed["schemas"]   # the tools' JSON schemas are made for those who list the tools
     # as `twin` runs (chip's controller modules not imported): neither rich (tables, progress
     # bars) nor click where typer parses with a copy of its own
     modules = set(probed["modules"])
