@@ -37,7 +37,7 @@ from matter_twin.cli_personal import (  # noqa: E402
     TASKS,
     counts_for,
 )
-from scenarios.personal.evaluate import validate  # noqa: E402
+from scenarios.personal.evaluate import Tally, bounds_line, validate  # noqa: E402
 from scenarios.personal.household import Household  # noqa: E402
 from scenarios.personal.households import DAYS, make_household, write_gzip, write_pack  # noqa: E402
 from scenarios.personal.suite import DEFAULT_TASKS, HOUSEHOLDS_PACK  # noqa: E402
@@ -54,7 +54,8 @@ def whole(jobs: int) -> None:
     print("load average at start: " + ", ".join(f"{x:.1f}" for x in os.getloadavg()))
     tasks = load_tasks(DEFAULT_TASKS)
     t0, c0 = time.perf_counter(), cpu()
-    problems = validate(tasks, DEFAULT_TASKS.parent, jobs=jobs)
+    tally: Tally = {}
+    problems = validate(tasks, DEFAULT_TASKS.parent, jobs=jobs, tally=tally)
     wall, used = time.perf_counter() - t0, cpu() - c0
     print(f"validate whole set: {len(tasks)} tasks in {wall:.1f} s wall, {used:.1f} s CPU ({jobs} jobs) = "
           f"{len(tasks) / wall:.2f} tasks verified/s wall, {len(tasks) / used:.2f} per core; "
@@ -75,9 +76,8 @@ def whole(jobs: int) -> None:
           f"{len(names) / used:.2f} per core; {'byte-identical to' if same else 'DIFFERENT from'} the committed set")
     counts = Counter(t.category for t in tasks)
     levels = Counter(t.difficulty for t in tasks if t.difficulty)
-    verdict = ("every answer recomputes; reference 1.0 in IG, CF, MC, FR; null 0 in all five; stuffer and "
-               "copier 0 in IG, CF, MC, PG" if not problems
-               else f"{len(problems)} problems")
+    verdict = ("every answer recomputes" if not problems else f"{len(problems)} problems") + \
+        f"; success rate per category (tasks run): {bounds_line(tally)}"
     print(f"summary: {len({t.household for t in tasks})} households, {len(tasks)} tasks ("
           + ", ".join(f"{c} {counts[c]}" for c in CATEGORIES) + "; "
           + ", ".join(f"{d} {levels[d]}" for d in ("easy", "medium", "hard"))
