@@ -74,7 +74,7 @@ def whole(jobs: int) -> None:
     print(f"generate whole set: {len(drawn)} tasks from {len(names)} households in {wall:.1f} s wall, "
           f"{used:.1f} s CPU ({jobs} jobs) = {len(names) / wall:.2f} households generated/s wall, "
           f"{len(names) / used:.2f} per core; {'byte-identical to' if same else 'DIFFERENT from'} the committed set")
-    counts = Counter(t.category for t in tasks)
+    counts: Counter[str] = Counter(t.category for t in tasks)
     levels = Counter(t.difficulty for t in tasks if t.difficulty)
     verdict = ("every answer recomputes" if not problems else f"{len(problems)} problems") + \
         f"; success rate per category (tasks run): {bounds_line(tally)}"
