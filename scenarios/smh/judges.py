@@ -14,7 +14,7 @@ import json
 import re
 from typing import Any, Protocol
 
-from scenarios.answers import quantities, same_as_written
+from scenarios.answers import normalize, quantities, same_as_written
 from scenarios.simuhome.judges import LLMJudge as _Voter
 from scenarios.smh.tasks import SmhTask
 from twin.home import Home
@@ -22,8 +22,14 @@ from twin.home import Home
 _RAW = re.compile(r"[{\[]\s*\"\w+\"\s*:")
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 #: Doubt that takes a stated finding back ("but I can't be sure", "it could be something else").
-_DOUBT = re.compile(r"\bnot (?:sure|certain)\b|\bcan'?t be (?:sure|certain)\b|\b(?:may|might|could) (?:well )?be\b|"
-                    r"\bprobably\b|\bi think\b|\bactually\b|\bit depends\b")
+_DOUBT = re.compile(r"\bnot (?:sure|certain)\b|\bcan'?t be (?:sure|certain)\b|"
+                    r"\b(?:may|might|could) (?:\w+ )?(?:be|differ|vary)\b|"
+                    r"\bprobably\b|\bi think\b|\bactually\b|\bit depends\b|"
+                    r"\b(?:can'?t|cannot) (?:guarantee|promise|confirm|verify)\b|"
+                    # a second candidate offered beside the first: "X, or possibly Y", "either X or Y"
+                    r"\b(?:possibly|perhaps|maybe)\b|\beither\b[^.!?]*\bor\b|"
+                    # no reading behind it: "my best guess", "I don't have live access"
+                    r"\bguess\b|\b(?:don'?t|do not) have (?:\w+ )?access\b|\b(?:can'?t|cannot) (?:reach|access)\b")
 _WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
 #: Yes/no questions by how they end -> (the state that means yes, the states that mean no).
 _STATES = ((r" on$", "on", "off"), (r" locked$", "locked", "unlocked|not locked"),
@@ -52,10 +58,130 @@ def _statements(answer: str) -> str:
     return " ".join(p for p in re.split(r"(?<=[.!?])\s+", answer) if not p.rstrip().endswith("?"))
 
 
+#: Nouns people name devices by, beside the last words of the home's own device names.
+_DEVICE_NOUNS = frozenset("lamp bulb light fan heater thermostat camera plug socket switch tv television speaker "
+                          "blind blinds curtain curtains radiator kettle".split())
+#: A bare noun a person uses for the home's: "the bedroom lamp" is its light.
+_SAME_NOUN = {"lamp": "light", "bulb": "light", "television": "tv", "blind": "covering", "curtain": "covering"}
+#: Words that end a device phrase after a room's name ("the kitchen is ...", "the bedroom at 21 °C").
+_STOP = frozenset("is are was has have had at in on of to and or with for the a an it its my your this that".split())
+_DEVICE, _ROOM = "⟨d{}⟩", "⟨r{}⟩"   # a name in a marked clause
+_MARK = re.compile(r"⟨([dr])(\d+)⟩")
+#: "<device> is (currently) on", "<device>: it's off".
+_STATE = re.compile(r"⟨d(\d+)⟩(?:'s|\s+is|\s+are|\s*:)\s*(?:it(?:'s| is)\s+)?"
+                    r"(?:(?:currently|now|still|already|switched|turned|right now)\s+)*(on|off)\b")
+#: "the ones on: <device>, <device>" (what is listed must be so).
+_LISTED = re.compile(r"\b(?:ones?|lights?|devices?)\b[^:]*?\b(on|off)\s*:")
+_SET_TO = re.compile(r"⟨d(\d+)⟩(?:'s|\s+is)?\s+(?:currently\s+|now\s+)?set to\s")
+
+
+class _Home:
+    """What a reply can claim about the start home, read only when claimed."""
+
+    def __init__(self, home: Home):
+        from bridge.twin_backend import TwinBackend
+        self.home, self.backend = home, TwinBackend(home)
+        self.rooms = {(spec.name or r).lower(): r for r, spec in home.rooms.items()}
+        self.devices = {home.device_info(d)["name"].lower(): d for d in home.devices.objects}
+        self.nouns = _DEVICE_NOUNS | {re.sub(r" \d+$", "", n).split()[-1] for n in self.devices}
+        #: room -> the names its devices go by after the room's name ("dimmable light")
+        self.kinds: dict[str, set[str]] = {}
+        for name, d in self.devices.items():
+            room = home.device_info(d)["room"]
+            room_name = (home.rooms[room].name or room).lower()
+            rest = re.sub(r" \d+$", "", name[len(room_name):].strip() if name.startswith(room_name) else name)
+            self.kinds.setdefault(room, set()).update({rest, rest.split()[-1]})
+
+    def read(self, device: str, cluster: str, attribute: str) -> Any:
+        try:
+            return self.backend.read_attribute(device, None, cluster, attribute)["value"]
+        except Exception:   # the device has no such attribute: nothing to hold the claim against
+            return None
+
+    def mark(self, clause: str) -> tuple[str, list[str], list[str]]:
+        """The clause with each device and room name as a token, and the ids the tokens stand for."""
+        devices: list[str] = []
+        rooms: list[str] = []
+        text = f" {clause} "
+        for names, ids, mark in ((self.devices, devices, _DEVICE), (self.rooms, rooms, _ROOM)):
+            for name in sorted(names, key=len, reverse=True):
+                pattern = re.compile(rf"(?<![\w/-]){re.escape(name)}(?![\w/-])")
+                while found := pattern.search(text):
+                    ids.append(names[name])
+                    text = text[:found.start()] + mark.format(len(ids) - 1) + text[found.end():]
+        return text, devices, rooms
+
+    def false_claim(self, clause: str, asked: frozenset[float] = frozenset()) -> bool | None:
+        """Does the clause claim something the home does not show (a device it lacks, a device
+        on that is off, a room 3 °C warmer than it is)? None when it claims nothing we can check.
+        Numbers of the question (`asked`) and after "than"/"above" are not readings."""
+        text, devices, rooms = self.mark(normalize(clause))
+        claimed = False
+        for m in _MARK.finditer(text):   # "the bedroom ceiling fan": a device the room does not have
+            after = re.match(r"(?:'s)?((?:[ \t]+[a-z][\w/-]*){1,3})", text[m.end():])
+            if m[1] != "r" or after is None:
+                continue
+            phrase = []
+            for word in after[1].split():
+                if word in _STOP:
+                    break
+                phrase.append(word)
+                if word in self.nouns or word.rstrip("s") in self.nouns:
+                    kinds, said = self.kinds.get(rooms[int(m[2])], set()), " ".join(phrase).rstrip("s")
+                    if said not in kinds and _SAME_NOUN.get(said) not in kinds:
+                        return True
+                    claimed = True
+                    break
+        for m in _STATE.finditer(text):
+            on = self.read(devices[int(m[1])], "OnOff", "OnOff")
+            if on is not None:
+                claimed = True
+                if bool(on) != (m[2] == "on"):
+                    return True
+        listed = _LISTED.search(text)
+        if listed:
+            for token in _MARK.finditer(text[listed.end():]):
+                on = self.read(devices[int(token[2])], "OnOff", "OnOff") if token[1] == "d" else None
+                if on is not None:
+                    claimed = True
+                    if bool(on) != (listed[1] == "on"):
+                        return True
+        said = [q for q in quantities(text) if q.value not in asked
+                and not re.search(r"\b(?:than|above|over|below|under)\s*$", text[:q.start])]
+        for m in _SET_TO.finditer(text):   # a temperature setting: either setpoint of the device's thermostat
+            value = next((q for q in said if q.start >= m.end()), None)
+            setpoints = [v / 100 for v in (self.read(devices[int(m[1])], "Thermostat", f"Occupied{kind}Setpoint")
+                                           for kind in ("Heating", "Cooling")) if v is not None]
+            if setpoints and value is not None and value.unit in ("degC", "degree"):
+                claimed = True
+                if not any(same_as_written(value, v, 0.0) for v in setpoints):
+                    return True
+        tokens = list(_MARK.finditer(text))
+        for q in said:   # a room's reading: the room named nearest before it (or the first after)
+            if q.unit not in ("degC", "degree", "percent") or not tokens:
+                continue
+            near = [t for t in tokens if t.end() <= q.start][-1:] or [tokens[0]]
+            if near[0][1] != "r":
+                continue
+            room = self.home.rooms[rooms[int(near[0][2])]]
+            claimed = True
+            if not same_as_written(q, round(room.humidity if q.unit == "percent" else room.temperature, 1), 0.15):
+                return True
+        return False if claimed else None
+
+
+def _clauses(text: str) -> list[str]:
+    return [c for c in re.split(r"(?<=[.!?])\s+|\n+|;\s*", text) if c.strip()]
+
+
 def judge_answer(task: SmhTask, answer: str | None, home: Home) -> tuple[bool, str]:
     """The rule judge for TC7 replies: (passed, why not). A reply must state the expected value
     and nothing that contradicts it, and no doubt that takes it back ("not sure", "could be",
-    "probably", "I think", "actually"); raw tool output (JSON) is not an answer.
+    "probably", "I think", "actually", "can't guarantee"), no second candidate ("or possibly",
+    "either ... or") and no guess ("my best guess", "I don't have access"); raw tool output (JSON)
+    is not an answer. Each clause's claims about the home (a room's temperature or humidity, a
+    device on or off, a setpoint, a device of a room) must hold; a true one beside the answer is
+    a helpful extra and not read as a second answer.
     - yes/no: exactly one of the two words, or without either, "it is <state>" for the state the
       question asks about ("Is the lamp on?": "it is on" / "it is off");
     - a number: at least one number (names of rooms and devices and the numbers of the question
@@ -67,34 +193,57 @@ def judge_answer(task: SmhTask, answer: str | None, home: Home) -> tuple[bool, s
         return False, "missing_response"
     if _RAW.search(answer):
         return False, "raw_output"
-    text = f" {_statements(answer).lower()} "
-    if _DOUBT.search(text):
+    statements = _statements(answer).lower()
+    if _DOUBT.search(f" {statements} "):
         return False, "wrong_answer"
     kind, value = task.answer["kind"], task.answer["value"]
+    tolerance = 0.15 if isinstance(value, float) else 0.0
+    facts, kept = _Home(home), []
+    asked = frozenset(float(n) for n in _NUMBER.findall(task.query))
+    for clause in _clauses(statements):
+        checked = facts.false_claim(clause, asked)
+        if checked:   # a false fact beside the answer misleads as much as a wrong answer
+            return False, "wrong_answer"
+        # a true fact beside the answer (another room's temperature) is not a second answer
+        if checked is None or _states(kind, value, tolerance, clause, facts):
+            kept.append(clause)
+    text = f" {' '.join(kept)} "
     if kind == "yesno":
         said = {w for w in ("yes", "no") if re.search(rf"\b{w}\b", text)}
         if not said:
             said = _state_said(task.query, text, home)
         return (said == {"yes" if value else "no"}), "wrong_answer"
     if kind == "room":
-        rooms = sorted(((spec.name or r).lower(), r) for r, spec in home.rooms.items())
-        mentioned = set()
-        for name, room_id in sorted(rooms, key=lambda x: len(x[0]), reverse=True):
-            if re.search(rf"\b{re.escape(name)}\b", text):
-                mentioned.add(room_id)
-                text = re.sub(rf"\b{re.escape(name)}\b", " ", text)
-        return mentioned == {value}, "wrong_answer"
+        return _rooms_named(text, facts) == {value}, "wrong_answer"
     for name in _names(home):
         text = text.replace(name, " ")
-    asked = {float(n) for n in _NUMBER.findall(task.query)}
-    tolerance = 0.15 if isinstance(value, float) else 0.0
     said = [q for q in quantities(text) if q.value not in asked or q.value == float(value)]
-    if not said:
-        words = re.findall(r"\b(none|no|" + "|".join(_WORDS) + r")\b", text)
-        if len(words) == 1:   # "none", "three"
-            return (0 if words[0] in ("none", "no") else _WORDS.index(words[0])) == value, "wrong_answer"
+    if not said:   # "none", "three", "no lights ... none of them"
+        words = {0 if w in ("none", "no") else _WORDS.index(w) for w in _COUNT_WORD.findall(text)}
+        if words:
+            return words == {value}, "wrong_answer"
     ok = bool(said) and all(same_as_written(q, float(value), tolerance) for q in said)
     return ok, "wrong_answer"
+
+
+#: A count in words; not the pronoun "one" ("that one", "no one", "one of them").
+_COUNT_WORD = re.compile(r"(?<!that )(?<!this )(?<!which )(?<!any )(?<!no )(?<!the )(?<!every )"
+                         r"\b(none|no|" + "|".join(_WORDS) + r")\b(?! of\b)(?!-)")
+
+
+def _rooms_named(text: str, facts: _Home) -> set[str]:
+    _, _, rooms = facts.mark(text)
+    return set(rooms)
+
+
+def _states(kind: str, value: Any, tolerance: float, clause: str, facts: _Home) -> bool:
+    """Does a clause holding a true fact also give the answer ("It's 20.7 °C in the bathroom")?"""
+    if kind == "room":
+        return value in _rooms_named(clause, facts)
+    if kind == "number":
+        said = quantities(_MARK.sub(" ", facts.mark(clause)[0]))
+        return any(same_as_written(q, float(value), tolerance) for q in said)
+    return True
 
 
 def _state_said(question: str, text: str, home: Home) -> set[str]:
@@ -123,23 +272,49 @@ def _request_places(task: SmhTask, home: Home) -> tuple[set[str], dict[str, str]
 
 
 _OPEN = re.compile(r"^\W*(?:sure\W+)?(?:what|which|how)\b.*\b(?:should|would you like|do you want|change|adjust)\b")
+#: An ask without a question mark: "Just let me know the brightness you'd like."
+_ASK = re.compile(r"\b(?:let me know|tell me)\s+(?:what|which|how|the|your|a)\b")
+#: A question that leaves the value to the user (not "shall I change the fan speed?").
+_OPEN_VALUE = re.compile(r"\b(?:what|which|how)\b|\bor\b|\blet me know\b|\btell me\b")
+
+
+#: A change said to be made already: acting instead of asking.
+_DONE = re.compile(r"\bi(?:'ve| have)\s+(?:\w+\s+){0,3}?(?:turned|switched|set|changed|adjusted|updated|dimmed|"
+                   r"brightened|raised|lowered|started|stopped|opened|closed|locked|unlocked)\b")
+
+
+def _sentences(message: str) -> list[str]:
+    return [p.strip() for p in re.split(r"(?<=[.!?])\s+|\n+", message) if p.strip()]
 
 
 def judge_clarification(task: SmhTask, questions: list[str], home: Home | None) -> tuple[bool, str]:
-    """The rule judge for TC3: (passed, why not). Some question (a sentence ending in "?") must ask
-    about what the request leaves open: a missing setting (slot_missing) by one of its words
-    ("brightness", "speed", ...); a complaint or a scene by naming the request's room, one of
-    its devices or a device the user means, or by asking openly what to change ("which devices
-    should change, and how?") without naming anything elsewhere. Without the home (no names to
-    read) any question counts."""
-    asked = [q.strip().lower() for q in questions if q.strip().endswith("?")]
+    """The rule judge for TC3: (passed, why not). Some message must ask (a sentence ending in "?",
+    or "let me know ..."/"tell me ...") about what the request leaves open: a missing setting
+    (slot_missing) by a question that leaves its value to the user and names one of its words
+    ("which brightness?", not "shall I change the brightness?"); a complaint or a scene by naming
+    the request's room, one of its devices or a device the user means, or by asking openly what
+    to change ("which devices should change, and how?"), and nothing elsewhere in the same
+    message (a list of the home's devices asks nothing). Nothing said may be false of the home:
+    a device it does not have, a device "on" that is off. Without the home (no names to read)
+    any question counts."""
+    asked = [q.strip().lower() for q in questions
+             if any(p.endswith("?") or _ASK.search(p.lower()) for p in _sentences(q))]
     if not asked:
         return False, "clarification_missing"
+    if any(_DONE.search(p.lower()) for q in questions for p in _sentences(q) if not p.endswith("?")):
+        return False, "clarification_inappropriate"
+    if home is not None:
+        facts = _Home(home)
+        asked_for = frozenset(float(n) for n in _NUMBER.findall(task.query))
+        if any(facts.false_claim(c, asked_for) for q in questions for c in _clauses(q.lower())):
+            return False, "clarification_inappropriate"
     slots = ((task.user or {}).get("slots") or {}).get("value")
     if slots:   # device names out first: "colour" in "the colour light" asks for nothing
         names = _names(home) if home is not None else []
-        bare = [functools.reduce(lambda q, n: q.replace(n, " "), names, q) for q in asked]
-        ok = any(re.search(rf"\b{re.escape(word)}", q) for q in bare for word in slots["keywords"])
+        bare = [functools.reduce(lambda q, n: q.replace(n, " "), names, p) for q in asked for p in _sentences(q)
+                if p.endswith("?") or _ASK.search(p)]
+        ok = any(_OPEN_VALUE.search(q) and re.search(rf"\b{re.escape(word)}", q)
+                 for q in bare for word in slots["keywords"])
         return ok, "" if ok else "clarification_inappropriate"
     if home is None:
         return True, ""
@@ -157,7 +332,7 @@ def judge_clarification(task: SmhTask, questions: list[str], home: Home | None) 
                 related |= room in here
                 elsewhere |= room not in here
                 text = re.sub(rf"\b{re.escape(name)}\b", " ", text)
-        if related or (not elsewhere and _OPEN.search(question)):
+        if not elsewhere and (related or _OPEN.search(question)):
             return True, ""
     return False, "clarification_inappropriate"
 

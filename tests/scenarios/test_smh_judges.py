@@ -1,0 +1,100 @@
+"""SMH-Bench's rule judge reads a reply's claims against the start home: true extras pass, false
+ones (a reading, a device's state, a device the room lacks) fail anywhere in the reply, and so do
+doubt, a second candidate and a guess; a TC3 ask must leave the open value to the user and say
+nothing false. The sentences are ours, one per class of reply."""
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from scenarios.smh.judges import RULE_JUDGE, _Home
+from scenarios.smh.tasks import SmhTask, build_home, load_tasks
+
+
+@pytest.fixture(scope="module")
+def tasks() -> list[SmhTask]:
+    return load_tasks()
+
+
+def _first(tasks: list[SmhTask], test: Any) -> tuple[SmhTask, Any, _Home]:
+    task = next(t for t in tasks if test(t))
+    home = build_home(task)
+    return task, home, _Home(home)
+
+
+def test_a_reading_with_true_extras_passes_and_a_false_extra_fails(tasks):
+    task, home, facts = _first(tasks, lambda t: t.category == "TC7" and "temperature in the" in t.query)
+    room, value = task.query.split("in the ")[1].split(",")[0], task.answer["value"]
+    other = next(n for n in facts.rooms if n != room)
+    there = round(home.rooms[facts.rooms[other]].temperature, 1)
+    ok = RULE_JUDGE.answer
+    assert ok(task, f"The {room} is at {value} °C; for comparison the {other} is at {there} °C.", home)[0]
+    assert ok(task, f"It's {value} degrees in the {room}. The {other} reads {there}°.", home)[0]
+    assert not ok(task, f"The {room} is at {value} °C; the {other} is at {there + 2.5:.1f} °C.", home)[0]
+    assert not ok(task, f"{value} °C, and {round(home.rooms[facts.rooms[room]].humidity) + 9}% humidity in "
+                        f"the {room}.", home)[0]
+    # doubt, a second candidate or a guess takes the reading back wherever it stands
+    for tail in ("I cannot promise that, the sensor may vary.", "Or possibly a degree more.",
+                 "That's my best guess.", "I don't have direct access to the sensor, though."):
+        assert not ok(task, f"It's {value} °C in the {room}. {tail}", home)[0], tail
+    assert not ok(task, f"Either {value} or {value + 1:.1f} degrees.", home)[0]
+
+
+def test_a_count_is_read_from_words_and_the_listed_devices_must_be_so(tasks):
+    task, home, facts = _first(tasks, lambda t: t.query == "How many lights are on in the home?"
+                               and t.answer["value"] >= 2)
+    lights = {n: facts.read(d, "OnOff", "OnOff") for n, d in facts.devices.items() if "light" in n}
+    on, off = [n for n, v in lights.items() if v], [n for n, v in lights.items() if v is False]
+    count = task.answer["value"]
+    assert RULE_JUDGE.answer(task, f"{count} of them. The lights on: the " + " and the ".join(on) + ".", home)[0]
+    assert not RULE_JUDGE.answer(task, f"{count}. The lights on: the {off[0]} and the {on[0]}.", home)[0]
+    assert RULE_JUDGE.answer(task, f"{count} are lit; the {off[0]} is switched off.", home)[0]
+    assert not RULE_JUDGE.answer(task, f"{count} are lit; the {off[0]} is on too.", home)[0]
+    none, _, _ = _first(tasks, lambda t: t.query == "How many lights are on in the home?" and t.answer["value"] == 0)
+    home = build_home(none)
+    assert RULE_JUDGE.answer(none, "No lights at all: none of them is on.", home)[0]
+    one, _, _ = _first(tasks, lambda t: t.category == "TC7" and t.answer["kind"] == "number"
+                       and t.answer["value"] == 1)
+    assert not RULE_JUDGE.answer(one, "Sorry, I can't help with that one.", build_home(one))[0]
+
+
+def test_a_room_answer_may_give_the_rooms_reading(tasks):
+    task, home, _ = _first(tasks, lambda t: t.category == "TC7" and t.answer["kind"] == "room")
+    room = home.rooms[task.answer["value"]]
+    name, humidity = (room.name or room.id).lower(), round(room.humidity, 1)
+    assert RULE_JUDGE.answer(task, f"The {name}, with {humidity} % relative humidity.", home)[0]
+    assert not RULE_JUDGE.answer(task, f"The {name}, with {humidity + 8:.1f} % relative humidity.", home)[0]
+
+
+def test_a_fan_speed_set_to_a_percentage_is_not_a_temperature_claim(tasks):
+    task, home, _ = _first(tasks, lambda t: t.category == "TC7" and "fan speed is the" in t.query
+                           and "air conditioner" in t.query)
+    device = task.query.split("the ")[1].split(" set to")[0]
+    assert RULE_JUDGE.answer(task, f"The {device} is set to {task.answer['value']}%.", home)[0]
+
+
+def test_a_clarification_says_nothing_false_of_the_home(tasks):
+    task, home, facts = _first(tasks, lambda t: t.subcategory == "state_ambiguity" and "dark" in t.query)
+    room = task.query.split("in the ")[1].rstrip(".")
+    light = home.device_info(task.targets[0])["name"].lower()
+    state = "on" if facts.read(task.targets[0], "OnOff", "OnOff") else "off"
+    wrong = "off" if state == "on" else "on"
+    ask = RULE_JUDGE.clarification
+    assert ask(task, [f"The {light} is {state} at the moment. Do you want it brighter?"], home)[0]
+    assert not ask(task, [f"The {light} is {wrong} at the moment. Do you want it brighter?"], home)[0]
+    assert ask(task, [f"Should I switch on the {room} lamp?"], home)[0]          # its light, said loosely
+    assert not ask(task, [f"Should I switch on the {room} standing lamp?"], home)[0]   # a lamp it lacks
+    other = next(n for n, d in facts.devices.items() if home.device_info(d)["room"] != facts.rooms[room])
+    assert not ask(task, [f"Which one: the {light} or the {other}?"], home)[0]   # a list across the home
+    assert not ask(task, [f"I have switched on the {light}. Anything else?"], home)[0]   # acted, then asks
+
+
+def test_a_missing_setting_is_asked_for_not_confirmed(tasks):
+    task, home, _ = _first(tasks, lambda t: t.subcategory == "slot_missing" and "brightness" in t.query)
+    ask = RULE_JUDGE.clarification
+    assert ask(task, ["Happy to. Which brightness suits you? A percentage or dim, medium, bright is fine."], home)[0]
+    assert ask(task, ["Please tell me the brightness you have in mind."], home)[0]
+    assert ask(task, ["Should the brightness be 30% or 70%?"], home)[0]
+    assert not ask(task, ["So you'd like me to change the brightness, right?"], home)[0]
+    assert not ask(task, ["Done. Let me know if there is anything else."], home)[0]
