@@ -34,7 +34,8 @@ DOUBT = re.compile(
     r"\bon reflection\b|\bscratch that\b|\bsecond[- ]guess|"
     # Epistemic modals: "it might/may/could be" (not the month: "5 May", "May 5"; not an offer or
     # advice: "I could set it", "you might want to", "may I").
-    r"(?<!\byou )(?<!\bwe )(?<!\bi )\b(?:might|could(?!n'?t| not)|(?<!\d )may(?! \d| i\b))\b|"
+    r"(?<!\byou )(?<!\bwe )(?<!\bi )\b(?:might|could(?!n'?t| not)|(?<!\d )(?-i:may)(?! \d| i\b))\b|"
+    r"(?:^|[.!?]\s+)May (?:be|have|not)\b|"
     r"\bmix(?:ed|ing)? (?:\w+ )?up\b|\bmis-?(?:remember|read|recall)|"
     r"\b(?:i|we) (?:might|may|could) (?:say|guess|go with|pick|have|be)\b|"
     # Doubting oneself, sure only in part, torn between answers.
@@ -95,6 +96,10 @@ VOUCHER = re.compile(r"\b([A-Z][a-z]+)(?:,? (?:the|our|my|their|a) [a-z ]+?,?| \
 NOT_NAMES = {"i", "it", "that", "this", "she", "he", "they", "who", "the", "yes", "no", "well", "sure", "ok", "okay",
              "so", "also", "answer", "note", "and", "but", "then", "there", "here", "we", "you", "nobody", "none",
              "everyone", "everybody", "someone", "somebody", "anyone", "anybody", "both", "neither", "each", "all",
+             # pronouns, determiners and linking words that open a sentence
+             "her", "his", "their", "its", "our", "my", "your", "these", "those", "what", "when", "where", "which",
+             "while", "after", "before", "since", "because", "if", "once", "as", "at", "on", "in", "by", "for", "from",
+             "with", "during", "until", "nothing", "everything", "that's", "it's",
              # the household's own records, and the calendar
              "memory", "records", "record", "log", "logs", "history", "data", "sensor", "sensors", "tools",
              *(name.lower() for name in [*calendar.day_name, *calendar.month_name] if name)}
@@ -173,6 +178,35 @@ def invented_people(text: str, members: list[dict[str, Any]], rooms: dict[str, s
     return any(next(g for g in m.groups() if g).lower() not in known | NOT_NAMES for m in VOUCHER.finditer(text))
 
 
+#: A member's age as people state it: "47 years old", "aged 47", "she is 47.", "Ada (47)".
+AGE = re.compile(r"\b(\d{1,3})[- ](?:years?|yrs?)(?:[- ]old)?\b|\b(\d{1,3}) ?(?:y/o|yo)\b|\baged? (?:of )?(\d{1,3})\b|"
+                 r"\b(?:(?-i:[A-Z][a-z]+)|she|he|they) (?:is|turned|turns) (\d{1,3})(?=\s*(?:[.,;)!]|$))|"
+                 r"(?<=[A-Za-z] )\((\d{1,3})\)",
+                 re.IGNORECASE)
+PREFERS = re.compile(r"\b(?:likes?|prefers?|preferred|preference|comfortable|wants?)\b", re.IGNORECASE)
+
+
+def false_member_facts(text: str, members: list[dict[str, Any]], hypothetical: bool = False) -> bool:
+    """Does a sentence about one member state an age, or (outside a hypothetical) a preferred
+    temperature, that is not theirs? A true extra passes; an invented value fails."""
+    by_name = {name: m for m in members for name in (str(m["name"]), str(m["name"]).split()[0])}
+    people = [(name, str(m["name"])) for name, m in by_name.items()]
+    for sentence in sentences(text):
+        for part in [sentence, *re.findall(r"\(([^()]*)\)", sentence)]:
+            named = _mentions(part, people)
+            if len(named) != 1:
+                continue
+            member = by_name[named.pop()]
+            ages = {int(next(g for g in m.groups() if g)) for m in AGE.finditer(part)}
+            if isinstance(member.get("age"), int) and ages - {member["age"]}:
+                return True
+            liked = (member.get("preferences") or {}).get("temperature")
+            if not hypothetical and isinstance(liked, (int, float)) and PREFERS.search(part) and any(
+                    abs(q.value - liked) > 0.06 for q in quantities(part) if q.unit in ("degC", "degree")):
+                return True
+    return False
+
+
 def _mentions(text: str, names: Iterable[tuple[str, str]]) -> set[str]:
     """Which keys of (phrase, key) the text names, longest phrases first (each span read once).
     A one-word name must be capitalised as written ("Dev", "Will" are also words), unless the
@@ -228,6 +262,8 @@ def answer_matches(truth: str, answer: str | None, question: str, members: list[
     rooms = rooms or {}
     people = _people(members)
     names = {name for name, _ in people}
+    if false_member_facts(text, members, hypothetical=question.lstrip().lower().startswith("suppose")):
+        return False
 
     def claim(has: Callable[[str], bool]) -> str:
         """The first sentence that makes a claim of the truth's kind, without its asides when
@@ -263,7 +299,10 @@ def answer_matches(truth: str, answer: str | None, question: str, members: list[
         def values(s: str) -> list[Quantity]:
             # a share or a duration ("30 minutes earlier") is never the temperature or age asked
             return [q for q in quantities(s) if q.unit not in ("percent", "minute", "second", "hour")]
-        said = values(claim(lambda s: bool(values(s))))
+        first = claim(lambda s: bool(values(s)))
+        if re.search(r"\b\d*0'?s\b|\d-?something\b|\b(?:early|mid|late)[- ]\d", first):
+            return False   # a decade ("in their 40s", "late 40s"), not the age
+        said = values(first)
         if not said:
             return False
         nearest = "nearest degree" in question

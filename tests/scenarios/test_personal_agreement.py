@@ -315,3 +315,19 @@ def test_an_offer_to_act_is_no_doubt_about_a_ranking():
     answer = "1. c.LevelControl.MoveToLevel\n2. a.OnOff.On\nLet me know if you'd like me to act on any of these!"
     assert ranking(answer, features)[0] == "c.LevelControl.MoveToLevel"
     assert choice("Sure! The answer is D) 54, from the 2025-03-02 profile.", ["52", "51", "55", "54"]) == "D"
+
+
+@pytest.mark.parametrize("truth, answer, ok", [
+    ("Ada Berg", "Ada (she is 47).", True), ("Ada Berg", "Ada Berg (47)", True),
+    ("Ada Berg", "Ada. She turned 47 in May.", True), ("Ada Berg", "Ada, who likes her rooms at 22.5 °C.", True),
+    ("Ada Berg", "Ada. Her preferred light level is 240.", True),
+    ("Ada Berg", "Ada (she is 30).", False), ("Ada Berg", "Ada Berg (30)", False),
+    ("47", "Ada is 47; Ben is 50.", False),
+    ("Ada Berg", "Ada, who likes her rooms at 20 °C.", False),
+])
+def test_a_fact_about_a_member_beside_the_answer_must_be_theirs(truth, answer, ok):
+    members = [{"name": "Ada Berg", "age": 47, "preferences": {"temperature": 22.5}},
+               {"name": "Ben Berg", "age": 45, "preferences": {"temperature": 21}}]
+    assert answer_matches(truth, answer, "Who?", members) is ok
+    # under a hypothetical preference the stated one is the supposed one
+    assert answer_matches("20 °C", "Ada would like 20 °C.", "Suppose Ada preferred 20 °C. What does Ada like?", members)
