@@ -19,7 +19,7 @@ from scenarios.answers import Quantity, clock_readings, normalize, quantities
 #: Doubt that takes an answer (or a ranking, a plan) back, by class: the writer's own doubt;
 #: another answer offered beside it; indifference to the order or the choice.
 DOUBT = re.compile(
-    r"\bmaybe\b|\bperhaps\b|\bpossibly\b|\bprobably\b|"
+    r"\b(?:maybe|perhaps)\b(?! (?:you|we|i can|i could|i'll)\b)|\bpossibly\b|\bprobably\b|"
     r"\bnot (?:sure|certain)\b|\bunsure\b|"
     r"\bmay not be right\b|\bon second thought\b|\bthen again\b|\bi think\b|\bi guess\b|\bi'?m guessing\b|"
     r"\bafter all\b|\bcould come first\b|\bunclear\b|"
@@ -29,7 +29,8 @@ DOUBT = re.compile(
     r"\bnot (?:entirely|completely|totally|quite|100 ?%|a hundred percent) (?:sure|certain)\b|\bi believe\b|"
     r"\b(?:could|might|may) be (?:wrong|mistaken|off)\b|\bif i (?:recall|remember)\b|\bdon'?t quote me\b|"
     r"\bgrain of salt\b|\bdouble[- ]check\b|\bbest guess\b|\bi suspect\b|\blikely\b|\bseems?\b|"
-    r"\bas far as i (?:know|can tell)\b|\bunless i'?m (?:wrong|mistaken)\b|\bhard to (?:say|tell|pick|choose|rank)\b|"
+    r"\bas far as i (?:know|can tell)\b|\b(?:unless|if) (?:i'?m|i am) (?:wrong|mistaken|off)\b|"
+    r"\bhard to (?:say|tell|pick|choose|rank)\b|"
     r"\bno guarantee\b|\bi'?m not positive\b|\bor (?:so|thereabouts)\b|\bgive or take\b|\bor was it\b|"
     r"\bon reflection\b|\bscratch that\b|\bsecond[- ]guess|"
     # Epistemic modals: "it might/may/could be" (not the month: "5 May", "May 5"; not an offer or
@@ -45,15 +46,16 @@ DOUBT = re.compile(
     r"\bnot (?:very |fully |totally )?confident\b|\blow confidence\b|\bdon'?t (?:hold|trust) me\b|\bcorrect me if\b|"
     r"\bif i'?m not (?:mistaken|wrong)\b|\bpresumably\b|\bsupposedly\b|\bi reckon\b|\bguess(?:ing|ed)?\b|"
     r"\bshot in the dark\b|\bif (?:my )?memory serves\b|\bto (?:the best of )?my knowledge\b|"
-    r"\bi(?: would|'d)? assume\b|\bassuming\b|\bi(?: would|'d)? imagine\b|\bhard to (?:call|decide)\b|\bany order\b|"
+    r"\bi(?: would|'d)? assume\b|\bassuming\b(?! you)|"
+    r"\bi(?: would|'d)? imagine\b|\bhard to (?:call|decide)\b|\bany order\b|"
     r"\bnot 100 ?%|\b\d{1,2} ?% (?:sure|certain|confident)\b|\bconfidence\W{0,3}(?:\d|low|medium|moderate)|"
     r"\b\d+-?ish\b|\b[A-Za-z]+-ish\b|"
     r"\bun(?:verified|confirmed)\b|\btentative(?:ly)?\b|\boff the top of my head\b|\bi want to say\b|"
     r"\b(?:pinch|grain) of salt\b|\bclose second\b|\bif i had to (?:bet|pick|guess)\b|\bi'?d bet\b|"
     r"\b(?:fairly|pretty|reasonably|mostly|almost|somewhat) (?:sure|certain|confident)\b|"
-    # Another answer offered: "unless it was X", "or not", "or rather", "if not X", "X or Y?", a sentence
+    # Another answer offered: "unless it was X", "or not", "or rather", a sentence that starts with "Or"
     # that starts with "Or".
-    r"\bunless\b|\bor not\b|\bor rather\b|\bif not\b|\balternatively\b|\bor else\b|\bor\b[^.!?\n]{1,40}\?|"
+    r"\bunless\b|\bor not\b|\bor rather\b|\bor else\b|"
     r"(?:^|[.!?;]\s+)or\b|"
     # Indifference to the answer: "the order hardly matters", "doesn't matter which" (not "the change
     # doesn't matter", a claim that the answer stays), "any of them", "a toss-up".
@@ -63,7 +65,13 @@ DOUBT = re.compile(
     r"\btoss[- ]up\b|\bcoin (?:flip|toss)\b|\b(?:all )?equally (?:good|likely|plausible)\b",
     re.IGNORECASE)
 #: A later sentence that takes the answer back: "Actually, ...", "Wait, ...", "Correction: ...".
-REVISION = re.compile(r"^\W*(?:actually|wait|hm+|correction|oops|no wait|sorry)\b", re.IGNORECASE)
+REVISION = re.compile(r"^\W*(?:actually|wait|correction|no wait)\b", re.IGNORECASE)
+#: A social sentence (an offer, a closing) is about the conversation, not the answer, unless it doubts
+#: the answer outright ("let me know if I'm wrong").
+SOCIAL = re.compile(r"\blet me know\b|\bfeel free\b|\bhope (?:this|that|it) helps\b|\bhappy to help\b|"
+                    r"\banything else\b|\bdon'?t hesitate\b|\bwould you like\b|\b(?:want|like) me to\b|\bshall i\b|"
+                    r"\bi can also\b|\bif you(?:'d| would)? (?:like|prefer|want)\b", re.IGNORECASE)
+OUTRIGHT = re.compile(r"\bwrong\b|\bmistaken\b|\bnot (?:sure|certain)\b|\bcorrect me\b|\bunsure\b", re.IGNORECASE)
 #: Words that take a plan back: the plan is not to be run as given.
 WITHDRAWN = re.compile(r"\bon second thought\b|\bthen again\b|\bnot (?:sure|certain|confident)\b|\bmay not be right\b|"
                        r"\bmaybe (?:better|not|don'?t|hold)\b|\b(?:might|may) not\b|\bhold off\b|\bdisregard\b|"
@@ -143,7 +151,8 @@ FEATURE = re.compile(r"\b([a-z0-9_]+)\s*(?:\.|:|/|→|->)\s*([A-Z][A-Za-z0-9]*)\
 
 def doubts(text: str) -> bool:
     """Is the answer put in doubt: a hedge anywhere, or a later sentence that revises it?"""
-    return DOUBT.search(text) is not None or any(REVISION.search(s) for s in sentences(text)[1:])
+    said = [s for s in sentences(text) if not SOCIAL.search(s) or OUTRIGHT.search(s)]
+    return any(DOUBT.search(s) for s in said) or any(REVISION.search(s) for s in said[1:])
 
 
 def plain(text: str) -> str:

@@ -331,3 +331,13 @@ def test_a_fact_about_a_member_beside_the_answer_must_be_theirs(truth, answer, o
     assert answer_matches(truth, answer, "Who?", members) is ok
     # under a hypothetical preference the stated one is the supposed one
     assert answer_matches("20 °C", "Ada would like 20 °C.", "Suppose Ada preferred 20 °C. What does Ada like?", members)
+
+
+@pytest.mark.parametrize("answer, ok", [
+    ("Ada. Would you like me to turn on the light or adjust the thermostat?", True),
+    ("Ada. Hope that helps — if not, let me know!", True), ("Assuming you mean the 2nd: Ada.", True),
+    ("Hmm, let me check. Yes: Ada.", True), ("Ada. If anything seems unclear, let me know!", True),
+    ("Ada — let me know if I'm wrong.", False), ("Ada. Actually, no: Ben.", False),
+])
+def test_an_offer_or_a_closing_is_not_doubt_about_the_answer(answer, ok):
+    assert answer_matches("Ada Berg", answer, "Who?", MEMBERS) is ok
