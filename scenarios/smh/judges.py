@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from scenarios.answers import normalize, quantities, same_as_written
@@ -75,6 +76,22 @@ _LISTED = re.compile(r"\b(?:ones?|lights?|devices?)\b[^:]*?\b(on|off)\s*:")
 _SET_TO = re.compile(r"⟨d(\d+)⟩(?:'s|\s+is)?\s+(?:currently\s+|now\s+)?set to\s")
 
 
+@dataclass
+class _Claims:
+    #: True: something claimed is false; False: all checked claims hold; None: nothing to check.
+    false: bool | None
+    #: The clause read (numbers in digits) with each name as a token, and the rooms behind the tokens.
+    text: str
+    rooms: list[str]
+    #: Where the readings checked against the home start in `text`, and the rooms they were of.
+    spent: set[int]
+    carried: set[str]
+
+    def _false(self) -> _Claims:
+        self.false = True
+        return self
+
+
 class _Home:
     """What a reply can claim about the start home, read only when claimed."""
 
@@ -115,7 +132,12 @@ class _Home:
         """Does the clause claim something the home does not show (a device it lacks, a device
         on that is off, a room 3 °C warmer than it is)? None when it claims nothing we can check.
         Numbers of the question (`asked`) and after "than"/"above" are not readings."""
+        return self.claims(clause, asked).false
+
+    def claims(self, clause: str, asked: frozenset[float] = frozenset()) -> _Claims:
+        """The clause's claims checked against the home (see `false_claim`)."""
         text, devices, rooms = self.mark(normalize(clause))
+        out = _Claims(None, text, rooms, set(), set())
         claimed = False
         for m in _MARK.finditer(text):   # "the bedroom ceiling fan": a device the room does not have
             after = re.match(r"(?:'s)?((?:[ \t]+[a-z][\w/-]*){1,3})", text[m.end():])
@@ -129,7 +151,7 @@ class _Home:
                 if word in self.nouns or word.rstrip("s") in self.nouns:
                     kinds, said = self.kinds.get(rooms[int(m[2])], set()), " ".join(phrase).rstrip("s")
                     if said not in kinds and _SAME_NOUN.get(said) not in kinds:
-                        return True
+                        return out._false()
                     claimed = True
                     break
         for m in _STATE.finditer(text):
@@ -137,7 +159,7 @@ class _Home:
             if on is not None:
                 claimed = True
                 if bool(on) != (m[2] == "on"):
-                    return True
+                    return out._false()
         listed = _LISTED.search(text)
         if listed:
             for token in _MARK.finditer(text[listed.end():]):
@@ -145,7 +167,7 @@ class _Home:
                 if on is not None:
                     claimed = True
                     if bool(on) != (listed[1] == "on"):
-                        return True
+                        return out._false()
         said = [q for q in quantities(text) if q.value not in asked
                 and not re.search(r"\b(?:than|above|over|below|under)\s*$", text[:q.start])]
         for m in _SET_TO.finditer(text):   # a temperature setting: either setpoint of the device's thermostat
@@ -154,8 +176,9 @@ class _Home:
                                            for kind in ("Heating", "Cooling")) if v is not None]
             if setpoints and value is not None and value.unit in ("degC", "degree"):
                 claimed = True
+                out.spent.add(value.start)
                 if not any(same_as_written(value, v, 0.0) for v in setpoints):
-                    return True
+                    return out._false()
         tokens = list(_MARK.finditer(text))
         for q in said:   # a room's reading: the room named nearest before it (or the first after)
             if q.unit not in ("degC", "degree", "percent") or not tokens:
@@ -165,9 +188,12 @@ class _Home:
                 continue
             room = self.home.rooms[rooms[int(near[0][2])]]
             claimed = True
+            out.spent.add(q.start)
+            out.carried.add(room.id)
             if not same_as_written(q, round(room.humidity if q.unit == "percent" else room.temperature, 1), 0.15):
-                return True
-        return False if claimed else None
+                return out._false()
+        out.false = False if claimed else None
+        return out
 
 
 def _clauses(text: str) -> list[str]:
@@ -198,28 +224,29 @@ def judge_answer(task: SmhTask, answer: str | None, home: Home) -> tuple[bool, s
         return False, "wrong_answer"
     kind, value = task.answer["kind"], task.answer["value"]
     tolerance = 0.15 if isinstance(value, float) else 0.0
-    facts, kept = _Home(home), []
+    facts = _Home(home)
     asked = frozenset(float(n) for n in _NUMBER.findall(task.query))
-    for clause in _clauses(statements):
-        checked = facts.false_claim(clause, asked)
-        if checked:   # a false fact beside the answer misleads as much as a wrong answer
-            return False, "wrong_answer"
-        # a true fact beside the answer (another room's temperature) is not a second answer
-        if checked is None or _states(kind, value, tolerance, clause, facts):
-            kept.append(clause)
-    text = f" {' '.join(kept)} "
+    claims = [facts.claims(clause, asked) for clause in _clauses(statements)]
+    if any(c.false for c in claims):   # a false fact beside the answer misleads as much as a wrong answer
+        return False, "wrong_answer"
     if kind == "yesno":
+        text = f" {statements} "
         said = {w for w in ("yes", "no") if re.search(rf"\b{w}\b", text)}
         if not said:
             said = _state_said(task.query, text, home)
         return (said == {"yes" if value else "no"}), "wrong_answer"
+    # a true reading beside the answer (another room's temperature) is not a second answer
     if kind == "room":
-        return _rooms_named(text, facts) == {value}, "wrong_answer"
-    for name in _names(home):
-        text = text.replace(name, " ")
-    said = [q for q in quantities(text) if q.value not in asked or q.value == float(value)]
+        named = {r for c in claims for r in c.rooms if r == value or r not in c.carried}
+        return named == {value}, "wrong_answer"
+    said = [q for c in claims for q in quantities(c.text)
+            if (q.value not in asked and q.start not in c.spent) or same_as_written(q, float(value), tolerance)]
     if not said:   # "none", "three", "no lights ... none of them"
-        words = {0 if w in ("none", "no") else _WORDS.index(w) for w in _COUNT_WORD.findall(text)}
+        # "no" is a count only of what was asked about ("no lights", not "no problem")
+        nouns = set(re.findall(r"[a-z]+", task.query.lower())) - {"no", "none"}
+        words = {0 if w in ("none", "no") else _WORDS.index(w)
+                 for c in claims for m in _COUNT_WORD.finditer(c.text) for w in [m[1] or m[2]]
+                 if w != "no" or set(re.findall(r"[a-z]+", c.text[m.end():m.end() + 20])[:2]) & nouns}
         if words:
             return words == {value}, "wrong_answer"
     ok = bool(said) and all(same_as_written(q, float(value), tolerance) for q in said)
@@ -227,23 +254,8 @@ def judge_answer(task: SmhTask, answer: str | None, home: Home) -> tuple[bool, s
 
 
 #: A count in words; not the pronoun "one" ("that one", "no one", "one of them").
-_COUNT_WORD = re.compile(r"(?<!that )(?<!this )(?<!which )(?<!any )(?<!no )(?<!the )(?<!every )"
-                         r"\b(none|no|" + "|".join(_WORDS) + r")\b(?! of\b)(?!-)")
-
-
-def _rooms_named(text: str, facts: _Home) -> set[str]:
-    _, _, rooms = facts.mark(text)
-    return set(rooms)
-
-
-def _states(kind: str, value: Any, tolerance: float, clause: str, facts: _Home) -> bool:
-    """Does a clause holding a true fact also give the answer ("It's 20.7 °C in the bathroom")?"""
-    if kind == "room":
-        return value in _rooms_named(clause, facts)
-    if kind == "number":
-        said = quantities(_MARK.sub(" ", facts.mark(clause)[0]))
-        return any(same_as_written(q, float(value), tolerance) for q in said)
-    return True
+_COUNT_WORD = re.compile(r"\b(none|no|" + "|".join(w for w in _WORDS if w != "one") + r")\b(?!-)|"
+                         r"(?<!that )(?<!this )(?<!which )(?<!any )(?<!no )(?<!the )(?<!every )\b(one)\b(?! of\b)(?!-)")
 
 
 def _state_said(question: str, text: str, home: Home) -> set[str]:

@@ -54,9 +54,22 @@ def test_a_count_is_read_from_words_and_the_listed_devices_must_be_so(tasks):
     none, _, _ = _first(tasks, lambda t: t.query == "How many lights are on in the home?" and t.answer["value"] == 0)
     home = build_home(none)
     assert RULE_JUDGE.answer(none, "No lights at all: none of them is on.", home)[0]
+    words = "zero one two three four five six seven eight nine ten".split()
+    assert RULE_JUDGE.answer(task, f"No problem! {words[count].capitalize()} lights are on.", build_home(task))[0]
     one, _, _ = _first(tasks, lambda t: t.category == "TC7" and t.answer["kind"] == "number"
                        and t.answer["value"] == 1)
     assert not RULE_JUDGE.answer(one, "Sorry, I can't help with that one.", build_home(one))[0]
+
+
+def test_readings_that_back_a_count_are_checked_and_not_counted(tasks):
+    task, home, _ = _first(tasks, lambda t: t.query.startswith("How many rooms are warmer")
+                           and t.answer["value"] == 2)
+    above = float(task.query.split("than ")[1].split()[0])
+    warm = [((r.name or r.id).lower(), round(r.temperature, 1)) for r in home.rooms.values() if r.temperature > above]
+    (a, ta), (b, tb) = warm
+    assert RULE_JUDGE.answer(task, f"Two of them: the {a} ({ta} °C) and the {b} ({tb} °C).", home)[0]
+    assert not RULE_JUDGE.answer(task, f"Two of them: the {a} ({ta + 2:.1f} °C) and the {b} ({tb} °C).", home)[0]
+    assert not RULE_JUDGE.answer(task, f"Three: the {a} ({ta} °C) and the {b} ({tb} °C).", home)[0]
 
 
 def test_a_room_answer_may_give_the_rooms_reading(tasks):
