@@ -263,7 +263,7 @@ def _state_said(question: str, text: str, home: Home) -> set[str]:
     q = question.lower().rstrip("?").strip()
     for ending, yes, no in _STATES:
         if re.search(ending, q):
-            subject = r"(?:it|the [\w ]+?|charging)(?:'s| is)(?: currently| now| still| right now)?"
+            subject = r"(?:it|the [\w /-]+?|charging)(?:'s| is)(?: currently| now| still| right now)?"
             if re.search(rf"{subject} (?:{no})\b", text):
                 return {"no"}
             if re.search(rf"{subject} {yes}\b", text):

@@ -111,3 +111,11 @@ def test_a_missing_setting_is_asked_for_not_confirmed(tasks):
     assert ask(task, ["Should the brightness be 30% or 70%?"], home)[0]
     assert not ask(task, ["So you'd like me to change the brightness, right?"], home)[0]
     assert not ask(task, ["Done. Let me know if there is anything else."], home)[0]
+
+
+def test_a_yes_no_question_is_answered_by_the_state_of_a_device_named_with_a_slash(tasks):
+    task, home, _ = _first(tasks, lambda t: t.category == "TC7" and t.query.startswith("Is the")
+                           and "on/off" in t.query and t.query.endswith(" on?"))
+    device, on = task.query[len("Is the "):-len(" on?")], task.answer["value"]
+    assert RULE_JUDGE.answer(task, f"The {device} is currently {'on' if on else 'off'}.", home)[0]
+    assert not RULE_JUDGE.answer(task, f"The {device} is currently {'off' if on else 'on'}.", home)[0]
