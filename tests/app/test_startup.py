@@ -23,7 +23,7 @@ print(json.dumps(sorted(sys.modules)), file=sys.stderr)
 
 #: `twin` as its console script runs it: the Matter data model built class by class.
 MAIN_PROBE = """
-import json, sys
+import gc, json, sys
 from matter_twin.cli import main
 from clusters import lazy_objects
 sys.argv[0] = "twin"
@@ -31,7 +31,7 @@ try:
     main()
 except SystemExit:
     pass
-print(json.dumps({"built": lazy_objects.built(), "modules": sorted(sys.modules),
+print(json.dumps({"built": lazy_objects.built(), "modules": sorted(sys.modules), "frozen": gc.get_freeze_count(),
                   "schemas": "TOOL_SCHEMAS" in vars(sys.modules.get("bridge.tools", sys))}), file=sys.stderr)
 """
 #: Classes a tool call on the default home builds beyond the clusters its devices serve: the
@@ -95,6 +95,7 @@ def test_a_tool_call_builds_only_the_data_model_the_default_home_serves_and_impo
     assert built <= served | BEYOND_THE_HOME, sorted(built - served - BEYOND_THE_HOME)
     assert served <= built and len(built) < 40   # of the model's 125
     assert not probed["schemas"]   # the tools' JSON schemas are made for those who list the tools
+    assert probed["frozen"] > 10_000   # what is alive at exit is left to the OS, not collected
     # as `twin` runs (chip's controller modules not imported): neither rich (tables, progress
     # bars) nor click where typer parses with a copy of its own
     modules = set(probed["modules"])
