@@ -38,7 +38,7 @@ from typing import Any
 NAME = "chip.clusters.Objects"
 #: Set to 0 to import the data model whole, as without `install()`.
 SWITCH = "TWIN_LAZY_MODEL"
-_FORMAT = 3   # bump when the cached split's shape changes
+_FORMAT = 4   # bump when the cached split's or methods' shape changes
 _REGISTRIES = ("ALL_CLUSTERS", "ALL_ATTRIBUTES", "ALL_ACCEPTED_COMMANDS", "ALL_GENERATED_COMMANDS")
 
 
@@ -139,27 +139,31 @@ class _Methods:
     for one Objects.py and Python: the methods it writes as text and compiles (__init__,
     __repr__, __eq__: half of the model's build time), keyed on the exact text (running the
     same code object is what `exec(text)` does), and the signature it makes each docstring
-    from (a sixth), keyed on the class's qualified name."""
+    from (a sixth), keyed on the class's qualified name. Each code object stays marshalled
+    until a class uses it: a command builds a third of the model."""
 
     def __init__(self, key: str) -> None:
         folder = cache_dir()
         self.path = folder / f"dataclass-methods-{key}.marshal" if folder else None
         try:
             data = marshal.loads(self.path.read_bytes()) if self.path else {}
-            self.codes: dict[str, types.CodeType] = data["codes"]
+            self.codes: dict[str, bytes] = data["codes"]   # text -> its marshalled code
             self.docs: dict[str, str] = data["docs"]
         except Exception:   # missing, truncated or another format: start empty
             self.codes, self.docs = {}, {}
         self.added = False
 
     def exec(self, source: Any, globals: Any = None, locals: Any = None) -> None:
-        code = self.codes.get(source) if isinstance(source, str) else None
-        if code is None:
-            if not isinstance(source, str):
-                return exec(source, globals, locals)
+        if not isinstance(source, str):
+            return exec(source, globals, locals)
+        kept = self.codes.get(source)
+        if kept is None:
             # as exec(text) in dataclasses.py, which has no `from __future__` of its own
-            code = self.codes[source] = compile(source, "<string>", "exec", dont_inherit=True)
+            code = compile(source, "<string>", "exec", dont_inherit=True)
+            self.codes[source] = marshal.dumps(code)
             self.added = True
+        else:
+            code = marshal.loads(kept)
         return exec(code, globals, locals)
 
     def signature(self, cls: type) -> Any:
