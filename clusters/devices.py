@@ -524,9 +524,12 @@ def _smoke_co_alarm(co: bool = True, sleepy: bool = True, slow_poll_ms: int = 30
 def _measurement_sensor(device_type: tuple[int, int], server: str, **initial: Any) -> Callable[..., list[Endpoint]]:
     """`server`: the measurement server's class name, in clusters/measurement.py or clusters/sensors.py."""
     def build(**_: Any) -> list[Endpoint]:
-        from clusters import measurement, sensors
+        from clusters import measurement
         from clusters.identify import IdentifyServer
-        cls = getattr(measurement, server, None) or getattr(sensors, server)
+        cls = getattr(measurement, server, None)
+        if cls is None:   # imported only for its servers: its module builds six clusters
+            from clusters import sensors
+            cls = getattr(sensors, server)
         return [_endpoint(1, [device_type], IdentifyServer(), cls(**initial))]
     return build
 
