@@ -291,8 +291,9 @@ _OPEN_VALUE = re.compile(r"\b(?:what|which|how)\b|\bor\b|\blet me know\b|\btell 
 
 
 #: A change said to be made already: acting instead of asking.
-_DONE = re.compile(r"\bi(?:'ve| have)\s+(?:\w+\s+){0,3}?(?:turned|switched|set|changed|adjusted|updated|dimmed|"
-                   r"brightened|raised|lowered|started|stopped|opened|closed|locked|unlocked)\b")
+_DONE = re.compile(r"\bi(?:'ve| have)\s+(?!not\b|never\b)(?:\w+\s+){0,3}?(?:turned|switched|set|changed|adjusted|"
+                   r"updated|dimmed|brightened|raised|lowered|started|stopped|opened|closed|locked|unlocked)\b|"
+                   r"\bi (?:just |already )?(?:turned|switched|changed|adjusted|dimmed|brightened|started)\b")
 
 
 def _sentences(message: str) -> list[str]:

@@ -101,6 +101,8 @@ def test_a_clarification_says_nothing_false_of_the_home(tasks):
     other = next(n for n, d in facts.devices.items() if home.device_info(d)["room"] != facts.rooms[room])
     assert not ask(task, [f"Which one: the {light} or the {other}?"], home)[0]   # a list across the home
     assert not ask(task, [f"I have switched on the {light}. Anything else?"], home)[0]   # acted, then asks
+    assert not ask(task, [f"I just turned the {light} on. Better?"], home)[0]
+    assert ask(task, [f"I've not changed anything yet. Shall I switch on the {light}?"], home)[0]
 
 
 def test_a_missing_setting_is_asked_for_not_confirmed(tasks):
