@@ -64,6 +64,8 @@ _DEVICE_NOUNS = frozenset("lamp bulb light fan heater thermostat camera plug soc
                           "blind blinds curtain curtains radiator kettle".split())
 #: A bare noun a person uses for the home's: "the bedroom lamp" is its light.
 _SAME_NOUN = {"lamp": "light", "bulb": "light", "television": "tv", "blind": "covering", "curtain": "covering"}
+#: Words after a noun that make it a setting's name, not a device's ("fan speed", "light level").
+_ATTRIBUTES = frozenset("speed speeds level levels mode modes setting settings".split())
 #: Words that end a device phrase after a room's name ("the kitchen is ...", "the bedroom at 21 °C").
 _STOP = frozenset("is are was has have had at in on of to and or with for the a an it its my your this that".split())
 _DEVICE, _ROOM = "⟨d{}⟩", "⟨r{}⟩"   # a name in a marked clause
@@ -140,14 +142,17 @@ class _Home:
         out = _Claims(None, text, rooms, set(), set())
         claimed = False
         for m in _MARK.finditer(text):   # "the bedroom ceiling fan": a device the room does not have
-            after = re.match(r"(?:'s)?((?:[ \t]+[a-z][\w/-]*){1,3})", text[m.end():])
+            after = re.match(r"(?:'s)?((?:[ \t]+[a-z][\w/-]*){1,4})", text[m.end():])
             if m[1] != "r" or after is None:
                 continue
-            phrase = []
-            for word in after[1].split():
+            phrase: list[str] = []
+            words = after[1].split()
+            for n, word in enumerate(words[:3]):
                 if word in _STOP:
                     break
                 phrase.append(word)
+                if words[n + 1:n + 2] and words[n + 1] in _ATTRIBUTES:   # "the bedroom fan speed": a setting
+                    break
                 if word in self.nouns or word.rstrip("s") in self.nouns:
                     kinds, said = self.kinds.get(rooms[int(m[2])], set()), " ".join(phrase).rstrip("s")
                     if said not in kinds and _SAME_NOUN.get(said) not in kinds:

@@ -98,6 +98,8 @@ def test_a_clarification_says_nothing_false_of_the_home(tasks):
     assert not ask(task, [f"The {light} is {wrong} at the moment. Do you want it brighter?"], home)[0]
     assert ask(task, [f"Should I switch on the {room} lamp?"], home)[0]          # its light, said loosely
     assert not ask(task, [f"Should I switch on the {room} standing lamp?"], home)[0]   # a lamp it lacks
+    assert not ask(task, [f"Should I switch on the {room} ceiling fan?"], home)[0]
+    assert ask(task, [f"What should the {room} fan speed and light level be?"], home)[0]   # settings, not devices
     other = next(n for n, d in facts.devices.items() if home.device_info(d)["room"] != facts.rooms[room])
     assert not ask(task, [f"Which one: the {light} or the {other}?"], home)[0]   # a list across the home
     assert not ask(task, [f"I have switched on the {light}. Anything else?"], home)[0]   # acted, then asks
