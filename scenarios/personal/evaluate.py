@@ -33,7 +33,7 @@ from scenarios.agents.simple import NullAgent
 from scenarios.model_api import create_completion
 from scenarios.personal.household import Household
 from scenarios.personal.households import load_spec
-from scenarios.personal.reading import WITHDRAWN, answer_matches, choice, json_lists, plans_in, prose_of, ranking
+from scenarios.personal.reading import WITHDRAWN, answer_matches, choice, json_plans, plans_in, prose_of, ranking
 from scenarios.personal.tasks import (
     ARRIVAL_MIN,
     CATEGORIES,
@@ -321,8 +321,8 @@ class PersonalJudge:
 
 # ---- scoring ---------------------------------------------------------------------------------
 def plan_steps(answer: str | None) -> list[Any] | None:
-    """The plan's steps: the first JSON list in the answer (None: there is none)."""
-    lists = json_lists(answer) if answer else []
+    """The plan's steps: the first plan in the answer (json_plans; None: there is none)."""
+    lists = json_plans(answer) if answer else []
     return lists[0][2] if lists else None
 
 

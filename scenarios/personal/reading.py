@@ -460,15 +460,42 @@ def json_lists(answer: str) -> list[tuple[int, int, list[Any]]]:
     return found
 
 
+def json_plans(answer: str) -> list[tuple[int, int, list[Any]]]:
+    """The plans an answer holds, in order: its top-level JSON lists; or, where it holds none,
+    its steps written one JSON object each ("1. {...}  2. {...}"), as one plan."""
+    import json
+    lists = json_lists(answer)
+    steps: list[tuple[int, int, Any]] = []
+    i = answer.find("{")
+    while i != -1:
+        if any(a <= i < b for a, b, _ in lists):
+            i = answer.find("{", i + 1)
+            continue
+        try:
+            value, end = json.JSONDecoder().raw_decode(answer[i:])
+        except json.JSONDecodeError:
+            i = answer.find("{", i + 1)
+            continue
+        if isinstance(value, dict) and "tool" in value:
+            steps.append((i, i + end, value))
+            i = answer.find("{", i + end)
+        else:
+            i = answer.find("{", i + 1)
+    top = [item for item in lists if not any(a <= item[0] < b for a, b, _ in steps)]
+    if top or not steps:
+        return top
+    return [(steps[0][0], steps[-1][1], [value for _, _, value in steps])]
+
+
 def plans_in(answer: str) -> int:
-    """How many top-level JSON lists (plans) the answer holds."""
-    return len(json_lists(answer))
+    """How many plans the answer holds (json_plans)."""
+    return len(json_plans(answer))
 
 
 def prose_of(answer: str) -> str:
     """The answer's words outside its JSON (where a plan is withdrawn or doubted)."""
     out, i = [], 0
-    for start, end, _ in json_lists(answer):
+    for start, end, _ in json_plans(answer):
         out.append(answer[i:start])
         i = end
     out.append(answer[i:])

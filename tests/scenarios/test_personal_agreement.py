@@ -341,3 +341,14 @@ def test_a_fact_about_a_member_beside_the_answer_must_be_theirs(truth, answer, o
 ])
 def test_an_offer_or_a_closing_is_not_doubt_about_the_answer(answer, ok):
     assert answer_matches("Ada Berg", answer, "Who?", MEMBERS) is ok
+
+
+def test_a_plan_written_one_step_at_a_time(labelled):
+    tasks, path = labelled
+    rows = load_labels(path)
+    pg = next(t for t in tasks if t.id == rows[8]["task_id"])
+    (step,) = json.loads(rows[8]["answer"].split(": ", 1)[1])
+    household = lived(pg, DEFAULT_TASKS.parent)
+    for answer, ok in ((f"Sure! Here are the steps:\n1. {json.dumps(step)}\nLet me know if you want changes.", True),
+                       (f"1. {json.dumps(step)}\nActually, scrap that; leave the home as it is.", False)):
+        assert score(pg, answer, household, decided=True)["success"] is ok, answer
