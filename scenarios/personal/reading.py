@@ -35,7 +35,9 @@ DOUBT = re.compile(
     r"\bon reflection\b|\bscratch that\b|\bsecond[- ]guess|"
     # Epistemic modals: "it might/may/could be" (not the month: "5 May", "May 5"; not an offer or
     # advice: "I could set it", "you might want to", "may I").
-    r"(?<!\byou )(?<!\bwe )(?<!\bi )\b(?:might|could(?!n'?t| not)|(?<!\d )(?-i:may)(?! \d| i\b))\b|"
+    # (nor a reasoning that rules others out: "nobody else could have", "the only one who could").
+    r"(?<!\byou )(?<!\bwe )(?<!\bi )(?<!\bbody )(?<!\bone )(?<!\belse )(?<!\bwho )(?<!\bthat )"
+    r"\b(?:might|could(?!n'?t| not)|(?<!\d )(?-i:may)(?! \d| i\b))\b|"
     r"(?:^|[.!?]\s+)May (?:be|have|not)\b|"
     r"\bmix(?:ed|ing)? (?:\w+ )?up\b|\bmis-?(?:remember|read|recall)|"
     r"\b(?:i|we) (?:might|may|could) (?:say|guess|go with|pick|have|be)\b|"

@@ -337,6 +337,7 @@ def test_a_fact_about_a_member_beside_the_answer_must_be_theirs(truth, answer, o
     ("Ada. Would you like me to turn on the light or adjust the thermostat?", True),
     ("Ada. Hope that helps — if not, let me know!", True), ("Assuming you mean the 2nd: Ada.", True),
     ("Hmm, let me check. Yes: Ada.", True), ("Ada. If anything seems unclear, let me know!", True),
+    ("Ada; nobody else could have switched it on.", True), ("Ada, though Ben could also have.", False),
     ("Ada — let me know if I'm wrong.", False), ("Ada. Actually, no: Ben.", False),
 ])
 def test_an_offer_or_a_closing_is_not_doubt_about_the_answer(answer, ok):
