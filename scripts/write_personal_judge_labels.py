@@ -85,11 +85,19 @@ def draw(tasks: list[PersonalTask], per: int = PER_CATEGORY, seed: str = SEED,
     return out
 
 
+def draws(tasks: list[PersonalTask]) -> tuple[list[PersonalTask], list[PersonalTask], list[PersonalTask]]:
+    """The three draws, each among the tasks the earlier ones did not take: the first part, the
+    fresh part (second held-out) and the fourth-shapes part (the held-out one now)."""
+    first = draw(tasks)
+    fresh = draw(tasks, FRESH_PER, FRESH_SEED, frozenset(t.id for t in first))
+    return first, fresh, draw(tasks, FOURTH_PER, FOURTH_SEED, frozenset(t.id for t in first + fresh))
+
+
 def parts(tasks: list[PersonalTask]) -> tuple[list[PersonalTask], list[PersonalTask]]:
-    """(dev, held-out): the first part's draw, all dev now (its held-out tasks were measured on),
-    and a fresh draw among the tasks it did not take."""
-    dev = draw(tasks)
-    return dev, draw(tasks, FRESH_PER, FRESH_SEED, frozenset(t.id for t in dev))
+    """(dev, held-out): the first two draws, all dev now (their held-out tasks were measured on),
+    and a third draw, answered in a fourth set of shapes, among the tasks they did not take."""
+    first, fresh, fourth = draws(tasks)
+    return first + fresh, fourth
 
 
 # ---- what the tools show ----------------------------------------------------------------------
@@ -194,9 +202,9 @@ HEDGES_HELD = [" ...I think? Don't quote me on it.", " Not 100% sure though.",
 class Writer:
     """One task's answers: (answer, label, kind, reason)."""
 
-    def __init__(self, task: PersonalTask, view: View, fresh: bool = False):
+    def __init__(self, task: PersonalTask, view: View, fresh: bool = False, fourth: bool = False):
         self.task, self.view = task, view
-        self.rng = random.Random(f"{FRESH_SEED if fresh else SEED}/{task.id}")
+        self.rng = random.Random(f"{FOURTH_SEED if fourth else FRESH_SEED if fresh else SEED}/{task.id}")
         self.rows: list[tuple[str, str, str, str]] = []
         # Each part is answered in its own set of shapes, so rules tuned on the earlier parts
         # have never seen a fresh held-out phrasing.
@@ -1467,21 +1475,331 @@ def plan_generation_fresh(w: Writer) -> None:
                   "fail", "refusal", "no plan")
 
 
+# ---- the fourth set of shapes (the third held-out part) ------------------------------------------
+#: The third held-out part: this many tasks per category that no earlier part drew.
+FOURTH_PER = 12
+FOURTH_SEED = "personal-judge-labels/fourth"
+
+REFUSALS_FOURTH = ["No data.", "I'd rather not guess about someone's personal routine.",
+                   "That isn't something I can work out from here, I'm afraid.",
+                   "Unable to answer: the records I can reach don't cover this."]
+HEDGES_FOURTH = [" — I'd put maybe sixty per cent on that.", " (unverified; worth double-checking)",
+                 "\n\nCan't rule out that I've misread the log, mind.", " At a guess, anyway."]
+GHOSTS_FOURTH = ("Cressida", "Lysander", "Ottoline", "Peregrine", "Winifred")
+PETS_FOURTH = (("parrot", "Mango"), ("tortoise", "Shelby"), ("ferret", "Pip"), ("rabbit", "Clover"))
+ROOMS_FOURTH = ("conservatory", "wine cellar", "games room", "boot room", "sauna")
+DEVICES_FOURTH = (("doorbell", "smart doorbell"), ("lock", "smart lock"), ("scale", "bathroom scale"))
+
+
+def clock_fourth(day: str, hhmm: str, style: int) -> str:
+    """The fourth part's ways to write a time: ISO, military, British."""
+    h, m = map(int, hhmm.split(":"))
+    return [f"{day}T{h:02d}:{m:02d}" if day else f"T{h:02d}:{m:02d}", f"{h:02d}{m:02d}h",
+            f"{h % 12 or 12}.{m:02d}{'pm' if h >= 12 else 'am'}", f"{h:02d}:{m:02d} (24 h)"][style % 4]
+
+
+def fourth_pet(w: Writer) -> tuple[str, str] | None:
+    """(species, name) of a pet this household does not have."""
+    pets = json.dumps(w.view.call("get_household_members").get("pets", [])).lower()
+    return next((p for p in PETS_FOURTH if p[0] not in pets and p[1].lower() not in pets), None)
+
+
+def made_up_fourth(w: Writer, rid: str | None) -> tuple[str, str]:
+    """(a made-up claim of a new kind, why it is false): a pet, room, device, member, age, preference or bedtime."""
+    options: list[tuple[str, str]] = []
+    pet = fourth_pet(w)
+    if pet:
+        options.append((f" ({pet[1]} the {pet[0]} was about too, as usual.)",
+                        f"mentions a pet {pet[0]}, {pet[1]}; this household has no such pet"))
+    names = " ".join(r.get("name", "").lower() + " " + r["room_id"] for r in w.view.rooms)
+    room = next((r for r in ROOMS_FOURTH if r.split()[0] not in names), None)
+    if room:
+        options.append((f" Most of that time was spent in the {room}.",
+                        f"places someone in a {room}; the home has none"))
+    dev = next((d for d in DEVICES_FOURTH if not any(d[0] in x for x in w.view.devices)), None)
+    if dev:
+        options.append((f" (Source: the {dev[1]} history.)", f"cites a {dev[1]}, which this home does not have"))
+    member_names = {m["name"].split()[0] for m in w.view.members}
+    ghost_name = next(n for n in GHOSTS_FOURTH if n not in member_names)
+    options.append((f" {ghost_name}, the lodger, would know for sure.",
+                    f"names {ghost_name}, who is not a household member"))
+    if rid:
+        m = w.view.member(rid)
+        fn, prefs = w.view.first(m["name"]), m["preferences"]
+        options.append((f" Bear in mind {fn} is only {max(1, m['age'] - 13) if m['age'] > 14 else m['age'] + 9}.",
+                        f"states a wrong age for {fn} (the members' list says {m['age']})"))
+        if prefs.get("temperature") is not None:
+            options.append((f" {fn} likes the house at {prefs['temperature'] + 3:g} degrees, for reference.",
+                            f"states a wrong preferred temperature for {fn}"))
+        if prefs.get("bed"):
+            options.append((f" {fn} tends to turn in at {shift(prefs['bed'], -95)}.",
+                            f"states a wrong bedtime for {fn} (the members' list says {prefs['bed']})"))
+    claim: tuple[str, str] = w.pick(options)
+    return claim
+
+
+def true_extra_fourth(w: Writer, rid: str | None) -> str:
+    """A true extra fact, in the fourth shapes: the resident's age, bedroom or preferences, or a real pet."""
+    facts: list[str] = []
+    pets = w.view.call("get_household_members").get("pets", [])
+    if rid:
+        m = w.view.member(rid)
+        fn, prefs = w.view.first(m["name"]), m["preferences"]
+        facts += [f" {fn}, aged {m['age']}, is the household's {m['role']}.", f" {fn}'s bedroom id is {m['bedroom']}."]
+        if prefs.get("temperature") is not None:
+            facts.append(f" {fn} prefers rooms at {prefs['temperature']:g} degrees Celsius.")
+        if prefs.get("wake"):
+            facts.append(f" {fn} is normally up by {prefs['wake']}.")
+    elif pets and pets[0].get("name"):
+        facts.append(f" The household also has a pet called {pets[0]['name']}.")
+    fact: str = w.pick(facts) if facts else ""
+    return fact
+
+
+def basics_fourth(w: Writer, truth: str) -> tuple[Callable[[str], str], list[str], str]:
+    """(how a value is written, wrong values, a part-only answer) for the fourth shapes."""
+    t, p = w.task, w.task.params
+    day = p.get("day", "")
+    if re.fullmatch(r"\d{2}:\d{2}", truth):
+        h = int(truth[:2])
+        return (lambda v: clock_fourth(day, v, w.rng.randrange(4)),
+                [shift(truth, d) for d in (-55, -25, -12, 20, 45, 70)], f"Between {h:02d}:00 and {h + 1:02d}:00.")
+    mt = re.fullmatch(r"(-?\d+(?:\.\d+)?) ?°C", truth)
+    if mt:
+        v = float(mt.group(1))
+        step = 0.5 if not v.is_integer() else 1
+        return (lambda x: w.pick([f"{x.split()[0]}C", f"{x.split()[0]} Celsius", f"{x.split()[0]} degrees C"]),
+                [f"{v + d * step:g} °C" for d in (-3, -2, 2, 3)], "Low-to-mid twenties, degrees Celsius."
+                if 21 <= v <= 25 else "")
+    if (t.template or "") == "age" and truth.isdigit():
+        n = int(truth)
+        return (lambda x: f"aged {x}", [str(n + d) for d in (-5, -3, 4, 6) if n + d > 0], "")
+    if (t.template or "") == "bedroom":
+        rooms = [r["room_id"] for r in w.view.rooms]
+        return (lambda x: f"room `{x}`", [r for r in rooms if r != truth], "")
+    if truth == NOBODY:
+        return (lambda x: "no one at all" if x == NOBODY else x, [m["name"] for m in w.view.members], "")
+    if any(m["name"] == truth for m in w.view.members):
+        names = [m["name"] for m in w.view.members if m["name"] != truth] + [NOBODY]
+        return (lambda x: "no one at all" if x == NOBODY else x, names, "")
+    return (lambda x: x, [], "")
+
+
+def reactive_fourth(w: Writer) -> None:
+    t = w.task
+    truth = t.answer or ""
+    rid = t.params.get("resident")
+    day = t.params.get("day", "")
+    say, wrong, part = basics_fourth(w, truth)
+    cf = t.counterfactual or {}
+    ok = [say(truth), f"{t.question.split('?')[0].strip()}? {say(truth)}.",
+          f"| Question | Answer |\n|---|---|\n| as asked | {say(truth)} |",
+          f"Reasoning: I went through the household's records{' for ' + day if day else ''} and matched the "
+          f"entries to the question.\nFinal answer: {say(truth)}",
+          f"Tool result, quoted: the records give {say(truth)}.\n=> {say(truth)}"]
+    if cf.get("changed"):
+        ok = ok[:3]
+    for a in w.some(ok, 3):
+        w.add(a, "pass", "correct", "states the true answer and nothing contradicting it")
+    if cf:
+        orig = cf.get("original_answer", "")
+        if cf.get("changed"):
+            w.add(w.pick([f"Hypothetical: {say(truth)}. Real: {say(orig)}.",
+                          f"Under the supposition, {say(truth)} (as things stand, {say(orig)})."]),
+                  "pass", "helpful", "gives the answer under the change; the actual one named only as the contrast")
+            w.add(w.pick([f"Unaffected: {say(orig)}.", f"Final answer: {say(orig)} — the supposition is moot."]),
+                  "fail", "ignored_change", "gives the actual answer; under the change it is different")
+        else:
+            w.add(w.pick([f"Unaffected by the supposition: {say(truth)}.",
+                          f"Reasoning: the change touches nothing this depends on.\nFinal answer: {say(truth)}"]),
+                  "pass", "helpful", "states the true answer, unchanged by the hypothetical, and says so")
+            if wrong:
+                w.add(f"With that supposition it becomes {say(w.pick(wrong))}.", "fail", "wrong",
+                      "claims the change moves the answer; it does not")
+    else:
+        extra = true_extra_fourth(w, rid)
+        if extra:
+            w.add(sentence(say(truth)) + extra, "pass", "helpful", "true answer plus a true fact about the household")
+    claim, why = made_up_fourth(w, rid)
+    w.add(sentence(w.pick(ok[:2])) + claim, "fail", "fabricated",
+          f"true answer beside a made-up claim: {why}")
+    if wrong:
+        x = w.pick(wrong)
+        w.add(w.pick([say(x), f"Final answer: {say(x)}", f"| Answer |\n|---|\n| {say(x)} |"]),
+              "fail", "wrong", "states a value that is not the true answer")
+        cands = [truth] + w.some(wrong, 2)
+        w.rng.shuffle(cands)
+        w.add(w.pick([" / ".join(say(c) for c in cands),
+                      "| Candidate |\n|---|\n" + "\n".join(f"| {say(c)} |" for c in cands)]),
+              "fail", "stuffed", "several candidate answers instead of one")
+    w.add(sentence(say(truth)) + w.pick(HEDGES_FOURTH), "fail", "hedged",
+          "the answer is put in doubt after it is given")
+    if part:
+        w.add(part, "fail", "partly_correct", "only part of the answer: not the exact value asked for")
+    if w.pick([True, False]):
+        w.add(f"Restating the question: {t.question}", "fail", "copied", "repeats the question without answering it")
+    else:
+        w.add(w.pick(REFUSALS_FOURTH), "fail", "refusal", "gives no answer")
+
+
+def multiple_choice_fourth(w: Writer) -> None:
+    t = w.task
+    right = t.answer or "A"
+    letters = LETTERS[:len(t.options)]
+    others = [c for c in letters if c != right]
+    rid = t.params.get("resident")
+
+    def opt(c: str) -> str:
+        return t.options[LETTERS.index(c)]
+
+    def chosen(c: str, body: str) -> list[str]:
+        return [f"Final answer: ({c})", f"I'm going with option {c.lower()}.", f"| Choice |\n|---|\n| {c} |",
+                f"Reasoning: I compared each option with the household's records.\nAnswer: {c}",
+                f"{body}, which is option {c}.", f"[{c}] {body}"]
+    ok = chosen(right, opt(right))
+    for a in w.some(ok, 3):
+        w.add(a, "pass", "correct", "one option chosen, the right one (its letter or its text)")
+    extra = true_extra_fourth(w, rid)
+    if extra:
+        w.add(sentence(w.pick(ok[:2])) + extra, "pass", "helpful",
+              "the right option plus a true fact about the household")
+    x = w.pick(others)
+    w.add(w.pick(chosen(x, opt(x))), "fail", "wrong", "one option chosen, a wrong one")
+    y = w.pick(others)
+    w.add(f"{opt(y)}, which is option {right}.", "fail", "wrong",
+          "letter and option text disagree: no single option chosen")
+    pair = sorted([right, x])
+    w.add(w.pick([f"({pair[0]}) & ({pair[1]})", f"Final answer: {pair[0]}/{pair[1]}"]), "fail", "stuffed",
+          "several options chosen")
+    w.add(sentence(w.pick(ok[:2])) + w.pick(HEDGES_FOURTH), "fail", "hedged",
+          "the choice is put in doubt after it is made")
+    claim, why = made_up_fourth(w, rid)
+    w.add(sentence(w.pick(ok[:2])) + claim, "fail", "fabricated", f"the right option beside a made-up claim: {why}")
+    if w.pick([True, False]):
+        w.add("Options restated: " + "; ".join(f"{LETTERS[k]} = {o}" for k, o in enumerate(t.options)),
+              "fail", "copied", "repeats the options without choosing")
+    else:
+        w.add(w.pick(REFUSALS_FOURTH), "fail", "refusal", "no option chosen")
+
+
+def ranking_shapes_fourth(order: list[str]) -> list[str]:
+    """Whole rankings in the fourth shapes."""
+    return [" > ".join(order), "| Rank | Feature |\n|---|---|\n" + "\n".join(f"| {k} | {f} |" for k, f in
+                                                                          enumerate(order, 1)),
+            "Reasoning: I weighed what the resident does on coming home against each feature.\nFinal answer: "
+            + json.dumps(order), "\n".join(f"{k}) {f}" for k, f in enumerate(order, 1)),
+            json.dumps(order, separators=(",", ":"))]
+
+
+def feature_recommendation_fourth(w: Writer) -> None:
+    t = w.task
+    relevant = t.relevant
+    rest = [f for f in t.features if f not in relevant]
+    w.rng.shuffle(rest)
+    best = relevant + rest
+    rid = t.params["resident"]
+    shapes = ranking_shapes_fourth(best)
+    for a in w.some(shapes, 3):
+        w.add(a, "pass", "correct", "the top-ranked feature is a relevant one (AP@1 = 1)")
+    if len(relevant) > 1:
+        alt = [relevant[1], relevant[0]] + relevant[2:] + rest
+        w.add(w.pick(ranking_shapes_fourth(alt)), "pass", "correct",
+              "the top-ranked feature is a relevant one (AP@1 = 1), though not the one used most")
+    w.add(w.pick(shapes[:2]) + "\n\n" + true_extra_fourth(w, rid).strip(), "pass", "helpful",
+          "a ranking with a relevant feature first, plus a true fact about the resident")
+    junk = w.pick(rest) if rest else best[-1]
+    w.add(w.pick(ranking_shapes_fourth([junk] + [f for f in best if f != junk])), "fail", "wrong",
+          "the top-ranked feature is not relevant")
+    w.add(w.pick(ranking_shapes_fourth(list(reversed(best)))), "fail", "wrong",
+          "ranked least useful first: the top-ranked feature is not relevant")
+    made = next(d for d in MADE_UP_FRESH[::-1] if d not in w.view.devices)
+    w.add(w.pick(ranking_shapes_fourth([f"{made}.OnOff.On"] + best)), "fail", "fabricated",
+          "the top-ranked feature is not a device feature of this home (made up)")
+    claim, why = made_up_fourth(w, rid)
+    w.add(w.pick(shapes[:2]) + "\n\n" + claim.strip(), "fail", "fabricated",
+          f"a ranking beside a made-up claim: {why}")
+    w.add(f"Joint first: {relevant[0]} = {junk}; the rest in any order.", "fail", "stuffed",
+          "no single top-ranked feature: several put first")
+    w.add(w.pick(shapes[:2]) + w.pick(HEDGES_FOURTH), "fail", "hedged", "the ranking is put in doubt after it is given")
+    w.add(w.pick(REFUSALS_FOURTH), "fail", "refusal", "no ranking")
+
+
+def plan_generation_fourth(w: Writer) -> None:
+    t = w.task
+    checks = t.checks
+    arrival = datetime.strptime(t.params["arrival"], "%Y-%m-%d %H:%M:%S")
+    rid = t.params["resident"]
+    member = w.view.member(rid)
+    first = w.view.first(member["name"])
+    pid = w.pick([f"{rid}_homecoming", "arrival_prep"])
+
+    def plan(values: list[Any], start: datetime) -> list[Row]:
+        steps = [step_for(c, v, False) for c, v in zip(checks, values, strict=True)]
+        return [{"program_id": pid, "tool": "schedule_workflow",
+                 "args": {"start_time": f"{start:%Y-%m-%d %H:%M:%S}", "steps": steps}}]
+
+    def text(steps: list[Row]) -> str:
+        shown: str = w.pick([json.dumps(steps, separators=(",", ":")),
+                       f"Reasoning: {first} arrives at {arrival:%H:%M}; everything is scheduled a few minutes "
+                       f"before.\nFinal answer:\n{json.dumps(steps, indent=1)}",
+                       f"Tool calls for {first}'s homecoming (24 h clock):\n{json.dumps(steps)}"])
+        return shown
+
+    truth = [c["value"] for c in checks]
+    starts = [arrival - timedelta(minutes=m) for m in (3, 5, 7, 10)]
+    for _ in range(3):
+        w.add(text(plan(truth, w.pick(starts))), "pass", "correct",
+              "a runnable plan that leaves the values the resident sets on arrival in place by then")
+    w.add(f"{first} gets in at {arrival:%H.%M}. Programme: "
+          + "; ".join(f"{c['device']} {c['attribute']} -> {c['value']!r}" for c in checks),
+          "fail", "prose", "a plan in prose: no executable steps (validity 0); the task asks for the JSON list")
+    bad = w.rng.randrange(len(checks))
+    vals = list(truth)
+    vals[bad], why = realistic_wrong(checks[bad], w.rng)
+    w.add(text(plan(vals, w.pick(starts))), "fail", "wrong",
+          f"sets {checks[bad]['device']} {checks[bad]['attribute']} to {vals[bad]!r}: {why} "
+          f"(the resident sets {truth[bad]!r})")
+    now_values = [w.view.current(c) for c in checks]
+    if any(v != c["value"] for c, v in zip(checks, now_values, strict=True)):
+        w.add(text(plan(truth, arrival + timedelta(minutes=w.pick([120, 180])))), "fail", "wrong_time",
+              "the values come long after the resident has arrived (some are not in place until then)")
+    body = json.dumps(plan(truth, w.pick(starts)), separators=(",", ":"))
+    extra = true_extra_fourth(w, rid).strip()
+    w.add(f"{extra}\n{body}", "pass", "helpful", "a runnable plan plus a true fact about the resident")
+    claim, why = made_up_fourth(w, rid)
+    w.add(f"{claim.strip()}\n{body}", "fail", "fabricated", f"a right plan beside a made-up claim: {why}")
+    made = next(d for d in MADE_UP_FRESH[::-1] if d not in w.view.devices)
+    steps = plan(truth, w.pick(starts))
+    steps[0]["args"]["steps"].append({"tool": "execute_command", "args": {
+        "device_id": made, "endpoint_id": 1, "cluster_id": "OnOff", "command_id": "On", "args": {}}})
+    w.add(json.dumps(steps, separators=(",", ":")), "fail", "fabricated",
+          f"a step on {made}, which this home does not have (not executable)")
+    w.add(body + w.pick(HEDGES_FOURTH), "fail", "hedged", "the plan is put in doubt after it is given")
+    w.add(w.pick(REFUSALS_FOURTH), "fail", "refusal", "no plan")
+
+
 WRITERS: dict[str, Callable[[Writer], None]] = {"IG": reactive, "CF": reactive, "MC": multiple_choice,
                                                 "FR": feature_recommendation, "PG": plan_generation}
 
 
-def task_rows(base: Path, task: PersonalTask, fresh: bool = False) -> list[Row]:
-    w = Writer(task, View(base, task), fresh)
-    WRITERS[task.category](w)
-    split = "heldout" if fresh else "dev"
+FOURTH_WRITERS: dict[str, Callable[[Writer], None]] = {
+    "IG": reactive_fourth, "CF": reactive_fourth, "MC": multiple_choice_fourth,
+    "FR": feature_recommendation_fourth, "PG": plan_generation_fourth}
+
+
+def task_rows(base: Path, task: PersonalTask, fresh: bool = False, fourth: bool = False) -> list[Row]:
+    w = Writer(task, View(base, task), fresh, fourth)
+    (FOURTH_WRITERS if fourth else WRITERS)[task.category](w)
+    split = "heldout" if fourth else "dev"
     return [{"task_id": task.id, "answer": a, "label": label, "kind": kind, "reason": reason, "split": split}
             for a, label, kind, reason in w.rows]
 
 
-def lines(base: Path, tasks: list[PersonalTask], fresh: bool = False) -> list[str]:
-    """The rows of `tasks`, answered in the fresh held-out shapes when `fresh`."""
-    return [json.dumps(r, ensure_ascii=False, sort_keys=True) for t in tasks for r in task_rows(base, t, fresh)]
+def lines(base: Path, tasks: list[PersonalTask], fresh: bool = False, fourth: bool = False) -> list[str]:
+    """The rows of `tasks`, answered in the fresh shapes when `fresh`, in the fourth (held-out) ones
+    when `fourth`."""
+    return [json.dumps(r, ensure_ascii=False, sort_keys=True) for t in tasks
+            for r in task_rows(base, t, fresh, fourth)]
 
 
 def main(argv: list[str]) -> int:
@@ -1489,10 +1807,11 @@ def main(argv: list[str]) -> int:
         print(__doc__.strip().splitlines()[-1].strip(), file=sys.stderr)
         return 2
     source = Path(argv[1]) if len(argv) == 2 else TASKS
-    dev, heldout = parts(load_tasks(source))
-    out = lines(source.parent, dev) + lines(source.parent, heldout, fresh=True)
+    first, fresh, heldout = draws(load_tasks(source))
+    out = lines(source.parent, first) + lines(source.parent, fresh, fresh=True) + \
+        lines(source.parent, heldout, fourth=True)
     Path(argv[0]).write_text("".join(x + "\n" for x in out), encoding="utf-8")
-    print(f"{len(out)} answers to {len(dev)} dev and {len(heldout)} held-out tasks -> {argv[0]}")
+    print(f"{len(out)} answers to {len(first + fresh)} dev and {len(heldout)} held-out tasks -> {argv[0]}")
     return 0
 
 
