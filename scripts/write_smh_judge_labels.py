@@ -1,8 +1,8 @@
 """Write SMH-Bench's independent judge labels: replies to every TC3 and TC7 task, each labelled
 pass or fail by the category's definition (docs/judge-labels.md says how; the labels come from
 the kind of reply, never from running a judge). Then two free-wording parts written later by
-someone who never read the judges: `dev2` (shape set A) and `heldout2` (shape set B, on other
-tasks, in shapes set A never uses).
+someone who never read the judges: `dev2` (shape sets A and B; B was held out until measured)
+and `heldout2` (shape set C, on tasks neither took, in shapes neither uses).
 
     PYTHONPATH=. python scripts/write_smh_judge_labels.py OUT.jsonl [FREE_OUT.jsonl]
 
@@ -230,6 +230,23 @@ def free_draw(tasks: list[SmhTask]) -> list[SmhTask]:
                 t.subcategory, (t.answer or {}).get("kind"))], n)}
         dev2 += [t for t in pool if t.id in chosen]
     return dev2 + [t for t in judged if split(t.id) == "heldout"]
+
+
+def fresh_draw(tasks: list[SmhTask]) -> list[SmhTask]:
+    """The heldout2 part's tasks (set C), in file order: a seeded draw among the old-dev TC3 and
+    TC7 tasks free_draw did not take, by subcategory (TC3) and answer kind (TC7), TC7 the larger."""
+    taken = {t.id for t in free_draw(tasks)}
+    rng = random.Random("smh-free-wording/heldout3")
+    out = []
+    for cat, strata in (("TC3", {"state_ambiguity": 10, "scene_ambiguity": 10, "slot_missing": 10}),
+                        ("TC7", {"yesno": 6, "room": 8, "number": 22})):
+        pool = [t for t in tasks if t.category == cat and split(t.id) == "dev" and t.id not in taken]
+        chosen: set[str] = set()
+        for stratum, n in strata.items():
+            stratum_pool = [t for t in pool if stratum in (t.subcategory, (t.answer or {}).get("kind"))]
+            chosen |= {t.id for t in rng.sample(stratum_pool, min(n, len(stratum_pool)))}
+        out += [t for t in pool if t.id in chosen]
+    return out
 
 
 class Reader:
@@ -610,6 +627,93 @@ SET_B = Shapes(
 )
 
 
+# Shape set C (the third free part, heldout2 now): written after reading sets A and B, used by
+# neither: terse agent lines, quoted tool results, tables, the question restated, a reasoning
+# line then a final line, ISO times.
+def value_c(q: Query, value: Any, rng: random.Random) -> str:
+    x = _fmt(value)
+    if q.unit == "C":
+        return rng.choice((f"{x} degrees", f"{x} Celsius", f"{x}°C exactly"))
+    if q.unit == "%":
+        return rng.choice((f"{x} %", f"{x}/100"))
+    return rng.choice((x, f"exactly {x}"))
+
+
+def claim_c(task: SmhTask, q: Query, value: Any, said: str) -> str:
+    t = topic(task)
+    if t == "lights":
+        return "lights on: 0" if value == 0 else f"lights on: {said}"
+    if t == "devices":
+        return f"devices in the {q.subject} itself: {said}"
+    if t == "warmer":
+        return f"count of rooms warmer than {threshold(task)} degrees = {said}"
+    if t == "humid":
+        return f"highest humidity: {value}"
+    if t == "room_temp":
+        return f"{q.subject} temperature = {said}"
+    if t == "setpoint":
+        return f"{q.subject} setpoint = {said}"
+    if t == "brightness":
+        return f"{q.subject} brightness = {said}"
+    if t == "fan":
+        return f"{q.subject} fan speed = {said}"
+    return f"{q.subject} state = {said}"
+
+
+def state_c(q: Query, value: bool) -> str:
+    return {"on": ("ON", "OFF"), "locked": ("LOCKED", "UNLOCKED"), "charging": ("CHARGING", "NOT CHARGING"),
+            "charging enabled": ("ENABLED", "DISABLED")}[q.state][0 if value else 1]
+
+
+def extra_c(what: tuple[str, list[Any]]) -> str:
+    kind, items = what
+    if kind == "lights":
+        return "Tool result, quoted: no light reports on." if not items else \
+            "Tool result, quoted: on = [" + ", ".join(items) + "]"
+    if kind == "devices":
+        return "Devices listed there: " + "; ".join(items) + "."
+    if kind == "temps":
+        return "| room | °C |\n|---|---|\n" + "\n".join(f"| {n} | {t} |" for n, t in items)
+    return "Humidity readings: " + "; ".join(f"{n} = {h} %" for n, h in items) + "."
+
+
+SET_C = Shapes(
+    value_c, claim_c, state_c, extra_c, ("Affirmative", "Negative"),
+    correct=("{C}", "Tool result, quoted: {c}.", "| answer |\n|---|\n| {c} |",
+             "You asked about the {s}. {C}.", "Reasoning: I read the device state through the tools.\nFinal: {c}",
+             "{C} (as of 2025-06-01T09:30).", "Result → {c}"),
+    helpful=("{C}\n{X}", "Final: {c}\nAlso noted: {X}", "You asked about the {s}. {C}. {X}"),
+    guessed=("No tool call made; assuming a typical home, {c}.",
+             "Reasoning: homes like this usually look like that.\nFinal: {c}"),
+    hedged=("{C} — I'd put maybe sixty per cent on that.", "{C} (unverified; worth double-checking)",
+            "Final: {c}\nCan't rule out a stale reading, mind."),
+    stuffed=("{v} | {o}", "| candidate |\n|---|\n| {v} |\n| {o} |", "Range: {lo} to {hi}."),
+    stuffed_word=("{v} | {o}", "| candidate |\n|---|\n| {v} |\n| {o} |", "Final: {v} or {o}"),
+    refusal=("No data.", "Unable to answer: the {s} is not something I can read from here.",
+             "I'd rather not guess at that."),
+    ask_slot=(("Needed before I act: the {slot} for the {dev}.", "Which {slot}?"),
+              ("You asked me to change the {dev}. Which {slot} do you want?",),
+              ("{slot} for the {dev} = ?",)),
+    ask_open=(("You mentioned the {room}. What should change there?",),
+              ("Reasoning: the request names the {room} but not what to do.",
+               "Final question: what should I do there?"),
+              ("{room}: which device, and what setting?",)),
+    seen_slot=(("Tool result, quoted: {dev} = {seen}. Target {slot}?",),),
+    seen_open=(("Tool result, quoted: {dev} = {seen}.", "Shall I {change}?"),),
+    offer=(("Proposal: {change}. Confirm?",), ("Reasoning: that is what the request points at.", "May I {change}?")),
+    options=(("{slot} for the {dev}: 25, 50, 75 or 100 — or another value?",),),
+    acted=(("Executed: the {dev} is changed.",), ("Action taken in the {room}; nothing to ask.",)),
+    confirm_only=(("Confirm: change the {dev} {slot}?",),),
+    redundant_slot=(("Device = ?",), ("Which device exactly?",)),
+    redundant_open=(("Room = ?",), ("Which room are we talking about?",)),
+    baseless=(("Proposal: switch on the {stray} in the {stray_room}. Confirm?",), ("{STRAY}: off?",)),
+    invented=(("Tool result, quoted: {fake} available. Use it?",), ("Shall I start the {fake}?",)),
+    unrelated=(("Unrelated, but: shall I set a timer for you?",), ("Also: want the news headlines?",)),
+    refused=(("No can do on that request.",), ("Not able to, I'm afraid.",)),
+    questionnaire=(("| device | change? |\n|---|---|\n{TABLE}",), ("Change which? {LIST} (pick any)",)),
+)
+
+
 def _fill(frame: str, **facts: str) -> str:
     return frame.format(**facts)
 
@@ -669,7 +773,8 @@ def ask_free(task: SmhTask, r: Reader, part: str, sh: Shapes, rng: random.Random
         return [_fill(x, slot=a.slot, dev=a.device, DEV=a.device.upper(), room=a.room, ROOM=a.room.upper(),
                       change=a.change(), stray=a.stray, STRAY=a.stray.upper(), stray_room=a.stray_room,
                       fake=a.fake, seen=seen, list=", ".join(f"the {n}" for n in a.everything),
-                      LIST=" / ".join(a.everything), BULLETS="\n".join(f"- {n}" for n in a.everything)) for x in pick]
+                      LIST=" / ".join(a.everything), BULLETS="\n".join(f"- {n}" for n in a.everything),
+                      TABLE="\n".join(f"| {n} | ? |" for n in a.everything)) for x in pick]
 
     asks = f["ask_slot"] if slot else f["ask_open"]
     two = rng.sample(asks, 2)
@@ -702,12 +807,15 @@ def ask_free(task: SmhTask, r: Reader, part: str, sh: Shapes, rng: random.Random
     return out
 
 
-def free_replies(task: SmhTask) -> list[dict[str, Any]]:
-    part = free_split(task)
-    sh = SET_A if part == "dev2" else SET_B
-    rng = random.Random(f"{part}:{task.id}")
+def free_replies(task: SmhTask, fresh: bool = False) -> list[dict[str, Any]]:
+    """A task's free replies: in set C when `fresh` (the heldout2 part), else in set A (old dev
+    tasks) or set B (old held-out tasks, which were heldout2 until measured; dev2 now, their RNG
+    seed and shapes kept so their rows are unchanged but for the split)."""
+    was = free_split(task)
+    sh = SET_C if fresh else SET_A if was == "dev2" else SET_B
+    rng = random.Random(f"heldout3:{task.id}" if fresh else f"{was}:{task.id}")
     r = Reader(task)
-    return (ask_free if task.category == "TC3" else query_free)(task, r, part, sh, rng)
+    return (ask_free if task.category == "TC3" else query_free)(task, r, "heldout2" if fresh else "dev2", sh, rng)
 
 
 def lines(tasks: list[SmhTask]) -> list[str]:
@@ -717,9 +825,10 @@ def lines(tasks: list[SmhTask]) -> list[str]:
 
 
 def free_lines(tasks: list[SmhTask]) -> list[str]:
-    """The free-wording parts (free_draw's tasks), kept in their own file: the agreement
-    command's loader knows only the template part's split names."""
-    return [json.dumps(r, ensure_ascii=False, sort_keys=True) for t in free_draw(tasks) for r in free_replies(t)]
+    """The free-wording parts (free_draw's tasks, then fresh_draw's), kept in their own file: the
+    agreement command's loader knows only the template part's split names."""
+    return [json.dumps(r, ensure_ascii=False, sort_keys=True) for t in free_draw(tasks) for r in free_replies(t)] + \
+        [json.dumps(r, ensure_ascii=False, sort_keys=True) for t in fresh_draw(tasks) for r in free_replies(t, True)]
 
 
 def main(out: str, free_out: str | None = None) -> None:
