@@ -33,7 +33,16 @@ from scenarios.agents.simple import NullAgent
 from scenarios.model_api import create_completion
 from scenarios.personal.household import Household
 from scenarios.personal.households import load_spec
-from scenarios.personal.reading import WITHDRAWN, answer_matches, choice, json_plans, plans_in, prose_of, ranking
+from scenarios.personal.reading import (
+    WITHDRAWN,
+    answer_matches,
+    choice,
+    json_plans,
+    made_up,
+    plans_in,
+    prose_of,
+    ranking,
+)
 from scenarios.personal.tasks import (
     ARRIVAL_MIN,
     CATEGORIES,
@@ -390,8 +399,7 @@ def score(task: PersonalTask, answer: str | None, household: Household | None,
     if task.category in ("IG", "CF"):
         truth = task.answer or ""
         out["exact"] = exact_match(answer, truth)
-        correct = answer_matches(truth, answer, task.question, household.members() if household else [],
-                                 {rid: room.name for rid, room in household.home.rooms.items()} if household else {})
+        correct = answer_matches(truth, answer, task.question, *_facts(household))
         if not correct and judge is not None and answer:
             correct = judge.equivalent(task.question, truth, answer)
         out["success"] = correct
@@ -399,21 +407,35 @@ def score(task: PersonalTask, answer: str | None, household: Household | None,
             out["changed"] = task.counterfactual["changed"]
     elif task.category == "MC":
         out["choice"] = choice(answer, task.options)
-        out["success"] = out["choice"] == task.answer
+        out["success"] = out["choice"] == task.answer and not _made_up(task, answer, household)
     elif task.category == "FR":
         ranked = ranking(answer, task.features)
         out.update({"ap1": average_precision(ranked, task.relevant, 1),
                     "ap3": average_precision(ranked, task.relevant, 3),
                     "rrs": rank_deviation(ranked, task.relevant, len(task.features))})
-        out["success"] = out["ap1"] == 1.0
+        out["success"] = out["ap1"] == 1.0 and not _made_up(task, answer, household)
     else:
         if household is None:
             raise ValueError(f"{task.id}: a plan is scored on its household")
         out.update(score_plan(task, household, answer, decided))
-        out["success"] = out["validity"] == 1.0 and out["preference"] == 1.0
+        out["success"] = out["validity"] == 1.0 and out["preference"] == 1.0 \
+            and not _made_up(task, prose_of(answer or ""), household)
         if judge is not None:
             out["rpj"] = judge.role_play(household.members(), task.question, answer or "")
     return out
+
+
+def _facts(household: Household | None) -> tuple[list[dict[str, Any]], dict[str, str], list[str] | None]:
+    """What an answer's claims are checked against: the members, the rooms and the devices."""
+    if household is None:
+        return [], {}, None
+    return (household.members(), {rid: room.name for rid, room in household.home.rooms.items()},
+            list(household.home.devices))
+
+
+def _made_up(task: PersonalTask, answer: str | None, household: Household | None) -> bool:
+    """An answer beside its choice, ranking or plan claims what the household does not support."""
+    return bool(answer) and household is not None and made_up(answer or "", *_facts(household), task.question)
 
 
 # ---- the paper's tool-usage error taxonomy ---------------------------------------------------------

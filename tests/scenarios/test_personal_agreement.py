@@ -12,7 +12,7 @@ import pytest
 from matter_twin.cli import app
 from scenarios.personal.agreement import judge_labels, load_labels
 from scenarios.personal.evaluate import PersonalJudge, lived, score
-from scenarios.personal.reading import answer_matches, choice, ranking
+from scenarios.personal.reading import WITHDRAWN, answer_matches, choice, made_up, ranking
 from scenarios.personal.suite import DEFAULT_TASKS, HOUSEHOLDS_PACK
 from scenarios.personal.tasks import dump_task, load_tasks
 from tests.openai_stub import OpenAIStub
@@ -353,3 +353,62 @@ def test_a_plan_written_one_step_at_a_time(labelled):
     for answer, ok in ((f"Sure! Here are the steps:\n1. {json.dumps(step)}\nLet me know if you want changes.", True),
                        (f"1. {json.dumps(step)}\nActually, scrap that; leave the home as it is.", False)):
         assert score(pg, answer, household, decided=True)["success"] is ok, answer
+
+
+# ---- made-up claims anywhere in the answer fail; true extras pass ----------------------------------
+HOME = [{"name": "Ada Berg", "age": 47,
+         "persona": "Ada Berg is a 47-year-old nurse (parent) who enjoys rowing and baking.",
+         "preferences": {"wake": "06:30", "bed": "22:00", "temperature": 22.5, "light_level": 200,
+                         "hobbies": ["rowing", "baking"]}},
+        {"name": "Ben Berg", "age": 45, "preferences": {"wake": "07:10", "hobbies": ["chess"]}}]
+DEVICES = ["hallway_occupancy_sensor", "kitchen_light", "front_door_lock"]
+
+
+@pytest.mark.parametrize("answer, invented", [
+    ("Ada. Ada loves rowing and baking.", False), ("Ada (Ada is really into sailing).", True),
+    ("Ada; Ada enjoys baking and pottery.", True), ("Ada. Ben, a big fan of chess, came second.", False),
+    ("Ada. Ada normally gets up at 6:30.", False), ("Ada. Ada usually wakes up at 9:05.", True),
+    ("Ada. Ada goes to bed at 23:10.", True), ("Ada, who got up at 07:52 that day.", False),
+    ("Ada prefers 22.5 °C and light level 200.", False), ("Ada prefers light level 90.", True),
+    ("Ada; Ada is 47 years old.", False), ("Ada. For the record, Ben is 60.", True),
+    ("Ada, going by the doorbell recording.", True), ("Ada: the driveway camera caught her.", True),
+    ("Ada (the hallway motion sensor fired first).", False), ("Ada, says the door lock history.", False),
+    ("Ada, per her smartwatch.", True), ("Eighteen hundred hours.", False),
+])
+def test_a_made_up_fact_or_source_anywhere_is_caught(answer, invented):
+    assert made_up(answer, HOME, {}, DEVICES, "Who was home first?") is invented
+    assert answer_matches("Ada Berg", answer, "Who was home first?", HOME, {}, DEVICES) is (
+        not invented and answer.startswith("Ada"))
+
+
+def test_a_made_up_aside_fails_a_choice_a_ranking_and_a_plan(labelled):
+    tasks, path = labelled
+    rows = load_labels(path)
+    mc, fr, pg = (next(t for t in tasks if t.id == rows[i]["task_id"]) for i in (4, 6, 8))
+    home = lived(pg, DEFAULT_TASKS.parent)   # one household holds all three tasks' members and devices
+    assert {mc.household, fr.household} == {pg.household}
+    who = home.members()[0]["name"].split()[0]
+    for task, answer in ((mc, rows[4]["answer"]), (fr, rows[6]["answer"]), (pg, rows[8]["answer"])):
+        assert score(task, answer, home, decided=True)["success"], answer
+        for extra in (f" The porch camera saw {who} leave.", f" ({who} is 130 years old, by the way.)"):
+            assert not score(task, answer + extra, home, decided=True)["success"], extra
+
+
+def test_label_words_hours_in_words_and_a_single_pick_are_read():
+    members = [{"name": "Ada Berg"}, {"name": "Ben Berg"}]
+    question = "Suppose Ben had left later. Who left last?"
+    assert answer_matches("Ada Berg", "**Had he left later:** Ada\n**Actually:** Ben", question, members)
+    assert not answer_matches("Ada Berg", "Ada.\nActually, it was Ben.", question, members)
+    assert answer_matches("18:00", "Nineteen hundred hours, no: eighteen hundred hours.", "When?", members) is False
+    assert answer_matches("18:00", "Eighteen hundred hours.", "When?", members)
+    assert ranking("If I had to choose only one: **a.OnOff.On**.", ["b.OnOff.Off", "a.OnOff.On"]) == ["a.OnOff.On"]
+    assert ranking("If I had to guess: a.OnOff.On", ["b.OnOff.Off", "a.OnOff.On"]) == []
+
+
+@pytest.mark.parametrize("words, withdrawn", [
+    ("Honestly this is only a guess, so it is safer to leave things be.", True),
+    ("It would be better not to change anything tonight.", True), ("That's my best guess at her evening.", True),
+    ("This sets everything before she is back.", False), ("Let me know if you'd like changes!", False),
+])
+def test_a_plan_called_a_guess_or_advised_against_is_withdrawn(words, withdrawn):
+    assert bool(WITHDRAWN.search(words)) is withdrawn
