@@ -425,17 +425,21 @@ def score(task: PersonalTask, answer: str | None, household: Household | None,
     return out
 
 
-def _facts(household: Household | None) -> tuple[list[dict[str, Any]], dict[str, str], list[str] | None]:
-    """What an answer's claims are checked against: the members, the rooms and the devices."""
+def _facts(household: Household | None) -> tuple[list[dict[str, Any]], dict[str, str], list[str] | None,
+                                                  list[dict[str, Any]]]:
+    """What an answer's claims are checked against: the members, the rooms, the devices and the pets."""
     if household is None:
-        return [], {}, None
+        return [], {}, None, []
     return (household.members(), {rid: room.name for rid, room in household.home.rooms.items()},
-            list(household.home.devices))
+            list(household.home.devices), household.about().get("pets", []))
 
 
 def _made_up(task: PersonalTask, answer: str | None, household: Household | None) -> bool:
     """An answer beside its choice, ranking or plan claims what the household does not support."""
-    return bool(answer) and household is not None and made_up(answer or "", *_facts(household), task.question)
+    if not answer or household is None:
+        return False
+    members, rooms, devices, pets = _facts(household)
+    return made_up(answer, members, rooms, devices, task.question, pets)
 
 
 # ---- the paper's tool-usage error taxonomy ---------------------------------------------------------

@@ -253,35 +253,54 @@ def _false_preference(part: str, prefs: dict[str, Any]) -> bool:
     return isinstance(level, int) and any(v != level for v in said)
 
 
-#: Devices people cite as a source, by what the home must hold for the claim to be true (a part of
-#: a device id): a camera's footage needs a camera.
-SOURCE_DEVICES = {
-    "camera": re.compile(r"\bcam(?:era)?s?\b|\bfootage\b|\bcctv\b|\bwebcam\b|\bvideo (?:feed|recording|clip)s?\b|"
-                         r"\bsecurity (?:video|recording)s?\b", re.IGNORECASE),
-    "doorbell": re.compile(r"\bdoorbells?\b", re.IGNORECASE),
-    "lock": re.compile(r"\b(?:door|smart) locks?\b|\block (?:log|history)\b", re.IGNORECASE),
-    "occupancy": re.compile(r"\b(?:motion|occupancy|presence|pir) (?:sensor|detector)s?\b", re.IGNORECASE),
-    "contact": re.compile(r"\b(?:door|window|contact) sensors?\b", re.IGNORECASE),
-    "tracker": re.compile(r"\b(?:gps|location) (?:tracker|tracking|data|history)\b|\bgeofenc|\bsmart ?watch|"
-                          r"\bwearables?\b|\bfitness (?:band|tracker)s?\b|\bphone'?s location\b", re.IGNORECASE),
+#: Devices people name, by the words of a device id the home must hold for the claim to be true: a
+#: camera's footage needs a camera, "the dishwasher" a dishwasher (device ids end in their kind).
+DEVICE_KINDS = {
+    "camera": r"\bcam(?:era)?s?\b|\bfootage\b|\bcctv\b|\bwebcam\b|\bvideo (?:feed|recording|clip)s?\b|"
+              r"\bsecurity (?:video|recording)s?\b",
+    "doorbell": r"\bdoorbells?\b",
+    "lock": r"\b(?:door|smart) locks?\b|\block (?:log|history)\b",
+    "occupancy sensor": r"\b(?:motion|occupancy|presence|pir) (?:sensor|detector)s?\b",
+    "contact sensor": r"\b(?:door|window|contact) sensors?\b",
+    "tracker": r"\b(?:gps|location) (?:tracker|tracking|data|history)\b|\bgeofenc|\bsmart ?watch|\bwearables?\b|"
+               r"\bfitness (?:band|tracker)s?\b|\bphone'?s location\b",
+    "dishwasher": r"\bdishwashers?\b", "washer": r"\bwashing machines?\b|\bwashers?\b",
+    "dryer": r"\b(?:tumble )?dryers?\b", "vacuum": r"\b(?:robot )?vacuums?\b|\brobovac",
+    "purifier": r"\b(?:air )?purifiers?\b", "dehumidifier": r"\bdehumidifiers?\b", "humidifier": r"\bhumidifiers?\b",
+    "heat pump": r"\bheat pumps?\b", "water heater": r"\bwater heaters?\b|\bboilers?\b",
+    "evse": r"\b(?:ev|car) chargers?\b|\bwall ?box\b", "fan": r"\b(?:ceiling |desk |standing )?fan\b(?! of\b)",
+    "freezer": r"\bfreezers?\b", "tv": r"\btvs?\b|\btelevisions?\b", "oven": r"\bovens?\b",
+    "leak detector": r"\bleak (?:detector|sensor)s?\b", "solar": r"\bsolar (?:panels?|power|inverter)\b",
 }
+DEVICE_WORDS = {kind: re.compile(pattern, re.IGNORECASE) for kind, pattern in DEVICE_KINDS.items()}
+#: Pets people name, by species.
+PETS = re.compile(r"\b(dog|puppy|cat|kitten|rabbit|bunny|tortoise|turtle|parrot|budgie|bird|fish|goldfish|hamster|"
+                  r"guinea pig)s?\b", re.IGNORECASE)
+SPECIES = {"puppy": "dog", "kitten": "cat", "bunny": "rabbit", "goldfish": "fish", "budgie": "bird", "parrot": "bird"}
 
 
-def unheld_devices(text: str, devices: Iterable[str]) -> bool:
-    """Does the answer cite a device the home does not have (a camera's footage, a doorbell, a
-    smart watch)? Rooms and the household memory are the home's; these kinds must be devices."""
-    ids = " ".join(devices)
-    return any(pattern.search(text) and kind not in ids for kind, pattern in SOURCE_DEVICES.items())
+def unheld_devices(text: str, devices: Iterable[str], pets: Iterable[dict[str, Any]] = ()) -> bool:
+    """Does the answer name a device the home does not have (a camera's footage, a doorbell, a
+    dishwasher), or a pet the household does not keep? Rooms and the household memory are the home's."""
+    ids = {" ".join(device.split("_")) for device in devices}
+    kept = {SPECIES.get(str(p.get("species", "")).lower(), str(p.get("species", "")).lower()) for p in pets}
+    if any(pattern.search(text) and not any(re.search(rf"(?:^|\s){kind}(?:\s|$)", i) for i in ids)
+           for kind, pattern in DEVICE_WORDS.items()):
+        return True
+    return any(SPECIES.get(m[1].lower(), m[1].lower()) not in kept for m in PETS.finditer(text))
 
 
 def made_up(answer: str, members: list[dict[str, Any]], rooms: dict[str, str] | None = None,
-            devices: Iterable[str] | None = None, question: str = "") -> bool:
+            devices: Iterable[str] | None = None, question: str = "",
+            pets: Iterable[dict[str, Any]] = ()) -> bool:
     """Does the answer claim anything the household does not support: a person who is not a member
-    vouching for it, a false fact about a member, a device the home does not have?"""
+    vouching for it, a false fact about a member, a device or a pet the home does not have?"""
     text = plain(without_question(answer, question))
     hypothetical = bool(re.match(r"\s*(?:suppose|imagine|if|what if)\b", question, re.IGNORECASE))
-    return invented_people(text, members, rooms, question) or false_member_facts(text, members, hypothetical) \
-        or (devices is not None and unheld_devices(text, devices))
+    pets = list(pets)
+    return invented_people(text, members + pets, rooms, question) \
+        or false_member_facts(text, members, hypothetical) \
+        or (devices is not None and unheld_devices(text, devices, pets))
 
 
 def false_member_facts(text: str, members: list[dict[str, Any]], hypothetical: bool = False) -> bool:
@@ -344,14 +363,16 @@ def _claim_text(answer: str, question: str) -> str:
 
 
 def answer_matches(truth: str, answer: str | None, question: str, members: list[dict[str, Any]],
-                   rooms: dict[str, str] | None = None, devices: Iterable[str] | None = None) -> bool:
+                   rooms: dict[str, str] | None = None, devices: Iterable[str] | None = None,
+                   pets: Iterable[dict[str, Any]] = ()) -> bool:
     """Does an IG/CF answer give the truth (one of the set's answer kinds: a member's name,
     "nobody", a clock time, "did not come home", a temperature, an age, a room id) and only it?"""
     if not answer or not answer.strip():
         return False
     answer = plain(answer)
+    pets = list(pets)
     if doubts(without_question(answer, question)) or RAW.search(answer) \
-            or invented_people(answer, members, rooms, question):
+            or invented_people(answer, members + pets, rooms, question):
         return False
     text = _claim_text(answer, question)
     if not text.strip():
@@ -361,7 +382,7 @@ def answer_matches(truth: str, answer: str | None, question: str, members: list[
     names = {name for name, _ in people}
     if false_member_facts(text, members, hypothetical=question.lstrip().lower().startswith("suppose")):
         return False
-    if devices is not None and unheld_devices(without_question(answer, question), devices):
+    if devices is not None and unheld_devices(without_question(answer, question), devices, pets):
         return False
 
     def claim(has: Callable[[str], bool]) -> str:

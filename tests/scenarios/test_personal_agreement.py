@@ -374,6 +374,8 @@ DEVICES = ["hallway_occupancy_sensor", "kitchen_light", "front_door_lock"]
     ("Ada, going by the doorbell recording.", True), ("Ada: the driveway camera caught her.", True),
     ("Ada (the hallway motion sensor fired first).", False), ("Ada, says the door lock history.", False),
     ("Ada, per her smartwatch.", True), ("Eighteen hundred hours.", False),
+    ("Ada; the dishwasher was still running when she came in.", True), ("Ada, and the kitchen light came on.", False),
+    ("Ada, right after walking the dog.", True),
 ])
 def test_a_made_up_fact_or_source_anywhere_is_caught(answer, invented):
     assert made_up(answer, HOME, {}, DEVICES, "Who was home first?") is invented
@@ -412,3 +414,11 @@ def test_label_words_hours_in_words_and_a_single_pick_are_read():
 ])
 def test_a_plan_called_a_guess_or_advised_against_is_withdrawn(words, withdrawn):
     assert bool(WITHDRAWN.search(words)) is withdrawn
+
+
+def test_a_pet_is_the_households_own():
+    pets = [{"name": "Pepper", "species": "dog"}]
+    for answer, invented in (("Ada. Pepper barked when she came in.", False),
+                             ("Ada, back from walking the puppy.", False), ("Ada; she fed the cat first.", True),
+                             ("Ada. Biscuit barked when she came in.", True)):
+        assert made_up(answer, HOME, {}, DEVICES, "Who was home first?", pets) is invented, answer
