@@ -290,6 +290,23 @@ def unheld_devices(text: str, devices: Iterable[str], pets: Iterable[dict[str, A
     return any(SPECIES.get(m[1].lower(), m[1].lower()) not in kept for m in PETS.finditer(text))
 
 
+#: Rooms people place things in ("in the garage", "the attic light"); "office", "study" and "gym" are
+#: left out: "in the office" is as often the workplace.
+ROOM_WORDS = ("garage", "basement", "cellar", "attic", "loft", "conservatory", "sunroom", "utility room",
+              "laundry room", "laundry", "nursery", "playroom", "den", "porch", "patio", "garden", "guest room",
+              "spare room", "mudroom", "games room", "dining room", "pantry", "closet", "studio", "balcony", "ensuite",
+              "hallway", "bathroom", "kitchen")
+PLACED = re.compile(rf"\b(?:in|into|inside) the ({'|'.join(ROOM_WORDS)})\b|"
+                    rf"\b(?:the |a )?({'|'.join(ROOM_WORDS)}) (?:light|lamp|thermostat|speaker|tv|sensor|blinds|window|"
+                    rf"door|ac|air conditioner|heater|fan)s?\b", re.IGNORECASE)
+
+
+def unheld_rooms(text: str, rooms: dict[str, str]) -> bool:
+    """Does the answer place something in a room the home does not have?"""
+    held = " | ".join(f"{rid.replace('_', ' ')} | {name}" for rid, name in rooms.items()).lower()
+    return bool(rooms) and any((m[1] or m[2]).lower() not in held for m in PLACED.finditer(text))
+
+
 def made_up(answer: str, members: list[dict[str, Any]], rooms: dict[str, str] | None = None,
             devices: Iterable[str] | None = None, question: str = "",
             pets: Iterable[dict[str, Any]] = ()) -> bool:
@@ -300,7 +317,7 @@ def made_up(answer: str, members: list[dict[str, Any]], rooms: dict[str, str] | 
     pets = list(pets)
     return invented_people(text, members + pets, rooms, question) \
         or false_member_facts(text, members, hypothetical) \
-        or (devices is not None and unheld_devices(text, devices, pets))
+        or (devices is not None and unheld_devices(text, devices, pets)) or unheld_rooms(text, rooms or {})
 
 
 def false_member_facts(text: str, members: list[dict[str, Any]], hypothetical: bool = False) -> bool:
@@ -382,7 +399,8 @@ def answer_matches(truth: str, answer: str | None, question: str, members: list[
     names = {name for name, _ in people}
     if false_member_facts(text, members, hypothetical=question.lstrip().lower().startswith("suppose")):
         return False
-    if devices is not None and unheld_devices(without_question(answer, question), devices, pets):
+    if devices is not None and unheld_devices(without_question(answer, question), devices, pets) \
+            or unheld_rooms(without_question(answer, question), rooms or {}):
         return False
 
     def claim(has: Callable[[str], bool]) -> str:

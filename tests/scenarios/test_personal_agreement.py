@@ -422,3 +422,11 @@ def test_a_pet_is_the_households_own():
                              ("Ada, back from walking the puppy.", False), ("Ada; she fed the cat first.", True),
                              ("Ada. Biscuit barked when she came in.", True)):
         assert made_up(answer, HOME, {}, DEVICES, "Who was home first?", pets) is invented, answer
+
+
+def test_a_room_the_home_does_not_have_is_made_up():
+    rooms = {"kitchen": "Kitchen", "bedroom_2": "Bedroom 2", "closet": "Walk-in Closet"}
+    for answer, invented in (("Ada, she was in the kitchen.", False), ("Ada; the closet light went on.", False),
+                             ("Ada. She went into the garage first.", True), ("Ada, by the basement sensor.", True),
+                             ("Ada, back from the office.", False)):
+        assert made_up(answer, HOME, rooms, DEVICES, "Who was home first?") is invented, answer
