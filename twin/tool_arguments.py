@@ -63,9 +63,10 @@ OptionalText = Annotated[StrictStr | None, WithJsonSchema({"type": "string"})]
 
 class Arguments(BaseModel):
     """Base of every tool's arguments: unknown names are errors, ids dotted, no coercion
-    (an agent that sends "3" for a number is told so, not silently obeyed)."""
+    (an agent that sends "3" for a number is told so, not silently obeyed). Each model's
+    validator is built when first used (`defer_build`): a call uses one (start-up time)."""
     model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True,
-                              alias_generator=_dotted)
+                              alias_generator=_dotted, defer_build=True)
 
 
 # ---- the schema agents see ----------------------------------------------------------------
