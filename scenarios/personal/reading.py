@@ -307,6 +307,32 @@ def unheld_rooms(text: str, rooms: dict[str, str]) -> bool:
     return bool(rooms) and any((m[1] or m[2]).lower() not in held for m in PLACED.finditer(text))
 
 
+#: People named by what they are in a home ("our lodger", "the kids"), by the member role that makes
+#: them real; the ones no member role covers (a lodger, a nanny, a neighbour) are real only when a
+#: member's persona says so.
+HOUSE_ROLES = {"roommate": r"roommates?|flatmates?|housemates?",
+               "grandparent": r"grand(?:ma|pa|mother|father|parent)s?|granny|grannie|nan|gran",
+               "child": r"kids?|sons?|daughters?|child|children", "parent": r"mum|mom|dad|mother|father|parents?",
+               "partner": r"husband|wife|spouse|partner|boyfriend|girlfriend",
+               "(none)": r"lodgers?|tenants?|au pairs?|nanny|housekeeper|cleaner|babysitter|caretaker|gardener|butler|"
+                         r"maid|carer|neighbou?rs?"}
+HOUSE_PERSON = re.compile(r"\b(?:the|our|my|their|his|her|your)\s+(" + "|".join(HOUSE_ROLES.values()) + r")\b",
+                          re.IGNORECASE)
+
+
+def unheld_people(text: str, members: list[dict[str, Any]]) -> bool:
+    """Does the answer bring in someone by what they are in the home (our lodger, the kids) that no
+    member is?"""
+    roles = {str(m.get("role", "")).lower() for m in members}
+    personas = " ".join(str(m.get("persona", "")) for m in members).lower()
+    for m in HOUSE_PERSON.finditer(text):
+        word = m[1].lower()
+        role = next(r for r, pattern in HOUSE_ROLES.items() if re.fullmatch(pattern, word, re.IGNORECASE))
+        if role not in roles and not re.search(rf"\b{re.escape(word.rstrip('s'))}", personas):
+            return True
+    return False
+
+
 def made_up(answer: str, members: list[dict[str, Any]], rooms: dict[str, str] | None = None,
             devices: Iterable[str] | None = None, question: str = "",
             pets: Iterable[dict[str, Any]] = ()) -> bool:
@@ -315,7 +341,7 @@ def made_up(answer: str, members: list[dict[str, Any]], rooms: dict[str, str] | 
     text = plain(without_question(answer, question))
     hypothetical = bool(re.match(r"\s*(?:suppose|imagine|if|what if)\b", question, re.IGNORECASE))
     pets = list(pets)
-    return invented_people(text, members + pets, rooms, question) \
+    return invented_people(text, members + pets, rooms, question) or unheld_people(text, members) \
         or false_member_facts(text, members, hypothetical) \
         or (devices is not None and unheld_devices(text, devices, pets)) or unheld_rooms(text, rooms or {})
 
@@ -400,7 +426,8 @@ def answer_matches(truth: str, answer: str | None, question: str, members: list[
     if false_member_facts(text, members, hypothetical=question.lstrip().lower().startswith("suppose")):
         return False
     if devices is not None and unheld_devices(without_question(answer, question), devices, pets) \
-            or unheld_rooms(without_question(answer, question), rooms or {}):
+            or unheld_rooms(without_question(answer, question), rooms or {}) \
+            or (devices is not None and unheld_people(without_question(answer, question), members)):
         return False
 
     def claim(has: Callable[[str], bool]) -> str:

@@ -430,3 +430,12 @@ def test_a_room_the_home_does_not_have_is_made_up():
                              ("Ada. She went into the garage first.", True), ("Ada, by the basement sensor.", True),
                              ("Ada, back from the office.", False)):
         assert made_up(answer, HOME, rooms, DEVICES, "Who was home first?") is invented, answer
+
+
+def test_someone_brought_in_by_what_they_are_must_be_a_member():
+    family = [{"name": "Ada Berg", "role": "parent", "persona": "Ada Berg is a 47-year-old nurse (parent)."},
+              {"name": "Ben Berg", "role": "child", "persona": "Ben Berg is a 9-year-old pupil (child)."}]
+    for answer, invented in (("Ada; her son was already in bed.", False), ("Ada, the kids say.", False),
+                             ("Ada. Our lodger let her in.", True), ("Ada, according to her husband.", True),
+                             ("Ada. The neighbours saw her car.", True)):
+        assert made_up(answer, family, {}, DEVICES, "Who was home first?") is invented, answer
