@@ -42,13 +42,14 @@ _CLOCK_TEXT = re.compile(rf"\b\d{{1,2}}:\d\d(?::\d\d)?(?:\s*{_MERIDIEM}|{_LATER}
 #: Unit words after a number -> a canonical unit.
 _UNITS = [
     # "º" (the ordinal sign) is often typed for "°"
-    (re.compile(r"^\s*(?:[°º]\s*c\b|[°º]c|deg(?:rees?|s)?\.? ?c(?:elsius)?\b|celsius|centigrade|c\b(?=\s|[.,;)]|$))",
+    (re.compile(r"^\s*(?:[°º]\s*c\b|[°º]c|℃|deg(?:rees?|s)?\.? ?c(?:elsius|entigrade)?\b|celsius|centigrade|"
+                r"c\b(?=\s|[.,;)]|$))",
                 re.I), "degC"),
-    (re.compile(r"^\s*(?:[°º]\s*f\b|deg(?:rees?|s)?\.? ?f(?:ahrenheit)?\b|fahrenheit|f\b(?=\s|[.,;)]|$))", re.I),
+    (re.compile(r"^\s*(?:[°º]\s*f\b|℉|deg(?:rees?|s)?\.? ?f(?:ahrenheit)?\b|fahrenheit|f\b(?=\s|[.,;)]|$))", re.I),
      "degF"),
     (re.compile(r"^\s*(?:kelvins?\b|k\b(?=\s|[.,;)]|$))", re.I), "kelvin"),
     (re.compile(r"^\s*(?:degrees?|deg\b|[°º])", re.I), "degree"),
-    (re.compile(r"^\s*(?:%\s*rh|percent rh|% relative humidity|%|percent|per cent)", re.I), "percent"),
+    (re.compile(r"^\s*(?:%\s*rh|percent rh|% relative humidity|%|percent|per cent|pct\b)", re.I), "percent"),
     (re.compile(r"^\s*(?:lux|lx)\b", re.I), "lux"),
     (re.compile(r"^\s*(?:µg/m³|µg/m3|ug/m3|ug/m³|micrograms?(?: per cubic met(?:er|re))?|μg/m³|μg/m3)", re.I), "ugm3"),
     (re.compile(r"^\s*(?:min(?:ute)?s?)\b", re.I), "minute"),

@@ -23,17 +23,30 @@ from twin.home import Home
 _RAW = re.compile(r"[{\[]\s*\"\w+\"\s*:")
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 #: Doubt that takes a stated finding back ("but I can't be sure", "it could be something else").
-_DOUBT = re.compile(r"\bnot (?:sure|certain)\b|\bcan'?t be (?:sure|certain)\b|"
+_DOUBT = re.compile(r"\bnot (?:\S+ ){0,2}(?:sure|certain|confident|positive)\b|\bcan'?t be (?:sure|certain)\b|"
+                    r"\bun(?:verified|confirmed|certain|sure)\b|\b(?:stale|outdated|out of date)\b|"
+                    r"\bi (?:believe|suppose|reckon|assume|imagine|expect)\b|\bif i'?m not mistaken\b|"
+                    r"\bas far as i (?:know|can tell)\b|\b(?:presumably|supposedly|likely)\b|\bshould be\b|"
                     r"\b(?:may|might|could) (?:\w+ )?(?:be|differ|vary)\b|"
                     r"\bprobably\b|\bi think\b|\bactually\b|\bit depends\b|"
                     r"\b(?:can'?t|cannot) (?:guarantee|promise|confirm|verify)\b|"
                     # a second candidate offered beside the first: "X, or possibly Y", "either X or Y"
                     r"\b(?:possibly|perhaps|maybe)\b|\beither\b[^.!?]*\bor\b|"
+                    # ... or a sentence that opens with "or", "one of those"
+                    r"(?:^\s*|[.!?;]\s+)or\b|\bone of the (?:two|three|these|those)\b|"
+                    # the writer disowns the finding: "don't count on it", "take it with a grain of salt"
+                    r"\b(?:don'?t|do not) (?:hold me to|quote me|rely on|count on|take my word)|\bgrain of salt\b|"
                     # no reading behind it: "my best guess", "I don't have live access"
-                    r"\bguess\b|\b(?:don'?t|do not) have (?:\w+ )?access\b|\b(?:can'?t|cannot) (?:reach|access)\b")
+                    r"\bguess\b|\b(?:don'?t|do not) have (?:\w+ )?access\b|\b(?:can'?t|cannot) (?:reach|access)\b|"
+                    # said without looking: "without checking, I'd say", "typically", "from memory"
+                    r"\bwithout (?:checking|looking)\b|\b(?:didn'?t|did not|haven'?t|have not) (?:\w+ )?(?:look|check)|"
+                    r"\bi'?d say\b|\bi would say\b|\b(?:typically|usually|normally)\b|\bfrom memory\b|"
+                    r"\bif i (?:remember|recall)\b|\blast (?:time )?i (?:checked|looked)\b|\bestimate\b")
 _WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+#: The words that say yes or no, as people write them.
+_YES_NO = {"yes": "yes|yeah|yep|yup", "no": "no|nope|nah"}
 #: Yes/no questions by how they end -> (the state that means yes, the states that mean no).
-_STATES = ((r" on$", "on", "off"), (r" locked$", "locked", "unlocked|not locked"),
+_STATES = ((r" on$", "on|lit", "off|dark|unlit"), (r" locked$", "locked", "unlocked|not locked"),
            (r"^is charging enabled on ", "enabled", "disabled|not enabled|switched off|off"),
            (r" charging right now$", "charging", "not charging|discharging|idle"))
 
@@ -70,12 +83,12 @@ _ATTRIBUTES = frozenset("speed speeds level levels mode modes setting settings".
 _STOP = frozenset("is are was has have had at in on of to and or with for the a an it its my your this that".split())
 _DEVICE, _ROOM = "⟨d{}⟩", "⟨r{}⟩"   # a name in a marked clause
 _MARK = re.compile(r"⟨([dr])(\d+)⟩")
-#: "<device> is (currently) on", "<device>: it's off".
-_STATE = re.compile(r"⟨d(\d+)⟩(?:'s|\s+is|\s+are|\s*:)\s*(?:it(?:'s| is)\s+)?"
+#: "<device> is (currently) on", "<device>: it's off", "<device> reads off".
+_STATE = re.compile(r"⟨d(\d+)⟩(?:'s|\s+(?:is|are|reads|shows|looks)|\s*:)\s*(?:it(?:'s| is)\s+)?"
                     r"(?:(?:currently|now|still|already|switched|turned|right now)\s+)*(on|off)\b")
-#: "the ones on: <device>, <device>" (what is listed must be so).
-_LISTED = re.compile(r"\b(?:ones?|lights?|devices?)\b[^:]*?\b(on|off)\s*:")
-_SET_TO = re.compile(r"⟨d(\d+)⟩(?:'s|\s+is)?\s+(?:currently\s+|now\s+)?set to\s")
+#: A list under a state: "the ones on: <device>, <device>", "Lit right now:" (what is listed must be so).
+_LISTED = re.compile(r"\b(on|off|lit|unlit)\b[^:⟨]{0,20}:")
+_SET_TO = re.compile(r"⟨d(\d+)⟩(?:'s|\s+is|\s*:)?\s*(?:currently\s+|now\s+)?set to\s")
 
 
 @dataclass
@@ -166,12 +179,15 @@ class _Home:
                 if bool(on) != (m[2] == "on"):
                     return out._false()
         listed = _LISTED.search(text)
-        if listed:
+        if listed:   # each item must be a device of the home ("the porch light" where there is no porch)
+            for item in re.split(r",|\band\b", text[listed.end():]):
+                if not _MARK.search(item) and any(w.rstrip("s") in self.nouns for w in re.findall(r"[a-z]+", item)):
+                    return out._false()
             for token in _MARK.finditer(text[listed.end():]):
                 on = self.read(devices[int(token[2])], "OnOff", "OnOff") if token[1] == "d" else None
                 if on is not None:
                     claimed = True
-                    if bool(on) != (listed[1] == "on"):
+                    if bool(on) != (listed[1] in ("on", "lit")):
                         return out._false()
         said = [q for q in quantities(text) if q.value not in asked
                 and not re.search(r"\b(?:than|above|over|below|under)\s*$", text[:q.start])]
@@ -202,6 +218,8 @@ class _Home:
 
 
 def _clauses(text: str) -> list[str]:
+    # a bulleted list stays with the line that introduces it ("Lit right now:" and its items)
+    text = re.sub(r"\s*\n\s*[*•-]\s+", ", ", text)
     return [c for c in re.split(r"(?<=[.!?])\s+|\n+|;\s*", text) if c.strip()]
 
 
@@ -236,7 +254,7 @@ def judge_answer(task: SmhTask, answer: str | None, home: Home) -> tuple[bool, s
         return False, "wrong_answer"
     if kind == "yesno":
         text = f" {statements} "
-        said = {w for w in ("yes", "no") if re.search(rf"\b{w}\b", text)}
+        said = {w for w, words in _YES_NO.items() if re.search(rf"\b(?:{words})\b", text)}
         if not said:
             said = _state_said(task.query, text, home)
         return (said == {"yes" if value else "no"}), "wrong_answer"
@@ -268,10 +286,11 @@ def _state_said(question: str, text: str, home: Home) -> set[str]:
     q = question.lower().rstrip("?").strip()
     for ending, yes, no in _STATES:
         if re.search(ending, q):
-            subject = r"(?:it|the [\w /-]+?|charging)(?:'s| is)(?: currently| now| still| right now)?"
-            if re.search(rf"{subject} (?:{no})\b", text):
+            subject, now = r"(?:it|the [\w /-]+?|charging)", r"(?: currently| now| still| right now| switched| turned)?"
+            if re.search(rf"{subject}(?:'s| is){now} (?:{no})\b|{subject}(?:'s not| is not| isn't){now} (?:{yes})\b",
+                         text):
                 return {"no"}
-            if re.search(rf"{subject} {yes}\b", text):
+            if re.search(rf"{subject}(?:'s| is){now} (?:{yes})\b", text):
                 return {"yes"}
     return set()
 
