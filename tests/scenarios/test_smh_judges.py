@@ -123,3 +123,54 @@ def test_a_yes_no_question_is_answered_by_the_state_of_a_device_named_with_a_sla
     device, on = task.query[len("Is the "):-len(" on?")], task.answer["value"]
     assert RULE_JUDGE.answer(task, f"The {device} is currently {'on' if on else 'off'}.", home)[0]
     assert not RULE_JUDGE.answer(task, f"The {device} is currently {'off' if on else 'on'}.", home)[0]
+
+
+def test_yes_and_no_in_casual_words_and_by_a_negated_state(tasks):
+    task, home, _ = _first(tasks, lambda t: t.category == "TC7" and t.query.startswith("Is the")
+                           and "on/off" in t.query and t.query.endswith(" on?"))
+    device, on = task.query[len("Is the "):-len(" on?")], task.answer["value"]
+    yes, no = ("Yep", "Nope") if on else ("Nope", "Yep")
+    assert RULE_JUDGE.answer(task, f"{yes} - it's switched {'on' if on else 'off'}.", home)[0]
+    assert not RULE_JUDGE.answer(task, f"{no}, I checked it for you.", home)[0]
+    negated = f"The {device} isn't on." if not on else f"The {device} is not off, it is on."
+    assert RULE_JUDGE.answer(task, negated, home)[0]
+
+
+def test_a_list_under_a_state_heading_names_only_devices_in_that_state(tasks):
+    task, home, facts = _first(tasks, lambda t: t.query == "How many lights are on in the home?"
+                               and t.answer["value"] >= 2)
+    lights = {n: facts.read(d, "OnOff", "OnOff") for n, d in facts.devices.items() if "light" in n}
+    on, off = [n for n, v in lights.items() if v], [n for n, v in lights.items() if v is False]
+    count = task.answer["value"]
+    bullets = "".join(f"\n- {n}" for n in on)
+    assert RULE_JUDGE.answer(task, f"Total {count}.\nSwitched on at the moment:{bullets}", home)[0]
+    assert not RULE_JUDGE.answer(task, f"Total {count}.\nSwitched on at the moment:{bullets}\n- {off[0]}", home)[0]
+    # a light the home does not have, in a list of those that are on
+    assert not RULE_JUDGE.answer(task, f"Total {count}.\nLit now:{bullets}\n- attic reading lamp", home)[0]
+
+
+def test_units_as_typed_and_a_state_read_off_the_device(tasks):
+    task, home, _ = _first(tasks, lambda t: t.category == "TC7" and "temperature in the" in t.query)
+    room, value = task.query.split("in the ")[1].split(",")[0], task.answer["value"]
+    comma = str(value).replace(".", ",")
+    assert RULE_JUDGE.answer(task, f"{room.title()}: {comma} ℃ according to its sensor.", home)[0]
+    humidity = round(home.rooms[_Home(home).rooms[room]].humidity, 1)
+    assert RULE_JUDGE.answer(task, f"{value} °C in the {room} (humidity {humidity} pct).", home)[0]
+    assert not RULE_JUDGE.answer(task, f"{value} °C in the {room} (humidity {humidity + 7:.1f} pct).", home)[0]
+    clar, home, facts = _first(tasks, lambda t: t.subcategory == "state_ambiguity" and "dark" in t.query)
+    light = home.device_info(clar.targets[0])["name"].lower()
+    wrong = "off" if facts.read(clar.targets[0], "OnOff", "OnOff") else "on"
+    assert not RULE_JUDGE.clarification(clar, [f"Your {light} reads {wrong} at present. Brighter, then?"], home)[0]
+
+
+def test_a_disclaimer_a_trailing_alternative_or_an_answer_not_looked_up_fails(tasks):
+    task, home, _ = _first(tasks, lambda t: t.category == "TC7" and "temperature in the" in t.query)
+    room, value = task.query.split("in the ")[1].split(",")[0], task.answer["value"]
+    assert RULE_JUDGE.answer(task, f"The {room} sits at {value} °C.", home)[0]
+    for reply in (f"The {room} sits at {value} °C, but don't count on it.",
+                  f"The {room} sits at {value} °C (this figure is unconfirmed).",
+                  f"The {room} sits at {value} °C. Or a little above, one of those.",
+                  f"Without checking the sensor, I'd say {value} °C in the {room}.",
+                  f"Rooms like the {room} are typically at {value} °C.",
+                  f"{value} °C, if I'm not mistaken."):
+        assert not RULE_JUDGE.answer(task, reply, home)[0], reply
