@@ -22,6 +22,8 @@ from twin.home import Home
 
 _RAW = re.compile(r"[{\[]\s*\"\w+\"\s*:")
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+#: A date or timestamp as machines write it ("2026-11-28T14:05:00Z"): when, never a reading.
+_ISO_TIME = re.compile(r"\b\d{4}-\d{2}-\d{2}(?:[t ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:z|[+-]\d{2}:?\d{2})?)?\b", re.I)
 #: Doubt that takes a stated finding back ("but I can't be sure", "it could be something else").
 _DOUBT = re.compile(r"\bnot (?:\S+ ){0,2}(?:sure|certain|confident|positive)\b|\bcan'?t be (?:sure|certain)\b|"
                     r"\bun(?:verified|confirmed|certain|sure)\b|\b(?:stale|outdated|out of date)\b|"
@@ -242,7 +244,7 @@ def judge_answer(task: SmhTask, answer: str | None, home: Home) -> tuple[bool, s
         return False, "missing_response"
     if _RAW.search(answer):
         return False, "raw_output"
-    statements = _statements(answer).lower()
+    statements = _ISO_TIME.sub(" ", _statements(answer).lower())
     if _DOUBT.search(f" {statements} "):
         return False, "wrong_answer"
     kind, value = task.answer["kind"], task.answer["value"]

@@ -174,3 +174,11 @@ def test_a_disclaimer_a_trailing_alternative_or_an_answer_not_looked_up_fails(ta
                   f"Rooms like the {room} are typically at {value} °C.",
                   f"{value} °C, if I'm not mistaken."):
         assert not RULE_JUDGE.answer(task, reply, home)[0], reply
+
+
+def test_a_timestamp_beside_a_count_is_no_second_number(tasks):
+    task, home, _ = _first(tasks, lambda t: t.query == "How many lights are on in the home?"
+                           and t.answer["value"] >= 2)
+    count = task.answer["value"]
+    assert RULE_JUDGE.answer(task, f"As read at 2031-04-09T07:45:12Z: {count} lights are on.", home)[0]
+    assert not RULE_JUDGE.answer(task, f"As read on 2031-04-09: {count + 1} lights are on.", home)[0]
