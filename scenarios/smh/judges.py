@@ -21,6 +21,7 @@ from scenarios.smh.tasks import SmhTask
 from twin.home import Home
 
 _RAW = re.compile(r"[{\[]\s*\"\w+\"\s*:")
+_JSON = re.compile(r"[{\[][^{}\[\]]*[}\]]")   # an innermost object or list
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 #: A date or timestamp as machines write it ("2026-11-28T14:05:00Z"): when, never a reading.
 _ISO_TIME = re.compile(r"\b\d{4}-\d{2}-\d{2}(?:[t ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:z|[+-]\d{2}:?\d{2})?)?\b", re.I)
@@ -242,8 +243,13 @@ def judge_answer(task: SmhTask, answer: str | None, home: Home) -> tuple[bool, s
     assert task.answer is not None
     if not answer or not answer.strip():
         return False, "missing_response"
-    if _RAW.search(answer):
-        return False, "raw_output"
+    if _RAW.search(answer):   # tool output quoted beside an answer is read past; instead of one, it fails
+        rest = answer
+        while (shorter := _JSON.sub(" ", rest)) != rest:
+            rest = shorter
+        if _RAW.search(rest) or not re.search(r"[A-Za-z]{2}", rest):
+            return False, "raw_output"
+        answer = rest
     statements = _ISO_TIME.sub(" ", _statements(answer).lower())
     if _DOUBT.search(f" {statements} "):
         return False, "wrong_answer"

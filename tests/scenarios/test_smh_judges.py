@@ -182,3 +182,12 @@ def test_a_timestamp_beside_a_count_is_no_second_number(tasks):
     count = task.answer["value"]
     assert RULE_JUDGE.answer(task, f"As read at 2031-04-09T07:45:12Z: {count} lights are on.", home)[0]
     assert not RULE_JUDGE.answer(task, f"As read on 2031-04-09: {count + 1} lights are on.", home)[0]
+
+
+def test_tool_output_quoted_beside_an_answer_is_read_past(tasks):
+    task, home, _ = _first(tasks, lambda t: t.category == "TC7" and "temperature in the" in t.query)
+    room, value = task.query.split("in the ")[1].split(",")[0], task.answer["value"]
+    quoted = '{"room": {"temp_c": %s}}' % value
+    assert RULE_JUDGE.answer(task, f"The sensor returned {quoted}, so the {room} is at {value} °C.", home)[0]
+    assert RULE_JUDGE.answer(task, quoted, home) == (False, "raw_output")
+    assert not RULE_JUDGE.answer(task, f"Here is what the tool returned: {quoted}", home)[0]
