@@ -4,6 +4,7 @@ doubt, a second candidate and a guess; a TC3 ask must leave the open value to th
 nothing false. The sentences are ours, one per class of reply."""
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -187,7 +188,7 @@ def test_a_timestamp_beside_a_count_is_no_second_number(tasks):
 def test_tool_output_quoted_beside_an_answer_is_read_past(tasks):
     task, home, _ = _first(tasks, lambda t: t.category == "TC7" and "temperature in the" in t.query)
     room, value = task.query.split("in the ")[1].split(",")[0], task.answer["value"]
-    quoted = '{"room": {"temp_c": %s}}' % value
+    quoted = json.dumps({"room": {"temp_c": value}})
     assert RULE_JUDGE.answer(task, f"The sensor returned {quoted}, so the {room} is at {value} °C.", home)[0]
     assert RULE_JUDGE.answer(task, quoted, home) == (False, "raw_output")
     assert not RULE_JUDGE.answer(task, f"Here is what the tool returned: {quoted}", home)[0]
