@@ -189,9 +189,8 @@ def apply_event(home: Any, device_id: str, event: str, value: Any = None) -> Non
                 state.held = event == "detect"
                 if not state.held:
                     refresh_room(home, home.room_of(device_id))
-        elif event in ("smoke", "co") and our_server(servers, "SmokeCoAlarm") is not None:
+        elif event in ("smoke", "co") and (alarm := our_server(servers, "SmokeCoAlarm")) is not None:
             level = _level(value)
-            alarm = servers[CLUSTER_ID.SmokeCoAlarm]
             if event == "co":
                 alarm.sense_co(level)
             else:
