@@ -1,8 +1,8 @@
 """Write SMH-Bench's independent judge labels: replies to every TC3 and TC7 task, each labelled
 pass or fail by the category's definition (docs/judge-labels.md says how; the labels come from
 the kind of reply, never from running a judge). Then two free-wording parts written later by
-someone who never read the judges: `dev2` (shape sets A and B; B was held out until measured)
-and `heldout2` (shape set C, on tasks neither took, in shapes neither uses).
+someone who never read the judges: shape sets A, B and C (each held out until measured; all
+`dev2` now), then round 4, one writer split by task hash into `dev2` and `heldout2`.
 
     PYTHONPATH=. python scripts/write_smh_judge_labels.py OUT.jsonl [FREE_OUT.jsonl]
 
@@ -10,7 +10,7 @@ OUT is scenarios/smh/data/judge_labels.jsonl (template part), FREE_OUT
 scenarios/smh/data/judge_labels_free.jsonl (dev2 and heldout2).
 
 Byte-identical output: every task draws its shapes from `Random(task id)` (the free parts from
-`Random(part:task id)`).
+`Random(part:task id)`, round 4 from `Random(round4:task id)`).
 """
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ import hashlib
 import json
 import random
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from bridge.twin_backend import TwinBackend
@@ -233,7 +234,7 @@ def free_draw(tasks: list[SmhTask]) -> list[SmhTask]:
 
 
 def fresh_draw(tasks: list[SmhTask]) -> list[SmhTask]:
-    """The heldout2 part's tasks (set C), in file order: a seeded draw among the old-dev TC3 and
+    """Set C's tasks (heldout2 until measured, dev2 now), in file order: a seeded draw among the old-dev TC3 and
     TC7 tasks free_draw did not take, by subcategory (TC3) and answer kind (TC7), TC7 the larger."""
     taken = {t.id for t in free_draw(tasks)}
     rng = random.Random("smh-free-wording/heldout3")
@@ -808,14 +809,335 @@ def ask_free(task: SmhTask, r: Reader, part: str, sh: Shapes, rng: random.Random
 
 
 def free_replies(task: SmhTask, fresh: bool = False) -> list[dict[str, Any]]:
-    """A task's free replies: in set C when `fresh` (the heldout2 part), else in set A (old dev
-    tasks) or set B (old held-out tasks, which were heldout2 until measured; dev2 now, their RNG
-    seed and shapes kept so their rows are unchanged but for the split)."""
+    """A task's free replies: in set C when `fresh`, else in set A (old dev tasks) or set B (old
+    held-out tasks). B and C were heldout2 until measured; dev2 now, their RNG seeds and shapes
+    kept so their rows are unchanged but for the split."""
     was = free_split(task)
     sh = SET_C if fresh else SET_A if was == "dev2" else SET_B
     rng = random.Random(f"heldout3:{task.id}" if fresh else f"{was}:{task.id}")
     r = Reader(task)
-    return (ask_free if task.category == "TC3" else query_free)(task, r, "heldout2" if fresh else "dev2", sh, rng)
+    return (ask_free if task.category == "TC3" else query_free)(task, r, "dev2", sh, rng)
+
+
+# ---- round 4: one set, split by task hash into dev2 and heldout2 -----------------------------------
+# Written without reading any judge, in the ways LLM agents of several sizes reply. Every reply draws
+# its wording from the pools below with the task's own RNG, so dev2 and heldout2 share one writer and
+# one distribution; only the task hash decides the part.
+R4_HELD = {"TC3": 14, "TC7": 16}   # held-out tasks per category (8 replies each: >= 100 replies)
+R4_DEV = {"TC3": 26, "TC7": 26}
+
+
+def r4_split(task_id: str) -> str:
+    return "heldout2" if int(hashlib.sha256(task_id.encode()).hexdigest(), 16) % 10 < 4 else "dev2"
+
+
+def round4_draw(tasks: list[SmhTask]) -> list[SmhTask]:
+    """Round 4's tasks, in file order: every judged task no free part used yet, topped up per
+    category and part by a seeded draw among the tasks used once (all judged tasks are used at
+    most once before this round) until each part holds its share."""
+    used = {t.id for t in free_draw(tasks) + fresh_draw(tasks)}
+    rng = random.Random("smh-free-wording/round4")
+    chosen: set[str] = set()
+    for cat in ("TC3", "TC7"):
+        judged = [t for t in tasks if t.category == cat]
+        for part, want in (("heldout2", R4_HELD[cat]), ("dev2", R4_DEV[cat])):
+            side = [t for t in judged if r4_split(t.id) == part]
+            fresh = [t.id for t in side if t.id not in used]
+            again = [t.id for t in side if t.id in used]
+            chosen |= set(fresh) | set(rng.sample(again, max(0, want - len(fresh))))
+    return [t for t in tasks if t.id in chosen]
+
+
+def _r4_value(q: Query, value: Any, rng: random.Random) -> str:
+    """A reading as agents write it: units spelled or short, °F beside °C, rounding, words."""
+    x = _fmt(value)
+    if q.unit == "C":
+        v = float(value)
+        f = _fmt(round(v * 9 / 5 + 32, 1))
+        forms = [f"{x}°C", f"{x} °C", f"{x} degrees", f"{x} degrees C", f"{x}°C ({f}°F)",
+                 f"{x} °C / {round(v * 9 / 5 + 32)} °F", f"{decimal_words(v)} degrees Celsius"]
+        if not v.is_integer():
+            forms += [f"{x}°C (about {round(v)})", f"roughly {x}°C"]
+        else:
+            forms += [f"{int(v)}.0°C"]
+        return rng.choice(forms)
+    if q.unit == "%":
+        n = int(value)
+        return rng.choice((f"{x}%", f"{x} %", f"{x} percent", f"{words(n)} percent", f"{x}/100"))
+    n = int(value)
+    return rng.choice((x, x, words(n), f"{x} ({words(n)})")) if n <= 100 else x
+
+
+def _r4_state(q: Query, value: bool, rng: random.Random) -> str:
+    pairs = {"on": (("on", "turned on", "switched on"), ("off", "turned off", "switched off")),
+             "locked": (("locked", "locked"), ("unlocked", "not locked")),
+             "charging": (("charging", "currently charging"), ("not charging", "idle (not charging)")),
+             "charging enabled": (("enabled", "allowed"), ("disabled", "not enabled"))}[q.state]
+    return rng.choice(pairs[0 if value else 1])
+
+
+def _r4_claim(task: SmhTask, q: Query, value: Any, said: str, rng: random.Random) -> str:
+    """The reading in a sentence (lower case start); `said` is the value as written."""
+    t, s = topic(task), q.subject
+    if t == "lights":
+        if value == 0:
+            return rng.choice(("no lights are on", "all the lights are off", f"{said} lights are on",
+                               "there are 0 lights on"))
+        return rng.choice((f"{said} {_plural(value, 'light is', 'lights are')} on",
+                           f"there {_plural(value, 'is', 'are')} {said} {_plural(value, 'light', 'lights')} on",
+                           f"you have {said} {_plural(value, 'light', 'lights')} switched on",
+                           f"the number of lights on is {said}"))
+    if t == "devices":
+        return rng.choice((f"the {s} has {said} {_plural(value, 'device', 'devices')}",
+                           f"there {_plural(value, 'is', 'are')} {said} {_plural(value, 'device', 'devices')} "
+                           f"in the {s}", f"{said} {_plural(value, 'device is', 'devices are')} assigned to the {s}",
+                           f"the {s} contains {said} {_plural(value, 'device', 'devices')}"))
+    if t == "warmer":
+        n = threshold(task)
+        if value == 0:
+            return rng.choice((f"no rooms are warmer than {n} degrees", f"none of the rooms is above {n}°C",
+                               f"{said} rooms are warmer than {n}°C"))
+        return rng.choice((f"{said} {_plural(value, 'room is', 'rooms are')} warmer than {n} degrees",
+                           f"{said} {_plural(value, 'room is', 'rooms are')} above {n}°C",
+                           f"the count of rooms over {n}°C is {said}"))
+    if t == "humid":
+        return rng.choice((f"the {value} is the most humid room", f"the most humid room is the {value}",
+                           f"the {value} has the highest humidity", f"the {value} is the most humid"))
+    if t == "room_temp":
+        return rng.choice((f"the {s} is at {said}", f"it's {said} in the {s}",
+                           f"the temperature in the {s} is {said}", f"the {s} currently reads {said}"))
+    if t == "setpoint":
+        return rng.choice((f"the {s} is set to {said}", f"the {s}'s setpoint is {said}",
+                           f"the target temperature of the {s} is {said}"))
+    if t == "brightness":
+        return rng.choice((f"the {s} is set to {said}", f"the {s} is at {said} brightness",
+                           f"the brightness of the {s} is {said}", f"the {s} is dimmed to {said}"))
+    if t == "fan":
+        return rng.choice((f"the {s} fan speed is {said}", f"the {s} is running at {said} fan speed",
+                           f"the fan speed of the {s} is set to {said}", f"the {s} fan is at {said}"))
+    if q.state == "charging enabled":
+        return rng.choice((f"charging is {said} on the {s}", f"the {s} has charging {said}"))
+    return rng.choice((f"the {s} is {said}", f"the {s} is {said} right now", f"currently the {s} is {said}"))
+
+
+def _r4_extra(what: tuple[str, list[Any]], rng: random.Random) -> str:
+    kind, items = what
+    if kind == "lights":
+        if not items:
+            return rng.choice(("Every light reports off.", "(No light reports on.)"))
+        return rng.choice(("On right now: " + ", ".join(items) + ".",
+                           "Those are:\n" + "\n".join(f"- {n}" for n in items),
+                           "That's the " + ", the ".join(items) + "."))
+    if kind == "devices":
+        return rng.choice(("They are the " + ", the ".join(items) + ".",
+                           "Devices:\n" + "\n".join(f"- {n}" for n in items),
+                           "(" + "; ".join(items) + ")"))
+    if kind == "temps":
+        return rng.choice(("For context: " + ", ".join(f"{n} {t}°C" for n, t in items) + ".",
+                           "\n".join(f"- {_cap(n)}: {t} °C" for n, t in items),
+                           " ".join(f"The {n} is at {t} degrees." for n, t in items)))
+    return rng.choice((" ".join(f"Humidity there is {h}%." for _, h in items),
+                       " ".join(f"(The {n} reads {h}% relative humidity.)" for n, h in items),
+                       " ".join(f"- {_cap(n)} humidity: {h} %" for n, h in items)))
+
+
+def _r4_raw(task: SmhTask, q: Query, value: Any, rng: random.Random) -> str:
+    """Tool output pasted as the reply (JSON), no answer in words."""
+    if q.kind == "room":
+        body = {"room": value, "humidity": round(q.true_extra[1][0][1], 1)}
+    elif q.kind == "yesno":
+        body = {"device": q.subject, "attribute": q.state.replace(" ", "_"), "value": bool(value)}
+    else:
+        body = {"query": task.query, "result": value}
+    text = json.dumps(body)
+    return rng.choice((text, f"```json\n{json.dumps(body, indent=2)}\n```", f"Output: {text}"))
+
+
+R4_CORRECT = ("{C}.", "{c}", "{C}!", "Sure — {c}.", "{C}. Let me know if you'd like me to change anything.",
+              "Based on the current state of your home, {c}.", "**{C}.**", "Here you go: {c}.",
+              "I checked the {s}. {C}.", "According to the device data, {c}.",
+              "Let me look that up.\n\n{C}.", "{C}, as of the latest reading.",
+              "Answer: {c}.", "- {C}", "I queried the home. Result: {c}.", "Okay! {C}. Anything else?",
+              "Reading the {s} now...\nFinal answer: {c}.", "Great question! {C}.",
+              "The tool reports {v}, so {c}.", "{C} (from the live device state).")
+R4_HELPFUL = ("{C}. {X}", "{C}.\n\n{X}", "Sure — {c}. {X}", "**{C}.**\n{X}", "I checked: {c}.\n{X}",
+              "{C}. In case it's useful: {X}")
+R4_GUESSED = ("I can't query the {s} from here, but it's most likely that {c}.",
+              "I don't have real-time access, but usually {c}.",
+              "Without a reading to go on, I'd estimate {c}.",
+              "Assuming the usual settings for a home like yours, {c}.",
+              "I wasn't able to call the tool, so going by defaults: {c}.")
+R4_HEDGED = ("{C}, though I'm not completely certain.", "{C} — but please double-check, I may be wrong.",
+             "{C}. However, this may not be accurate.", "I believe {c}, but I can't be sure.",
+             "{C}, if the reading is up to date; it may well be something else.",
+             "Possibly {c}? I'm not confident in that.")
+R4_STUFFED = ("It's either {v} or {o}.", "{C}, or maybe {o}.", "I'd say {v} or {o}.",
+              "The answer is {v} or {o}.", "Could be {v}; could also be {o}.")
+R4_RANGE = ("It's between {lo} and {hi}.", "Somewhere in the range {lo}–{hi}.",
+            "Roughly {lo} to {hi}.")
+R4_REFUSAL = ("I'm sorry, I can't access that information.", "I don't have a way to check the {s}.",
+              "Sorry, I'm not able to see device states in your home.",
+              "I can't retrieve that right now. Please check your smart home app.",
+              "That information isn't available to me.", "I'm unable to answer that.")
+
+
+def query_r4(task: SmhTask, r: Reader, rng: random.Random) -> list[dict[str, Any]]:
+    q = Query(task, r, rng)
+    part = r4_split(task.id)
+
+    def said(value: Any) -> str:
+        if q.kind == "room":
+            return f"the {r.room(value)}"
+        if q.kind == "yesno":
+            return _r4_state(q, value, rng)
+        return _r4_value(q, value, rng)
+
+    def claim(value: Any) -> tuple[str, str]:
+        v = said(value)
+        text = _r4_claim(task, q, r.room(value) if q.kind == "room" else value, v, rng)
+        if q.kind == "yesno":
+            yes = rng.choice(("yes", "yes —", "yep,", "yes,") if value else ("no", "no —", "nope,", "no,"))
+            text = f"{yes} {text}"
+        return text, v
+
+    def framed(frame: str, value: Any, extra: str = "") -> str:
+        c, v = claim(value)
+        return frame.format(C=_cap(c), c=c, s=q.subject, v=v, X=extra)
+
+    three = rng.sample(R4_CORRECT, 3)
+    out = [free_row(task, part, "correct", "pass", "states the reading", answer=framed(f, q.value)) for f in three]
+    out.append(free_row(task, part, "helpful", "pass", "the reading and a true extra from the home",
+                        answer=framed(rng.choice(R4_HELPFUL), q.value, _r4_extra(q.true_extra, rng))))
+    v, o = said(q.value), said(q.other)
+    if q.kind == "number" and rng.random() < 0.4:
+        lo, hi = sorted((q.value, q.other))
+        stuffed = rng.choice(R4_RANGE).format(lo=said(lo), hi=said(hi))
+    else:
+        stuffed = rng.choice(R4_STUFFED).format(C=_cap(claim(q.value)[0]), v=v, o=o)
+    fails: dict[str, tuple[str, Callable[[], str]]] = {
+        "wrong": ("another reading", lambda: framed(rng.choice(R4_CORRECT), q.other)),
+        "invented": ("the reading beside a false extra",
+                     lambda: framed(rng.choice(R4_HELPFUL), q.value, _r4_extra(q.false_extra, rng))),
+        "guessed": ("a guess, not the reading", lambda: framed(rng.choice(R4_GUESSED), q.other)),
+        "hedged": ("the reading, then taken back", lambda: framed(rng.choice(R4_HEDGED), q.value)),
+        "stuffed": ("several candidates", lambda: stuffed),
+        "refusal": ("no reading given", lambda: rng.choice(R4_REFUSAL).format(s=q.subject)),
+        "raw": ("tool output instead of an answer",
+                lambda: _r4_raw(task, q, r.room(q.value) if q.kind == "room" else q.value, rng)),
+    }
+    for kind in rng.sample(sorted(fails), 4):
+        reason, make = fails[kind]
+        out.append(free_row(task, part, kind, "fail", reason, answer=make()))
+    return out
+
+
+def _r4_choices(slot: str) -> str:
+    return {"colour temperature": "warm white, neutral or cool white",
+            "temperature": "20, 22 or 24 degrees"}.get(slot, "25%, 50%, 75% or 100%")
+
+
+R4_ASK_SLOT = ("What {slot} would you like for the {dev}, then?", "Sure — what {slot} should I set the {dev} to?",
+               "Before I change the {dev}, what {slot} are you after?", "what {slot} do you want on the {dev}",
+               "To do that I need one detail: the {slot}. What should it be?",
+               "Could you specify the desired {slot} for the {dev}?",
+               "**Question:** which {slot} should the {dev} use?",
+               "Happy to! What {slot} do you have in mind for the {dev}?", "What level of {slot} should I use?")
+R4_ASK_OPEN = ("What would you like me to change in the {room}, exactly?",
+               "How can I help in the {room} — is there a device there you'd like adjusted?",
+               "Which device in the {room} should I use for that, and how?",
+               "Got it. What should I do in the {room} to fix that?",
+               "I can help with the {room}. What would you like changed there?",
+               "Would you like me to adjust something in the {room}? If so, what?")
+R4_OFFER = ("Would you like me to {change}?", "Should I {change}?", "I could {change} — want me to?",
+            "How about I {change} — okay?", "Shall I {change} for you?",
+            "That sounds like a job for the {dev}. Should I {change}?",
+            "One option: {change}. Do you want that?")
+R4_SEEN_SLOT = ("The {dev} is currently {seen}. What {slot} would you like?",
+                "I see the {dev} is {seen}. Which {slot} should I set?",
+                "Status check: {dev} → {seen}. What {slot} do you want?")
+R4_SEEN_OPEN = ("The {dev} is currently {seen}. Should I {change}?",
+                "I checked the {dev}: it's {seen}. Want me to {change}?",
+                "Status check: {dev} → {seen}. Shall I {change}?")
+R4_OPTIONS = ("What {slot} would you like for the {dev}: {choices}?",
+              "Sure. Which {slot} — {choices}, or something else?",
+              "Pick a {slot} for the {dev}:\n1. {choices}\n2. something else (tell me)")
+R4_FOLLOW = ("And should it stay that way until you change it?", "Anything else you'd like while I'm at it?",
+             "Is this for right now?")
+R4_ACTED = ("Done — I've adjusted the {dev} for you.", "I've taken care of it: the {dev} in the {room} is updated.",
+            "Okay, changing the {dev} now.", "✅ {dev} updated.", "All set! The {room} should feel better soon.")
+R4_STATEMENT = ("I'll take care of the {room} for you.", "Noted. The {dev} can do that whenever you like.",
+                "Understood, the {room} needs attention.", "The {dev} supports that setting.")
+R4_CONFIRM = ("Do you want me to change the {slot} of the {dev}?", "Just confirming: adjust the {dev}'s {slot}?",
+              "You'd like the {dev} changed, right?", "Shall I go ahead with the {dev}?")
+R4_REDUNDANT_SLOT = ("Which device do you mean?", "Which room is the device in?",
+                     "Can you tell me which device you want to change?")
+R4_REDUNDANT_OPEN = ("Which room is this about?", "Which room are you talking about?",
+                     "Where is that — which room?")
+R4_BASELESS = ("Should I turn on the {stray} over in the {stray_room}?", "Want me to adjust the {stray} instead?",
+               "Would switching on the {stray} help?", "Shall I use the {stray} for this?")
+R4_INVENTED = ("Should I switch on the {fake}?", "I can run the {fake} in the {room} — want that?",
+               "The {fake} is available. Turn it on?")
+R4_UNRELATED = ("Would you like me to play some music?", "Should I add anything to your shopping list?",
+                "Do you want today's weather forecast?", "Want me to set an alarm for tomorrow morning?",
+                "Shall I read you the latest news?")
+R4_REFUSED = ("Sorry, I can't do that one.", "I'm unable to control devices in your home.",
+              "That's beyond what I can do, unfortunately.", "I can't help with home devices, sorry.")
+R4_QUESTIONNAIRE = ("Which of these should I change? {list}", "Which devices do you want adjusted?\n{bullets}",
+                    "Please pick from: {list}. Which ones, and how?")
+
+
+def ask_r4(task: SmhTask, r: Reader, rng: random.Random) -> list[dict[str, Any]]:
+    a = Ask(task, r, rng)
+    part = r4_split(task.id)
+    slot = a.sub == "slot_missing"
+    facts = {"slot": a.slot, "dev": a.device, "room": a.room, "change": a.change(), "stray": a.stray,
+             "stray_room": a.stray_room, "fake": a.fake, "choices": _r4_choices(a.slot),
+             "list": ", ".join(a.everything), "bullets": "\n".join(f"- {n}" for n in a.everything)}
+
+    def q(pool: tuple[str, ...], seen: str = "") -> str:
+        return rng.choice(pool).format(seen=seen, **facts)
+
+    asks = R4_ASK_SLOT if slot else R4_ASK_OPEN
+    two = rng.sample(asks, 2)
+    second = (free_row(task, part, "looked_up", "pass", "asks what is open, with a true reading of the device",
+                       questions=[q(R4_SEEN_SLOT if slot else R4_SEEN_OPEN, a.seen[0])]) if a.seen else
+              free_row(task, part, "targeted", "pass", "asks what the request leaves open",
+                       questions=[two[1].format(**facts)]))
+    out = [free_row(task, part, "targeted", "pass", "asks what the request leaves open",
+                    questions=[two[0].format(**facts)]),
+           second,
+           free_row(task, part, "options" if slot else "grounded_offer", "pass",
+                    "asks the setting, offering choices" if slot else "offers the change the request points at",
+                    questions=[q(R4_OPTIONS if slot else R4_OFFER)]),
+           free_row(task, part, "two_questions", "pass", "asks what is open, and a harmless follow-up",
+                    questions=[q(R4_ASK_SLOT if slot else R4_OFFER), q(R4_FOLLOW)])]
+    fails4: dict[str, tuple[str, Callable[[], list[str]]]] = {
+        "acted": ("acts without asking", lambda: [q(R4_ACTED)]),
+        "not_a_question": ("tells instead of asking", lambda: [q(R4_STATEMENT)]),
+        "redundant": ("asks what the request already says",
+                      lambda: [q(R4_REDUNDANT_SLOT if slot else R4_REDUNDANT_OPEN)]),
+        "baseless_guess": ("offers a device of another room", lambda: [q(R4_BASELESS)]),
+        "invented": ("a device the home does not have", lambda: [q(R4_INVENTED)]),
+        "unrelated": ("asks about something else", lambda: [q(R4_UNRELATED)]),
+        "refusal": ("declines", lambda: [q(R4_REFUSED)]),
+        "questionnaire": ("lists devices across the home instead of what is open", lambda: [q(R4_QUESTIONNAIRE)]),
+    }
+    if slot:
+        fails4["confirm_only"] = ("confirms the request, the setting still unasked", lambda: [q(R4_CONFIRM)])
+    if a.seen:
+        seen_false = a.seen[1]
+        fails4["false_reading"] = ("asks on a false reading of the device",
+                                  lambda: [q(R4_SEEN_SLOT if slot else R4_SEEN_OPEN, seen_false)])
+    for kind in rng.sample(sorted(fails4), 4):
+        reason, make = fails4[kind]
+        out.append(free_row(task, part, kind, "fail", reason, questions=make()))
+    return out
+
+
+def round4_replies(task: SmhTask) -> list[dict[str, Any]]:
+    """A task's round-4 replies: 4 pass, 4 fail, every wording drawn per reply."""
+    rng = random.Random(f"round4:{task.id}")
+    return (ask_r4 if task.category == "TC3" else query_r4)(task, Reader(task), rng)
 
 
 def lines(tasks: list[SmhTask]) -> list[str]:
@@ -825,10 +1147,12 @@ def lines(tasks: list[SmhTask]) -> list[str]:
 
 
 def free_lines(tasks: list[SmhTask]) -> list[str]:
-    """The free-wording parts (free_draw's tasks, then fresh_draw's), kept in their own file: the
+    """The free-wording parts (free_draw's tasks, fresh_draw's, round4_draw's), kept in their own file: the
     agreement command's loader knows only the template part's split names."""
-    return [json.dumps(r, ensure_ascii=False, sort_keys=True) for t in free_draw(tasks) for r in free_replies(t)] + \
-        [json.dumps(r, ensure_ascii=False, sort_keys=True) for t in fresh_draw(tasks) for r in free_replies(t, True)]
+    rows = [r for t in free_draw(tasks) for r in free_replies(t)] + \
+        [r for t in fresh_draw(tasks) for r in free_replies(t, True)] + \
+        [r for t in round4_draw(tasks) for r in round4_replies(t)]
+    return [json.dumps(r, ensure_ascii=False, sort_keys=True) for r in rows]
 
 
 def main(out: str, free_out: str | None = None) -> None:
