@@ -825,6 +825,7 @@ def free_replies(task: SmhTask, fresh: bool = False) -> list[dict[str, Any]]:
 # one distribution; only the task hash decides the part.
 R4_HELD = {"TC3": 14, "TC7": 16}   # held-out tasks per category (8 replies each: >= 100 replies)
 R4_DEV = {"TC3": 26, "TC7": 26}
+R4_MIN = {"TC3": 4, "TC7": 2}   # per part, tasks of every TC3 subcategory and TC7 question topic
 
 
 def r4_split(task_id: str) -> str:
@@ -834,7 +835,8 @@ def r4_split(task_id: str) -> str:
 def round4_draw(tasks: list[SmhTask]) -> list[SmhTask]:
     """Round 4's tasks, in file order: every judged task no free part used yet, topped up per
     category and part by a seeded draw among the tasks used once (all judged tasks are used at
-    most once before this round) until each part holds its share."""
+    most once before this round): first until each part holds R4_MIN tasks of every TC3
+    subcategory and TC7 question topic, then until it holds its share."""
     used = {t.id for t in free_draw(tasks) + fresh_draw(tasks)}
     rng = random.Random("smh-free-wording/round4")
     chosen: set[str] = set()
@@ -842,10 +844,20 @@ def round4_draw(tasks: list[SmhTask]) -> list[SmhTask]:
         judged = [t for t in tasks if t.category == cat]
         for part, want in (("heldout2", R4_HELD[cat]), ("dev2", R4_DEV[cat])):
             side = [t for t in judged if r4_split(t.id) == part]
-            fresh = [t.id for t in side if t.id not in used]
-            again = [t.id for t in side if t.id in used]
-            chosen |= set(fresh) | set(rng.sample(again, max(0, want - len(fresh))))
+            picked = {t.id for t in side if t.id not in used}
+            for stratum in sorted({_r4_stratum(t) for t in side}):
+                have = [t.id for t in side if _r4_stratum(t) == stratum]
+                again = [i for i in have if i not in picked]
+                need = R4_MIN[cat] - (len(have) - len(again))
+                picked |= set(rng.sample(again, max(0, min(need, len(again)))))
+            again = [t.id for t in side if t.id not in picked]
+            picked |= set(rng.sample(again, max(0, want - len(picked))))
+            chosen |= picked
     return [t for t in tasks if t.id in chosen]
+
+
+def _r4_stratum(task: SmhTask) -> str:
+    return task.subcategory if task.category == "TC3" else topic(task)
 
 
 def _r4_value(q: Query, value: Any, rng: random.Random) -> str:
