@@ -15,11 +15,14 @@ import re
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from chip.clusters.Objects import DoorLock
+
 from scenarios.answers import normalize, quantities, same_as_written
 from scenarios.simuhome.judges import LLMJudge as _Voter
-from scenarios.smh.tasks import SmhTask
+from scenarios.smh.tasks import HOME_TYPES, SmhTask
 from twin.home import Home
 
+_LockState = DoorLock.Enums.DlLockState
 _RAW = re.compile(r"[{\[]\s*\"\w+\"\s*:")
 _JSON = re.compile(r"[{\[][^{}\[\]]*[}\]]")   # an innermost object or list
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
@@ -32,7 +35,9 @@ _DOUBT = re.compile(r"\bnot (?:\S+ ){0,2}(?:sure|certain|confident|positive)\b|\
                     r"\bas far as i (?:know|can tell)\b|\b(?:presumably|supposedly|likely)\b|\bshould be\b|"
                     r"\b(?:may|might|could) (?:\w+ )?(?:be|differ|vary)\b|"
                     r"\bprobably\b|\bi think\b|\bactually\b|\bit depends\b|"
-                    r"\b(?:can'?t|cannot) (?:guarantee|promise|confirm|verify)\b|"
+                    r"\b(?:can'?t|cannot|couldn'?t|could not|unable to|wasn'?t able to) "
+                    r"(?:guarantee|promise|confirm|verify)\b|"
+                    r"\bgive or take\b|\bor so\b|"
                     # a second candidate offered beside the first: "X, or possibly Y", "either X or Y"
                     r"\b(?:possibly|perhaps|maybe)\b|\beither\b[^.!?]*\bor\b|"
                     # ... or a sentence that opens with "or", "one of those"
@@ -44,10 +49,10 @@ _DOUBT = re.compile(r"\bnot (?:\S+ ){0,2}(?:sure|certain|confident|positive)\b|\
                     # said without looking: "without checking, I'd say", "typically", "from memory"
                     r"\bwithout (?:checking|looking)\b|\b(?:didn'?t|did not|haven'?t|have not) (?:\w+ )?(?:look|check)|"
                     r"\bi'?d say\b|\bi would say\b|\b(?:typically|usually|normally)\b|\bfrom memory\b|"
-                    r"\bif i (?:remember|recall)\b|\blast (?:time )?i (?:checked|looked)\b|\bestimate\b")
+                    r"\bif i (?:remember|recall)\b|\blast (?:time )?i (?:checked|looked)\b|\bestimate\b|\bassuming\b")
 _WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
 #: The words that say yes or no, as people write them.
-_YES_NO = {"yes": "yes|yeah|yep|yup", "no": "no|nope|nah"}
+_YES_NO = {"yes": "yes|yeah|yep|yup|affirmative", "no": "no|nope|nah|negative"}
 #: Yes/no questions by how they end -> (the state that means yes, the states that mean no).
 _STATES = ((r" on$", "on|lit", "off|dark|unlit"), (r" locked$", "locked", "unlocked|not locked"),
            (r"^is charging enabled on ", "enabled", "disabled|not enabled|switched off|off"),
@@ -70,28 +75,54 @@ def _names(home: Home) -> list[str]:
     return sorted(set(names), key=len, reverse=True)
 
 
+#: The end of a sentence (not the dot of "e.g." or "i.e.").
+_END = r"(?<=[.!?])(?<!\be\.g\.)(?<!\bi\.e\.)\s+"
+
+
 def _statements(answer: str) -> str:
     """The reply without its questions (an offer such as "could it be anything else?" claims nothing)."""
-    return " ".join(p for p in re.split(r"(?<=[.!?])\s+", answer) if not p.rstrip().endswith("?"))
+    return " ".join(p for p in re.split(_END, answer) if not p.rstrip().endswith("?"))
 
 
-#: Nouns people name devices by, beside the last words of the home's own device names.
-_DEVICE_NOUNS = frozenset("lamp bulb light fan heater thermostat camera plug socket switch tv television speaker "
-                          "blind blinds curtain curtains radiator kettle".split())
+#: Nouns people name devices by, beside the last words of the home's own device names: those of
+#: every SMH device type ("the kitchen dishwasher" in a home without one) and everyday ones.
+_DEVICE_NOUNS = frozenset({t.split("_")[-1] for t in HOME_TYPES} - {"power", "evse", "storage"}) | frozenset(
+    "lamp bulb light fan heater thermostat camera plug socket switch tv television speaker fridge ac vacuum "
+    "charger blind blinds curtain curtains radiator kettle".split())
 #: A bare noun a person uses for the home's: "the bedroom lamp" is its light.
-_SAME_NOUN = {"lamp": "light", "bulb": "light", "television": "tv", "blind": "covering", "curtain": "covering"}
+_SAME_NOUN = {"lamp": "light", "bulb": "light", "television": "tv", "blind": "covering", "curtain": "covering",
+              "fridge": "refrigerator", "ac": "conditioner", "vacuum": "cleaner"}
 #: Words after a noun that make it a setting's name, not a device's ("fan speed", "light level").
 _ATTRIBUTES = frozenset("speed speeds level levels mode modes setting settings".split())
 #: Words that end a device phrase after a room's name ("the kitchen is ...", "the bedroom at 21 °C").
 _STOP = frozenset("is are was has have had at in on of to and or with for the a an it its my your this that".split())
 _DEVICE, _ROOM = "⟨d{}⟩", "⟨r{}⟩"   # a name in a marked clause
 _MARK = re.compile(r"⟨([dr])(\d+)⟩")
-#: "<device> is (currently) on", "<device>: it's off", "<device> reads off".
-_STATE = re.compile(r"⟨d(\d+)⟩(?:'s|\s+(?:is|are|reads|shows|looks)|\s*:)\s*(?:it(?:'s| is)\s+)?"
-                    r"(?:(?:currently|now|still|already|switched|turned|right now)\s+)*(on|off)\b")
-#: A list under a state: "the ones on: <device>, <device>", "Lit right now:" (what is listed must be so).
-_LISTED = re.compile(r"\b(on|off|lit|unlit)\b[^:⟨]{0,20}:")
-_SET_TO = re.compile(r"⟨d(\d+)⟩(?:'s|\s+is|\s*:)?\s*(?:currently\s+|now\s+)?set to\s")
+#: "<device> is (currently) on", "<device>: it's off", "<device> reads off", "<device> state = locked".
+_STATE = re.compile(r"⟨d(\d+)⟩(?:'s|(?:\s+(?:state|status))?(?:\s+(?:is|are|reads|shows|reports|looks)|\s*[:=→]))"
+                    r"\s*(?:it(?:'s| is)\s+)?(?:(?:currently|now|still|already|switched|turned|right now)\s+)*"
+                    r"(not\s+)?(on|off|lit|unlit|running(?!\s+(?:at|with)\b)|locked|unlocked)\b")
+#: The state words a claim can be held against: word -> (cluster, attribute, the value that makes it true).
+_ON, _OFF = ("OnOff", "OnOff", True), ("OnOff", "OnOff", False)
+_LOCKED = ("DoorLock", "LockState", _LockState.kLocked)
+_STATE_READS = {"on": _ON, "lit": _ON, "running": _ON, "off": _OFF, "unlit": _OFF,
+                "locked": _LOCKED, "unlocked": ("DoorLock", "LockState", _LockState.kUnlocked)}
+#: "not on" is off, "not locked" unlocked: the reading that makes the negated word false.
+_NOT = {"on": _OFF, "lit": _OFF, "running": _OFF, "off": _ON, "unlit": _ON, "locked": _STATE_READS["unlocked"],
+        "unlocked": _LOCKED}
+#: A list under a state: "the ones on: <device>, <device>", "Lit right now:", "on = [...]" (what is listed must be so).
+_LISTED = re.compile(r"\b(on|off|lit|unlit)\b[^:=⟨]{0,20}[:=]")
+#: "... lights are on." before "Those are:" and a list: the state the list is of.
+_PLURAL_STATE = re.compile(r"\b(?:are|were)\s+(?:currently\s+|now\s+|still\s+)?(on|off|lit|unlit)\b")
+_SET_TO = re.compile(r"⟨d(\d+)⟩(?:'s|\s+is|\s*[:→])?\s*(?:currently\s+|now\s+)?set to\s")
+#: "there" as a place ("humidity there is 45 %", "it's 45 % there"), the room named just before.
+_THERE = re.compile(r"\bthere\b(?!\s+(?:is|are|was|were|'s)\b)|\b(?:humidity|temperature)\s+there\b|\bin that room\b")
+
+
+#: After a number: a comparison with a room ("°C warmer than the kitchen", "points more humid than ...").
+_COMPARED = re.compile(r"\s*(?:°\s*c\b|℃|degrees?(?: celsius)?|c\b|%|percent|points?)?\s*"
+                       r"(?P<more>warmer|hotter|higher|more humid|cooler|colder|lower|drier)\s+than\s+(?:the\s+)?"
+                       r"⟨r(?P<room>\d+)⟩")
 
 
 @dataclass
@@ -152,8 +183,9 @@ class _Home:
         Numbers of the question (`asked`) and after "than"/"above" are not readings."""
         return self.claims(clause, asked).false
 
-    def claims(self, clause: str, asked: frozenset[float] = frozenset()) -> _Claims:
-        """The clause's claims checked against the home (see `false_claim`)."""
+    def claims(self, clause: str, asked: frozenset[float] = frozenset(), before: _Claims | None = None) -> _Claims:
+        """The clause's claims checked against the home (see `false_claim`); `before`, the previous
+        clause's, gives "there" its room and "Those are:" its state."""
         text, devices, rooms = self.mark(normalize(clause))
         out = _Claims(None, text, rooms, set(), set())
         claimed = False
@@ -176,21 +208,27 @@ class _Home:
                     claimed = True
                     break
         for m in _STATE.finditer(text):
-            on = self.read(devices[int(m[1])], "OnOff", "OnOff")
-            if on is not None:
+            cluster, attribute, true = (_NOT if m[2] else _STATE_READS)[m[3]]
+            read = self.read(devices[int(m[1])], cluster, attribute)
+            if read is not None:
                 claimed = True
-                if bool(on) != (m[2] == "on"):
+                if (bool(read) if isinstance(true, bool) else read) != true:
                     return out._false()
         listed = _LISTED.search(text)
-        if listed:   # each item must be a device of the home ("the porch light" where there is no porch)
-            for item in re.split(r",|\band\b", text[listed.end():]):
+        heading: tuple[str, int] | None = (listed[1], listed.end()) if listed else None
+        if heading is None and before is not None and (plural := _PLURAL_STATE.search(before.text)) \
+                and (colon := text.find(":")) >= 0:   # "13 lights are on. Those are: ..."
+            heading = (plural[1], colon + 1)
+        if heading is not None:   # each item must be a device of the home ("the porch light" where there is no porch)
+            state, items = heading[0], text[heading[1]:]
+            for item in re.split(r",|\band\b", items):
                 if not _MARK.search(item) and any(w.rstrip("s") in self.nouns for w in re.findall(r"[a-z]+", item)):
                     return out._false()
-            for token in _MARK.finditer(text[listed.end():]):
+            for token in _MARK.finditer(items):
                 on = self.read(devices[int(token[2])], "OnOff", "OnOff") if token[1] == "d" else None
                 if on is not None:
                     claimed = True
-                    if bool(on) != (listed[1] in ("on", "lit")):
+                    if bool(on) != (state in ("on", "lit")):
                         return out._false()
         said = [q for q in quantities(text) if q.value not in asked
                 and not re.search(r"\b(?:than|above|over|below|under)\s*$", text[:q.start])]
@@ -204,13 +242,29 @@ class _Home:
                 if not any(same_as_written(value, v, 0.0) for v in setpoints):
                     return out._false()
         tokens = list(_MARK.finditer(text))
-        for q in said:   # a room's reading: the room named nearest before it (or the first after)
-            if q.unit not in ("degC", "degree", "percent") or not tokens:
+        for q in said:   # "1 °C warmer than the kitchen": the difference of two rooms' readings
+            compared = _COMPARED.match(text, q.end)
+            first = [t for t in tokens if t.end() <= q.start and t[1] == "r"][-1:]
+            if compared is None:
                 continue
-            near = [t for t in tokens if t.end() <= q.start][-1:] or [tokens[0]]
-            if near[0][1] != "r":
+            out.spent.add(q.start)
+            if first:
+                claimed = True
+                a, b = (self.home.rooms[rooms[int(t)]] for t in (first[0][2], compared["room"]))
+                humid = compared["more"] in ("more humid", "drier") or q.unit == "percent"
+                gap = (a.humidity - b.humidity) if humid else (a.temperature - b.temperature)
+                if compared["more"] in ("cooler", "colder", "lower", "drier"):
+                    gap = -gap
+                if not same_as_written(q, round(gap, 1), 0.25):
+                    return out._false()
+        there = before.rooms[-1:] if before is not None and not tokens and _THERE.search(text) else []
+        for q in said:   # a room's reading: the room named nearest before it (or the first after, or "there")
+            if q.unit not in ("degC", "degree", "percent") or not (tokens or there) or q.start in out.spent:
                 continue
-            room = self.home.rooms[rooms[int(near[0][2])]]
+            near = [t for t in tokens if t.end() <= q.start][-1:] or tokens[:1]
+            if near and near[0][1] != "r":
+                continue
+            room = self.home.rooms[rooms[int(near[0][2])] if near else there[0]]
             claimed = True
             out.spent.add(q.start)
             out.carried.add(room.id)
@@ -220,10 +274,34 @@ class _Home:
         return out
 
 
+#: A Markdown table: its header row (possibly after a sentence on the same line), the rule, the rows.
+_TABLE = re.compile(r"(?P<head>\|[^\n]*\|)[ \t]*\n[ \t]*\|?[ \t]*:?-{3,}[-|: \t]*\n"
+                    r"(?P<rows>(?:[ \t]*\|[^\n]*(?:\n|$))+)")
+#: A unit a table's column header gives its cells ("°C", "humidity (%)").
+_HEAD_UNIT = re.compile(r"°\s*[cf]\b|℃|℉|%|\b(?:percent|celsius|fahrenheit)\b", re.I)
+#: "70/100": a value out of a hundred, a percentage.
+_OUT_OF_100 = re.compile(r"\b(\d+(?:\.\d+)?)\s*/\s*100\b")
+
+
+def _cells(row: str) -> list[str]:
+    return [c.strip() for c in row.strip().strip("|").split("|")]
+
+
+def _untable(text: str) -> str:
+    """Each Markdown table row as a sentence, its cells followed by the unit their column's header
+    names ("| bedroom | 21.3 |" under "| room | °C |" reads "bedroom 21.3 °C.")."""
+    def sentences(m: re.Match[str]) -> str:
+        units = [u[0] if (u := _HEAD_UNIT.search(h)) else "" for h in _cells(m["head"])]
+        rows = [" ".join(f"{c} {units[n] if n < len(units) else ''}".strip() for n, c in enumerate(_cells(r)))
+                for r in m["rows"].splitlines() if r.strip()]
+        return "\n" + "\n".join(f"{r}." for r in rows) + "\n"
+    return _TABLE.sub(sentences, text)
+
+
 def _clauses(text: str) -> list[str]:
     # a bulleted list stays with the line that introduces it ("Lit right now:" and its items)
     text = re.sub(r"\s*\n\s*[*•-]\s+", ", ", text)
-    return [c for c in re.split(r"(?<=[.!?])\s+|\n+|;\s*", text) if c.strip()]
+    return [c for c in re.split(rf"{_END}|\n+|;\s*", text) if c.strip()]
 
 
 def judge_answer(task: SmhTask, answer: str | None, home: Home) -> tuple[bool, str]:
@@ -250,6 +328,9 @@ def judge_answer(task: SmhTask, answer: str | None, home: Home) -> tuple[bool, s
         if _RAW.search(rest) or not re.search(r"[A-Za-z]{2}", rest):
             return False, "raw_output"
         answer = rest
+    answer = _OUT_OF_100.sub(r"\1 %", _untable(answer))
+    if _NUMBERED_FIRST.search(answer) and _NUMBERED_SECOND.search(answer):   # a numbered list: "1." is no reading
+        answer = _NUMBERED.sub("- ", answer)
     statements = _ISO_TIME.sub(" ", _statements(answer).lower())
     if _DOUBT.search(f" {statements} "):
         return False, "wrong_answer"
@@ -257,7 +338,9 @@ def judge_answer(task: SmhTask, answer: str | None, home: Home) -> tuple[bool, s
     tolerance = 0.15 if isinstance(value, float) else 0.0
     facts = _Home(home)
     asked = frozenset(float(n) for n in _NUMBER.findall(task.query))
-    claims = [facts.claims(clause, asked) for clause in _clauses(statements)]
+    claims: list[_Claims] = []
+    for clause in _clauses(statements):
+        claims.append(facts.claims(clause, asked, claims[-1] if claims else None))
     if any(c.false for c in claims):   # a false fact beside the answer misleads as much as a wrong answer
         return False, "wrong_answer"
     if kind == "yesno":
@@ -270,14 +353,18 @@ def judge_answer(task: SmhTask, answer: str | None, home: Home) -> tuple[bool, s
     if kind == "room":
         named = {r for c in claims for r in c.rooms if r == value or r not in c.carried}
         return named == {value}, "wrong_answer"
+    count = task.query.lower().startswith("how many")
     said = [q for c in claims for q in quantities(c.text)
-            if (q.value not in asked and q.start not in c.spent) or same_as_written(q, float(value), tolerance)]
+            if ((q.value not in asked and q.start not in c.spent) or same_as_written(q, float(value), tolerance))
+            # a count has no unit (a temperature beside it is a reading), and "light 2" is a name
+            and not (count and q.unit not in (None, "")) and not (q.unit is None and _named(c.text[:q.start], facts))]
     if not said:   # "none", "three", "no lights ... none of them"
         # "no" is a count only of what was asked about ("no lights", not "no problem")
-        nouns = set(re.findall(r"[a-z]+", task.query.lower())) - {"no", "none"}
-        words = {0 if w in ("none", "no") else _WORDS.index(w)
+        nouns = {w.rstrip("s") for w in re.findall(r"[a-z]+", task.query.lower())} - {"no", "none"}
+        words = {_WORDS.index(w) if w in _WORDS else 0
                  for c in claims for m in _COUNT_WORD.finditer(c.text) for w in [m[1] or m[2]]
-                 if w != "no" or set(re.findall(r"[a-z]+", c.text[m.end():m.end() + 20])[:2]) & nouns}
+                 if w in _WORDS or w == "none"
+                 or {x.rstrip("s") for x in re.findall(r"[a-z]+", c.text[m.end():m.end() + 20])[:2]} & nouns}
         if words:
             return words == {value}, "wrong_answer"
     ok = bool(said) and all(same_as_written(q, float(value), tolerance) for q in said)
@@ -285,8 +372,19 @@ def judge_answer(task: SmhTask, answer: str | None, home: Home) -> tuple[bool, s
 
 
 #: A count in words; not the pronoun "one" ("that one", "no one", "one of them").
-_COUNT_WORD = re.compile(r"\b(none|no|" + "|".join(w for w in _WORDS if w != "one") + r")\b(?!-)|"
+_COUNT_WORD = re.compile(r"\b(none|no|not a single|not one|" + "|".join(w for w in _WORDS if w != "one") + r")\b(?!-)|"
                          r"(?<!that )(?<!this )(?<!which )(?<!any )(?<!no )(?<!the )(?<!every )\b(one)\b(?! of\b)(?!-)")
+
+
+#: A numbered list's markers: "1. the oven", "2) the fridge" (a list from 1 on, at least two lines).
+_NUMBERED_FIRST, _NUMBERED_SECOND = re.compile(r"(?m)^\s*1[.)]\s+\S"), re.compile(r"(?m)^\s*2[.)]\s+\S")
+_NUMBERED = re.compile(r"(?m)^[ \t]*\d{1,2}[.)][ \t]+")
+
+
+def _named(before: str, facts: _Home) -> bool:
+    """Does a number that follows `before` index a device's name ("the fridge 2", "light 2")?"""
+    last = re.search(r"([a-z]+)\s*$", before)
+    return last is not None and last[1].rstrip("s") in facts.nouns
 
 
 def _state_said(question: str, text: str, home: Home) -> set[str]:
@@ -294,11 +392,15 @@ def _state_said(question: str, text: str, home: Home) -> set[str]:
     q = question.lower().rstrip("?").strip()
     for ending, yes, no in _STATES:
         if re.search(ending, q):
-            subject, now = r"(?:it|the [\w /-]+?|charging)", r"(?: currently| now| still| right now| switched| turned)?"
-            if re.search(rf"{subject}(?:'s| is){now} (?:{no})\b|{subject}(?:'s not| is not| isn't){now} (?:{yes})\b",
-                         text):
+            # "it is off", "the lamp's off", "<device> state = OFF", "Status: OFF" (not "everything is on")
+            device = re.escape(re.sub(rf"^(?:is (?:charging enabled on )?the )|{ending}", "", q))
+            subject = rf"(?:\bit|\bthe [\w /-]+?|\b{device}|(?:\b[\w /-]+? )?\b(?:state|status)|\bcharging)"
+            now = r"(?: currently| now| still| right now| switched| turned)?"
+            be = r"(?:'s| is| reads| reports| shows|\s*[=:→])"
+            if re.search(rf"{subject}{be}{now} (?:{no})\b|{subject}(?:'s not| is not| isn't){now} (?:{yes})\b|"
+                         rf"^\W*(?:{no})\W*$", text):
                 return {"no"}
-            if re.search(rf"{subject}(?:'s| is){now} (?:{yes})\b", text):
+            if re.search(rf"{subject}{be}{now} (?:{yes})\b|^\W*(?:{yes})\W*$", text):
                 return {"yes"}
     return set()
 
@@ -315,11 +417,23 @@ def _request_places(task: SmhTask, home: Home) -> tuple[set[str], dict[str, str]
     return named, devices, rooms
 
 
-_OPEN = re.compile(r"^\W*(?:sure\W+)?(?:what|which|how)\b.*\b(?:should|would you like|do you want|change|adjust)\b")
-#: An ask without a question mark: "Just let me know the brightness you'd like."
-_ASK = re.compile(r"\b(?:let me know|tell me)\s+(?:what|which|how|the|your|a)\b")
-#: A question that leaves the value to the user (not "shall I change the fan speed?").
-_OPEN_VALUE = re.compile(r"\b(?:what|which|how)\b|\bor\b|\blet me know\b|\btell me\b")
+#: A label before a sentence: "Final question:", "Next step:".
+_LABEL = r"(?:[a-z][a-z ]{0,24}:\s*)?"
+_OPEN = re.compile(rf"^\W*{_LABEL}(?:sure\W+)?(?:what|which|how)\b.*"
+                   r"\b(?:should|would you like|do you want|change|adjust)\b")
+#: An ask without a question mark: "Just let me know the brightness you'd like.", "Pick a fan speed:",
+#: or a question in lower-case chat that drops its mark ("what brightness do you want").
+_ASK = re.compile(r"\b(?:let me know|tell me)\s+(?:what|which|how|the|your|a)\b|"
+                  r"\b(?:pick|choose|select|specify)\s+(?:a|an|the|your|one)\b|^\W*(?:what|which|how)\b")
+#: A question that leaves the value to the user (not "shall I change the fan speed?"): a wh-word,
+#: choices, "brightness = ?", or a question with no verb or subject, only the setting ("Target brightness?").
+_OPEN_VALUE = re.compile(r"\b(?:what|which|how)\b|\bor\b|\blet me know\b|\btell me\b|=\s*\?|"
+                         r"\b(?:specify|pick|choose|select|desired|preferred)\b")
+#: What makes a question one for yes or no: an auxiliary or a pronoun anywhere ("Just to confirm,
+#: you want ...?"), or the verb of the change at its start ("Change the brightness?").
+_YES_NO_FORM = re.compile(r"\b(?:shall|should|do|does|did|can|could|would|will|is|are|may|might|want|you|i|we|me|"
+                          rf"confirm|ok|okay)\b|^\W*{_LABEL}(?:so\W+)?(?:change|adjust|set|turn|switch|increase|"
+                          r"decrease|raise|lower|dim|go|proceed)\b")
 
 
 #: A change said to be made already: acting instead of asking.
@@ -329,7 +443,7 @@ _DONE = re.compile(r"\bi(?:'ve| have)\s+(?!not\b|never\b)(?:\w+\s+){0,3}?(?:turn
 
 
 def _sentences(message: str) -> list[str]:
-    return [p.strip() for p in re.split(r"(?<=[.!?])\s+|\n+", message) if p.strip()]
+    return [p.strip() for p in re.split(rf"{_END}|\n+", message) if p.strip()]
 
 
 def judge_clarification(task: SmhTask, questions: list[str], home: Home | None) -> tuple[bool, str]:
@@ -356,10 +470,14 @@ def judge_clarification(task: SmhTask, questions: list[str], home: Home | None) 
     slots = ((task.user or {}).get("slots") or {}).get("value")
     if slots:   # device names out first: "colour" in "the colour light" asks for nothing
         names = _names(home) if home is not None else []
-        bare = [functools.reduce(lambda q, n: q.replace(n, " "), names, p) for q in asked for p in _sentences(q)
-                if p.endswith("?") or _ASK.search(p)]
-        ok = any(_OPEN_VALUE.search(q) and re.search(rf"\b{re.escape(word)}", q)
-                 for q in bare for word in slots["keywords"])
+        # each ask with the sentence before it ("I need one detail: the brightness. What should it be?")
+        bare = [(ps[n], " ".join(ps[max(n - 1, 0):n + 1]))
+                for q in asked for ps in [[functools.reduce(lambda q, n: q.replace(n, " "), names, p)
+                                           for p in _sentences(q)]]
+                for n, p in enumerate(ps) if p.endswith("?") or _ASK.search(p)]
+        ok = any((_OPEN_VALUE.search(q) and re.search(rf"\b{re.escape(word)}", said))
+                 or (q.endswith("?") and not _YES_NO_FORM.search(q) and re.search(rf"\b{re.escape(word)}", q))
+                 for q, said in bare for word in slots["keywords"])
         return ok, "" if ok else "clarification_inappropriate"
     if home is None:
         return True, ""
@@ -377,7 +495,7 @@ def judge_clarification(task: SmhTask, questions: list[str], home: Home | None) 
                 related |= room in here
                 elsewhere |= room not in here
                 text = re.sub(rf"\b{re.escape(name)}\b", " ", text)
-        if not elsewhere and (related or _OPEN.search(question)):
+        if not elsewhere and (related or any(_OPEN.search(s) for s in _sentences(question))):
             return True, ""
     return False, "clarification_inappropriate"
 

@@ -192,3 +192,105 @@ def test_tool_output_quoted_beside_an_answer_is_read_past(tasks):
     assert RULE_JUDGE.answer(task, f"The sensor returned {quoted}, so the {room} is at {value} °C.", home)[0]
     assert RULE_JUDGE.answer(task, quoted, home) == (False, "raw_output")
     assert not RULE_JUDGE.answer(task, f"Here is what the tool returned: {quoted}", home)[0]
+
+
+def test_a_table_gives_its_column_unit_and_a_value_out_of_a_hundred_is_a_percentage(tasks):
+    task, home, facts = _first(tasks, lambda t: t.category == "TC7" and "temperature in the" in t.query)
+    room, value = task.query.split("in the ")[1].split(",")[0], task.answer["value"]
+    other = next(n for n in facts.rooms if n != room)
+    there = round(home.rooms[facts.rooms[other]].temperature, 1)
+    table = f"| where | reading (°C) |\n| --- | --- |\n| {room} | {value} |\n| {other} | {{}} |"
+    assert RULE_JUDGE.answer(task, "Measured just now:\n" + table.format(there), home)[0]
+    assert not RULE_JUDGE.answer(task, "Measured just now:\n" + table.format(round(there + 3.1, 1)), home)[0]
+    speed, home, _ = _first(tasks, lambda t: t.category == "TC7" and "fan speed is the" in t.query)
+    n = speed.answer["value"]
+    assert RULE_JUDGE.answer(speed, f"Fan speed reads {n}/100.", home)[0]
+    assert not RULE_JUDGE.answer(speed, f"Fan speed reads {(n + 30) % 100}/100.", home)[0]
+
+
+def test_a_difference_between_rooms_is_checked_not_read_as_the_answer(tasks):
+    task, home, facts = _first(tasks, lambda t: t.category == "TC7" and "temperature in the" in t.query)
+    room, value = task.query.split("in the ")[1].split(",")[0], task.answer["value"]
+    other, at = next((n, r.temperature) for n, r in ((n, home.rooms[i]) for n, i in facts.rooms.items())
+                     if n != room and abs(r.temperature - value) >= 0.5)
+    gap, word = round(abs(value - at), 1), "warmer" if value > at else "cooler"
+    assert RULE_JUDGE.answer(task, f"{value} °C in the {room}, {gap} °C {word} than the {other}.", home)[0]
+    assert not RULE_JUDGE.answer(task, f"{value} °C in the {room}, {gap + 2} °C {word} than the {other}.", home)[0]
+
+
+def test_a_state_after_an_arrow_or_a_label_and_yes_no_in_formal_words(tasks):
+    task, home, _ = _first(tasks, lambda t: t.category == "TC7" and t.query.startswith("Is the")
+                           and "on/off" in t.query and t.query.endswith(" on?"))
+    device, on = task.query[len("Is the "):-len(" on?")], task.answer["value"]
+    state, wrong = ("ON", "OFF") if on else ("OFF", "ON")
+    assert RULE_JUDGE.answer(task, f"{'Affirmative' if on else 'Negative'}: {device} → {state}", home)[0]
+    assert not RULE_JUDGE.answer(task, f"{'Negative' if on else 'Affirmative'}.", home)[0]
+    assert RULE_JUDGE.answer(task, f"Device status: {state}", home)[0]
+    assert RULE_JUDGE.answer(task, f"{state.capitalize()}.", home)[0]
+    assert not RULE_JUDGE.answer(task, f"{device} → {wrong}", home)[0]
+    lock, home, _ = _first(tasks, lambda t: t.category == "TC7" and t.query.endswith(" locked?"))
+    name, locked = lock.query[len("Is the "):-len(" locked?")], lock.answer["value"]
+    assert RULE_JUDGE.answer(lock, f"The {name} reports {'locked' if locked else 'unlocked'}.", home)[0]
+    assert not RULE_JUDGE.answer(lock, f"Checked it: the {name} is {'unlocked' if locked else 'locked'}.", home)[0]
+
+
+def test_there_is_the_room_just_named_and_a_list_takes_the_state_said_before_it(tasks):
+    task, home, _ = _first(tasks, lambda t: t.category == "TC7" and "temperature in the" in t.query)
+    room, value = task.query.split("in the ")[1].split(",")[0], task.answer["value"]
+    humidity = round(home.rooms[_Home(home).rooms[room]].humidity, 1)
+    assert RULE_JUDGE.answer(task, f"The {room} is at {value} °C. Humidity there: {humidity} %.", home)[0]
+    assert not RULE_JUDGE.answer(task, f"The {room} is at {value} °C. Humidity there: {humidity + 12:.1f} %.",
+                                 home)[0]
+    count, home, facts = _first(tasks, lambda t: t.query == "How many lights are on in the home?"
+                                and t.answer["value"] >= 2)
+    lights = {n: facts.read(d, "OnOff", "OnOff") for n, d in facts.devices.items() if "light" in n}
+    on, off = [n for n, v in lights.items() if v], [n for n, v in lights.items() if v is False]
+    n = count.answer["value"]
+    numbered = "".join(f"\n{i}. {name}" for i, name in enumerate(on, 1))
+    assert RULE_JUDGE.answer(count, f"{n} lights are on. Namely:{numbered}", home)[0]
+    assert not RULE_JUDGE.answer(count, f"{n} lights are on. Namely:{numbered}\n{len(on) + 1}. {off[0]}", home)[0]
+
+
+def test_a_count_is_no_reading_and_a_numbered_name_is_no_count(tasks):
+    task, home, facts = _first(tasks, lambda t: t.query.startswith("How many rooms are warmer")
+                               and t.answer["value"] == 0)
+    warmest = max(home.rooms.values(), key=lambda r: r.temperature)
+    name, at = (warmest.name or warmest.id).lower(), round(warmest.temperature, 1)
+    assert RULE_JUDGE.answer(task, f"Not a single room; the {name} is the warmest at {at} °C.", home)[0]
+    assert RULE_JUDGE.answer(task, "No room is.", home)[0]
+    assert not RULE_JUDGE.answer(task, f"Not a single room; the {name} is the warmest at {at + 4} °C.", home)[0]
+    devices, home, facts = _first(tasks, lambda t: t.query.startswith("How many devices are in the")
+                                  and t.answer["value"] >= 2)
+    n = devices.answer["value"]
+    assert RULE_JUDGE.answer(devices, f"{n} of them, among them a light 2.", home)[0]
+    room = devices.query.split("in the ")[1].split(" itself")[0]
+    missing = next(k for k in ("dishwasher", "oven", "refrigerator", "fan", "tv")
+                   if not any(name.startswith(room) and k in name for name in facts.devices))
+    assert not RULE_JUDGE.answer(devices, f"{n}, the {room} {missing} among them.", home)[0]
+
+
+def test_doubt_in_more_words_fails(tasks):
+    task, home, _ = _first(tasks, lambda t: t.category == "TC7" and "temperature in the" in t.query)
+    room, value = task.query.split("in the ")[1].split(",")[0], task.answer["value"]
+    for reply in (f"{value} °C in the {room}, give or take.", f"About {value} °C or so.",
+                  f"The {room}: {value} °C. I wasn't able to verify the sensor, though.",
+                  f"Assuming the sensor works, {value} °C."):
+        assert not RULE_JUDGE.answer(task, reply, home)[0], reply
+
+
+def test_a_missing_setting_asked_in_a_fragment_a_pick_or_the_sentence_before(tasks):
+    task, home, _ = _first(tasks, lambda t: t.subcategory == "slot_missing" and "brightness" in t.query)
+    ask = RULE_JUDGE.clarification
+    assert ask(task, ["Brightness wanted?"], home)[0]
+    assert ask(task, ["Choose a brightness level: low, medium or high."], home)[0]
+    assert ask(task, ["Could you specify the desired brightness?"], home)[0]
+    assert ask(task, ["One thing first: the brightness. What value?"], home)[0]
+    assert ask(task, ["what brightness should it have"], home)[0]
+    assert ask(task, ["Sure, e.g. 40 % or 80 %: which brightness?"], home)[0]
+    assert not ask(task, ["Alright: raise the brightness. OK?"], home)[0]
+    assert not ask(task, ["Adjust the brightness?"], home)[0]
+    assert not ask(task, ["Just checking, you want a new brightness?"], home)[0]
+    scene, home, _ = _first(tasks, lambda t: t.subcategory == "scene_ambiguity")
+    room = scene.query.rstrip(".").split(" the ")[-1]
+    assert ask(scene, [f"Before I start in the {room} — next step: what should I adjust?"], home)[0]
+    assert ask(scene, ["Next step: what should I adjust there?"], home)[0]
