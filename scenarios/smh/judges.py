@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 from chip.clusters.Objects import DoorLock
 
-from scenarios.answers import normalize, quantities, same_as_written
+from scenarios.answers import Quantity, normalize, quantities, same_as_written
 from scenarios.simuhome.judges import LLMJudge as _Voter
 from scenarios.smh.tasks import HOME_TYPES, SmhTask
 from twin.home import Home
@@ -125,6 +125,21 @@ _COMPARED = re.compile(r"\s*(?:°\s*c\b|℃|degrees?(?: celsius)?|c\b|%|percent|
                        r"⟨r(?P<room>\d+)⟩")
 
 
+#: A room, then what ties a number to it: "⟨room⟩ is at ", "⟨room⟩: ", "⟨room⟩ reads ".
+_OF_ROOM = re.compile(r"⟨r\d+⟩(?:'s)?\s*(?:(?:is|reads|sits|currently|now|at|temperature|humidity)\s+|[:=→]\s*)+$")
+#: "°F" after a number: a conversion, given to the precision written in °F.
+_FAHRENHEIT = re.compile(r"\s*(?:°\s*f\b|℉|deg(?:rees?)?\.? ?f(?:ahrenheit)?\b|fahrenheit)", re.I)
+
+
+def _same(q: Quantity, true: float, tolerance: float, text: str) -> bool:
+    """`same_as_written`, with a reading in °F held to the precision it is written in ("70 °F" for 21.3 °C)."""
+    if _FAHRENHEIT.match(text, q.end):
+        written = text[q.start:q.end]
+        decimals = len(written.split(".")[1]) if "." in written else 0
+        tolerance = max(tolerance, 0.5 * 10 ** -decimals * 5 / 9 + 0.01)
+    return same_as_written(q, true, tolerance)
+
+
 @dataclass
 class _Claims:
     #: True: something claimed is false; False: all checked claims hold; None: nothing to check.
@@ -230,7 +245,8 @@ class _Home:
                     claimed = True
                     if bool(on) != (state in ("on", "lit")):
                         return out._false()
-        said = [q for q in quantities(text) if q.value not in asked
+        # the question's numbers are no readings, unless said of a room ("the kitchen is at 23.0 degrees")
+        said = [q for q in quantities(text) if (q.value not in asked or _OF_ROOM.search(text[:q.start]))
                 and not re.search(r"\b(?:than|above|over|below|under)\s*$", text[:q.start])]
         for m in _SET_TO.finditer(text):   # a temperature setting: either setpoint of the device's thermostat
             value = next((q for q in said if q.start >= m.end()), None)
@@ -239,7 +255,7 @@ class _Home:
             if setpoints and value is not None and value.unit in ("degC", "degree"):
                 claimed = True
                 out.spent.add(value.start)
-                if not any(same_as_written(value, v, 0.0) for v in setpoints):
+                if not any(_same(value, v, 0.0, text) for v in setpoints):
                     return out._false()
         tokens = list(_MARK.finditer(text))
         for q in said:   # "1 °C warmer than the kitchen": the difference of two rooms' readings
@@ -255,7 +271,7 @@ class _Home:
                 gap = (a.humidity - b.humidity) if humid else (a.temperature - b.temperature)
                 if compared["more"] in ("cooler", "colder", "lower", "drier"):
                     gap = -gap
-                if not same_as_written(q, round(gap, 1), 0.25):
+                if not _same(q, round(gap, 1), 0.25, text):
                     return out._false()
         there = before.rooms[-1:] if before is not None and not tokens and _THERE.search(text) else []
         for q in said:   # a room's reading: the room named nearest before it (or the first after, or "there")
@@ -268,7 +284,7 @@ class _Home:
             claimed = True
             out.spent.add(q.start)
             out.carried.add(room.id)
-            if not same_as_written(q, round(room.humidity if q.unit == "percent" else room.temperature, 1), 0.15):
+            if not _same(q, round(room.humidity if q.unit == "percent" else room.temperature, 1), 0.15, text):
                 return out._false()
         out.false = False if claimed else None
         return out
@@ -354,8 +370,8 @@ def judge_answer(task: SmhTask, answer: str | None, home: Home) -> tuple[bool, s
         named = {r for c in claims for r in c.rooms if r == value or r not in c.carried}
         return named == {value}, "wrong_answer"
     count = task.query.lower().startswith("how many")
-    said = [q for c in claims for q in quantities(c.text)
-            if ((q.value not in asked and q.start not in c.spent) or same_as_written(q, float(value), tolerance))
+    said = [(q, c.text) for c in claims for q in quantities(c.text)
+            if ((q.value not in asked and q.start not in c.spent) or _same(q, float(value), tolerance, c.text))
             # a count has no unit (a temperature beside it is a reading), and "light 2" is a name
             and not (count and q.unit not in (None, "")) and not (q.unit is None and _named(c.text[:q.start], facts))]
     if not said:   # "none", "three", "no lights ... none of them"
@@ -367,7 +383,7 @@ def judge_answer(task: SmhTask, answer: str | None, home: Home) -> tuple[bool, s
                  or {x.rstrip("s") for x in re.findall(r"[a-z]+", c.text[m.end():m.end() + 20])[:2]} & nouns}
         if words:
             return words == {value}, "wrong_answer"
-    ok = bool(said) and all(same_as_written(q, float(value), tolerance) for q in said)
+    ok = bool(said) and all(_same(q, float(value), tolerance, text) for q, text in said)
     return ok, "wrong_answer"
 
 

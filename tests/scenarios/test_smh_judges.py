@@ -294,3 +294,17 @@ def test_a_missing_setting_asked_in_a_fragment_a_pick_or_the_sentence_before(tas
     room = scene.query.rstrip(".").split(" the ")[-1]
     assert ask(scene, [f"Before I start in the {room} — next step: what should I adjust?"], home)[0]
     assert ask(scene, ["Next step: what should I adjust there?"], home)[0]
+
+
+def test_fahrenheit_is_held_to_its_written_precision_and_a_rooms_reading_may_equal_the_questions_number(tasks):
+    task, home, _ = _first(tasks, lambda t: t.category == "TC7" and "temperature in the" in t.query)
+    room, value = task.query.split("in the ")[1].split(",")[0], task.answer["value"]
+    whole = round(value * 9 / 5 + 32)
+    assert RULE_JUDGE.answer(task, f"The {room} reads {value} °C, roughly {whole} °F.", home)[0]
+    assert not RULE_JUDGE.answer(task, f"The {room} reads {value} °C, roughly {whole + 2} °F.", home)[0]
+    count, home, facts = _first(tasks, lambda t: t.query.startswith("How many rooms are warmer")
+                                and t.answer["value"] == 0)
+    above = float(count.query.split("than ")[1].split()[0])
+    cool = next(n for n, r in facts.rooms.items() if abs(home.rooms[r].temperature - above) > 0.5)
+    assert not RULE_JUDGE.answer(count, f"None. The {cool} is at {above:.1f} degrees.", home)[0]
+    assert RULE_JUDGE.answer(count, f"None is above {above:g} degrees.", home)[0]
