@@ -112,6 +112,9 @@ _NOT = {"on": _OFF, "lit": _OFF, "running": _OFF, "off": _ON, "unlit": _ON, "loc
         "unlocked": _LOCKED}
 #: A list under a state: "the ones on: <device>, <device>", "Lit right now:", "on = [...]" (what is listed must be so).
 _LISTED = re.compile(r"\b(on|off|lit|unlit)\b[^:=⟨]{0,20}[:=]")
+#: How a list opens: "Those are:", "They are the ...", "That's the ...", "namely".
+_LIST_WORDS = r"(?:they are|those are|these are|that's|that is|namely)"
+_LIST_OPENING = re.compile(rf":|^\W*{_LIST_WORDS}\b")
 #: "... lights are on." before "Those are:" and a list: the state the list is of.
 _PLURAL_STATE = re.compile(r"\b(?:are|were)\s+(?:currently\s+|now\s+|still\s+)?(on|off|lit|unlit)\b")
 _SET_TO = re.compile(r"⟨d(\d+)⟩(?:'s|\s+is|\s*[:→])?\s*(?:currently\s+|now\s+)?set to\s")
@@ -232,8 +235,15 @@ class _Home:
         listed = _LISTED.search(text)
         heading: tuple[str, int] | None = (listed[1], listed.end()) if listed else None
         if heading is None and before is not None and (plural := _PLURAL_STATE.search(before.text)) \
-                and (colon := text.find(":")) >= 0:   # "13 lights are on. Those are: ..."
-            heading = (plural[1], colon + 1)
+                and (opening := _LIST_OPENING.search(text)):   # "13 lights are on. Those are: ..."
+            heading = (plural[1], opening.end())
+        items = re.split(r"[,;()]|\band\b", text)
+        named = sum(bool(re.fullmatch(rf"\s*(?:{_LIST_WORDS}\s+)?(?:the\s+)?⟨d\d+⟩\s*[.!]?\s*", i)) for i in items)
+        if named >= 2 or (named and re.match(rf"\W*{_LIST_WORDS}\b", text)):
+            # an enumeration of the home's devices names only devices of the home ("..., the floor lamp")
+            for item in items:
+                if not _MARK.search(item) and any(w.rstrip("s") in self.nouns for w in re.findall(r"[a-z]+", item)):
+                    return out._false()
         if heading is not None:   # each item must be a device of the home ("the porch light" where there is no porch)
             state, items = heading[0], text[heading[1]:]
             for item in re.split(r",|\band\b", items):
@@ -345,6 +355,7 @@ def judge_answer(task: SmhTask, answer: str | None, home: Home) -> tuple[bool, s
             return False, "raw_output"
         answer = rest
     answer = _OUT_OF_100.sub(r"\1 %", _untable(answer))
+    answer = re.sub(r"\(([^()]*)\)", lambda m: "(" + m[1].replace(";", ",") + ")", answer)   # "(a; b)" is one list
     if _NUMBERED_FIRST.search(answer) and _NUMBERED_SECOND.search(answer):   # a numbered list: "1." is no reading
         answer = _NUMBERED.sub("- ", answer)
     statements = _ISO_TIME.sub(" ", _statements(answer).lower())

@@ -308,3 +308,15 @@ def test_fahrenheit_is_held_to_its_written_precision_and_a_rooms_reading_may_equ
     cool = next(n for n, r in facts.rooms.items() if abs(home.rooms[r].temperature - above) > 0.5)
     assert not RULE_JUDGE.answer(count, f"None. The {cool} is at {above:.1f} degrees.", home)[0]
     assert RULE_JUDGE.answer(count, f"None is above {above:g} degrees.", home)[0]
+
+
+def test_an_enumeration_of_devices_names_only_the_homes(tasks):
+    task, home, facts = _first(tasks, lambda t: t.query.startswith("How many devices are in the")
+                               and t.answer["value"] >= 2)
+    room, n = task.query.split("in the ")[1].split(" itself")[0], task.answer["value"]
+    mine = [name for name, d in facts.devices.items() if home.device_info(d)["room"] == facts.rooms[room]]
+    listed = "; ".join(mine)
+    assert RULE_JUDGE.answer(task, f"{n} devices.\n({listed})", home)[0]
+    assert not RULE_JUDGE.answer(task, f"{n} devices.\n({listed}; attic heater)", home)[0]
+    assert RULE_JUDGE.answer(task, f"{n}. They are the " + ", the ".join(mine) + ".", home)[0]
+    assert not RULE_JUDGE.answer(task, f"{n}. They are the " + ", the ".join(mine[:-1]) + ", the garage lamp.", home)[0]
