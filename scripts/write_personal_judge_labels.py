@@ -49,7 +49,7 @@ def second_shapes(task_id: str) -> bool:
 
 
 # ---- which tasks ----------------------------------------------------------------------------
-def draw(tasks: list[PersonalTask], per: int = PER_CATEGORY, seed: str = SEED,
+def draw(tasks: list[PersonalTask], per: int | dict[str, int] = PER_CATEGORY, seed: str = SEED,
          skip: frozenset[str] = frozenset()) -> list[PersonalTask]:
     """`per` tasks of each category, a third of each difficulty where it has one, drawn by id
     with a seeded RNG (same ids while the set is unchanged), none in `skip`. CF in whole pairs."""
@@ -65,7 +65,8 @@ def draw(tasks: list[PersonalTask], per: int = PER_CATEGORY, seed: str = SEED,
         else:
             units = [[t] for t in mine]
         levels = sorted({u[0].difficulty or "" for u in units})
-        want = per // 2 if cat == "CF" else per
+        n_cat = per[cat] if isinstance(per, dict) else per
+        want = n_cat // 2 if cat == "CF" else n_cat
         picked: list[list[PersonalTask]] = []
         for i, level in enumerate(levels):
             n = want // len(levels) + (1 if i < want % len(levels) else 0)
@@ -85,19 +86,21 @@ def draw(tasks: list[PersonalTask], per: int = PER_CATEGORY, seed: str = SEED,
     return out
 
 
-def draws(tasks: list[PersonalTask]) -> tuple[list[PersonalTask], list[PersonalTask], list[PersonalTask]]:
-    """The three draws, each among the tasks the earlier ones did not take: the first part, the
-    fresh part (second held-out) and the fourth-shapes part (the held-out one now)."""
+def draws(tasks: list[PersonalTask]) -> tuple[list[PersonalTask], ...]:
+    """The four draws, each among the tasks the earlier ones did not take: the first part, the
+    fresh part, the fourth-shapes part (all three dev now: their held-out parts were measured
+    on) and round 4."""
     first = draw(tasks)
     fresh = draw(tasks, FRESH_PER, FRESH_SEED, frozenset(t.id for t in first))
-    return first, fresh, draw(tasks, FOURTH_PER, FOURTH_SEED, frozenset(t.id for t in first + fresh))
+    fourth = draw(tasks, FOURTH_PER, FOURTH_SEED, frozenset(t.id for t in first + fresh))
+    return first, fresh, fourth, draw(tasks, ROUND4_PER, ROUND4_SEED, frozenset(t.id for t in first + fresh + fourth))
 
 
 def parts(tasks: list[PersonalTask]) -> tuple[list[PersonalTask], list[PersonalTask]]:
-    """(dev, held-out): the first two draws, all dev now (their held-out tasks were measured on),
-    and a third draw, answered in a fourth set of shapes, among the tasks they did not take."""
-    first, fresh, fourth = draws(tasks)
-    return first + fresh, fourth
+    """(dev, held-out): every earlier draw and round 4's dev tasks; round 4's held-out tasks."""
+    first, fresh, fourth, round4 = draws(tasks)
+    return (first + fresh + fourth + [t for t in round4 if round4_split(t.id) == "dev"],
+            [t for t in round4 if round4_split(t.id) == "heldout"])
 
 
 # ---- what the tools show ----------------------------------------------------------------------
@@ -202,18 +205,22 @@ HEDGES_HELD = [" ...I think? Don't quote me on it.", " Not 100% sure though.",
 class Writer:
     """One task's answers: (answer, label, kind, reason)."""
 
-    def __init__(self, task: PersonalTask, view: View, fresh: bool = False, fourth: bool = False):
+    def __init__(self, task: PersonalTask, view: View, fresh: bool = False, fourth: bool = False,
+                 round4: bool = False):
         self.task, self.view = task, view
-        self.rng = random.Random(f"{FOURTH_SEED if fourth else FRESH_SEED if fresh else SEED}/{task.id}")
+        seed = ROUND4_SEED if round4 else FOURTH_SEED if fourth else FRESH_SEED if fresh else SEED
+        self.rng = random.Random(f"{seed}/{task.id}")
         self.rows: list[tuple[str, str, str, str]] = []
         # Each part is answered in its own set of shapes, so rules tuned on the earlier parts
         # have never seen a fresh held-out phrasing.
-        self.fresh = fresh
+        self.fresh, self.round4 = fresh, round4
         self.held = not fresh and second_shapes(task.id)
 
     def add(self, answer: str, label: str, kind: str, reason: str) -> None:
         if self.fresh:   # "5:37 P.M." ending a sentence takes no second full stop
             answer = answer.replace(".M..", ".M.")
+        if self.round4:
+            answer = answer.replace(".M..", ".M.").replace(".m..", ".m.")
         if all(answer != a for a, *_ in self.rows):
             self.rows.append((answer, label, kind, reason))
 
@@ -1778,6 +1785,307 @@ def plan_generation_fourth(w: Writer) -> None:
     w.add(w.pick(REFUSALS_FOURTH), "fail", "refusal", "no plan")
 
 
+# ---- round 4: one set written as tool-using LLM agents reply, split by task into dev and held-out ----
+#: Round 4: this many tasks per category that no earlier part drew (IG more, so that its held-out
+#: tasks reach every difficulty); ROUND4_SEED also seeds the phrasing.
+ROUND4_PER = {"IG": 30, "CF": 20, "MC": 20, "FR": 20, "PG": 20}
+ROUND4_SEED = "personal-judge-labels/round4"
+
+
+def round4_split(task_id: str) -> str:
+    """A round-4 task's part: the same writer and shapes on both sides, split by whole task."""
+    return "heldout" if int(hashlib.sha256(task_id.encode()).hexdigest(), 16) % 10 < 4 else "dev"
+
+
+REFUSALS_R4 = ["I'm sorry, but I don't have enough information to answer that.",
+               "I wasn't able to find that in the household records.",
+               "Unfortunately the tools didn't return anything I could use for this question.",
+               "I can't determine that. Could you give me more details?",
+               "As an AI, I don't have access to personal information about household members.",
+               "Hmm, the memory search came back empty, so I can't say.", "Not sure.",
+               "I don't have that information right now. Would you like me to check something else?"]
+HEDGES_R4 = [" I'm not completely sure, though — you may want to double-check.", " (low confidence)",
+             "\n\nNote: the records were a bit unclear here, so this might not be accurate.",
+             " But honestly I could be wrong.", " Probably — I couldn't fully confirm it.",
+             "\n\nThat said, I'm only about 70% confident in this.", " If I'm reading the logs right, that is."]
+OPENERS_R4 = ["", "", "", "Sure! ", "Certainly. ", "Of course! ", "Good question. ", "Let me check. ",
+              "Okay — ", "Here's what I found: ", "I looked through the household memory. ",
+              "After checking the records, ", "Based on the tool results, "]
+CLOSERS_R4 = ["", "", "", " Let me know if you need anything else!", " Hope that helps!", " 😊",
+              "\n\nIs there anything else you'd like to know?", " Anything else I can do?"]
+TOOLS_R4 = ["search_household_memory", "get_household_members", "get_rooms"]
+
+
+def clock_r4(hhmm: str, style: int) -> str:
+    """A time as agents write it: 24 h, 12 h in its spellings, or with an 'at'."""
+    h, m = map(int, hhmm.split(":"))
+    twelve = f"{h % 12 or 12}:{m:02d}"
+    return [f"{h:02d}:{m:02d}", f"{twelve} PM" if h >= 12 else f"{twelve} AM", f"{twelve} {'pm' if h >= 12 else 'am'}",
+            f"{twelve} {'p.m.' if h >= 12 else 'a.m.'}", f"{h:02d}:{m:02d} ({twelve} {'PM' if h >= 12 else 'AM'})",
+            f"{h:02d}:{m:02d}:00", f"{twelve}{'pm' if h >= 12 else 'am'}"][style % 7]
+
+
+def say_r4(w: Writer, truth: str) -> tuple[Callable[[str], str], list[str], str]:
+    """(how a value is written, drawn afresh per call; wrong values; a part-only answer)."""
+    t = w.task
+    if re.fullmatch(r"\d{2}:\d{2}", truth):
+        h = int(truth[:2])
+        return (lambda v: clock_r4(v, w.rng.randrange(7)), [shift(truth, d) for d in (-60, -30, -15, 15, 35, 90)],
+                w.pick([f"Sometime in the {'morning' if h < 12 else 'afternoon' if h < 18 else 'evening'}.",
+                        f"Around {h % 12 or 12} o'clock.", f"Between {h:02d}:00 and {h + 1:02d}:00."]))
+    mt = re.fullmatch(r"(-?\d+(?:\.\d+)?) ?°C", truth)
+    if mt:
+        v = float(mt.group(1))
+        step = 0.5 if not v.is_integer() else 1
+
+        def temp(x: str) -> str:
+            n = x.split()[0].replace("°C", "")
+            return w.pick([f"{n} °C", f"{n}°C", f"{n} degrees Celsius", f"{n} degrees", f"{n} ℃", f"{n}C"])
+        return temp, [f"{v + d * step:g} °C" for d in (-4, -2, -1, 1, 2, 4)], w.pick(
+            ["Somewhere in the low twenties.", "It was fairly warm.", "A comfortable temperature."]
+            if 20 <= v <= 24 else ["Fairly cool." if v < 20 else "Quite warm."])
+    if (t.template or "") == "age" and truth.isdigit():
+        n = int(truth)
+        return (lambda x: w.pick([x, f"{x} years old", f"{x} years"]),
+                [str(n + d) for d in (-4, -2, 1, 3, 7) if n + d > 0],
+                w.pick([f"In their {n // 10 * 10}s." if n >= 20 else "A teenager." if n >= 13 else "A child."]))
+    if (t.template or "") == "bedroom":
+        rooms = [r["room_id"] for r in w.view.rooms]
+        return (lambda x: w.pick([x, f"`{x}`", f"room {x}"]), [r for r in rooms if r != truth], "")
+    names = [m["name"] for m in w.view.members]
+    if truth == NOBODY or truth in names:
+        def who(x: str) -> str:
+            return w.pick(["nobody", "no one", "None of them"]) if x == NOBODY else x
+        return who, [n for n in names if n != truth] + ([NOBODY] if truth != NOBODY else []), ""
+    return (lambda x: x, [], "")
+
+
+def wrap_r4(w: Writer, value: str, question: str, day: str = "", plain: bool = False) -> str:
+    """One agent reply carrying `value` as its single answer, in a shape drawn per answer; `plain`:
+    a sentence more can follow. A changed CF answer never says the records show it (they show
+    the actual one)."""
+    tool = w.pick(TOOLS_R4)
+    q = question.rstrip("?").strip()
+    plains = [f"{value}.", f"The answer is {value}.", f"That would be {value}.", f"It's {value}.", f"Answer: {value}."]
+    if (w.task.counterfactual or {}).get("changed"):
+        shapes = plains + [value, f"**{value}**", f'{{"answer": "{value}"}}', f"ANSWER: {value}",
+                           f"In that case, it would be {value}.", f"Under that assumption: **{value}**"]
+        core: str = w.pick(plains if plain else shapes)
+        return core if plain or "\n" in core or core.startswith(("{", "ANSWER", "**")) else \
+            (w.pick(OPENERS_R4[:9]) + core + w.pick(CLOSERS_R4)).strip()
+    plains += [f"According to the records, it's {value}.", f"From the `{tool}` output: {value}.",
+               f"Based on the data I retrieved, the answer is **{value}**."]
+    if plain:
+        plain_core: str = w.pick(plains)
+        return (w.pick(OPENERS_R4[:9]) + plain_core).strip()
+    shapes = [value, f"{value}.", f"The answer is {value}.", f"**{value}**", f"Answer: {value}",
+              f"That would be {value}.", f"It's {value}.", f'{{"answer": "{value}"}}',
+              f"I called `{tool}`{' for ' + day if day else ''} and went through the results.\n\nFinal answer: {value}",
+              f"To answer \"{q}?\", I checked the household memory.\n\n**Answer:** {value}",
+              f"Let me think step by step.\n1. Look up the relevant records{' for ' + day if day else ''}.\n"
+              f"2. Find the matching entry.\n\nSo the answer is {value}.",
+              f"According to the records, it's {value}.", f"- **Answer:** {value}\n- **Source:** household memory",
+              f"Here's the result:\n\n> {value}", f"From the `{tool}` output: {value}.",
+              f"Based on the data I retrieved, the answer is **{value}**.", f"ANSWER: {value}",
+              f"{value} — that's what the household log shows.", f"Result → {value}"]
+    core = w.pick(shapes)
+    if "\n" in core or core.startswith(("{", "-", "*", "ANSWER", "Result", "Answer")):
+        return core
+    return (w.pick(OPENERS_R4) + core + w.pick(CLOSERS_R4)).strip()
+
+
+def reactive_r4(w: Writer) -> None:
+    t = w.task
+    truth = t.answer or ""
+    rid = t.params.get("resident")
+    day = t.params.get("day", "")
+    say, wrong, part = say_r4(w, truth)
+    cf = t.counterfactual or {}
+
+    def reply(x: str, plain: bool = False) -> str:
+        return wrap_r4(w, say(x), t.question, day, plain)
+    for _ in range(4 if not cf.get("changed") else 3):
+        w.add(reply(truth), "pass", "correct", "states the true answer and nothing contradicting it")
+    if cf:
+        orig = cf.get("original_answer", "")
+        if cf.get("changed"):
+            w.add(w.pick([f"In that scenario the answer would be {say(truth)}. (In reality it was {say(orig)}.)",
+                          f"If that were the case: {say(truth)}. Without the change it's {say(orig)}.",
+                          f"**Hypothetical answer:** {say(truth)}\n\n(For comparison, the actual answer is "
+                          f"{say(orig)}.)"]),
+                  "pass", "helpful", "gives the answer under the change; the actual one named only as the contrast")
+            w.add(w.pick([reply(orig), f"Looking at the records, it's {say(orig)}.",
+                          f"The change doesn't matter here — the answer is still {say(orig)}."]),
+                  "fail", "ignored_change", "gives the actual answer; under the change it is different")
+        else:
+            w.add(w.pick([f"That change wouldn't affect this. The answer is still {say(truth)}.",
+                          f"Even with that hypothetical, nothing changes: {say(truth)}.",
+                          f"The supposed change doesn't touch this question, so: **{say(truth)}**"]),
+                  "pass", "helpful", "states the true answer, unchanged by the hypothetical, and says so")
+            if wrong:
+                w.add(f"With that change, the answer would become {say(w.pick(wrong))}.", "fail", "wrong",
+                      "claims the change moves the answer; it does not")
+    else:
+        extra = true_extra_fourth(w, rid)
+        if extra:
+            w.add(reply(truth, True) + extra, "pass", "helpful", "true answer plus a true fact about the household")
+    claim, why = made_up_fourth(w, rid)
+    w.add(reply(truth, True) + claim, "fail", "fabricated", f"true answer beside a made-up claim: {why}")
+    if wrong:
+        w.add(reply(w.pick(wrong)), "fail", "wrong", "states a value that is not the true answer")
+        cands = [truth] + w.some(wrong, w.pick([1, 2]))
+        w.rng.shuffle(cands)
+        w.add(w.pick([f"It could be {' or '.join(say(c) for c in cands)}.",
+                      "Possible answers:\n" + "\n".join(f"- {say(c)}" for c in cands),
+                      f"The records mention {', '.join(say(c) for c in cands)}, so one of those."]),
+              "fail", "stuffed", "several candidate answers instead of one")
+    w.add(reply(truth, True) + w.pick(HEDGES_R4), "fail", "hedged", "the answer is put in doubt after it is given")
+    if part:
+        w.add(part, "fail", "partly_correct", "only part of the answer: not the exact value asked for")
+    w.add(w.pick(REFUSALS_R4), "fail", "refusal", "gives no answer")
+
+
+def multiple_choice_r4(w: Writer) -> None:
+    t = w.task
+    right = t.answer or "A"
+    letters = LETTERS[:len(t.options)]
+    others = [c for c in letters if c != right]
+    rid = t.params.get("resident")
+
+    def opt(c: str) -> str:
+        return t.options[LETTERS.index(c)]
+
+    def chosen(c: str, plain: bool = False) -> str:
+        plains = [f"The answer is {c}.", f"The correct option is {c}: {opt(c)}.", f"Option {c}.",
+                  f"Looking at the options, {c} matches what the records show — {opt(c)}."]
+        if plain:
+            return str(w.pick(plains))
+        return w.pick([c, f"{c}.", f"({c})", f"**{c}**", f"Answer: {c}", f"The answer is {c}.", f"{c}) {opt(c)}",
+                       f"**{c}. {opt(c)}**", f"The correct option is {c}: {opt(c)}.", f"{opt(c)} ({c})",
+                       f"I checked the household records.\n\nFinal answer: {c}", f'{{"answer": "{c}"}}',
+                       f"Looking at the options, {c} matches what the records show — {opt(c)}.",
+                       f"Let me reason through it: the records point to {opt(c)}.\n\n**Answer: {c}**",
+                       f"Option {c}."])
+    for _ in range(4):
+        w.add(chosen(right), "pass", "correct", "one option chosen, the right one (its letter or its text)")
+    extra = true_extra_fourth(w, rid)
+    if extra:
+        w.add(chosen(right, True) + extra, "pass", "helpful", "the right option plus a true fact about the household")
+    w.add(chosen(w.pick(others)), "fail", "wrong", "one option chosen, a wrong one")
+    pair = sorted([right, w.pick(others)])
+    w.add(w.pick([f"{pair[0]} or {pair[1]}", f"Both {pair[0]} and {pair[1]} seem plausible.",
+                  f"Answer: {pair[0]}, {pair[1]}", f"Either ({pair[0]}) or ({pair[1]})."]), "fail", "stuffed",
+          "several options chosen")
+    w.add(chosen(right, True) + w.pick(HEDGES_R4), "fail", "hedged", "the choice is put in doubt after it is made")
+    claim, why = made_up_fourth(w, rid)
+    w.add(chosen(right, True) + claim, "fail", "fabricated", f"the right option beside a made-up claim: {why}")
+    w.add(w.pick(REFUSALS_R4), "fail", "refusal", "no option chosen")
+
+
+def ranking_r4(w: Writer, order: list[str]) -> str:
+    """A whole ranking in a shape drawn per answer."""
+    shown: str = w.pick([
+        json.dumps(order), json.dumps(order, indent=2), ", ".join(order),
+        "\n".join(f"{k}. {f}" for k, f in enumerate(order, 1)),
+        "Here's my ranking, most useful first:\n\n" + "\n".join(f"{k}. `{f}`" for k, f in enumerate(order, 1)),
+        f"Based on the resident's routine, the most useful feature is {order[0]}.\n\nFull ranking: "
+        + json.dumps(order),
+        "```json\n" + json.dumps(order, indent=2) + "\n```",
+        "Ranking:\n" + "\n".join(f"- {f}" for f in order),
+        f"1. **{order[0]}**\n" + "\n".join(f"{k}. {f}" for k, f in enumerate(order[1:], 2))])
+    return shown
+
+
+def feature_recommendation_r4(w: Writer) -> None:
+    t = w.task
+    relevant = t.relevant
+    rest = [f for f in t.features if f not in relevant]
+    w.rng.shuffle(rest)
+    best = relevant + rest
+    rid = t.params["resident"]
+    for _ in range(3):
+        w.add(ranking_r4(w, best), "pass", "correct", "the top-ranked feature is a relevant one (AP@1 = 1)")
+    if len(relevant) > 1:
+        w.add(ranking_r4(w, [relevant[1], relevant[0]] + relevant[2:] + rest), "pass", "correct",
+              "the top-ranked feature is a relevant one (AP@1 = 1), though not the one used most")
+    w.add(ranking_r4(w, best) + "\n\n" + true_extra_fourth(w, rid).strip(), "pass", "helpful",
+          "a ranking with a relevant feature first, plus a true fact about the resident")
+    junk = w.pick(rest) if rest else best[-1]
+    w.add(ranking_r4(w, [junk] + [f for f in best if f != junk]), "fail", "wrong",
+          "the top-ranked feature is not relevant")
+    made = next(d for d in MADE_UP_FRESH if d not in w.view.devices)
+    w.add(ranking_r4(w, [f"{made}.OnOff.On"] + best), "fail", "fabricated",
+          "the top-ranked feature is not a device feature of this home (made up)")
+    claim, why = made_up_fourth(w, rid)
+    w.add(ranking_r4(w, best) + "\n\n" + claim.strip(), "fail", "fabricated",
+          f"a ranking beside a made-up claim: {why}")
+    w.add(w.pick([f"Both {relevant[0]} and {junk} are equally useful; the rest don't matter much.",
+                  f"Top picks (tied): {relevant[0]}, {junk}"]), "fail", "stuffed",
+          "no single top-ranked feature: several put first")
+    w.add(ranking_r4(w, best) + w.pick(HEDGES_R4), "fail", "hedged", "the ranking is put in doubt after it is given")
+    w.add(w.pick(REFUSALS_R4), "fail", "refusal", "no ranking")
+
+
+def plan_generation_r4(w: Writer) -> None:
+    t = w.task
+    checks = t.checks
+    arrival = datetime.strptime(t.params["arrival"], "%Y-%m-%d %H:%M:%S")
+    rid = t.params["resident"]
+    first = w.view.first(w.view.member(rid)["name"])
+    pid = w.pick([f"{rid}_arrival", "welcome_home", f"prep_for_{first.lower()}", "homecoming"])
+
+    def plan(values: list[Any], start: datetime) -> list[Row]:
+        steps = [step_for(c, v, w.pick([False, False, True])) for c, v in zip(checks, values, strict=True)]
+        return [{"program_id": pid, "tool": "schedule_workflow",
+                 "args": {"start_time": f"{start:%Y-%m-%d %H:%M:%S}", "steps": steps}}]
+
+    def text(steps: list[Row]) -> str:
+        shown: str = w.pick([
+            json.dumps(steps), json.dumps(steps, indent=2), "```json\n" + json.dumps(steps, indent=2) + "\n```",
+            f"{first} usually gets home around {arrival:%H:%M}, so I'll schedule everything shortly before.\n\n"
+            "```json\n" + json.dumps(steps, indent=2) + "\n```",
+            f"Here's the plan:\n{json.dumps(steps)}",
+            f"Plan for {first}'s arrival ({clock_r4(f'{arrival:%H:%M}', w.rng.randrange(7))}):\n"
+            + json.dumps(steps, indent=2) + "\n\nThis sets each device to what they usually choose."])
+        return shown
+
+    truth = [c["value"] for c in checks]
+    starts = [arrival - timedelta(minutes=m) for m in (2, 5, 10, 15)]
+    for _ in range(3):
+        w.add(text(plan(truth, w.pick(starts))), "pass", "correct",
+              "a runnable plan that leaves the values the resident sets on arrival in place by then")
+    w.add(f"Before {first} arrives at {arrival:%H:%M}, I'd suggest:\n"
+          + "\n".join(f"- {in_words_fresh(c, c['value'])}" for c in checks),
+          "fail", "prose", "a plan in prose: no executable steps (validity 0); the task asks for the JSON list")
+    bad = w.rng.randrange(len(checks))
+    vals = list(truth)
+    vals[bad], why = realistic_wrong(checks[bad], w.rng)
+    w.add(text(plan(vals, w.pick(starts))), "fail", "wrong",
+          f"sets {checks[bad]['device']} {checks[bad]['attribute']} to {vals[bad]!r}: {why} "
+          f"(the resident sets {truth[bad]!r})")
+    now_values = [w.view.current(c) for c in checks]
+    if any(v != c["value"] for c, v in zip(checks, now_values, strict=True)):
+        w.add(text(plan(truth, arrival + timedelta(minutes=w.pick([90, 150])))), "fail", "wrong_time",
+              "the values come long after the resident has arrived (some are not in place until then)")
+    body = text(plan(truth, w.pick(starts)))
+    extra = true_extra_fourth(w, rid).strip()
+    w.add(f"{extra}\n\n{body}", "pass", "helpful", "a runnable plan plus a true fact about the resident")
+    claim, why = made_up_fourth(w, rid)
+    w.add(f"{body}\n\n{claim.strip()}", "fail", "fabricated", f"a right plan beside a made-up claim: {why}")
+    made = next(d for d in MADE_UP_FRESH if d not in w.view.devices)
+    steps = plan(truth, w.pick(starts))
+    steps[0]["args"]["steps"].append({"tool": "execute_command", "args": {
+        "device_id": made, "endpoint_id": 1, "cluster_id": "OnOff", "command_id": "On", "args": {}}})
+    w.add(text(steps), "fail", "fabricated", f"a step on {made}, which this home does not have (not executable)")
+    w.add(body + w.pick(HEDGES_R4), "fail", "hedged", "the plan is put in doubt after it is given")
+    w.add(w.pick(REFUSALS_R4), "fail", "refusal", "no plan")
+
+
+ROUND4_WRITERS: dict[str, Callable[[Writer], None]] = {
+    "IG": reactive_r4, "CF": reactive_r4, "MC": multiple_choice_r4,
+    "FR": feature_recommendation_r4, "PG": plan_generation_r4}
+
+
 WRITERS: dict[str, Callable[[Writer], None]] = {"IG": reactive, "CF": reactive, "MC": multiple_choice,
                                                 "FR": feature_recommendation, "PG": plan_generation}
 
@@ -1787,19 +2095,21 @@ FOURTH_WRITERS: dict[str, Callable[[Writer], None]] = {
     "FR": feature_recommendation_fourth, "PG": plan_generation_fourth}
 
 
-def task_rows(base: Path, task: PersonalTask, fresh: bool = False, fourth: bool = False) -> list[Row]:
-    w = Writer(task, View(base, task), fresh, fourth)
-    (FOURTH_WRITERS if fourth else WRITERS)[task.category](w)
-    split = "heldout" if fourth else "dev"
+def task_rows(base: Path, task: PersonalTask, fresh: bool = False, fourth: bool = False,
+              round4: bool = False) -> list[Row]:
+    w = Writer(task, View(base, task), fresh, fourth, round4)
+    (ROUND4_WRITERS if round4 else FOURTH_WRITERS if fourth else WRITERS)[task.category](w)
+    split = round4_split(task.id) if round4 else "dev"
     return [{"task_id": task.id, "answer": a, "label": label, "kind": kind, "reason": reason, "split": split}
             for a, label, kind, reason in w.rows]
 
 
-def lines(base: Path, tasks: list[PersonalTask], fresh: bool = False, fourth: bool = False) -> list[str]:
-    """The rows of `tasks`, answered in the fresh shapes when `fresh`, in the fourth (held-out) ones
-    when `fourth`."""
+def lines(base: Path, tasks: list[PersonalTask], fresh: bool = False, fourth: bool = False,
+          round4: bool = False) -> list[str]:
+    """The rows of `tasks`, answered in the fresh shapes when `fresh`, the fourth ones when
+    `fourth`, round 4's (dev or held-out by task) when `round4`."""
     return [json.dumps(r, ensure_ascii=False, sort_keys=True) for t in tasks
-            for r in task_rows(base, t, fresh, fourth)]
+            for r in task_rows(base, t, fresh, fourth, round4)]
 
 
 def main(argv: list[str]) -> int:
@@ -1807,11 +2117,13 @@ def main(argv: list[str]) -> int:
         print(__doc__.strip().splitlines()[-1].strip(), file=sys.stderr)
         return 2
     source = Path(argv[1]) if len(argv) == 2 else TASKS
-    first, fresh, heldout = draws(load_tasks(source))
+    first, fresh, fourth, round4 = draws(load_tasks(source))
     out = lines(source.parent, first) + lines(source.parent, fresh, fresh=True) + \
-        lines(source.parent, heldout, fourth=True)
+        lines(source.parent, fourth, fourth=True) + lines(source.parent, round4, round4=True)
     Path(argv[0]).write_text("".join(x + "\n" for x in out), encoding="utf-8")
-    print(f"{len(out)} answers to {len(first + fresh)} dev and {len(heldout)} held-out tasks -> {argv[0]}")
+    held = sum(round4_split(t.id) == "heldout" for t in round4)
+    print(f"{len(out)} answers to {len(first + fresh + fourth) + len(round4) - held} dev and {held} held-out "
+          f"tasks -> {argv[0]}")
     return 0
 
 
