@@ -37,8 +37,10 @@ from scenarios.personal.reading import (
     WITHDRAWN,
     answer_matches,
     choice,
+    doubts,
     json_plans,
     made_up,
+    plain,
     plans_in,
     prose_of,
     ranking,
@@ -64,6 +66,9 @@ from scenarios.runner import run as run_items
 from twin.schema import UserFileError
 
 PLAN_TOOLS = ("execute_command", "write_attribute", "schedule_workflow")
+#: A plan is a recommendation: "what I think works best" weighs plans, it does not doubt this one.
+RECOMMENDS = re.compile(r"\bi (?:think|believe|feel)\b(?=[^.;!?\n]{0,25}\b(?:best|better|ideal|works?|suits?)\b)",
+                        re.IGNORECASE)
 MAX_STEPS = 15   # the paper's turn budget per task
 
 PROMPT = """You are the assistant of a smart home and of the people who live in it. You answer \
@@ -342,10 +347,11 @@ def score_plan(task: PersonalTask, household: Household, answer: str | None,
     place at the arrival in the home as the plan found it, the other members' acts until then
     left out (the plan set it, or it was already there: what others do meanwhile, undoing it or
     doing the plan's work, is not the plan's).
-    One plan: an answer holding two, or words withdrawing its plan, leave no steps.
+    One plan: an answer holding two, or words withdrawing or doubting its plan, leave no steps.
     `decided`: a plan with no steps, or an invalid one, fails whatever the checks say: its
     preference is not computed (None)."""
-    one = answer is not None and plans_in(answer) == 1 and not WITHDRAWN.search(prose_of(answer))
+    one = answer is not None and plans_in(answer) == 1 and not WITHDRAWN.search(prose_of(answer)) \
+        and not doubts(RECOMMENDS.sub(" ", plain(prose_of(answer))))
     steps = (plan_steps(answer) or []) if one else []
     if decided and not steps:
         return {"steps": 0, "validity": 0.0, "preference": None}

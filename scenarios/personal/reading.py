@@ -24,7 +24,7 @@ DOUBT = re.compile(
     r"\bmay not be right\b|\bon second thought\b|\bthen again\b|\bi think\b|\bi guess\b|\bi'?m guessing\b|"
     r"\bafter all\b|\bcould come first\b|\bunclear\b|"
     r"\bdon'?t run\b|\bleave everything as it is\b|\beither\b(?! way\b)|\b(?:it'?s|it is|was) one of\b|\bone of:|"
-    r"\bcan'?t be sure\b|"
+    r"\bcan'?t be sure\b|\b(?:can'?t|cannot|can not) (?:rule out|exclude)\b|"
     # The common ways of hedging in English, beyond the ones above.
     r"\bnot (?:entirely|completely|totally|quite|100 ?%|a hundred percent) (?:sure|certain)\b|\bi believe\b|"
     r"\b(?:could|might|may) be (?:wrong|mistaken|off)\b|\bif i (?:recall|remember)\b|\bdon'?t quote me\b|"
@@ -52,7 +52,8 @@ DOUBT = re.compile(
     r"\bi(?: would|'d)? imagine\b|\bhard to (?:call|decide)\b|\bany order\b|"
     r"\bnot 100 ?%|\b\d{1,2} ?% (?:sure|certain|confident)\b|\bconfidence\W{0,3}(?:\d|low|medium|moderate)|"
     r"\b\d+-?ish\b|\b[A-Za-z]+-ish\b|"
-    r"\bun(?:verified|confirmed)\b|\btentative(?:ly)?\b|\boff the top of my head\b|\bi want to say\b|"
+    r"\bun(?:verified|confirmed|tested|checked)\b|\bhunch(?:es)?\b|\btentative(?:ly)?\b|"
+    r"\boff the top of my head\b|\bi want to say\b|"
     r"\b(?:pinch|grain) of salt\b|\bclose second\b|\bif i had to (?:bet|guess)\b|\bi'?d bet\b|"
     r"\b(?:fairly|pretty|reasonably|mostly|almost|somewhat) (?:sure|certain|confident)\b|"
     # Another answer offered: "unless it was X", "or not", "or rather", a sentence that starts with "Or"
@@ -200,7 +201,8 @@ def invented_people(text: str, members: list[dict[str, Any]], rooms: dict[str, s
 
 #: A member's age as people state it: "47 years old", "aged 47", "she is 47.", "Ada (47)".
 AGE = re.compile(r"\b(\d{1,3})[- ](?:years?|yrs?)(?:[- ]old)?\b|\b(\d{1,3}) ?(?:y/o|yo)\b|\baged? (?:of )?(\d{1,3})\b|"
-                 r"\b(?:(?-i:[A-Z][a-z]+)|she|he|they) (?:is|turned|turns) (\d{1,3})(?=\s*(?:[.,;)!]|$))|"
+                 r"\b(?:(?-i:[A-Z][a-z]+)|she|he|they)(?: is|'s| turned| turns) (?:only |just |barely |nearly |almost |"
+                 r"about |around |roughly |now |already |still |a mere )?(\d{1,3})(?=\s*(?:[.,;)!]|$))|"
                  r"(?<=[A-Za-z] )\((\d{1,3})\)",
                  re.IGNORECASE)
 PREFERS = re.compile(r"\b(?:likes?|prefers?|preferred|preference|comfortable|wants?)\b", re.IGNORECASE)
@@ -213,10 +215,12 @@ HOBBY = re.compile(r"\b(?:(?:a |an )?(?:big |huge |keen |real )?(?:fan|lover) of
                    r"spends? (?:\w+ )?(?:free |spare )?time)\s+"
                    r"(?!\d|(?:it|the|a|an|her|his|their|them|being|when|to|that|this|having|coming|getting)\b)"
                    r"([a-z][a-z -]*[a-z])", re.IGNORECASE)
-#: A member's wake or bed time: "usually wakes at 08:15", "goes to bed at 22:30"; habits only (what
-#: a member did on the day, "got up at 07:52", is no habit).
-HABIT = re.compile(r"\b(?:(?P<wake>wakes(?: up)?|gets up|(?:usual|normal|regular|typical) wake(?:-up)? time)|"
-                   r"(?P<bed>goes to (?:bed|sleep)|bed ?time|turns in|falls asleep))\b", re.IGNORECASE)
+#: A member's wake or bed time: "usually wakes at 08:15", "tends to turn in at 22:30"; habits only, so
+#: verbs in the present (what a member did on the day, "got up at 07:52", is no habit).
+HABIT = re.compile(r"\b(?:(?P<wake>wakes?(?: up)?|waking up|gets? up|rises|"
+                   r"(?:usual|normal|regular|typical) wake(?:-up)? time)|"
+                   r"(?P<bed>go(?:es)? to (?:bed|sleep)|bed ?time|turns? in|falls? asleep|hits? the (?:hay|sack)|"
+                   r"retires? for the night))\b", re.IGNORECASE)
 
 
 def _false_habit(part: str, member: dict[str, Any]) -> bool:
@@ -481,7 +485,8 @@ def answer_matches(truth: str, answer: str | None, question: str, members: list[
 
 #: What a bare candidate line may hold beside the candidate ("- Ada", "2. 17:37", "22 °C").
 _FILLER = {"or", "and", "the", "a", "an", "maybe", "answer", "option", "am", "pm", "c", "f",
-           "degrees", "degree", "celsius", "years", "year", "old", "yrs", "y", "o", "hrs", "h", "hours"}
+           "degrees", "degree", "celsius", "years", "year", "old", "yrs", "y", "o", "hrs", "h", "hours", "aged", "age",
+           "candidate", "candidates"}
 
 
 def _listed(text: str, names: list[tuple[str, str]]) -> bool:
@@ -496,9 +501,11 @@ def _listed(text: str, names: list[tuple[str, str]]) -> bool:
         rest = NOBODY_WORDS.sub(" ", re.sub(r"-?\d+(?:[.,:h]\d+)?", " ", rest))
         words = set(re.findall(r"[A-Za-z]+", rest.lower()))
         if re.search(r"\w", line) and words <= _FILLER:
-            said.add((frozenset(_mentions(line, names)), bool(NOBODY_WORDS.search(line)),
-                      frozenset(r[0] for r in clock_readings(line)),
-                      frozenset(round(q.value, 1) for q in quantities(line))))
+            claim = (frozenset(_mentions(line, names)), bool(NOBODY_WORDS.search(line)),
+                     frozenset(r[0] for r in clock_readings(line)),
+                     frozenset(round(q.value, 1) for q in quantities(line)))
+            if any(claim):   # a heading ("| Candidate |", "Answer:") names no candidate
+                said.add(claim)
     return len(said) > 1
 
 
@@ -510,6 +517,11 @@ def _times(text: str) -> tuple[tuple[int, ...], ...]:
         return said
     return tuple((int(m[1]) * 60 + int(m[2]),) for m in re.finditer(
         r"(?<![\d.,:-])([01]?\d|2[0-3])[. ]?([0-5]\d)(?![\d.,:]|\s*°| ?%)", normalize(text)))
+
+
+#: A letter picked in words ("option d", "going with b", "answer: c"), in any case.
+_LETTER_WORD = re.compile(r"\b(?:option|answer|choice|letter|pick|choose|select|go(?:ing)? with)"
+                          r"(?:\s+(?:is|would be|will be|=))?\s*[:\-–—→>]*\s*[(\[]?([a-eA-E])\b", re.IGNORECASE)
 
 
 def choice(answer: str | None, options: list[str]) -> str | None:
@@ -525,9 +537,7 @@ def choice(answer: str | None, options: list[str]) -> str | None:
         return None
     # A capital letter alone ("°C" is a unit, "A day" an article).
     letters = set(re.findall(r"(?<![\w'°])([B-E]|A(?! (?!or\b|and\b|is\b)[a-z]{2,}))(?![\w'])", text))
-    letters |= {m.upper() for m in re.findall(r"\b(?:option|answer|choice|letter|pick|choose|select|go(?:ing)? with)"
-                                              r"(?:\s+(?:is|would be|will be|=))?\s*[:\-–—→>]*\s*[(\[]?([a-eA-E])\b",
-                                              text, re.IGNORECASE)}
+    letters |= {m.upper() for m in _LETTER_WORD.findall(text)}
     # "option 2", "the second option"
     ordinals = ["first", "second", "third", "fourth", "fifth"]
     letters |= {"ABCDE"[int(m) - 1] for m in re.findall(r"\b(?:option|choice|answer|number|no\.|#)\s*([1-5])\b", text,
@@ -543,7 +553,7 @@ def choice(answer: str | None, options: list[str]) -> str | None:
     for part in sentences(text):
         bare = re.sub(r"(?<![\w'])\(?[A-Ea-e][).:](?=\s|$)", " ", part)
         named = _options_in(bare, options)
-        if named or re.search(r"(?<![\w'°])[A-E](?![\w'])", part):
+        if named or re.search(r"(?<![\w'°])[A-E](?![\w'])", part) or _LETTER_WORD.search(part):
             break
     picked = letters | named
     return picked.pop() if len(picked) == 1 else None

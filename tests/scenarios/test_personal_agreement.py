@@ -439,3 +439,44 @@ def test_someone_brought_in_by_what_they_are_must_be_a_member():
                              ("Ada. Our lodger let her in.", True), ("Ada, according to her husband.", True),
                              ("Ada. The neighbours saw her car.", True)):
         assert made_up(answer, family, {}, DEVICES, "Who was home first?") is invented, answer
+
+
+# ---- the fourth round's classes: an age or a habit said another way, a letter in words, a table --------
+@pytest.mark.parametrize("answer, invented", [
+    ("Ada. Mind you, Ada is only 30.", True), ("Ada. Ada's just 47, for what it's worth.", False),
+    ("Ada; Ben's already 60.", True), ("Ada. Ben is still 45.", False),
+    ("Ada. She is keen to know: Ada tends to turn in at 23:40.", True),
+    ("Ada. Ada tends to go to bed at 22:00.", False),
+    ("Ada. Ben likes to get up at 7:10.", False), ("Ada. Ben will usually wake at 5:00.", True),
+    ("Ada, and Ada hits the sack around 21:15 most nights.", True),
+])
+def test_an_age_or_a_habit_said_another_way_must_be_the_members(answer, invented):
+    assert made_up(answer, HOME, {}, DEVICES, "Who was home first?") is invented, answer
+
+
+def test_a_letter_picked_in_words_is_the_pick_a_later_value_is_an_extra():
+    options = ["21 °C", "22 °C", "23 °C", "24 °C", "25 °C"]
+    assert choice("I'll pick option d. Ben likes 22 °C, by the way.", options) == "D"
+    assert choice("going with c; the hall was 22 °C at noon", options) == "C"
+    assert choice("22 °C or 24 °C.", options) is None
+
+
+@pytest.mark.parametrize("answer, ok", [
+    ("| Candidate |\n|---|\n| aged 47 |\n| aged 45 |", False), ("| Answer |\n|---|\n| aged 47 |", True),
+    ("Candidates:\n47\n45", False), ("Answer:\n47", True),
+])
+def test_candidates_in_a_table_or_a_column_are_no_answer(answer, ok):
+    assert answer_matches("47", answer, "How old is Ada?", HOME) is ok
+
+
+def test_doubt_beside_a_plan_fails_it_as_beside_any_answer(labelled):
+    tasks, path = labelled
+    rows = load_labels(path)
+    pg = next(t for t in tasks if t.id == rows[8]["task_id"])
+    plan = rows[8]["answer"].split(": ", 1)[1]
+    household = lived(pg, DEFAULT_TASKS.parent)
+    for answer, ok in ((f"{plan}\nThis has her rooms ready when she walks in.", True),
+                       (f"{plan} — probably, anyway.", False),
+                       (f"{plan}\nIt fits her evenings, though I cannot rule out a slip in the log.", False),
+                       (f"My hunch, untested:\n{plan}", False)):
+        assert score(pg, answer, household, decided=True)["success"] is ok, answer
