@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import re
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -140,7 +141,9 @@ def _same(q: Quantity, true: float, tolerance: float, text: str) -> bool:
         written = text[q.start:q.end]
         decimals = len(written.split(".")[1]) if "." in written else 0
         tolerance = max(tolerance, 0.5 * 10 ** -decimals * 5 / 9 + 0.01)
-    return same_as_written(q, true, tolerance)
+    # a person rounds halves up ("about 23" for 22.5), where Python's round goes to the even digit
+    half_up = math.floor(true * 10 ** q.decimals + 0.5 + 1e-9) / 10 ** q.decimals
+    return same_as_written(q, true, tolerance) or (abs(true) >= 1 and abs(half_up - q.value) < 1e-9)
 
 
 @dataclass

@@ -320,3 +320,11 @@ def test_an_enumeration_of_devices_names_only_the_homes(tasks):
     assert not RULE_JUDGE.answer(task, f"{n} devices.\n({listed}; attic heater)", home)[0]
     assert RULE_JUDGE.answer(task, f"{n}. They are the " + ", the ".join(mine) + ".", home)[0]
     assert not RULE_JUDGE.answer(task, f"{n}. They are the " + ", the ".join(mine[:-1]) + ", the garage lamp.", home)[0]
+
+
+def test_a_half_is_rounded_up_as_people_do(tasks):
+    task, home, _ = _first(tasks, lambda t: t.category == "TC7" and "temperature in the" in t.query
+                           and round(t.answer["value"] % 1, 1) == 0.5)
+    value = task.answer["value"]
+    assert RULE_JUDGE.answer(task, f"About {value + 0.5:.0f} degrees.", home)[0]
+    assert not RULE_JUDGE.answer(task, f"About {value + 1.5:.0f} degrees.", home)[0]
