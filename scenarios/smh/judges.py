@@ -130,7 +130,7 @@ _COMPARED = re.compile(r"\s*(?:°\s*c\b|℃|degrees?(?: celsius)?|c\b|%|percent|
 
 
 #: A room, then what ties a number to it: "⟨room⟩ is at ", "⟨room⟩: ", "⟨room⟩ reads ".
-_OF_ROOM = re.compile(r"⟨r\d+⟩(?:'s)?\s*(?:(?:is|reads|sits|currently|now|at|temperature|humidity)\s+|[:=→]\s*)+$")
+_OF_ROOM = re.compile(r"⟨r\d+⟩(?:'s)?\s*(?:(?:is|reads|sits|currently|now|at|temperature|humidity)\s+|[:=→]\s*)*$")
 #: "°F" after a number: a conversion, given to the precision written in °F.
 _FAHRENHEIT = re.compile(r"\s*(?:°\s*f\b|℉|deg(?:rees?)?\.? ?f(?:ahrenheit)?\b|fahrenheit)", re.I)
 

@@ -307,6 +307,7 @@ def test_fahrenheit_is_held_to_its_written_precision_and_a_rooms_reading_may_equ
     above = float(count.query.split("than ")[1].split()[0])
     cool = next(n for n, r in facts.rooms.items() if abs(home.rooms[r].temperature - above) > 0.5)
     assert not RULE_JUDGE.answer(count, f"None. The {cool} is at {above:.1f} degrees.", home)[0]
+    assert not RULE_JUDGE.answer(count, f"None.\n| room | °C |\n|---|---|\n| {cool} | {above:.1f} |", home)[0]
     assert RULE_JUDGE.answer(count, f"None is above {above:g} degrees.", home)[0]
 
 
