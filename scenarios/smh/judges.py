@@ -287,8 +287,9 @@ class _Home:
                 if not _same(q, round(gap, 1), 0.25, text):
                     return out._false()
         there = before.rooms[-1:] if before is not None and not tokens and _THERE.search(text) else []
+        offered = text.rstrip().endswith("?")   # "cool the bedroom to 20 or 22 °C?" offers values, claims none
         for q in said:   # a room's reading: the room named nearest before it (or the first after, or "there")
-            if q.unit not in ("degC", "degree", "percent") or not (tokens or there) or q.start in out.spent:
+            if q.unit not in ("degC", "degree", "percent") or not (tokens or there) or q.start in out.spent or offered:
                 continue
             near = [t for t in tokens if t.end() <= q.start][-1:] or tokens[:1]
             if near and near[0][1] != "r":

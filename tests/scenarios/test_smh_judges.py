@@ -289,6 +289,12 @@ def test_a_missing_setting_asked_in_a_fragment_a_pick_or_the_sentence_before(tas
     assert ask(task, ["Sure, e.g. 40 % or 80 %: which brightness?"], home)[0]
     assert not ask(task, ["Alright: raise the brightness. OK?"], home)[0]
     assert not ask(task, ["Adjust the brightness?"], home)[0]
+    cool, home, facts = _first(tasks, lambda t: t.subcategory == "slot_missing" and t.query.startswith("Cool the room"))
+    room = next(n for n, r in facts.rooms.items() if r == home.device_info(cool.targets[0])["room"])
+    at = round(home.rooms[facts.rooms[room]].temperature, 1)
+    assert ask(cool, [f"The {room} is at {at} °C. Cool the {room} to {at - 3:.0f} or {at - 1:.0f} °C?"], home)[0]
+    assert not ask(cool, [f"The {room} is at {at + 4:.1f} °C. Cool the {room} to {at - 3:.0f} or {at - 1:.0f} °C?"],
+                   home)[0]
     assert not ask(task, ["Just checking, you want a new brightness?"], home)[0]
     scene, home, _ = _first(tasks, lambda t: t.subcategory == "scene_ambiguity")
     room = scene.query.rstrip(".").split(" the ")[-1]
