@@ -391,7 +391,8 @@ def judge_answer(task: SmhTask, answer: str | None, home: Home) -> tuple[bool, s
             and not (count and q.unit not in (None, "")) and not (q.unit is None and _named(c.text[:q.start], facts))]
     if not said:   # "none", "three", "no lights ... none of them"
         # "no" is a count only of what was asked about ("no lights", not "no problem")
-        nouns = {w.rstrip("s") for w in re.findall(r"[a-z]+", task.query.lower())} - {"no", "none"}
+        nouns = {w.rstrip("s") for w in re.findall(r"[a-z]+", task.query.lower())
+                 if w not in _STOP} - {"no", "none", "how", "many"}
         words = {_WORDS.index(w) if w in _WORDS else 0
                  for c in claims for m in _COUNT_WORD.finditer(c.text) for w in [m[1] or m[2]]
                  if w in _WORDS or w == "none"

@@ -55,6 +55,7 @@ def test_a_count_is_read_from_words_and_the_listed_devices_must_be_so(tasks):
     none, _, _ = _first(tasks, lambda t: t.query == "How many lights are on in the home?" and t.answer["value"] == 0)
     home = build_home(none)
     assert RULE_JUDGE.answer(none, "No lights at all: none of them is on.", home)[0]
+    assert not RULE_JUDGE.answer(none, "No data on the lights right now, sorry.", home)[0]   # "no" of no count
     words = "zero one two three four five six seven eight nine ten".split()
     assert RULE_JUDGE.answer(task, f"No problem! {words[count].capitalize()} lights are on.", build_home(task))[0]
     one, _, _ = _first(tasks, lambda t: t.category == "TC7" and t.answer["kind"] == "number"
