@@ -44,6 +44,7 @@ from scenarios.personal.reading import (
     plans_in,
     prose_of,
     ranking,
+    unwrapped,
 )
 from scenarios.personal.tasks import (
     ARRIVAL_MIN,
@@ -402,6 +403,8 @@ def score(task: PersonalTask, answer: str | None, household: Household | None,
           judge: PersonalJudge | None = None, decided: bool = False) -> dict[str, Any]:
     """A task's answer scored; only a plan (PG) needs the household, lived to the task's time."""
     out: dict[str, Any] = {}
+    if task.category in ("IG", "CF", "MC"):
+        answer = unwrapped(answer)
     if task.category in ("IG", "CF"):
         truth = task.answer or ""
         out["exact"] = exact_match(answer, truth)

@@ -25,6 +25,9 @@ DOUBT = re.compile(
     r"\bafter all\b|\bcould come first\b|\bunclear\b|"
     r"\bdon'?t run\b|\bleave everything as it is\b|\beither\b(?! way\b)|\b(?:it'?s|it is|was) one of\b|\bone of:|"
     r"\bcan'?t be sure\b|\b(?:can'?t|cannot|can not) (?:rule out|exclude)\b|"
+    r"\b(?:couldn'?t|could not|can'?t|cannot|wasn'?t able to|unable to) (?:\w+ )?(?:verify|confirm|check)\b|"
+    r"\bif (?:i'?m|i am|i'?ve|i have|i) (?:\w+ ){0,4}(?:right|correctly)\b"
+    r"(?!\s+(?:now|away|after|before|at|then|there|here|when|as|on|in)\b)|"
     # The common ways of hedging in English, beyond the ones above.
     r"\bnot (?:entirely|completely|totally|quite|100 ?%|a hundred percent) (?:sure|certain)\b|\bi believe\b|"
     r"\b(?:could|might|may) be (?:wrong|mistaken|off)\b|\bif i (?:recall|remember)\b|\bdon'?t quote me\b|"
@@ -161,6 +164,29 @@ DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}(?:T|\b)")   # the date alone: "2025-03-0
 FEATURE = re.compile(r"\b([a-z0-9_]+)\s*(?:\.|:|/|→|->)\s*([A-Z][A-Za-z0-9]*)\s*(?:\.|/|:)\s*([A-Za-z0-9]+)\b")
 
 
+#: The fields an agent's structured reply puts its answer in.
+ANSWER_KEYS = ("answer", "final_answer", "final answer", "result")
+
+
+def unwrapped(answer: str | None) -> str | None:
+    """An answer sent as a JSON object with one answer field ({"answer": "Ada"}) is that field's
+    value, its other fields ("confidence": "low", "source": ...) words beside it; any other JSON
+    (raw tool output) stays as it is, and is no answer."""
+    import json
+    if not answer or not answer.strip().startswith("{"):
+        return answer
+    try:
+        value = json.loads(answer)
+    except json.JSONDecodeError:
+        return answer
+    keys = [k for k in value if str(k).lower() in ANSWER_KEYS] if isinstance(value, dict) else []
+    said = value[keys[0]] if len(keys) == 1 else None
+    if not isinstance(said, (str, int, float)) or isinstance(said, bool) \
+            or any(isinstance(v, (dict, list)) for v in value.values()):
+        return answer
+    return "\n".join([str(said), *(f"{k}: {v}" for k, v in value.items() if k != keys[0])])
+
+
 def doubts(text: str) -> bool:
     """Is the answer put in doubt: a hedge anywhere, or a later sentence that revises it?"""
     said = [s for s in sentences(text) if not SOCIAL.search(s) or OUTRIGHT.search(s)]
@@ -202,9 +228,10 @@ def invented_people(text: str, members: list[dict[str, Any]], rooms: dict[str, s
 #: A member's age as people state it: "47 years old", "aged 47", "she is 47.", "Ada (47)".
 AGE = re.compile(r"\b(\d{1,3})[- ](?:years?|yrs?)(?:[- ]old)?\b|\b(\d{1,3}) ?(?:y/o|yo)\b|\baged? (?:of )?(\d{1,3})\b|"
                  r"\b(?:(?-i:[A-Z][a-z]+)|she|he|they)(?: is|'s| turned| turns) (?:only |just |barely |nearly |almost |"
-                 r"about |around |roughly |now |already |still |a mere )?(\d{1,3})(?=\s*(?:[.,;)!]|$))|"
+                 r"about |around |roughly |now |already |still |a mere )?(\d{1,3})(?=\s*(?:[.,;)!—–]|$|and\b|but\b))|"
                  r"(?<=[A-Za-z] )\((\d{1,3})\)",
                  re.IGNORECASE)
+PRONOUN = re.compile(r"\b(?:she|he|her|hers|him|his|they|them|their)\b", re.IGNORECASE)
 PREFERS = re.compile(r"\b(?:likes?|prefers?|preferred|preference|comfortable|wants?)\b", re.IGNORECASE)
 
 
@@ -299,7 +326,8 @@ def unheld_devices(text: str, devices: Iterable[str], pets: Iterable[dict[str, A
 ROOM_WORDS = ("garage", "basement", "cellar", "attic", "loft", "conservatory", "sunroom", "utility room",
               "laundry room", "laundry", "nursery", "playroom", "den", "porch", "patio", "garden", "guest room",
               "spare room", "mudroom", "games room", "dining room", "pantry", "closet", "studio", "balcony", "ensuite",
-              "hallway", "bathroom", "kitchen")
+              "sauna", "wine cellar", "shed", "greenhouse", "music room", "media room", "home cinema", "boot room",
+              "terrace", "veranda", "hallway", "bathroom", "kitchen")
 PLACED = re.compile(rf"\b(?:in|into|inside) the ({'|'.join(ROOM_WORDS)})\b|"
                     rf"\b(?:the |a )?({'|'.join(ROOM_WORDS)}) (?:light|lamp|thermostat|speaker|tv|sensor|blinds|window|"
                     rf"door|ac|air conditioner|heater|fan)s?\b", re.IGNORECASE)
@@ -343,21 +371,32 @@ def made_up(answer: str, members: list[dict[str, Any]], rooms: dict[str, str] | 
     """Does the answer claim anything the household does not support: a person who is not a member
     vouching for it, a false fact about a member, a device or a pet the home does not have?"""
     text = plain(without_question(answer, question))
-    hypothetical = bool(re.match(r"\s*(?:suppose|imagine|if|what if)\b", question, re.IGNORECASE))
+    hypothetical = supposes_preference(question)
     pets = list(pets)
     return invented_people(text, members + pets, rooms, question) or unheld_people(text, members) \
         or false_member_facts(text, members, hypothetical) \
         or (devices is not None and unheld_devices(text, devices, pets)) or unheld_rooms(text, rooms or {})
 
 
+def supposes_preference(question: str) -> bool:
+    """Does the question suppose another preference ("Suppose Ada preferred 20 °C. ...")? Then a
+    preference stated in the answer is the supposed one; any other supposition changes no preference."""
+    supposition = sentences(question.strip())[0] if question.strip() else ""
+    return bool(re.match(r"\s*(?:suppose|imagine|if|what if)\b", supposition, re.IGNORECASE)
+                and PREFERS.search(supposition))
+
+
 def false_member_facts(text: str, members: list[dict[str, Any]], hypothetical: bool = False) -> bool:
     """Does a sentence about one member state an age, or (outside a hypothetical) a preferred
-    temperature, that is not theirs? A true extra passes; an invented value fails."""
+    temperature, that is not theirs? A true extra passes; an invented value fails. A sentence that
+    names no one but says "she", "his", "they" is about the one member the sentence before named."""
     by_name = {name: m for m in members for name in (str(m["name"]), str(m["name"]).split()[0])}
     people = [(name, str(m["name"])) for name, m in by_name.items()]
+    last: set[str] = set()
     for sentence in sentences(text):
+        said = _mentions(sentence, people)
         for part in [sentence, *re.findall(r"\(([^()]*)\)", sentence)]:
-            named = _mentions(part, people)
+            named = _mentions(part, people) or (set(last) if not said and PRONOUN.search(part) else set())
             if len(named) != 1:
                 continue
             member = by_name[named.pop()]
@@ -367,6 +406,7 @@ def false_member_facts(text: str, members: list[dict[str, Any]], hypothetical: b
             prefs = member.get("preferences") or {}
             if _false_habit(part, member) or not hypothetical and _false_preference(part, prefs):
                 return True
+        last = said if len(said) == 1 else set()
     return False
 
 
@@ -405,6 +445,9 @@ def _rooms(room_ids: Iterable[str], room_names: dict[str, str]) -> list[tuple[st
 def _claim_text(answer: str, question: str) -> str:
     """The sentences that answer: the question's copies, contrasts and dates taken out."""
     text = DATE.sub(" ", without_question(answer, question))
+    steps = re.compile(r"(?m)^[ \t]*\d{1,2}[.)][ \t]+(?=\S)")
+    if len(steps.findall(text)) > 1:   # a numbered list: its numbers ("1. Look up ...") are no claim
+        text = steps.sub("", text)
     kept = [CONTRAST.sub(" ", s) for s in sentences(text) if not CONTRAST_SENTENCE.search(s)]
     return "\n".join(kept)
 
@@ -427,7 +470,7 @@ def answer_matches(truth: str, answer: str | None, question: str, members: list[
     rooms = rooms or {}
     people = _people(members)
     names = {name for name, _ in people}
-    if false_member_facts(text, members, hypothetical=question.lstrip().lower().startswith("suppose")):
+    if false_member_facts(text, members, hypothetical=supposes_preference(question)):
         return False
     if devices is not None and unheld_devices(without_question(answer, question), devices, pets) \
             or unheld_rooms(without_question(answer, question), rooms or {}) \
@@ -584,7 +627,9 @@ def ranking(answer: str | None, candidates: list[str]) -> list[str]:
     # "most likely" ranks (likelier than the rest); it is not doubt here
     if doubts(re.sub(r"\b(?:most|more|less|least) likely\b|\blikeliest\b", " ", answer, flags=re.IGNORECASE)):
         return []
-    if re.search(r"\b(?:tie[sd]?|joint|equal|shared?)\b[^.\n]{0,25}\b(?:first|top|1st|#1)\b", answer, re.IGNORECASE):
+    if re.search(r"\b(?:tie[sd]?|joint|equal|shared?)\b[^.\n]{0,25}\b(?:first|top|1st|#1)\b|"
+                 r"\b(?:first|top|1st|#1)\b[^.\n]{0,25}\b(?:tie[sd]?|joint|shared)\b|\bequally\b",
+                 answer, re.IGNORECASE):
         return []   # several first
     # features ruled out ("not x", "except x") rank nowhere
     found = [m for m in FEATURE.finditer(answer)

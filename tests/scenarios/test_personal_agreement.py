@@ -12,7 +12,7 @@ import pytest
 from matter_twin.cli import app
 from scenarios.personal.agreement import judge_labels, load_labels
 from scenarios.personal.evaluate import PersonalJudge, lived, score
-from scenarios.personal.reading import WITHDRAWN, answer_matches, choice, made_up, ranking
+from scenarios.personal.reading import WITHDRAWN, answer_matches, choice, made_up, ranking, unwrapped
 from scenarios.personal.suite import DEFAULT_TASKS, HOUSEHOLDS_PACK
 from scenarios.personal.tasks import dump_task, load_tasks
 from tests.openai_stub import OpenAIStub
@@ -480,3 +480,51 @@ def test_doubt_beside_a_plan_fails_it_as_beside_any_answer(labelled):
                        (f"{plan}\nIt fits her evenings, though I cannot rule out a slip in the log.", False),
                        (f"My hunch, untested:\n{plan}", False)):
         assert score(pg, answer, household, decided=True)["success"] is ok, answer
+
+
+@pytest.mark.parametrize("truth, answer, ok", [
+    ("Ada Berg", '{"answer": "Ada"}', True), ("17:37", '{"final_answer": "5:37 pm"}', True),
+    ("47", '{"result": 47}', True), ("Ada Berg", '{"answer": "Ben"}', False),
+    ("Ada Berg", '{"member": "Ada", "room": "kitchen"}', False),   # a tool's output, not an answer
+    ("17:37", "Plan:\n1. Read the presence log.\n2. Take her first arrival.\nShe was back at 17:37.", True),
+    ("47", "Steps:\n1. Open the members list.\n2. Find Ada.\nAda is 47.", True),
+    ("47", "47. Ada also likes rooms at 22.5 °C.", True), ("47", "Candidates:\n1. 47\n2. 45", False),
+    ("Ada Berg", "Ada, if I've understood the log correctly.", False),
+    ("Ada Berg", "Ada — if I'm reading it right.", False),
+])
+def test_a_structured_reply_a_worked_answer_and_a_conditional_doubt(truth, answer, ok):
+    members = [{"name": "Ada Berg", "age": 47, "preferences": {"temperature": 22.5}}, {"name": "Ben Berg", "age": 45}]
+    assert answer_matches(truth, unwrapped(answer), "Who or when?", members) is ok, answer
+
+
+def test_only_a_supposed_preference_excuses_another_preference():
+    question = "Suppose Ada had come home an hour later. When would she have been home?"
+    assert made_up("18:37. Ada likes her rooms at 19 °C.", HOME, {}, DEVICES, question)
+    assert not made_up("Ada would like 19 °C.", HOME, {}, DEVICES, "Suppose Ada preferred 19 °C. What would she like?")
+
+
+@pytest.mark.parametrize("answer", [
+    "Joint top: a.OnOff.On and b.OnOff.Off", "Top two (tied): a.OnOff.On, b.OnOff.Off",
+    "a.OnOff.On and b.OnOff.Off matter equally; then the others.",
+])
+def test_a_tie_at_the_top_in_any_order_of_words_ranks_nothing(answer):
+    assert ranking(answer, ["b.OnOff.Off", "a.OnOff.On", "c.OnOff.On"]) == []
+
+
+@pytest.mark.parametrize("answer, invented", [
+    ("Ada came in first. She is 47 and a nurse.", False), ("Ada came in first. She's 39 and a nurse.", True),
+    ("Ada. She normally gets up at 5:15.", True), ("Ada. Her usual wake time is 06:30.", False),
+    ("Ada, then Ben. He prefers 30 °C.", False),   # two named before: whose preference is not known
+    ("Ada. She was upstairs in the sauna.", True), ("Ada; she was in the shed first.", True),
+])
+def test_a_fact_said_of_she_or_he_is_about_the_member_just_named(answer, invented):
+    assert made_up(answer, HOME, {"kitchen": "Kitchen"}, DEVICES, "Who was home first?") is invented, answer
+
+
+@pytest.mark.parametrize("answer, ok", [
+    ('{"final_answer": "Ada", "confidence": "high"}', True), ('{"answer": "Ada", "confidence": "low"}', False),
+    ('{"answer": "Ada", "source": "the hallway motion sensor"}', True),
+    ("Ada, though I couldn't fully verify it.", False), ("Ada; I was unable to confirm it in the log.", False),
+])
+def test_the_fields_beside_a_structured_answer_and_an_unverified_one(answer, ok):
+    assert answer_matches("Ada Berg", unwrapped(answer), "Who was home first?", HOME, {}, DEVICES) is ok, answer
