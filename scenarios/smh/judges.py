@@ -118,7 +118,7 @@ _LIST_WORDS = r"(?:they are|those are|these are|that's|that is|namely)"
 _LIST_OPENING = re.compile(rf":|^\W*{_LIST_WORDS}\b")
 #: "... lights are on." before "Those are:" and a list: the state the list is of.
 _PLURAL_STATE = re.compile(r"\b(?:are|were)\s+(?:currently\s+|now\s+|still\s+)?(on|off|lit|unlit)\b")
-_SET_TO = re.compile(r"⟨d(\d+)⟩(?:'s|\s+is|\s*[:→])?\s*(?:currently\s+|now\s+)?set to\s")
+_SET_TO = re.compile(r"⟨d(\d+)⟩(?:'s|\s+is|\s*[:→])?\s*(?:it(?:'s| is)\s+)?(?:currently\s+|now\s+)?set to\s")
 #: "there" as a place ("humidity there is 45 %", "it's 45 % there"), the room named just before.
 _THERE = re.compile(r"\bthere\b(?!\s+(?:is|are|was|were|'s)\b)|\b(?:humidity|temperature)\s+there\b|\bin that room\b")
 

@@ -336,3 +336,12 @@ def test_a_half_is_rounded_up_as_people_do(tasks):
     value = task.answer["value"]
     assert RULE_JUDGE.answer(task, f"About {value + 0.5:.0f} degrees.", home)[0]
     assert not RULE_JUDGE.answer(task, f"About {value + 1.5:.0f} degrees.", home)[0]
+
+
+def test_a_setting_read_after_a_colon_and_a_pronoun_is_checked(tasks):
+    task, home, facts = _first(tasks, lambda t: t.category == "TC3" and "water_heater" in t.targets[0])
+    name = home.device_info(task.targets[0])["name"].lower()
+    setpoint = facts.read(task.targets[0], "Thermostat", "OccupiedHeatingSetpoint") / 100
+    assert RULE_JUDGE.clarification(task, [f"I looked at the {name}: it's set to {setpoint:g} °C. Hotter?"], home)[0]
+    assert not RULE_JUDGE.clarification(task, [f"I looked at the {name}: it's set to {setpoint + 8:g} °C. Hotter?"],
+                                        home)[0]
