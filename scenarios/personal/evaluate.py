@@ -27,11 +27,11 @@ from typing import Any
 
 from bridge.backend import TIME_FORMAT
 from bridge.tools import TOOL_SCHEMAS, Session, call_tool
-from scenarios.agent import AgentOutput
+from scenarios.agent import AgentOutput, Serve, in_process
 from scenarios.agents.react import ReActAgent, tool_list
 from scenarios.agents.simple import NullAgent
 from scenarios.model_api import create_completion
-from scenarios.personal.household import Household
+from scenarios.personal.household import Household, HouseholdBackend
 from scenarios.personal.households import load_spec
 from scenarios.personal.reading import (
     WITHDRAWN,
@@ -486,28 +486,33 @@ def lived(task: PersonalTask, base: Path) -> Household:
 
 def run_task(task: PersonalTask, agent: Any, base: Path, judge: PersonalJudge | None = None,
              max_steps: int = MAX_STEPS, household: Household | None = None, decided: bool = False,
-             tools: bool = True, anonymise: bool = False, reflect: bool = False, extra: str = "") -> dict[str, Any]:
+             tools: bool = True, anonymise: bool = False, reflect: bool = False, extra: str = "",
+             serve: Serve = in_process) -> dict[str, Any]:
     """One task; `household` (already lived to the task's time) is forked instead of living it again.
     `decided`: only success matters (validation), so a plan already invalid is not run on.
+    `serve`: how the agent reaches the household's home (in process, or over Matter:
+    scenarios/over_matter.py); the household tools answer in process either way, and the answer
+    is scored in process on the household whose home the agent worked on.
     The paper's settings: `tools=False` (sole reasoning) puts the household's members and memory
     in the query; `anonymise` asks the ID-based question (member ids for names), and reads the
     ids in the answer back as names. `reflect`: a failed attempt is tried once more from the same
     start, the question followed by the first answer and the judge's verdict on it (`extra`)."""
     if reflect:   # both attempts start from the same lived household
         household = household if household is not None else lived(task, base)
-        first = run_task(task, agent, base, judge, max_steps, household, decided, tools, anonymise)
+        first = run_task(task, agent, base, judge, max_steps, household, decided, tools, anonymise, serve=serve)
         if first["success"]:
             return {**first, "reflection": {"first_success": True}}
         feedback = (f"\n\nYour previous answer was:\n{first.get('answer') or '(none)'}\nThe judge found it "
                     f"wrong ({feedback_of(first)}). Think again and answer anew.")
         again = run_task(task, agent, base, judge, max_steps, household, decided, tools, anonymise,
-                         extra=feedback)
+                         extra=feedback, serve=serve)
         return {**again, "reflection": {"first_success": False, "first_answer": first.get("answer")}}
     household = household.fork() if household is not None else lived(task, base)
     session = Session(tools=household_tools(household))
     question = (anonymised(task.question, household) if anonymise else task.question) + extra
     query = question if tools else f"{sole_context(household)}\n\nQuestion: {question}"
-    output = agent.run(query, household.backend, session, max_steps)
+    with serve(household.home) as backend:
+        output = agent.run(query, HouseholdBackend(household, backend), session, max_steps)
     answer = named(session.answer, household) if anonymise else session.answer
     result = {"task_id": task.id, "category": task.category, "difficulty": task.difficulty,
               "setting": {"tools": tools, "anonymised": anonymise},
@@ -527,13 +532,15 @@ def feedback_of(result: dict[str, Any]) -> str:
 
 def run(tasks: list[PersonalTask], agent_factory: Callable[[PersonalTask], Any], out: Path, base: Path,
         judge: PersonalJudge | None = None, max_steps: int = MAX_STEPS, progress: bool = False,
-        tools: bool = True, anonymise: bool = False, reflect: bool = False) -> list[dict[str, Any]]:
+        tools: bool = True, anonymise: bool = False, reflect: bool = False,
+        serve: Serve = in_process) -> list[dict[str, Any]]:
     """Run the tasks not yet in `out` through the one runner (scenarios/runner.py): results to
     `out`/results.jsonl (each keyed by "episode_id", the task id), resumable; a task in which no reply
-    of the model could be used is not recorded, so a rerun retries it. Returns the new records."""
+    of the model could be used is not recorded, so a rerun retries it. Returns the new records.
+    `serve`: as `run_task` (a `MatterServing` serves each task's household home over Matter)."""
     def run_item(task: PersonalTask) -> dict[str, Any]:
         return {"episode_id": task.id, **run_task(task, agent_factory(task), base, judge, max_steps,
-                                                  tools=tools, anonymise=anonymise, reflect=reflect)}
+                                                  tools=tools, anonymise=anonymise, reflect=reflect, serve=serve)}
     # One worker: the tasks' households are simulated in process, and the judge keeps no lock.
     return run_items(tasks, None, None, out, workers=1, progress=progress, run_item=run_item)
 

@@ -81,13 +81,18 @@ def _clock(day: date, hhmm: str, minutes: int = 0) -> datetime:
     return datetime(day.year, day.month, day.day, h, m) + timedelta(minutes=minutes)
 
 
-class HouseholdBackend(TwinBackend):
-    """The twin backend plus its household, for the reference solver's privileged counterfactual
-    replay (the household tools get their household from `tools.household_tools`, not from here)."""
+class HouseholdBackend:
+    """The backend an agent is given: every device call goes to `backend` (the household's home
+    in process, or served over Matter: scenarios/over_matter.py), and `household` is there for
+    the reference solver's privileged counterfactual replay and day lived ahead, which no tool
+    offers (the household tools get their household from `tools.household_tools`, not here)."""
 
-    def __init__(self, household: Household):
-        super().__init__(household.home)
+    def __init__(self, household: Household, backend: Any):
         self.household = household
+        self._backend = backend
+
+    def __getattr__(self, name: str) -> Any:   # the Backend operations are the wrapped backend's
+        return getattr(self._backend, name)
 
 
 class Household:
@@ -103,7 +108,7 @@ class Household:
         self.lounge = self._room_of_kind(LOUNGES)
         #: The life events' changes to the acts (edits like the counterfactual ones, never replaced).
         self.life_edits = self._life_edits()
-        self.backend = HouseholdBackend(self)
+        self.backend = TwinBackend(home)   # the residents' own acts, in process
         self.memory: list[dict[str, Any]] = []
         first_room = next(iter(home.rooms))
         self.where: dict[str, str] = {r.id: r.bedroom or first_room for r in residents}
@@ -137,7 +142,7 @@ class Household:
         twin.seed = self.seed
         twin.household, twin.kitchen, twin.lounge = self.household, self.kitchen, self.lounge
         twin.life_edits = self.life_edits
-        twin.backend = HouseholdBackend(twin)
+        twin.backend = TwinBackend(twin.home)
         twin.memory = list(self.memory)       # records are never mutated: share them
         twin.where = dict(self.where)
         twin.edits = copy.deepcopy(self.edits)

@@ -3,6 +3,7 @@ household memory as the twin's own history, the household tools, the five task c
 rule ground truth (counterfactuals by fork and replay), scoring, agents and the committed set."""
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import random
@@ -322,6 +323,53 @@ def test_reference_and_null_bounds_and_the_summary(small, tmp_path):
     again = run(tasks, lambda t: make_agent("reference", t), tmp_path / "ref", base)   # resumes: the cut task only
     assert len(again) == 1 and len(load_results(tmp_path / "ref")) == len(tasks)
     assert sorted(json.loads(line)["episode_id"] for line in lines) == sorted(t.id for t in tasks)
+
+
+def test_the_agent_reaches_the_household_home_through_serve(small):
+    """`serve` (over Matter: scenarios/over_matter.py) yields the backend of the household's own
+    home; device calls go there, the household tools and the reference's privileged replay and
+    day ahead stay in process, so every category scores as in process."""
+    base, tasks = small
+    served: list = []
+
+    class Served(TwinBackend):   # the twin in process, standing where MatterBackend stands
+        def rooms(self):
+            self.rooms_read = True
+            return super().rooms()
+
+    @contextlib.contextmanager
+    def serve(home):
+        backend = Served(home)
+        served.append((home, backend))
+        yield backend
+
+    class Probe:   # the reference, noting the backend it was given
+        name = "reference"
+
+        def __init__(self, task):
+            self.agent, self.seen = make_agent("reference", task), None
+
+        def run(self, query, backend, session, max_steps):
+            self.seen = backend
+            return self.agent.run(query, backend, session, max_steps)
+
+    for name in sorted({t.household for t in tasks}):
+        mine = sorted((t for t in tasks if t.household == name), key=lambda t: (t.at, t.id))
+        household = lived(mine[0], base)
+        for task in mine:
+            household.simulate(task.at)
+            for spec in ("reference", "stuffer") if task is mine[0] else ("reference",):
+                here = run_task(task, make_agent(spec, task), base, household=household)
+                probe = Probe(task) if spec == "reference" else make_agent(spec, task)
+                there = run_task(task, probe, base, household=household, serve=serve)
+                assert there == here, (task.id, spec)
+                home, backend = served[-1]
+                assert home is not household.home   # the agent's fork, the one scored
+                if spec == "reference":
+                    assert probe.seen.household.home is home and probe.seen.rooms.__self__ is backend
+                else:
+                    assert backend.rooms_read   # the stuffer lists the devices through the served backend
+    assert {t.category for t in tasks} == set(CATEGORIES) and len(served) == len(tasks) + 2
 
 
 def setting(check: dict) -> dict:
