@@ -14,6 +14,8 @@ import typer
 from matter_twin.cli_simuhome import unusable_summary
 from matter_twin.console import CliError, one_line, progress_bar, select_tasks
 from matter_twin.extras import require_for_model
+from matter_twin.sandbox import check_over_matter, rerun_over_matter, serving_over_matter
+from scenarios.agent import in_process
 from scenarios.model_api import ModelAPIError
 from scenarios.personal.agreement import DEFAULT_LABELS, judge_labels, load_labels
 from scenarios.personal.evaluate import PersonalJudge, Tally, bounds_line, make_agent, summarize, win_rates
@@ -141,7 +143,15 @@ def run(agent: str = typer.Option(..., help="reference | null | stuffer | copier
         anonymised: bool = typer.Option(False, "--anonymised", help="Ask the ID-based questions (member ids "
                                         "for names) instead of the personalised ones."),
         reflect: bool = typer.Option(False, "--reflect", help="Reflection: a failed task is tried once more, "
-                                     "with the first answer and the judge's verdict on it.")):
+                                     "with the first answer and the judge's verdict on it."),
+        over_matter: bool = typer.Option(False, "--over-matter", help="Serve each task's household home as one "
+                                         "Matter bridge node, commission it into python-matter-server and drive "
+                                         "the agent's device tools through it (the household tools answer in "
+                                         "process). Needs root: the run makes a network namespace with its own "
+                                         "python-matter-server."),
+        matter_server: str | None = typer.Option(None, help="With --over-matter: use this running "
+                                                 "python-matter-server (ws://...) instead; run inside the network "
+                                                 "namespace where it finds the nodes (no root needed).")):
     """Run an agent on the personalised tasks and print the paper's figures per category (the
     reactive ones per difficulty, and the tool-usage error taxonomy). `--no-tools` and
     `--anonymised` select the paper's settings; use one run directory per setting.
@@ -151,14 +161,21 @@ def run(agent: str = typer.Option(..., help="reference | null | stuffer | copier
     Unusable replies are counted in the summary; above `--max-unusable` the run fails (exit 1). A
     task in which no reply could be used is not recorded, and three in a row stop the run.
 
+    With `--over-matter` each task's household home is served as a Matter bridge node (one
+    commissioning per task) and the agent's device tools go through python-matter-server; the
+    answer is scored in process as usual, so results compare task by task with an in-process run.
+
     Examples:
 
         twin bench personal run --agent reference --out runs/personal-ref
 
         twin bench personal run --agent openai:gpt-4o-mini --judge openai:gpt-4o --out runs/personal-mini --limit 3
+
+        sudo twin bench personal run --agent reference --over-matter --limit 1 --out runs/personal-matter
     """
     require_for_model(agent, f"--agent {agent}")
     require_for_model(judge, f"--judge {judge}")
+    check_over_matter(over_matter, matter_server)
     items = select_tasks(load_tasks, tasks, category, CATEGORIES, limit)
     try:
         make_agent(agent, items[0] if items else PersonalTask(id="-", category="IG", household="-", at="-",
@@ -171,13 +188,23 @@ def run(agent: str = typer.Option(..., help="reference | null | stuffer | copier
             raise CliError(f"unknown judge {judge!r}; accepted: openai:MODEL")
         scorer = PersonalJudge(judge[len("openai:"):], base_url=base_url or os.environ.get("OPENAI_BASE_URL"),
                                api_key=api_key or os.environ.get("OPENAI_API_KEY"))
-    try:
-        new = run_all(items, lambda t: make_agent(agent, t, base_url, api_key, mode, tools), out, tasks.parent,
-                      scorer, max_steps, progress=True, tools=tools, anonymise=anonymised, reflect=reflect)
-    except UserFileError as exc:   # a household file that does not load
-        raise CliError(str(exc)) from None
-    except ModelAPIError as exc:   # the tasks it stopped are not recorded: a rerun retries them
-        raise CliError(f"{exc}; the tasks not done are not recorded: a rerun retries them") from None
+    if over_matter and matter_server is None:   # run this very command again inside a namespace with its server
+        args = ["bench", "personal", "run", "--agent", agent, "--out", str(out), "--tasks", str(tasks),
+                *(["--judge", judge] if judge is not None else []), "--mode", mode, "--max-steps", str(max_steps),
+                *[a for c in category or [] for a in ("--category", c)],
+                *(["--limit", str(limit)] if limit is not None else []), "--max-unusable", str(max_unusable),
+                "--tools" if tools else "--no-tools", *(["--anonymised"] if anonymised else []),
+                *(["--reflect"] if reflect else [])]
+        raise typer.Exit(rerun_over_matter("personal", args, base_url, api_key))
+    with serving_over_matter(matter_server, "household homes", out) as serving:
+        try:
+            new = run_all(items, lambda t: make_agent(agent, t, base_url, api_key, mode, tools), out, tasks.parent,
+                          scorer, max_steps, progress=True, tools=tools, anonymise=anonymised, reflect=reflect,
+                          serve=serving or in_process)
+        except UserFileError as exc:   # a household file that does not load
+            raise CliError(str(exc)) from None
+        except ModelAPIError as exc:   # the tasks it stopped are not recorded: a rerun retries them
+            raise CliError(f"{exc}; the tasks not done are not recorded: a rerun retries them") from None
     ids = {t.id for t in items}
     results = [r for r in load_results(out) if r["episode_id"] in ids]
     summary = summarize(results)

@@ -12,10 +12,9 @@ import typer
 from matter_twin.cli_simuhome import unusable_summary
 from matter_twin.console import CliError, per_subcategory, progress_bar, report_validation, select_tasks
 from matter_twin.extras import require, require_for_model
-from matter_twin.sandbox import rerun_over_matter
+from matter_twin.sandbox import check_over_matter, rerun_over_matter, serving_over_matter
 from scenarios.agent import Serve, in_process
 from scenarios.model_api import ModelAPIError
-from scenarios.over_matter import MatterServing, MatterServingError
 from scenarios.runner import load_results
 from scenarios.runner import run as run_all
 from scenarios.simuhome.agreement import SPLITS, agreement_table
@@ -194,12 +193,7 @@ def run(agent: str = typer.Option(..., help=" | ".join(AGENTS)),
     require_for_model(judge, f"--judge {judge}")
     if ray is not None:
         require("ray", "--ray")
-    if over_matter:
-        require("matter-server", "--over-matter")
-    if matter_server is not None and not over_matter:
-        raise CliError("--matter-server goes with --over-matter")
-    if over_matter and ray is not None:
-        raise CliError("--ray runs tasks in process; it does not go with --over-matter")
+    check_over_matter(over_matter, matter_server, ray)
     if over_matter and setting != "eia":
         raise CliError("--over-matter runs the EIA setting (DR replays one JSON answer in process); "
                        "use --setting eia")
@@ -238,27 +232,17 @@ def run(agent: str = typer.Option(..., help=" | ".join(AGENTS)),
             return {"episode_id": task.id, **row, "judge": scorer.name}
         return run_item
     results, new = [], []
-    serving = MatterServing(matter_server) if over_matter and matter_server else None
-    try:
-        if serving is not None:
-            serving.wait_for_server()
-        for s in settings:   # the one runner (scenarios/runner.py): resumable, in threads or on Ray
-            new += run_all(items, None, None, out / s, workers=1 if serving else workers, ray_address=ray,
-                           run_item=one(s, serving or in_process))
-            ids = {t.id for t in items}
-            results += [r for r in load_results(out / s) if r["episode_id"] in ids]
-    except ModelAPIError as exc:
-        raise CliError(f"{exc}; the tasks it stopped are not recorded: a rerun retries them") from None
-    except MatterServingError as exc:
-        raise CliError(f"over Matter: {exc} (results so far are in {out}; a rerun resumes)") from None
-    except RuntimeError as exc:   # Ray missing or unreachable
-        raise CliError(str(exc)) from None
-    finally:
-        if serving is not None:
-            serving.close()
-    if serving is not None:
-        typer.echo(f"over Matter: {serving.commissioned} task homes served as bridge nodes, each commissioned "
-                   f"into python-matter-server at {matter_server}")
+    with serving_over_matter(matter_server if over_matter else None, "task homes", out) as serving:
+        try:
+            for s in settings:   # the one runner (scenarios/runner.py): resumable, in threads or on Ray
+                new += run_all(items, None, None, out / s, workers=1 if serving else workers, ray_address=ray,
+                               run_item=one(s, serving or in_process))
+                ids = {t.id for t in items}
+                results += [r for r in load_results(out / s) if r["episode_id"] in ids]
+        except ModelAPIError as exc:
+            raise CliError(f"{exc}; the tasks it stopped are not recorded: a rerun retries them") from None
+        except RuntimeError as exc:   # Ray missing or unreachable
+            raise CliError(str(exc)) from None
     summary = summarize(results)
     (out / "summary.json").write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     for key in ("setting", "category", "tier"):

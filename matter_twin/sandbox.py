@@ -20,6 +20,7 @@ import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from twin.node.credentials import write_paa_trust_store
 
@@ -124,4 +125,44 @@ def rerun_over_matter(prefix: str, args: list[str], base_url: str | None, api_ke
         return sandbox.run(python_command(*args, "--over-matter", "--matter-server", SERVER_URL), env)
 
 
-__all__ = ["SERVER_URL", "Sandbox", "matter_sandbox", "missing_requirements", "python_command", "rerun_over_matter"]
+def check_over_matter(over_matter: bool, matter_server: str | None, ray: str | None = None,
+                      items: str = "tasks") -> None:
+    """The rules of a benchmark command's `--over-matter`, `--matter-server` and `--ray`, one line
+    each (CliError): the matter-server extra, no server without --over-matter, no Ray with it."""
+    from matter_twin.console import CliError
+    from matter_twin.extras import require
+    if over_matter:
+        require("matter-server", "--over-matter")
+    if matter_server is not None and not over_matter:
+        raise CliError("--matter-server goes with --over-matter")
+    if over_matter and ray is not None:
+        raise CliError(f"--ray runs {items} in process; it does not go with --over-matter")
+
+
+@contextlib.contextmanager
+def serving_over_matter(matter_server: str | None, homes: str, out: Path) -> Iterator[Any]:
+    """With a server URL (the command already inside its namespace): a `MatterServing` on it,
+    waited for, as the run's `serve` hook; afterwards the line saying how many of the run's
+    `homes` (e.g. "task homes") were commissioned. A Matter setup failure stops the run with one
+    line (results so far stay in `out`; a rerun resumes). Without a URL: None (in process)."""
+    if matter_server is None:
+        yield None
+        return
+    import typer
+
+    from matter_twin.console import CliError
+    from scenarios.over_matter import MatterServing, MatterServingError
+    serving = MatterServing(matter_server)
+    try:
+        serving.wait_for_server()
+        yield serving
+    except MatterServingError as exc:
+        raise CliError(f"over Matter: {exc} (results so far are in {out}; a rerun resumes)") from None
+    finally:
+        serving.close()
+    typer.echo(f"over Matter: {serving.commissioned} {homes} served as bridge nodes, each commissioned "
+               f"into python-matter-server at {matter_server}")
+
+
+__all__ = ["SERVER_URL", "Sandbox", "check_over_matter", "matter_sandbox", "missing_requirements", "python_command",
+           "rerun_over_matter", "serving_over_matter"]

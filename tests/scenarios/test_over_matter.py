@@ -97,3 +97,37 @@ def test_room_states_over_matter_differ_only_by_illuminance_encoding():
             else:
                 assert over == here, (state, values[state], over, here)
     assert 0 < off_by_one < 60, off_by_one   # 34 of these 400 (up to 2,900 lux)
+
+
+def _one_personal_task(tmp_path):
+    from scenarios.personal.households import read_text
+    from scenarios.personal.suite import DEFAULT_TASKS
+    path = tmp_path / "tasks.jsonl"
+    path.write_text(read_text(DEFAULT_TASKS).splitlines()[0] + "\n", encoding="utf-8")
+    return path
+
+
+def test_personal_over_matter_errors_are_one_line(tmp_path, monkeypatch):
+    """`twin bench personal run --over-matter` keeps the rules of the other suites' runs."""
+    runner = CliRunner()
+    base = ["personal", "run", "--agent", "reference", "--out", str(tmp_path / "r"),
+            "--tasks", str(_one_personal_task(tmp_path))]
+    result = runner.invoke(bench_app, [*base, "--matter-server", "ws://127.0.0.1:5580/ws"])
+    assert result.exit_code == 2 and "--matter-server goes with --over-matter" in result.output, result.output
+    monkeypatch.setattr("os.geteuid", lambda: 1000)
+    result = runner.invoke(bench_app, [*base, "--over-matter"])
+    assert result.exit_code == 2, result.output
+    assert "--over-matter needs root" in result.output and "--matter-server URL" in result.output
+    monkeypatch.setattr("matter_twin.extras.missing", lambda extra: extra == "matter-server")
+    result = runner.invoke(bench_app, [*base, "--over-matter"])
+    assert result.exit_code == 2 and "--over-matter needs the `matter-server` extra" in result.output, result.output
+    assert not (tmp_path / "r").exists()
+
+
+def test_smh_over_matter_goes_without_ray(tmp_path, monkeypatch):
+    monkeypatch.setattr("matter_twin.extras.missing", lambda extra: False)
+    result = CliRunner().invoke(bench_app, ["smh", "run", "--agent", "reference", "--out", str(tmp_path / "r"),
+                                            "--over-matter", "--ray", "local"])
+    assert result.exit_code == 2, result.output
+    assert "--ray runs tasks in process; it does not go with --over-matter" in result.output
+    assert not (tmp_path / "r").exists()
