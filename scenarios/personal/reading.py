@@ -244,10 +244,22 @@ HOBBY = re.compile(r"\b(?:(?:a |an )?(?:big |huge |keen |real )?(?:fan|lover) of
                    r"([a-z][a-z -]*[a-z])", re.IGNORECASE)
 #: A member's wake or bed time: "usually wakes at 08:15", "tends to turn in at 22:30"; habits only, so
 #: verbs in the present (what a member did on the day, "got up at 07:52", is no habit).
-HABIT = re.compile(r"\b(?:(?P<wake>wakes?(?: up)?|waking up|gets? up|rises|"
+HABIT = re.compile(r"\b(?:(?P<wake>wakes?(?: up)?|waking up|gets? up|rises|(?:is|'s) (?:\w+ )?up (?:by|at|around)|"
                    r"(?:usual|normal|regular|typical) wake(?:-up)? time)|"
                    r"(?P<bed>go(?:es)? to (?:bed|sleep)|bed ?time|turns? in|falls? asleep|hits? the (?:hay|sack)|"
                    r"retires? for the night))\b", re.IGNORECASE)
+
+
+def _false_role(part: str, member: dict[str, Any]) -> bool:
+    """A role in the home stated for the member ("Carmen is the household's roommate") that is not
+    theirs (their role, or a word their persona uses)."""
+    role, persona = str(member.get("role", "")).lower(), str(member.get("persona", "")).lower()
+    for m in ROLE_CLAIM.finditer(part):
+        word = m[1].lower()
+        said = next(r for r, pattern in HOUSE_ROLES.items() if re.fullmatch(pattern, word, re.IGNORECASE))
+        if said != role and not re.search(rf"\b{re.escape(word.rstrip('s'))}", persona):
+            return True
+    return False
 
 
 def _false_habit(part: str, member: dict[str, Any]) -> bool:
@@ -270,18 +282,18 @@ def _false_habit(part: str, member: dict[str, Any]) -> bool:
     return False
 
 
-def _false_preference(part: str, prefs: dict[str, Any]) -> bool:
-    """A preferred temperature or light level stated beside the member that is not theirs."""
+def _false_preference(part: str, prefs: dict[str, Any], supposed: Iterable[float] = ()) -> bool:
+    """A preferred temperature or light level stated beside the member that is neither theirs nor supposed."""
     if not PREFERS.search(part):
         return False
     liked = prefs.get("temperature")
-    if isinstance(liked, (int, float)) and any(abs(q.value - liked) > 0.06 for q in quantities(part)
-                                               if q.unit in ("degC", "degree")):
+    if isinstance(liked, (int, float)) and any(all(abs(q.value - v) > 0.06 for v in {liked, *supposed})
+                                               for q in quantities(part) if q.unit in ("degC", "degree")):
         return True
     level = prefs.get("light_level")
     said = [int(v) for v in re.findall(r"\b(?:light )?(?:level|brightness)(?: of)?\s*(\d{1,3})\b(?!\s*%)", part,
                                        re.IGNORECASE)]
-    return isinstance(level, int) and any(v != level for v in said)
+    return isinstance(level, int) and any(v != level and v not in supposed for v in said)
 
 
 #: Devices people name, by the words of a device id the home must hold for the claim to be true: a
@@ -305,8 +317,11 @@ DEVICE_KINDS = {
 }
 DEVICE_WORDS = {kind: re.compile(pattern, re.IGNORECASE) for kind, pattern in DEVICE_KINDS.items()}
 #: Pets people name, by species.
-PETS = re.compile(r"\b(dog|puppy|cat|kitten|rabbit|bunny|tortoise|turtle|parrot|budgie|bird|fish|goldfish|hamster|"
-                  r"guinea pig)s?\b", re.IGNORECASE)
+ANIMALS = r"dog|puppy|cat|kitten|rabbit|bunny|tortoise|turtle|parrot|budgie|bird|fish|goldfish|hamster|guinea pig"
+PETS = re.compile(rf"\b({ANIMALS})s?\b", re.IGNORECASE)
+#: A pet named: "a pet called Clover", "our dog named Rex", "Mango the parrot".
+PET_NAMED = re.compile(rf"\b(?:pets?|{ANIMALS}) (?:called|named) ((?-i:[A-Z][a-z]+))\b|"
+                       rf"\b((?-i:[A-Z][a-z]+)) the (?:\w+ )?(?:{ANIMALS})\b(?! \w)", re.IGNORECASE)
 SPECIES = {"puppy": "dog", "kitten": "cat", "bunny": "rabbit", "goldfish": "fish", "budgie": "bird", "parrot": "bird"}
 
 
@@ -318,7 +333,10 @@ def unheld_devices(text: str, devices: Iterable[str], pets: Iterable[dict[str, A
     if any(pattern.search(text) and not any(re.search(rf"(?:^|\s){kind}(?:\s|$)", i) for i in ids)
            for kind, pattern in DEVICE_WORDS.items()):
         return True
-    return any(SPECIES.get(m[1].lower(), m[1].lower()) not in kept for m in PETS.finditer(text))
+    if any(SPECIES.get(m[1].lower(), m[1].lower()) not in kept for m in PETS.finditer(text)):
+        return True
+    names = {str(p.get("name", "")).lower() for p in pets}
+    return any(next(g for g in m.groups() if g).lower() not in names for m in PET_NAMED.finditer(text))
 
 
 #: Rooms people place things in ("in the garage", "the attic light"); "office", "study" and "gym" are
@@ -348,6 +366,9 @@ HOUSE_ROLES = {"roommate": r"roommates?|flatmates?|housemates?",
                "partner": r"husband|wife|spouse|partner|boyfriend|girlfriend",
                "(none)": r"lodgers?|tenants?|au pairs?|nanny|housekeeper|cleaner|babysitter|caretaker|gardener|butler|"
                          r"maid|carer|neighbou?rs?"}
+#: A role claimed for someone: "is the household's roommate", "'s one of the kids", "as the family's lodger".
+ROLE_CLAIM = re.compile(r"\b(?:is|'s|as) (?:the|a|an|one of the) (?:household'?s |family'?s |home'?s )?("
+                        + "|".join(HOUSE_ROLES.values()) + r")\b", re.IGNORECASE)
 HOUSE_PERSON = re.compile(r"\b(?:the|our|my|their|his|her|your)\s+(" + "|".join(HOUSE_ROLES.values()) + r")\b",
                           re.IGNORECASE)
 
@@ -371,24 +392,27 @@ def made_up(answer: str, members: list[dict[str, Any]], rooms: dict[str, str] | 
     """Does the answer claim anything the household does not support: a person who is not a member
     vouching for it, a false fact about a member, a device or a pet the home does not have?"""
     text = plain(without_question(answer, question))
-    hypothetical = supposes_preference(question)
+    supposed = supposed_values(question)
     pets = list(pets)
     return invented_people(text, members + pets, rooms, question) or unheld_people(text, members) \
-        or false_member_facts(text, members, hypothetical) \
+        or false_member_facts(text, members, supposed) \
         or (devices is not None and unheld_devices(text, devices, pets)) or unheld_rooms(text, rooms or {})
 
 
-def supposes_preference(question: str) -> bool:
-    """Does the question suppose another preference ("Suppose Ada preferred 20 °C. ...")? Then a
-    preference stated in the answer is the supposed one; any other supposition changes no preference."""
+def supposed_values(question: str) -> set[float]:
+    """The values a question supposes as a preference ("Suppose Ada preferred 20 °C. ..."): a
+    preference stated in the answer may be one of them, or the member's own; any other supposition
+    changes no preference."""
     supposition = sentences(question.strip())[0] if question.strip() else ""
-    return bool(re.match(r"\s*(?:suppose|imagine|if|what if)\b", supposition, re.IGNORECASE)
-                and PREFERS.search(supposition))
+    if not (re.match(r"\s*(?:suppose|imagine|if|what if)\b", supposition, re.IGNORECASE)
+            and PREFERS.search(supposition)):
+        return set()
+    return {q.value for q in quantities(DATE.sub(" ", supposition))}
 
 
-def false_member_facts(text: str, members: list[dict[str, Any]], hypothetical: bool = False) -> bool:
-    """Does a sentence about one member state an age, or (outside a hypothetical) a preferred
-    temperature, that is not theirs? A true extra passes; an invented value fails. A sentence that
+def false_member_facts(text: str, members: list[dict[str, Any]], supposed: Iterable[float] = ()) -> bool:
+    """Does a sentence about one member state an age, or a preferred temperature, that is not
+    theirs (nor one the question supposes)? A true extra passes; an invented value fails. A sentence that
     names no one but says "she", "his", "they" is about the one member the sentence before named."""
     by_name = {name: m for m in members for name in (str(m["name"]), str(m["name"]).split()[0])}
     people = [(name, str(m["name"])) for name, m in by_name.items()]
@@ -404,7 +428,8 @@ def false_member_facts(text: str, members: list[dict[str, Any]], hypothetical: b
             if isinstance(member.get("age"), int) and ages - {member["age"]}:
                 return True
             prefs = member.get("preferences") or {}
-            if _false_habit(part, member) or not hypothetical and _false_preference(part, prefs):
+            if _false_role(part, member) or _false_habit(part, member) \
+                    or _false_preference(part, prefs, set(supposed)):
                 return True
         last = said if len(said) == 1 else set()
     return False
@@ -470,7 +495,7 @@ def answer_matches(truth: str, answer: str | None, question: str, members: list[
     rooms = rooms or {}
     people = _people(members)
     names = {name for name, _ in people}
-    if false_member_facts(text, members, hypothetical=supposes_preference(question)):
+    if false_member_facts(text, members, supposed_values(question)):
         return False
     if devices is not None and unheld_devices(without_question(answer, question), devices, pets) \
             or unheld_rooms(without_question(answer, question), rooms or {}) \

@@ -528,3 +528,23 @@ def test_a_fact_said_of_she_or_he_is_about_the_member_just_named(answer, invente
 ])
 def test_the_fields_beside_a_structured_answer_and_an_unverified_one(answer, ok):
     assert answer_matches("Ada Berg", unwrapped(answer), "Who was home first?", HOME, {}, DEVICES) is ok, answer
+
+
+def test_a_role_a_named_pet_and_an_up_by_time_must_be_the_households():
+    flat = [{"name": "Rosa Lind", "age": 29, "role": "roommate",
+             "persona": "Rosa Lind is a 29-year-old baker (roommate).", "preferences": {"wake": "05:40"}}]
+    pets = [{"name": "Pip", "species": "tortoise"}]
+    for answer, invented in (("Rosa; she is the household's roommate.", False), ("Rosa, as the family's lodger.", True),
+                             ("Rosa. Rosa is one of the kids.", True), ("Rosa is usually up by 05:40.", False),
+                             ("Rosa is usually up by 07:00.", True), ("Rosa. Their pet named Pip slept.", False),
+                             ("Rosa. A pet called Biscuit slept.", True), ("Rosa, with Pip the tortoise.", False),
+                             ("Rosa, with Nugget the tortoise.", True)):
+        assert made_up(answer, flat, {}, DEVICES, "Who was home first?", pets) is invented, answer
+
+
+def test_under_a_supposed_preference_only_it_or_the_members_own_may_be_stated():
+    members = [{"name": "Ada Berg", "age": 47, "preferences": {"temperature": 22.5}}]
+    question = "Suppose Ada Berg preferred her rooms at 20 °C. What would Ada like her rooms at?"
+    for answer, invented in (("20 °C; Ada really likes 22.5 °C.", False), ("20 °C. Ada likes 25 °C, mind.", True),
+                             ("Ada would like 20 °C.", False)):
+        assert made_up(answer, members, {}, None, question) is invented, answer
