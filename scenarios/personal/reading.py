@@ -244,7 +244,7 @@ HOBBY = re.compile(r"\b(?:(?:a |an )?(?:big |huge |keen |real )?(?:fan|lover) of
                    r"([a-z][a-z -]*[a-z])", re.IGNORECASE)
 #: A member's wake or bed time: "usually wakes at 08:15", "tends to turn in at 22:30"; habits only, so
 #: verbs in the present (what a member did on the day, "got up at 07:52", is no habit).
-HABIT = re.compile(r"\b(?:(?P<wake>wakes?(?: up)?|waking up|gets? up|rises|(?:is|'s) (?:\w+ )?up (?:by|at|around)|"
+HABIT = re.compile(r"\b(?:(?P<wake>wakes?(?: up)?|waking up|gets? up|(?:is|'s) (?:\w+ly )?up (?:by|at|around)|"
                    r"(?:usual|normal|regular|typical) wake(?:-up)? time)|"
                    r"(?P<bed>go(?:es)? to (?:bed|sleep)|bed ?time|turns? in|falls? asleep|hits? the (?:hay|sack)|"
                    r"retires? for the night))\b", re.IGNORECASE)

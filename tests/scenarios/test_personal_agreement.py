@@ -536,7 +536,8 @@ def test_a_role_a_named_pet_and_an_up_by_time_must_be_the_households():
     pets = [{"name": "Pip", "species": "tortoise"}]
     for answer, invented in (("Rosa; she is the household's roommate.", False), ("Rosa, as the family's lodger.", True),
                              ("Rosa. Rosa is one of the kids.", True), ("Rosa is usually up by 05:40.", False),
-                             ("Rosa is usually up by 07:00.", True), ("Rosa. Their pet named Pip slept.", False),
+                             ("Rosa is usually up by 07:00.", True), ("Rosa's routine is set up at 17:20.", False),
+                             ("Rosa. Their pet named Pip slept.", False),
                              ("Rosa. A pet called Biscuit slept.", True), ("Rosa, with Pip the tortoise.", False),
                              ("Rosa, with Nugget the tortoise.", True)):
         assert made_up(answer, flat, {}, DEVICES, "Who was home first?", pets) is invented, answer
