@@ -29,6 +29,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from chip.clusters.Objects import DoorLock
+
 from bridge.tools import Session, call_tool
 
 __all__ = ["Template", "Routines", "routines_for", "template_bias", "BIASES"]
@@ -42,8 +44,8 @@ BIASES = {"motion_light": 0.1, "lights_off": 0.1, "cooling": 0.05, "cooling_off"
           "door_unlock": 0.05, "delivery_unlock": -0.05, "night_lock": 0.15}
 LIGHT_TYPES = ("dimmable_light", "on_off_light", "color_temperature_light", "extended_color_light",
                "mounted_on_off_control", "mounted_dimmable_load_control")
-#: DoorLock LockState values (DlLockState): 1 locked, 2 unlocked.
-LOCKED, UNLOCKED = 1, 2
+#: Plain ints, as tool results carry them.
+LOCKED, UNLOCKED = int(DoorLock.Enums.DlLockState.kLocked), int(DoorLock.Enums.DlLockState.kUnlocked)
 #: Seconds a courier's UnlockWithTimeout leaves the door unlocked.
 DELIVERY_UNLOCK_S = 120
 

@@ -36,6 +36,8 @@ import random
 import re
 from typing import Any
 
+from chip.clusters.Objects import DoorLock, EnergyEvse, OperationalState
+
 #: op -> device types it applies to
 OP_TYPES: dict[str, tuple[str, ...]] = {
     "on": ("on_off_light", "dimmable_light", "color_temperature_light", "extended_color_light", "fan",
@@ -67,9 +69,12 @@ VALUES: dict[str, tuple[int, ...]] = {
     "battery_charge": (1000, 2000, 3000), "battery_discharge": (1000, 2000, 3000),
 }
 LIGHT_TYPES = ("on_off_light", "dimmable_light", "color_temperature_light", "extended_color_light")
-RUNNING = 1   # OperationalState: Running
-LOCKED, UNLOCKED = 1, 2   # DoorLock LockState
-CHARGING_ENABLED = 1   # EnergyEvse SupplyState: ChargingEnabled
+#: Plain ints, as the task files and tool results carry them.
+STOPPED, RUNNING = (int(OperationalState.Enums.OperationalStateEnum.kStopped),
+                    int(OperationalState.Enums.OperationalStateEnum.kRunning))
+LOCKED, UNLOCKED = int(DoorLock.Enums.DlLockState.kLocked), int(DoorLock.Enums.DlLockState.kUnlocked)
+CHARGING_ENABLED = int(EnergyEvse.Enums.SupplyStateEnum.kChargingEnabled)
+CHARGING_DISABLED = int(EnergyEvse.Enums.SupplyStateEnum.kDisabled)
 OVEN = 2   # the oven's cavity endpoint
 
 
@@ -171,9 +176,9 @@ def predicates(op: dict[str, Any]) -> list[dict[str, Any]]:
         return [_check(dev, "TemperatureControl", "TemperatureSetpoint", value * 100, OVEN),
                 _check(dev, "OvenCavityOperationalState", "OperationalState", RUNNING, OVEN)]
     if kind == "stop_oven":
-        return [_check(dev, "OvenCavityOperationalState", "OperationalState", 0, OVEN)]
+        return [_check(dev, "OvenCavityOperationalState", "OperationalState", STOPPED, OVEN)]
     if kind in ("charge", "stop_charging"):
-        return [_check(dev, "EnergyEvse", "SupplyState", CHARGING_ENABLED if kind == "charge" else 0)]
+        return [_check(dev, "EnergyEvse", "SupplyState", CHARGING_ENABLED if kind == "charge" else CHARGING_DISABLED)]
     if kind in ("battery_charge", "battery_discharge"):
         return [_check(dev, "ElectricalPowerMeasurement", "ActivePower",
                        value * 1000 * (1 if kind == "battery_charge" else -1))]
