@@ -111,23 +111,34 @@ def with_faults(home: Any, faults_file: Path | None) -> Any:
 
 
 def _real_time(home: Any, speed: float, end_tick: int | None, view: Callable[[], Any],
-               console: Console) -> None:
+               console: Console) -> bool:
+    """Runs the home at `speed` until `end_tick` or Ctrl-C; True if Ctrl-C stopped it."""
+    import signal
+
     from rich.live import Live
 
     from twin.clock import TICKS_PER_SECOND, Pacer
+    # Ctrl-C sets a flag instead of raising KeyboardInterrupt: the exception can surface inside
+    # a finalizer, where Python only reports it, and the loop then ran on (seen once in CI).
+    stop = threading.Event()
+    previous = signal.signal(signal.SIGINT, lambda *_: stop.set())
     pacer = Pacer(speed, time.monotonic(), home.clock.tick)
-    # Transient: `run` prints the final table once afterwards (it used to show twice).
-    with Live(view(), console=console, refresh_per_second=4, transient=True) as live:
-        while end_tick is None or home.clock.tick < end_tick:
-            target = pacer.target(time.monotonic())
-            if end_tick is not None:
-                target = min(target, end_tick)
-            if target > home.clock.tick:
-                home.advance((target - home.clock.tick) / TICKS_PER_SECOND)
-                live.update(view())
-            # Sleep until the next tick is due, but wake at least 4x a second for the view.
-            wake = pacer.wall_time_of(home.clock.tick + 1) - time.monotonic()
-            time.sleep(min(max(wake, 0.0), 0.25))
+    try:
+        # Transient: `run` prints the final table once afterwards (it used to show twice).
+        with Live(view(), console=console, refresh_per_second=4, transient=True) as live:
+            while not stop.is_set() and (end_tick is None or home.clock.tick < end_tick):
+                target = pacer.target(time.monotonic())
+                if end_tick is not None:
+                    target = min(target, end_tick)
+                if target > home.clock.tick:
+                    home.advance((target - home.clock.tick) / TICKS_PER_SECOND)
+                    live.update(view())
+                # Sleep until the next tick is due, but wake at least 4x a second for the view.
+                wake = pacer.wall_time_of(home.clock.tick + 1) - time.monotonic()
+                time.sleep(min(max(wake, 0.0), 0.25))
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    return stop.is_set()
 
 
 @app.command()
@@ -294,7 +305,7 @@ def run(home_file: Path | None = HomeOption, seed: int | None = SeedOption,
         else:
             print(f"running {home.name!r}: {len(home.rooms)} rooms, {len(home.devices)} devices "
                   f"at speed {factor:g} from {home.now}; Ctrl-C to stop", file=sys.stderr, flush=True)
-            _real_time(home, factor, end_tick, lambda: room_table(home, speed), err_console)
+            interrupted = _real_time(home, factor, end_tick, lambda: room_table(home, speed), err_console)
     except KeyboardInterrupt:
         interrupted = True
     if as_json:
