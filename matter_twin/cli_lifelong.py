@@ -7,8 +7,8 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from matter_twin.console import CliError, one_line
-from matter_twin.extras import missing, require, require_for_model
-from matter_twin.sandbox import rerun_over_matter
+from matter_twin.extras import missing, require_for_model
+from matter_twin.sandbox import check_over_matter, rerun_over_matter
 from scenarios.lifelong import PRESETS, scenario_named
 from scenarios.lifelong.config import SEVERITIES, with_severity
 from scenarios.lifelong.environment import lifelong_home
@@ -109,11 +109,9 @@ def lifelong(scenario: list[str] = typer.Option(["pref-r", "tool-r", "mixed-r"],
         raise CliError(str(exc)) from None
     if len({s.name for s in scenarios}) < len(scenarios):
         raise CliError("two scenarios share a name; give each scenario file its own `name:`")
-    if matter_server is not None and not over_matter:
-        raise CliError("--matter-server goes with --over-matter")
+    check_over_matter(over_matter, matter_server)
     serving = None
     if over_matter:
-        require("matter-server", "--over-matter")
         if matter_server is None:   # run this very command again inside a namespace with its own server
             args = ["bench", "lifelong", *[a for x in scenario for a in ("--scenario", x)],
                     *[a for x in policy for a in ("--policy", x)], "--seeds", str(seeds), "--tau", str(tau),

@@ -14,7 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from matter_twin.console import CliError, by_category, one_line
 from matter_twin.extras import require, require_for_model
-from matter_twin.sandbox import rerun_over_matter
+from matter_twin.sandbox import check_over_matter, rerun_over_matter
 from scenarios.model_api import ModelAPIError
 from scenarios.over_matter import MatterServing, MatterServingError, runs_over_matter
 from scenarios.report import write_report
@@ -194,13 +194,8 @@ def run(agent: str = typer.Option(..., help="reference | null | openai:MODEL"),
     require_for_model(judge, f"--judge {judge}")
     if ray is not None:
         require("ray", "--ray")
-    if over_matter:
-        require("matter-server", "--over-matter")
+    check_over_matter(over_matter, matter_server, ray, items="episodes")
     items = _episodes(episodes, category, limit)
-    if matter_server is not None and not over_matter:
-        raise CliError("--matter-server goes with --over-matter")
-    if ray is not None and over_matter:
-        raise CliError("--ray runs episodes in process; it does not go with --over-matter")
     try:
         make_agent(agent, base_url, api_key, mode)
         scorer = make_judge(judge, base_url, api_key)
